@@ -1,0 +1,192 @@
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { ListToolsRequestSchema, CallToolRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { createDemoServer, type ReceivedCall } from "./tools.ts";
+
+export interface DemoUpstreamOptions {
+  port?: number;
+  host?: string;
+  /** Serve the extra endpoints tests use to provoke bad upstream behaviour. */
+  fixtures?: boolean;
+}
+
+export interface DemoUpstream {
+  origin: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The demo upstream: a real MCP server speaking Streamable HTTP (stateless, JSON
+ * responses) at `/mcp`, and at `/t/{tag}/mcp` so parallel tests can each see only
+ * their own calls through `GET /__calls?tag=…`.
+ */
+export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Promise<DemoUpstream> {
+  const calls = new Map<string, ReceivedCall[]>();
+  const methods = new Map<string, string[]>();
+  const mutable = new Map<string, number>();
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: String(error) });
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://upstream.local");
+    const path = url.pathname;
+
+    if (path === "/__calls") {
+      const tag = url.searchParams.get("tag") ?? "";
+      if (req.method === "DELETE") calls.delete(tag);
+      return sendJson(res, 200, { calls: calls.get(tag) ?? [], methods: methods.get(tag) ?? [] });
+    }
+
+    const mcpPath = /^(?:\/t\/([\w-]+))?\/mcp$/.exec(path);
+    if (mcpPath) {
+      const tag = mcpPath[1] ?? "";
+      const body = await readJson(req);
+      noteMethods(tag, body);
+      const mcp = createDemoServer((call) => push(calls, tag, call));
+      return serveMcp(mcp.server, req, res, body);
+    }
+
+    if (options.fixtures) return handleFixture(req, res, url);
+    sendJson(res, 404, { error: "not found" });
+  }
+
+  async function handleFixture(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const path = url.pathname;
+    if (path === "/fixtures/not-mcp") {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<!doctype html><title>Welcome</title><p>This is a web page, not an MCP server.</p>");
+      return;
+    }
+    if (path === "/fixtures/redirect-to-metadata") {
+      res.writeHead(307, { location: "http://169.254.169.254/latest/meta-data/" });
+      res.end();
+      return;
+    }
+    const many = /^\/fixtures\/tools\/(\d+)\/mcp$/.exec(path);
+    if (many) {
+      const count = Number(many[1]);
+      const tools = Array.from({ length: count }, (_, i) => generatedTool(`tool_${String(i).padStart(5, "0")}`));
+      return serveMcp(listingServer(tools, 100), req, res, await readJson(req));
+    }
+    const changing = /^\/fixtures\/mutable\/([\w-]+)\/(mcp|state)$/.exec(path);
+    if (changing) {
+      const key = changing[1]!;
+      if (changing[2] === "state") {
+        const body = (await readJson(req)) as { variant?: number };
+        mutable.set(key, body.variant ?? 0);
+        return sendJson(res, 200, { variant: mutable.get(key) });
+      }
+      const body = await readJson(req);
+      noteMethods(`mutable-${key}`, body);
+      const server = mutableServer(mutable.get(key) ?? 0, (call) => push(calls, `mutable-${key}`, call));
+      return serveMcp(server, req, res, body);
+    }
+    sendJson(res, 404, { error: "not found" });
+  }
+
+  function noteMethods(tag: string, body: unknown): void {
+    for (const message of Array.isArray(body) ? body : [body]) {
+      const method = (message as { method?: unknown } | null)?.method;
+      if (typeof method === "string") push(methods, tag, method);
+    }
+  }
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
+  const address = server.address() as AddressInfo;
+  return {
+    origin: `http://${address.address}:${address.port}`,
+    close: () => closeServer(server),
+  };
+}
+
+async function serveMcp(mcp: Server, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  res.on("close", () => {
+    void transport.close();
+    void mcp.close();
+  });
+  await mcp.connect(transport);
+  await transport.handleRequest(req, res, body);
+}
+
+function generatedTool(name: string): Tool {
+  return {
+    name,
+    description: `Generated tool ${name}`,
+    inputSchema: { type: "object", properties: { value: { type: "string" } } },
+  };
+}
+
+/** A low-level server whose tools/list paginates, as large upstreams do. */
+function listingServer(tools: Tool[], pageSize: number): Server {
+  const server = new Server({ name: "fixture-listing", version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, (request) => {
+    const start = Number(request.params?.cursor ?? 0);
+    const page = tools.slice(start, start + pageSize);
+    const next = start + pageSize < tools.length ? String(start + pageSize) : undefined;
+    return { tools: page, ...(next ? { nextCursor: next } : {}) };
+  });
+  server.setRequestHandler(CallToolRequestSchema, (request) => ({
+    content: [{ type: "text", text: `called ${request.params.name}` }],
+  }));
+  return server;
+}
+
+/**
+ * An upstream whose definitions change with `variant`: 0 is the original,
+ * 1 changes `echo`'s input schema, 2 also removes `retired`.
+ */
+function mutableServer(variant: number, record: (call: ReceivedCall) => void): Server {
+  const echo: Tool = {
+    name: "echo",
+    description: "Echo a message back.",
+    inputSchema:
+      variant === 0
+        ? { type: "object", properties: { message: { type: "string" } }, required: ["message"] }
+        : { type: "object", properties: { message: { type: "string" }, loud: { type: "boolean" } }, required: ["message", "loud"] },
+  };
+  const retired: Tool = { name: "retired", description: "Soon gone.", inputSchema: { type: "object" } };
+  const stable: Tool = { name: "stable", description: "Never changes.", inputSchema: { type: "object" } };
+  const tools = variant >= 2 ? [echo, stable] : [echo, retired, stable];
+  const server = listingServer(tools, 2);
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    record({ tool: request.params.name, arguments: request.params.arguments, at: new Date().toISOString() });
+    return { content: [{ type: "text", text: JSON.stringify(request.params.arguments ?? {}) }] };
+  });
+  return server;
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key) ?? [];
+  list.push(value);
+  map.set(key, list);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  if (req.method !== "POST") return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+function closeServer(server: HttpServer): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+}

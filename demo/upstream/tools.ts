@@ -1,0 +1,95 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+
+/** One tools/call the demo upstream received, kept so tests can prove what reached it. */
+export interface ReceivedCall {
+  tool: string;
+  arguments: unknown;
+  at: string;
+}
+
+const RELEASE_NOTES = [
+  { version: "2.4.0", date: "2026-10-02", title: "Faster search", summary: "Search results now stream in under 50 ms." },
+  { version: "2.3.1", date: "2026-08-19", title: "Billing fix", summary: "Invoices no longer double-count seats." },
+  { version: "2.3.0", date: "2026-07-30", title: "Audit export", summary: "Admins can export audit logs as CSV." },
+  { version: "2.2.0", date: "2026-05-11", title: "SSO", summary: "SAML single sign-on for enterprise plans." },
+];
+
+const CUSTOMERS = [
+  { name: "Ada Lovelace", email: "ada@example.com", phone: "+44 20 7946 0018", plan: "enterprise" },
+  { name: "Grace Hopper", email: "grace@example.com", phone: "+1 202 555 0142", plan: "team" },
+];
+
+const releaseNote = z.object({ version: z.string(), date: z.string(), title: z.string(), summary: z.string() });
+
+/**
+ * The demo upstream's tools. `record` sees every call before it runs, so a test
+ * can assert exactly which arguments reached the upstream (or that none did).
+ */
+export function createDemoServer(record: (call: ReceivedCall) => void): McpServer {
+  const server = new McpServer({ name: "rayrun-demo-upstream", version: "1.0.0" });
+  const received = (tool: string, args: unknown) => record({ tool, arguments: args, at: new Date().toISOString() });
+
+  server.registerTool(
+    "search_release_notes",
+    {
+      description: "Search the product's public release notes by keyword.",
+      inputSchema: { query: z.string().describe("Words to look for in titles and summaries") },
+      outputSchema: { items: z.array(releaseNote) },
+      annotations: { readOnlyHint: true },
+    },
+    async (args) => {
+      received("search_release_notes", args);
+      const words = args.query.toLowerCase().split(/\s+/).filter(Boolean);
+      const items = RELEASE_NOTES.filter((note) =>
+        words.some((word) => `${note.title} ${note.summary}`.toLowerCase().includes(word)),
+      );
+      return { content: [{ type: "text", text: JSON.stringify({ items }) }], structuredContent: { items } };
+    },
+  );
+
+  server.registerTool(
+    "lookup_customer",
+    {
+      description: "Look up a customer record by email address.",
+      inputSchema: { email: z.string().describe("The customer's email address") },
+      outputSchema: { name: z.string(), email: z.string(), phone: z.string(), plan: z.string() },
+      annotations: { readOnlyHint: true },
+    },
+    async (args) => {
+      received("lookup_customer", args);
+      const customer = CUSTOMERS.find((c) => c.email === args.email.toLowerCase());
+      if (!customer) {
+        return { isError: true, content: [{ type: "text", text: `No customer with email ${args.email}` }] };
+      }
+      return { content: [{ type: "text", text: JSON.stringify(customer) }], structuredContent: customer };
+    },
+  );
+
+  server.registerTool(
+    "delete_record",
+    {
+      description: "Permanently delete a record by id.",
+      inputSchema: { id: z.string().describe("Record id") },
+      annotations: { destructiveHint: true, readOnlyHint: false },
+    },
+    async (args) => {
+      received("delete_record", args);
+      return { content: [{ type: "text", text: `Deleted record ${args.id}` }] };
+    },
+  );
+
+  server.registerTool(
+    "export_report",
+    {
+      description: "Export a usage report. The report service is always down in the demo.",
+      inputSchema: { month: z.string().describe("Month as YYYY-MM") },
+    },
+    async (args) => {
+      received("export_report", args);
+      return { isError: true, content: [{ type: "text", text: "Report service unavailable: try again later" }] };
+    },
+  );
+
+  return server;
+}

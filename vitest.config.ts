@@ -1,0 +1,30 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations(path.join(import.meta.dirname, "schema/migrations"));
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            BOOTSTRAP_SECRET: "test-bootstrap-secret",
+            // 32 zero-free test bytes, base64: never a production key.
+            SECRETS_KEY: "dGVzdC1zZWNyZXRzLWtleS0wMTIzNDU2Nzg5YWJjZGU=",
+            DEV_ALLOWED_HOSTS: "127.0.0.1",
+            DEV_LOGIN: "on",
+          },
+        },
+      }),
+    ],
+    test: {
+      globalSetup: ["./test/global-setup.ts"],
+      setupFiles: ["./test/apply-migrations.ts"],
+      testTimeout: 30_000,
+      hookTimeout: 60_000,
+    },
+  };
+});
