@@ -1,6 +1,8 @@
-declare namespace Cloudflare {
-  interface Env {
-    TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    }
   }
 }
 

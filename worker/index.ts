@@ -1,7 +1,9 @@
+import { createApp } from "./app.ts";
+
 export { WorkspaceDO } from "./workspaces/workspace.do.ts";
 
+const app = createApp();
+
 export default {
-  async fetch(): Promise<Response> {
-    return new Response("rayrun");
-  },
+  fetch: app.fetch,
 } satisfies ExportedHandler<Env>;

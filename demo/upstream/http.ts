@@ -5,6 +5,12 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { ListToolsRequestSchema, CallToolRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
 
+/** One JSON-RPC message as it arrived, with the HTTP headers it came with. */
+export interface ReceivedRequest {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
 export interface DemoUpstreamOptions {
   port?: number;
   host?: string;
@@ -20,11 +26,12 @@ export interface DemoUpstream {
 /**
  * The demo upstream: a real MCP server speaking Streamable HTTP (stateless, JSON
  * responses) at `/mcp`, and at `/t/{tag}/mcp` so parallel tests can each see only
- * their own calls through `GET /__calls?tag=…`.
+ * their own calls (and the headers that came with every message) through
+ * `GET /__calls?tag=…`.
  */
 export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Promise<DemoUpstream> {
   const calls = new Map<string, ReceivedCall[]>();
-  const methods = new Map<string, string[]>();
+  const methods = new Map<string, ReceivedRequest[]>();
   const mutable = new Map<string, number>();
 
   const server = createServer((req, res) => {
@@ -47,7 +54,7 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     if (mcpPath) {
       const tag = mcpPath[1] ?? "";
       const body = await readJson(req);
-      noteMethods(tag, body);
+      noteMethods(tag, body, req);
       const mcp = createDemoServer((call) => push(calls, tag, call));
       return serveMcp(mcp.server, req, res, body);
     }
@@ -83,17 +90,17 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
         return sendJson(res, 200, { variant: mutable.get(key) });
       }
       const body = await readJson(req);
-      noteMethods(`mutable-${key}`, body);
+      noteMethods(`mutable-${key}`, body, req);
       const server = mutableServer(mutable.get(key) ?? 0, (call) => push(calls, `mutable-${key}`, call));
       return serveMcp(server, req, res, body);
     }
     sendJson(res, 404, { error: "not found" });
   }
 
-  function noteMethods(tag: string, body: unknown): void {
+  function noteMethods(tag: string, body: unknown, req: IncomingMessage): void {
     for (const message of Array.isArray(body) ? body : [body]) {
       const method = (message as { method?: unknown } | null)?.method;
-      if (typeof method === "string") push(methods, tag, method);
+      if (typeof method === "string") push(methods, tag, { method, headers: { ...req.headers } });
     }
   }
 

@@ -1,0 +1,67 @@
+import { z } from "@hono/zod-openapi";
+
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+/** Headers the gateway itself controls; a service may not override them. */
+const RESERVED_HEADERS = new Set(["host", "content-length", "content-type", "accept", "mcp-session-id", "mcp-protocol-version", "connection"]);
+
+export const SecretHeadersSchema = z
+  .record(
+    z
+      .string()
+      .regex(HEADER_NAME, "not a valid header name")
+      .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), "this header is set by the gateway"),
+    z.string().max(8192),
+  )
+  .refine((headers) => Object.keys(headers).length <= 20, "at most 20 secret headers")
+  .openapi({ description: "Sent to the upstream on every request; encrypted at rest and never returned" });
+
+export const CreateServiceBody = z
+  .object({
+    slug: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,31}$/, "lowercase letters, digits and '-', starting with a letter, at most 32")
+      .openapi({ description: "Immutable; prefixes public tool names as `{slug}__{tool}`", example: "docs" }),
+    url: z.string().max(2048).openapi({ example: "https://mcp.example.com/mcp" }),
+    headers: SecretHeadersSchema.optional(),
+    requiresAuthorization: z.boolean().optional(),
+    payloadCapture: z.boolean().optional(),
+  })
+  .openapi("CreateService");
+
+export const UpdateServiceBody = z
+  .object({
+    url: z.string().max(2048).optional(),
+    headers: SecretHeadersSchema.optional(),
+    requiresAuthorization: z.boolean().optional(),
+    payloadCapture: z.boolean().optional(),
+  })
+  .openapi("UpdateService");
+
+export const ServiceSchema = z
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    url: z.string(),
+    secretHeaderNames: z.array(z.string()),
+    requiresAuthorization: z.boolean(),
+    payloadCapture: z.boolean(),
+    serverInfo: z.unknown(),
+    indexedAt: z.string().nullable(),
+    createdAt: z.string(),
+    deletedAt: z.string().nullable(),
+  })
+  .openapi("Service");
+
+export const IndexSummarySchema = z
+  .object({
+    added: z.array(z.string()),
+    changed: z.array(z.string()),
+    removed: z.array(z.string()),
+    unchanged: z.number().int(),
+  })
+  .openapi("IndexSummary");
+
+export const ServiceParams = z.object({
+  ws: z.string().openapi({ param: { name: "ws", in: "path" } }),
+  svc: z.string().openapi({ param: { name: "svc", in: "path" } }),
+});

@@ -1,0 +1,53 @@
+import { z } from "@hono/zod-openapi";
+import { PolicyModeSchema } from "./workspaces.ts";
+
+export const ToolDefinitionSchema = z
+  .object({
+    name: z.string(),
+    title: z.string().optional(),
+    description: z.string().optional(),
+    inputSchema: z.record(z.string(), z.unknown()),
+    outputSchema: z.record(z.string(), z.unknown()).optional(),
+    annotations: z.record(z.string(), z.unknown()).optional(),
+  })
+  .openapi("ToolDefinition");
+
+export const ToolSchema = z
+  .object({
+    uid: z.string().openapi({ description: "Immutable tool id" }),
+    serviceId: z.string(),
+    serviceSlug: z.string(),
+    name: z.string().openapi({ description: "The upstream's name" }),
+    publicName: z.string().openapi({ description: "The name clients call: `{serviceSlug}__{name}`" }),
+    definition: ToolDefinitionSchema,
+    definitionHash: z.string(),
+    approvedHash: z.string().nullable(),
+    previousDefinition: ToolDefinitionSchema.nullable().openapi({ description: "The approved definition a pending review replaces" }),
+    status: z.enum(["active", "review_required", "removed"]),
+    projection: z.array(z.string()).nullable(),
+    firstSeenAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Tool");
+
+export const ToolParams = z.object({
+  ws: z.string().openapi({ param: { name: "ws", in: "path" } }),
+  toolUid: z.string().openapi({ param: { name: "toolUid", in: "path" } }),
+});
+
+export const ListToolsQuery = z.object({
+  serviceId: z.string().optional(),
+  status: z.enum(["active", "review_required", "removed"]).optional(),
+});
+
+export const ReviewBody = z
+  .object({
+    definitionHash: z.string().openapi({ description: "The hash being approved; guards against approving a newer change unseen" }),
+  })
+  .openapi("ReviewDefinition");
+
+export const PutPolicyBody = z.object({ profileId: z.string(), mode: PolicyModeSchema }).openapi("PutToolPolicy");
+
+export const ToolPolicySchema = z
+  .object({ profileId: z.string(), toolUid: z.string(), mode: PolicyModeSchema, updatedBy: z.string(), updatedAt: z.string() })
+  .openapi("ToolPolicy");

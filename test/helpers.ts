@@ -1,0 +1,110 @@
+import { SELF } from "cloudflare:test";
+import { inject } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider";
+import type { ReceivedCall } from "../demo/upstream/tools.ts";
+import type { ReceivedRequest } from "../demo/upstream/http.ts";
+
+export const ORIGIN = "https://rayrun.test";
+export const BOOTSTRAP_SECRET = "test-bootstrap-secret";
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** One request to the gateway, as a client would send it. */
+export async function api<T = any>(
+  path: string,
+  options: { method?: string; key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  } else if (body !== undefined) {
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await SELF.fetch(`${ORIGIN}${path}`, { method: options.method ?? (body ? "POST" : "GET"), headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // Non-JSON bodies (e.g. JSON lines) stay text.
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+export interface TestWorkspace {
+  ws: string;
+  adminKey: string;
+  defaultProfileId: string;
+}
+
+export async function createWorkspace(name = "Test workspace", adminEmail?: string): Promise<TestWorkspace> {
+  const res = await api("/v1/workspaces", { key: undefined, body: { name, adminEmail }, headers: { authorization: `Bearer ${BOOTSTRAP_SECRET}` } });
+  if (res.status !== 201) throw new Error(`workspace creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { ws: res.body.workspace.id, adminKey: res.body.adminKey.secret, defaultProfileId: res.body.defaultProfileId };
+}
+
+export async function createKey(workspace: TestWorkspace, scopes: string[], profileId?: string): Promise<string> {
+  const res = await api(`/v1/workspaces/${workspace.ws}/keys`, {
+    key: workspace.adminKey,
+    body: { name: `key ${scopes.join(" ")}`, scopes, profileId },
+  });
+  if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.secret;
+}
+
+/** A unique tag per test, so the shared demo upstream shows each test only its own calls. */
+export const newTag = () => crypto.randomUUID().slice(0, 8);
+
+export const upstreamOrigin = () => inject("upstreamOrigin");
+export const demoUpstreamUrl = (tag: string) => `${upstreamOrigin()}/t/${tag}/mcp`;
+
+/** What the demo upstream received for a tag: tool calls and every JSON-RPC message with headers. */
+export async function upstreamReceived(tag: string): Promise<{ calls: ReceivedCall[]; methods: ReceivedRequest[] }> {
+  const res = await fetch(`${upstreamOrigin()}/__calls?tag=${encodeURIComponent(tag)}`);
+  return (await res.json()) as { calls: ReceivedCall[]; methods: ReceivedRequest[] };
+}
+
+export async function addService(
+  workspace: TestWorkspace,
+  body: { slug: string; url: string; headers?: Record<string, string>; requiresAuthorization?: boolean },
+) {
+  const res = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body });
+  if (res.status !== 201) throw new Error(`service creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as { service: { id: string; slug: string }; index: { added: string[] } };
+}
+
+/** A workspace with the demo upstream connected as service `demo` and a client key in the default profile. */
+export async function demoGateway(headers?: Record<string, string>) {
+  const workspace = await createWorkspace();
+  const tag = newTag();
+  const { service } = await addService(workspace, { slug: "demo", url: demoUpstreamUrl(tag), headers });
+  const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+  const tools = (await api(`/v1/workspaces/${workspace.ws}/tools`, { key: workspace.adminKey })).body.tools as {
+    uid: string;
+    name: string;
+    publicName: string;
+    definitionHash: string;
+  }[];
+  const toolUid = (name: string) => tools.find((tool) => tool.name === name)!.uid;
+  return { ...workspace, tag, service, clientKey, tools, toolUid };
+}
+
+/** The official MCP SDK client, connected to the gateway's /mcp over Streamable HTTP. */
+export async function connectMcp(key: string): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), {
+    fetch: (input, init) => SELF.fetch(input as string, init),
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  const client = new Client({ name: "rayrun-test-agent", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  await client.connect(transport);
+  return client;
+}

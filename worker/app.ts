@@ -1,0 +1,38 @@
+import { devLoginRoutes } from "./auth/dev-login.routes.ts";
+import { createRouter } from "./http/app.ts";
+import { ApiError, handleError } from "./http/errors.ts";
+import { jsonBody } from "./http/json-body.ts";
+import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
+import { profileRoutes } from "./policy/profiles.routes.ts";
+import { serviceRoutes } from "./services/services.routes.ts";
+import { toolRoutes } from "./tools/tools.routes.ts";
+import { workspaceRoutes } from "./workspaces/workspaces.routes.ts";
+
+/** The whole HTTP surface: REST API under /v1, the client MCP endpoint, dev login. */
+export function createApp() {
+  const app = createRouter();
+  app.onError(handleError);
+  app.notFound(() => {
+    throw new ApiError(404, "not_found", "No such route");
+  });
+
+  app.use("/v1/*", jsonBody());
+  app.route("/", workspaceRoutes);
+  app.route("/", profileRoutes);
+  app.route("/", serviceRoutes);
+  app.route("/", toolRoutes);
+  app.route("/", devLoginRoutes);
+
+  app.doc31("/v1/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Rayrun API",
+      version: "1.0.0",
+      description: "Errors are `{ error: { code, message, details? } }` with stable codes listed in the README.",
+    },
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "http", scheme: "bearer" });
+
+  app.all("/mcp", (c) => handleMcpRequest(c.env, c.req.raw));
+  return app;
+}

@@ -1,0 +1,66 @@
+import type { MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import type { AppEnv } from "../http/app.ts";
+import { ApiError } from "../http/errors.ts";
+import { ACCESS_JWT_HEADER, accessKeySet, verifyAccessJwt } from "./access-jwt.ts";
+import { DEV_SESSION_COOKIE, readDevSession } from "./dev-session.ts";
+import { findActiveKey } from "./keys.store.ts";
+import { effectiveScopes, type Channel, type Principal } from "./principal.ts";
+import { findUserByEmail } from "./users.store.ts";
+
+const unauthorized = (message: string) => new ApiError(401, "unauthorized", message, undefined, { "www-authenticate": "Bearer" });
+
+/** The CLI says who it is, so history can attribute its changes to the `cli` channel. */
+const keyChannel = (clientHeader: string | undefined): Channel => (clientHeader === "rayrun-cli" ? "cli" : "api");
+
+export async function resolvePrincipal(env: Env, request: Request): Promise<Principal | null> {
+  const authorization = request.headers.get("authorization") ?? "";
+  const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
+  if (bearer) {
+    if (!bearer.startsWith("rr_")) return null;
+    const key = await findActiveKey(env.DB, bearer);
+    if (!key) return null;
+    return {
+      kind: "key",
+      id: key.id,
+      workspaceId: key.workspaceId,
+      scopes: effectiveScopes(key.scopes),
+      profileId: key.profileId,
+      channel: keyChannel(request.headers.get("x-rayrun-client") ?? undefined),
+    };
+  }
+
+  const email = await browserEmail(env, request);
+  if (!email) return null;
+  const user = await findUserByEmail(env.DB, email);
+  return user ? { kind: "user", id: user.id, email: user.email, channel: "browser" } : null;
+}
+
+async function browserEmail(env: Env, request: Request): Promise<string | null> {
+  const assertion = request.headers.get(ACCESS_JWT_HEADER);
+  if (assertion && env.ACCESS_TEAM_DOMAIN && env.ACCESS_AUD) {
+    return verifyAccessJwt(assertion, {
+      teamDomain: env.ACCESS_TEAM_DOMAIN,
+      audience: env.ACCESS_AUD,
+      keys: accessKeySet(env.ACCESS_TEAM_DOMAIN),
+    });
+  }
+  if (env.DEV_LOGIN === "on") {
+    const cookie = /(?:^|;\s*)rr_dev_session=([^;]+)/.exec(request.headers.get("cookie") ?? "")?.[1];
+    if (cookie) return readDevSession(cookie, env.SECRETS_KEY);
+  }
+  return null;
+}
+
+/** Requires a verified key or browser user; everything under /v1 except bootstrap sits behind it. */
+export function authenticate(): MiddlewareHandler<AppEnv> {
+  return async function authenticate(c, next) {
+    const principal = await resolvePrincipal(c.env, c.req.raw);
+    if (!principal) {
+      const sent = c.req.header("authorization") || c.req.header(ACCESS_JWT_HEADER) || getCookie(c, DEV_SESSION_COOKIE);
+      throw unauthorized(sent ? "The credentials are invalid, expired or revoked" : "Send an API key as 'Authorization: Bearer rr_…'");
+    }
+    c.set("principal", principal);
+    return next();
+  };
+}

@@ -1,0 +1,26 @@
+import { Hono } from "hono";
+import { setCookie } from "hono/cookie";
+import type { AppEnv } from "../http/app.ts";
+import { ApiError } from "../http/errors.ts";
+import { DEV_SESSION_COOKIE, issueDevSession } from "./dev-session.ts";
+import { findUserByEmail } from "./users.store.ts";
+
+/**
+ * Local stand-in for Cloudflare Access. Answers 404 unless the environment sets
+ * DEV_LOGIN=on, which only `npm start` and the tests do.
+ */
+export const devLoginRoutes = new Hono<AppEnv>();
+
+devLoginRoutes.post("/dev/login", async (c) => {
+  if (c.env.DEV_LOGIN !== "on") throw new ApiError(404, "not_found", "Not found");
+  const body = (await c.req.json().catch(() => null)) as { email?: unknown } | null;
+  const email = typeof body?.email === "string" ? body.email : "";
+  const user = email ? await findUserByEmail(c.env.DB, email) : null;
+  if (!user) throw new ApiError(401, "unauthorized", "No member with that email; an admin must add you first");
+  setCookie(c, DEV_SESSION_COOKIE, await issueDevSession(user.email, c.env.SECRETS_KEY), {
+    httpOnly: true,
+    sameSite: "Strict",
+    path: "/",
+  });
+  return c.json({ user });
+});

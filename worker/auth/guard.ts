@@ -1,0 +1,8 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../http/app.ts";
+import { authenticate } from "./authenticate.ts";
+import type { Scope } from "./principal.ts";
+import { requireScope } from "./workspace-access.ts";
+
+/** Route middleware: authenticated, and holding `scope` in the path's workspace. */
+export const guard = (scope: Scope): MiddlewareHandler<AppEnv>[] => [authenticate(), requireScope(scope)];

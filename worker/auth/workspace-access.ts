@@ -1,0 +1,39 @@
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../http/app.ts";
+import { ApiError } from "../http/errors.ts";
+import { scopesForRole, type Actor, type Scope } from "./principal.ts";
+import { membershipRole } from "./users.store.ts";
+
+/**
+ * Resolves what the caller may do in the workspace named by the `{ws}` path
+ * parameter. A caller with no standing there gets 404, the same answer as for a
+ * workspace that does not exist, so ids of other tenants leak nothing.
+ */
+export async function actorFor(c: Context<AppEnv>, workspaceId: string): Promise<Actor> {
+  const principal = c.get("principal");
+  if (principal.kind === "key") {
+    if (principal.workspaceId !== workspaceId) throw new ApiError(404, "not_found", "Workspace not found");
+    return { id: principal.id, kind: "key", channel: principal.channel, workspaceId, scopes: principal.scopes, role: null };
+  }
+  const role = await membershipRole(c.env.DB, workspaceId, principal.id);
+  if (!role) throw new ApiError(404, "not_found", "Workspace not found");
+  return { id: principal.id, kind: "user", channel: "browser", workspaceId, scopes: scopesForRole(role), role };
+}
+
+export function assertScope(actor: Actor, scope: Scope): void {
+  if (!actor.scopes.has(scope)) {
+    throw new ApiError(403, "forbidden", `This credential lacks the '${scope}' scope`, { required: scope });
+  }
+}
+
+/** Route guard: the caller must hold `scope` in the path's workspace. Sets `actor`. */
+export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
+  return async function requireScope(c, next) {
+    const workspaceId = c.req.param("ws");
+    if (!workspaceId) throw new ApiError(404, "not_found", "Workspace not found");
+    const actor = await actorFor(c, workspaceId);
+    assertScope(actor, scope);
+    c.set("actor", actor);
+    return next();
+  };
+}

@@ -1,0 +1,98 @@
+import type { PolicyMode } from "../policy/profiles.store.ts";
+import { upstreamTargetFor } from "../services/services.store.ts";
+import type { UpstreamTarget } from "../services/upstream.ts";
+import { publicToolName, type ToolDefinition, type ToolStatus } from "../tools/tools.store.ts";
+
+/** What the client endpoint needs about one tool to list it or decide a call. */
+export interface CatalogTool {
+  uid: string;
+  publicName: string;
+  name: string;
+  status: ToolStatus;
+  definition: ToolDefinition;
+  definitionHash: string;
+  projection: string[] | null;
+  serviceId: string;
+  serviceRequiresAuthorization: boolean;
+}
+
+export interface Catalog {
+  tools: Map<string, CatalogTool>;
+  /** profileId → default mode and per-tool overrides. */
+  profiles: Map<string, { defaultMode: PolicyMode; overrides: Map<string, PolicyMode> }>;
+  targets: Map<string, UpstreamTarget>;
+}
+
+/**
+ * The call path reads tools, policy and upstream targets on every request, so
+ * each isolate keeps a snapshot per workspace for CATALOG_TTL_MS. Writes made
+ * through this isolate drop the snapshot at once; other isolates converge within
+ * the TTL (documented in the README).
+ */
+export const CATALOG_TTL_MS = 2_000;
+const snapshots = new Map<string, { catalog: Catalog; expires: number }>();
+
+export function invalidateCatalog(workspaceId: string): void {
+  snapshots.delete(workspaceId);
+}
+
+export async function loadCatalog(env: Env, workspaceId: string): Promise<Catalog> {
+  const cached = snapshots.get(workspaceId);
+  if (cached && cached.expires > Date.now()) return cached.catalog;
+  const catalog = await readCatalog(env, workspaceId);
+  snapshots.set(workspaceId, { catalog, expires: Date.now() + CATALOG_TTL_MS });
+  return catalog;
+}
+
+interface CatalogRow {
+  uid: string;
+  name: string;
+  status: ToolStatus;
+  definition: string;
+  definition_hash: string;
+  projection: string | null;
+  service_id: string;
+  slug: string;
+  url: string;
+  secret_headers: string | null;
+  requires_authorization: number;
+}
+
+async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
+  const [tools, profiles, policies] = await env.DB.batch([
+    env.DB.prepare(
+      `SELECT t.uid, t.name, t.status, t.definition, t.definition_hash, t.projection, t.service_id,
+              s.slug, s.url, s.secret_headers, s.requires_authorization
+       FROM tools t JOIN services s ON s.id = t.service_id
+       WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
+    ).bind(workspaceId),
+    env.DB.prepare("SELECT id, default_mode FROM access_profiles WHERE workspace_id = ?").bind(workspaceId),
+    env.DB.prepare("SELECT profile_id, tool_uid, mode FROM tool_policies WHERE workspace_id = ?").bind(workspaceId),
+  ]);
+
+  const catalog: Catalog = { tools: new Map(), profiles: new Map(), targets: new Map() };
+  for (const row of (tools?.results ?? []) as CatalogRow[]) {
+    const publicName = publicToolName(row.slug, row.name);
+    catalog.tools.set(publicName, {
+      uid: row.uid,
+      publicName,
+      name: row.name,
+      status: row.status,
+      definition: JSON.parse(row.definition) as ToolDefinition,
+      definitionHash: row.definition_hash,
+      projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
+      serviceId: row.service_id,
+      serviceRequiresAuthorization: row.requires_authorization === 1,
+    });
+    if (!catalog.targets.has(row.service_id)) {
+      catalog.targets.set(row.service_id, await upstreamTargetFor(env, { id: row.service_id, url: row.url, sealedHeaders: row.secret_headers }));
+    }
+  }
+  for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode }[]) {
+    catalog.profiles.set(row.id, { defaultMode: row.default_mode, overrides: new Map() });
+  }
+  for (const row of (policies?.results ?? []) as { profile_id: string; tool_uid: string; mode: PolicyMode }[]) {
+    catalog.profiles.get(row.profile_id)?.overrides.set(row.tool_uid, row.mode);
+  }
+  return catalog;
+}

@@ -1,0 +1,31 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Actor, Principal } from "../auth/principal.ts";
+import { ApiError } from "./errors.ts";
+
+export interface AppEnv {
+  Bindings: Env;
+  Variables: { principal: Principal; actor: Actor };
+}
+
+/**
+ * A router whose schema failures become 400 `invalid_request` naming the field,
+ * so every route answers bad input the same way.
+ */
+export function createRouter(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (result.success) return;
+      const issues = result.error.issues.map((issue) => ({
+        field: [result.target, ...issue.path].map(String).join("."),
+        message: issue.message,
+      }));
+      const first = issues[0];
+      throw new ApiError(
+        400,
+        "invalid_request",
+        first ? `Invalid ${first.field}: ${first.message}` : "Invalid request",
+        { issues },
+      );
+    },
+  });
+}

@@ -1,0 +1,16 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+/** Where a refusal's machine-readable code travels in a tool result. */
+export const ERROR_META_KEY = "dev.rayrun/error";
+
+/**
+ * A refusal or failure the agent should see and can adapt to, as an `isError`
+ * tool result: readable text for the model, and a stable code in `_meta`.
+ */
+export function refusal(code: string, message: string, details?: Record<string, unknown>): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: "text", text: `${message} (${code})` }],
+    _meta: { [ERROR_META_KEY]: { code, message, ...(details ? { details } : {}) } },
+  };
+}

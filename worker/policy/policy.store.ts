@@ -1,0 +1,37 @@
+import { nowIso } from "../lib/ids.ts";
+import type { PolicyMode } from "./profiles.store.ts";
+
+export interface ToolPolicy {
+  profileId: string;
+  toolUid: string;
+  mode: PolicyMode;
+  updatedBy: string;
+  updatedAt: string;
+}
+
+export async function setToolPolicy(
+  db: D1Database,
+  workspaceId: string,
+  input: { profileId: string; toolUid: string; mode: PolicyMode; updatedBy: string },
+): Promise<ToolPolicy> {
+  const updatedAt = nowIso();
+  await db
+    .prepare(
+      `INSERT INTO tool_policies (profile_id, tool_uid, workspace_id, mode, updated_by, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (profile_id, tool_uid) DO UPDATE SET mode = excluded.mode, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
+    )
+    .bind(input.profileId, input.toolUid, workspaceId, input.mode, input.updatedBy, updatedAt)
+    .run();
+  return { ...input, updatedAt };
+}
+
+export async function listToolPolicies(db: D1Database, workspaceId: string, toolUid: string): Promise<ToolPolicy[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT profile_id AS profileId, tool_uid AS toolUid, mode, updated_by AS updatedBy, updated_at AS updatedAt
+       FROM tool_policies WHERE workspace_id = ? AND tool_uid = ? ORDER BY profile_id`,
+    )
+    .bind(workspaceId, toolUid)
+    .all<ToolPolicy>();
+  return results;
+}

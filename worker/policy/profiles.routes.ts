@@ -1,0 +1,40 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
+import { CreateProfileBody, ProfileSchema } from "../../schema/api/workspaces.ts";
+import { guard } from "../auth/guard.ts";
+import { createRouter } from "../http/app.ts";
+import { ApiError } from "../http/errors.ts";
+import { createProfile, listProfiles } from "./profiles.store.ts";
+
+export const profileRoutes = createRouter();
+
+profileRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/profiles",
+    tags: ["policy"],
+    summary: "List access profiles",
+    middleware: guard("hooks:read"),
+    request: { params: WorkspaceParams },
+    responses: { 200: json(z.object({ profiles: z.array(ProfileSchema) }), "Profiles"), ...errorResponses(404) },
+  }),
+  async (c) => c.json({ profiles: await listProfiles(c.env.DB, c.req.valid("param").ws) }, 200),
+);
+
+profileRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/workspaces/{ws}/profiles",
+    tags: ["policy"],
+    summary: "Create an access profile; client keys belong to one",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams, body: jsonBody(CreateProfileBody) },
+    responses: { 201: json(ProfileSchema, "Created"), ...errorResponses(400, 404, 409) },
+  }),
+  async (c) => {
+    const body = c.req.valid("json");
+    const profile = await createProfile(c.env.DB, c.req.valid("param").ws, body.name, body.defaultMode);
+    if (!profile) throw new ApiError(409, "conflict", `A profile named '${body.name}' already exists`, { field: "json.name" });
+    return c.json(profile, 201);
+  },
+);

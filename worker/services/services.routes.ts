@@ -1,0 +1,158 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
+import {
+  CreateServiceBody,
+  IndexSummarySchema,
+  ServiceParams,
+  ServiceSchema,
+  UpdateServiceBody,
+} from "../../schema/api/services.ts";
+import { guard } from "../auth/guard.ts";
+import { invalidateCatalog } from "../calls/catalog.ts";
+import { createRouter } from "../http/app.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import { indexNewService, refreshService } from "./indexing.ts";
+import {
+  findService,
+  listServices,
+  prepareService,
+  slugTaken,
+  softDeleteService,
+  updateService,
+} from "./services.store.ts";
+import { checkUpstreamUrl, parseAllowList } from "./url-guard.ts";
+
+export const serviceRoutes = createRouter();
+
+function assertUrlAllowed(env: Env, url: string): void {
+  const verdict = checkUpstreamUrl(url, parseAllowList(env.DEV_ALLOWED_HOSTS));
+  if (!verdict.ok) throw new ApiError(400, "url_not_allowed", `Service URL refused: ${verdict.reason}`, { field: "json.url" });
+}
+
+serviceRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/workspaces/{ws}/services",
+    tags: ["services"],
+    summary: "Connect an upstream MCP server and index its tools",
+    description: "Nothing is stored unless indexing (initialize + every page of tools/list) succeeds.",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams, body: jsonBody(CreateServiceBody) },
+    responses: {
+      201: json(z.object({ service: ServiceSchema, index: IndexSummarySchema }), "Connected and indexed"),
+      ...errorResponses(400, 404, 409, 413, 502),
+    },
+  }),
+  async (c) => {
+    const { ws } = c.req.valid("param");
+    const body = c.req.valid("json");
+    assertUrlAllowed(c.env, body.url);
+    if (await slugTaken(c.env.DB, ws, body.slug)) {
+      throw new ApiError(409, "conflict", `A service with slug '${body.slug}' already exists`, { field: "json.slug" });
+    }
+    const pending = await prepareService(c.env, ws, {
+      slug: body.slug,
+      url: body.url,
+      headers: body.headers ?? {},
+      requiresAuthorization: body.requiresAuthorization ?? false,
+      payloadCapture: body.payloadCapture ?? false,
+    });
+    const index = await indexNewService(c.env, pending);
+    const service = await findService(c.env.DB, ws, pending.id);
+    if (!service) throw new Error("service vanished after insert");
+    return c.json({ service, index }, 201);
+  },
+);
+
+serviceRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/services",
+    tags: ["services"],
+    summary: "List services",
+    middleware: guard("hooks:read"),
+    request: { params: WorkspaceParams, query: z.object({ includeDeleted: z.enum(["true", "false"]).optional() }) },
+    responses: { 200: json(z.object({ services: z.array(ServiceSchema) }), "Services"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const services = await listServices(c.env.DB, c.req.valid("param").ws, c.req.valid("query").includeDeleted === "true");
+    return c.json({ services }, 200);
+  },
+);
+
+serviceRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/services/{svc}",
+    tags: ["services"],
+    summary: "Get a service",
+    middleware: guard("hooks:read"),
+    request: { params: ServiceParams },
+    responses: { 200: json(ServiceSchema, "The service"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const { ws, svc } = c.req.valid("param");
+    const service = await findService(c.env.DB, ws, svc);
+    if (!service) throw notFound("Service");
+    return c.json(service, 200);
+  },
+);
+
+serviceRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/workspaces/{ws}/services/{svc}",
+    tags: ["services"],
+    summary: "Change a service's URL, secret headers, authorization requirement or payload capture",
+    description: "Changing the URL or headers does not re-index; call refresh.",
+    middleware: guard("admin"),
+    request: { params: ServiceParams, body: jsonBody(UpdateServiceBody) },
+    responses: { 200: json(ServiceSchema, "The updated service"), ...errorResponses(400, 404) },
+  }),
+  async (c) => {
+    const { ws, svc } = c.req.valid("param");
+    const body = c.req.valid("json");
+    if (body.url !== undefined) assertUrlAllowed(c.env, body.url);
+    const service = await updateService(c.env, ws, svc, body);
+    if (!service) throw notFound("Service");
+    invalidateCatalog(ws);
+    return c.json(service, 200);
+  },
+);
+
+serviceRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/workspaces/{ws}/services/{svc}/refresh",
+    tags: ["services"],
+    summary: "Re-index a service's tools",
+    description: "Changed definitions go to review (calls blocked); tools no longer listed are marked removed.",
+    middleware: guard("admin"),
+    request: { params: ServiceParams },
+    responses: { 200: json(IndexSummarySchema, "What changed"), ...errorResponses(404, 413, 502) },
+  }),
+  async (c) => {
+    const { ws, svc } = c.req.valid("param");
+    const summary = await refreshService(c.env, ws, svc);
+    if (!summary) throw notFound("Service");
+    return c.json(summary, 200);
+  },
+);
+
+serviceRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/workspaces/{ws}/services/{svc}",
+    tags: ["services"],
+    summary: "Delete a service (its tools stop being callable; ids and history are kept)",
+    middleware: guard("admin"),
+    request: { params: ServiceParams },
+    responses: { 204: { description: "Deleted" }, ...errorResponses(404, 409) },
+  }),
+  async (c) => {
+    const { ws, svc } = c.req.valid("param");
+    if (!(await softDeleteService(c.env.DB, ws, svc))) throw notFound("Service");
+    invalidateCatalog(ws);
+    return c.body(null, 204);
+  },
+);

@@ -1,0 +1,185 @@
+import { newId, nowIso } from "../lib/ids.ts";
+import { openHeaders, sealHeaders } from "./secrets.ts";
+import type { UpstreamTarget } from "./upstream.ts";
+import { parseAllowList } from "./url-guard.ts";
+import { sha256Hex } from "../lib/crypto.ts";
+
+/** A service as the API shows it: secret header values never leave the store. */
+export interface ServiceRecord {
+  id: string;
+  slug: string;
+  url: string;
+  secretHeaderNames: string[];
+  requiresAuthorization: boolean;
+  payloadCapture: boolean;
+  serverInfo: unknown;
+  indexedAt: string | null;
+  createdAt: string;
+  deletedAt: string | null;
+}
+
+interface ServiceRow {
+  id: string;
+  workspace_id: string;
+  slug: string;
+  url: string;
+  secret_headers: string | null;
+  secret_header_names: string;
+  requires_authorization: number;
+  payload_capture: number;
+  server_info: string | null;
+  indexed_at: string | null;
+  created_at: string;
+  deleted_at: string | null;
+}
+
+const toRecord = (row: ServiceRow): ServiceRecord => ({
+  id: row.id,
+  slug: row.slug,
+  url: row.url,
+  secretHeaderNames: JSON.parse(row.secret_header_names) as string[],
+  requiresAuthorization: row.requires_authorization === 1,
+  payloadCapture: row.payload_capture === 1,
+  serverInfo: row.server_info ? (JSON.parse(row.server_info) as unknown) : null,
+  indexedAt: row.indexed_at,
+  createdAt: row.created_at,
+  deletedAt: row.deleted_at,
+});
+
+export interface NewService {
+  slug: string;
+  url: string;
+  headers: Record<string, string>;
+  requiresAuthorization: boolean;
+  payloadCapture: boolean;
+}
+
+/** A service not yet stored: it is only written once its first indexing succeeded. */
+export interface PendingService extends NewService {
+  id: string;
+  workspaceId: string;
+  sealedHeaders: string | null;
+}
+
+export async function prepareService(env: Env, workspaceId: string, input: NewService): Promise<PendingService> {
+  const id = newId("svc");
+  const sealedHeaders = Object.keys(input.headers).length ? await sealHeaders(input.headers, id, env.SECRETS_KEY) : null;
+  return { ...input, id, workspaceId, sealedHeaders };
+}
+
+export function insertServiceStatement(db: D1Database, service: PendingService, serverInfo: unknown): D1PreparedStatement {
+  const now = nowIso();
+  return db
+    .prepare(
+      `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization,
+         payload_capture, server_info, indexed_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      service.id,
+      service.workspaceId,
+      service.slug,
+      service.url,
+      service.sealedHeaders,
+      JSON.stringify(Object.keys(service.headers).sort()),
+      service.requiresAuthorization ? 1 : 0,
+      service.payloadCapture ? 1 : 0,
+      JSON.stringify(serverInfo ?? null),
+      now,
+      now,
+    );
+}
+
+export async function slugTaken(db: D1Database, workspaceId: string, slug: string): Promise<boolean> {
+  const row = await db
+    .prepare("SELECT 1 AS taken FROM services WHERE workspace_id = ? AND slug = ? AND deleted_at IS NULL")
+    .bind(workspaceId, slug)
+    .first();
+  return row !== null;
+}
+
+async function findRow(db: D1Database, workspaceId: string, serviceId: string): Promise<ServiceRow | null> {
+  return db.prepare("SELECT * FROM services WHERE workspace_id = ? AND id = ?").bind(workspaceId, serviceId).first<ServiceRow>();
+}
+
+export async function findService(db: D1Database, workspaceId: string, serviceId: string): Promise<ServiceRecord | null> {
+  const row = await findRow(db, workspaceId, serviceId);
+  return row ? toRecord(row) : null;
+}
+
+export async function listServices(db: D1Database, workspaceId: string, includeDeleted: boolean): Promise<ServiceRecord[]> {
+  const { results } = await db
+    .prepare(`SELECT * FROM services WHERE workspace_id = ? ${includeDeleted ? "" : "AND deleted_at IS NULL"} ORDER BY slug, created_at`)
+    .bind(workspaceId)
+    .all<ServiceRow>();
+  return results.map(toRecord);
+}
+
+export interface ServiceChanges {
+  url?: string;
+  headers?: Record<string, string>;
+  requiresAuthorization?: boolean;
+  payloadCapture?: boolean;
+}
+
+export async function updateService(env: Env, workspaceId: string, serviceId: string, changes: ServiceChanges): Promise<ServiceRecord | null> {
+  const row = await findRow(env.DB, workspaceId, serviceId);
+  if (!row || row.deleted_at) return null;
+  const sealed =
+    changes.headers === undefined
+      ? row.secret_headers
+      : Object.keys(changes.headers).length
+        ? await sealHeaders(changes.headers, serviceId, env.SECRETS_KEY)
+        : null;
+  const names = changes.headers === undefined ? row.secret_header_names : JSON.stringify(Object.keys(changes.headers).sort());
+  const updated = await env.DB.prepare(
+    `UPDATE services SET url = ?, secret_headers = ?, secret_header_names = ?, requires_authorization = ?, payload_capture = ?
+     WHERE workspace_id = ? AND id = ? RETURNING *`,
+  )
+    .bind(
+      changes.url ?? row.url,
+      sealed,
+      names,
+      (changes.requiresAuthorization ?? row.requires_authorization === 1) ? 1 : 0,
+      (changes.payloadCapture ?? row.payload_capture === 1) ? 1 : 0,
+      workspaceId,
+      serviceId,
+    )
+    .first<ServiceRow>();
+  return updated ? toRecord(updated) : null;
+}
+
+export async function markServiceIndexed(db: D1Database, serviceId: string, serverInfo: unknown): Promise<void> {
+  await db
+    .prepare("UPDATE services SET server_info = ?, indexed_at = ? WHERE id = ?")
+    .bind(JSON.stringify(serverInfo ?? null), nowIso(), serviceId)
+    .run();
+}
+
+export async function softDeleteService(db: D1Database, workspaceId: string, serviceId: string): Promise<boolean> {
+  const result = await db
+    .prepare("UPDATE services SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL")
+    .bind(nowIso(), workspaceId, serviceId)
+    .run();
+  return result.meta.changes === 1;
+}
+
+/** Everything needed to reach the service, with its secret headers opened. */
+export async function upstreamTargetFor(
+  env: Env,
+  service: { id: string; url: string; sealedHeaders: string | null },
+): Promise<UpstreamTarget> {
+  const headers = service.sealedHeaders ? await openHeaders(service.sealedHeaders, service.id, env.SECRETS_KEY) : {};
+  return {
+    cacheKey: `${service.id}:${await sha256Hex(`${service.url}\n${service.sealedHeaders ?? ""}`)}`,
+    url: service.url,
+    headers,
+    allowList: parseAllowList(env.DEV_ALLOWED_HOSTS),
+  };
+}
+
+export async function storedUpstreamTarget(env: Env, workspaceId: string, serviceId: string): Promise<UpstreamTarget | null> {
+  const row = await findRow(env.DB, workspaceId, serviceId);
+  if (!row || row.deleted_at) return null;
+  return upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers });
+}

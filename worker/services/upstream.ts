@@ -1,0 +1,158 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider";
+import { checkUpstreamUrl } from "./url-guard.ts";
+
+/** Why talking to an upstream failed, in the terms the API and MCP endpoint report. */
+export type UpstreamFailureCode = "url_not_allowed" | "upstream_unreachable" | "upstream_protocol_error" | "too_many_tools";
+
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly code: UpstreamFailureCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "UpstreamFailure";
+  }
+}
+
+/** What the gateway needs to reach one upstream. Headers are already decrypted. */
+export interface UpstreamTarget {
+  /** Cache key: changes whenever URL or headers change. */
+  cacheKey: string;
+  url: string;
+  headers: Record<string, string>;
+  allowList: ReadonlySet<string>;
+}
+
+export const MAX_TOOLS_PER_SERVICE = 1000;
+const MAX_LIST_PAGES = 200;
+const MAX_REDIRECTS = 5;
+const INDEX_TIMEOUT_MS = 15_000;
+export const CALL_TIMEOUT_MS = 30_000;
+
+/**
+ * fetch for upstream traffic: every redirect hop is checked against the URL
+ * policy, connection failures become `upstream_unreachable`, and the optional
+ * standalone SSE stream (GET) is declined locally because the gateway does not
+ * relay server-initiated messages.
+ */
+export function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    if (request.method === "GET") return new Response(null, { status: 405 });
+    let url = request.url;
+    const body = request.body ? await request.arrayBuffer() : undefined;
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      const verdict = checkUpstreamUrl(url, allowList);
+      if (!verdict.ok) throw new UpstreamFailure("url_not_allowed", `Upstream URL refused: ${verdict.reason}`);
+      let response: Response;
+      try {
+        response = await fetch(url, { method: request.method, headers: request.headers, body, redirect: "manual", signal: init?.signal });
+      } catch (error) {
+        if (init?.signal?.aborted) throw error;
+        throw new UpstreamFailure("upstream_unreachable", `Could not connect to the upstream: ${(error as Error).message}`);
+      }
+      const location = response.headers.get("location");
+      if (response.status < 300 || response.status >= 400 || !location) return response;
+      await response.body?.cancel();
+      url = new URL(location, url).toString();
+    }
+    throw new UpstreamFailure("upstream_protocol_error", `The upstream redirected more than ${MAX_REDIRECTS} times`);
+  };
+}
+
+async function connect(target: UpstreamTarget): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+    fetch: guardedFetch(target.allowList),
+    requestInit: { headers: target.headers },
+  });
+  const client = new Client(
+    { name: "rayrun-gateway", version: "0.1.0" },
+    { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+  );
+  try {
+    await client.connect(transport, { timeout: INDEX_TIMEOUT_MS });
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw asUpstreamFailure(error);
+  }
+  return client;
+}
+
+/** Maps anything the SDK throws into our two upstream failure codes (or passes McpError through). */
+function asUpstreamFailure(error: unknown): unknown {
+  if (error instanceof UpstreamFailure) return error;
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) return new UpstreamFailure("upstream_unreachable", "The upstream did not answer in time");
+    return error;
+  }
+  if (error instanceof StreamableHTTPError || error instanceof SyntaxError || error instanceof Error) {
+    return new UpstreamFailure("upstream_protocol_error", `The upstream did not answer as an MCP server: ${error.message}`);
+  }
+  return new UpstreamFailure("upstream_protocol_error", "The upstream did not answer as an MCP server");
+}
+
+/**
+ * Connected clients, reused across calls in this isolate so a call costs one
+ * upstream round trip, not an initialize handshake each time. Only fully
+ * connected clients are cached (never a pending promise shared across requests).
+ */
+const sessions = new Map<string, Client>();
+
+async function session(target: UpstreamTarget): Promise<Client> {
+  const cached = sessions.get(target.cacheKey);
+  if (cached) return cached;
+  const client = await connect(target);
+  sessions.set(target.cacheKey, client);
+  return client;
+}
+
+function dropSession(target: UpstreamTarget, client: Client): void {
+  if (sessions.get(target.cacheKey) === client) sessions.delete(target.cacheKey);
+  void client.close().catch(() => {});
+}
+
+/** Lists every tool, following cursors, refusing upstreams over the cap. Uses a fresh session. */
+export async function listUpstreamTools(target: UpstreamTarget): Promise<{ tools: Tool[]; serverInfo: unknown }> {
+  const client = await connect(target);
+  try {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await client.listTools(cursor ? { cursor } : {}, { timeout: INDEX_TIMEOUT_MS }).catch((error: unknown) => {
+        throw asUpstreamFailure(error);
+      });
+      tools.push(...result.tools);
+      if (tools.length > MAX_TOOLS_PER_SERVICE) {
+        throw new UpstreamFailure("too_many_tools", `The upstream lists more than ${MAX_TOOLS_PER_SERVICE} tools`);
+      }
+      cursor = result.nextCursor;
+      if (!cursor) return { tools, serverInfo: client.getServerVersion() ?? null };
+    }
+    throw new UpstreamFailure("upstream_protocol_error", `tools/list did not finish within ${MAX_LIST_PAGES} pages`);
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+/**
+ * One upstream tools/call over a reused session. A session the upstream no
+ * longer knows (HTTP 404) is re-established once: the upstream never processed
+ * that request, so retrying cannot repeat a side effect.
+ */
+export async function callUpstreamTool(target: UpstreamTarget, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  for (let attempt = 0; ; attempt++) {
+    const client = await session(target);
+    try {
+      return (await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS })) as CallToolResult;
+    } catch (error) {
+      const staleSession = error instanceof StreamableHTTPError && error.code === 404 && attempt === 0;
+      if (!(error instanceof McpError)) dropSession(target, client);
+      if (staleSession) continue;
+      throw asUpstreamFailure(error);
+    }
+  }
+}

@@ -1,0 +1,109 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
+import { ListToolsQuery, PutPolicyBody, ReviewBody, ToolParams, ToolPolicySchema, ToolSchema } from "../../schema/api/tools.ts";
+import { guard } from "../auth/guard.ts";
+import { invalidateCatalog } from "../calls/catalog.ts";
+import { createRouter } from "../http/app.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import { listToolPolicies, setToolPolicy } from "../policy/policy.store.ts";
+import { findProfile } from "../policy/profiles.store.ts";
+import { approveDefinition, findTool, listTools } from "./tools.store.ts";
+
+export const toolRoutes = createRouter();
+
+toolRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/tools",
+    tags: ["tools"],
+    summary: "List indexed tools with their definitions and review state",
+    middleware: guard("hooks:read"),
+    request: { params: WorkspaceParams, query: ListToolsQuery },
+    responses: { 200: json(z.object({ tools: z.array(ToolSchema) }), "Tools"), ...errorResponses(400, 404) },
+  }),
+  async (c) => c.json({ tools: await listTools(c.env.DB, c.req.valid("param").ws, c.req.valid("query")) }, 200),
+);
+
+toolRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/tools/{toolUid}",
+    tags: ["tools"],
+    summary: "Get one tool",
+    middleware: guard("hooks:read"),
+    request: { params: ToolParams },
+    responses: { 200: json(ToolSchema, "The tool"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const { ws, toolUid } = c.req.valid("param");
+    const tool = await findTool(c.env.DB, ws, toolUid);
+    if (!tool) throw notFound("Tool");
+    return c.json(tool, 200);
+  },
+);
+
+toolRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/workspaces/{ws}/tools/{toolUid}/review",
+    tags: ["tools"],
+    summary: "Approve a changed upstream definition so the tool can be called again",
+    middleware: guard("admin"),
+    request: { params: ToolParams, body: jsonBody(ReviewBody) },
+    responses: { 200: json(ToolSchema, "The approved tool"), ...errorResponses(400, 404, 409) },
+  }),
+  async (c) => {
+    const { ws, toolUid } = c.req.valid("param");
+    const tool = await findTool(c.env.DB, ws, toolUid);
+    if (!tool) throw notFound("Tool");
+    if (tool.status !== "review_required") {
+      throw new ApiError(409, "no_review_pending", "This tool has no changed definition awaiting review", { status: tool.status });
+    }
+    const { definitionHash } = c.req.valid("json");
+    if (!(await approveDefinition(c.env.DB, ws, toolUid, definitionHash))) {
+      throw new ApiError(409, "definition_changed", "The definition changed since you read it; review the current one", {
+        definitionHash: tool.definitionHash,
+      });
+    }
+    invalidateCatalog(ws);
+    return c.json((await findTool(c.env.DB, ws, toolUid))!, 200);
+  },
+);
+
+toolRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/tools/{toolUid}/policy",
+    tags: ["policy"],
+    summary: "Per-profile policy overrides for a tool",
+    middleware: guard("hooks:read"),
+    request: { params: ToolParams },
+    responses: { 200: json(z.object({ policies: z.array(ToolPolicySchema) }), "Overrides"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const { ws, toolUid } = c.req.valid("param");
+    if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
+    return c.json({ policies: await listToolPolicies(c.env.DB, ws, toolUid) }, 200);
+  },
+);
+
+toolRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/v1/workspaces/{ws}/tools/{toolUid}/policy",
+    tags: ["policy"],
+    summary: "Set a tool's mode (allow, block, approval) for one access profile",
+    middleware: guard("admin"),
+    request: { params: ToolParams, body: jsonBody(PutPolicyBody) },
+    responses: { 200: json(ToolPolicySchema, "The policy"), ...errorResponses(400, 404) },
+  }),
+  async (c) => {
+    const { ws, toolUid } = c.req.valid("param");
+    const body = c.req.valid("json");
+    if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
+    if (!(await findProfile(c.env.DB, ws, body.profileId))) throw notFound("Access profile");
+    const policy = await setToolPolicy(c.env.DB, ws, { ...body, toolUid, updatedBy: c.get("actor").id });
+    invalidateCatalog(ws);
+    return c.json(policy, 200);
+  },
+);

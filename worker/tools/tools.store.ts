@@ -1,0 +1,204 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
+import { newId, nowIso } from "../lib/ids.ts";
+
+export type ToolStatus = "active" | "review_required" | "removed";
+
+/** The parts of an upstream tool the gateway stores, hashes and re-publishes. */
+export interface ToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+export interface ToolRecord {
+  uid: string;
+  serviceId: string;
+  serviceSlug: string;
+  name: string;
+  publicName: string;
+  definition: ToolDefinition;
+  definitionHash: string;
+  approvedHash: string | null;
+  previousDefinition: ToolDefinition | null;
+  status: ToolStatus;
+  projection: string[] | null;
+  firstSeenAt: string;
+  updatedAt: string;
+}
+
+interface ToolRow {
+  uid: string;
+  service_id: string;
+  slug: string;
+  name: string;
+  definition: string;
+  definition_hash: string;
+  approved_hash: string | null;
+  previous_definition: string | null;
+  status: ToolStatus;
+  projection: string | null;
+  first_seen_at: string;
+  updated_at: string;
+}
+
+/**
+ * Public tool names are `{serviceSlug}__{upstreamName}`. Slugs are immutable and
+ * cannot contain `_`, so the first `__` always splits a name unambiguously and a
+ * name never changes while its service exists.
+ */
+export const publicToolName = (slug: string, name: string) => `${slug}__${name}`;
+
+export function splitPublicName(publicName: string): { slug: string; name: string } | null {
+  const at = publicName.indexOf("__");
+  if (at <= 0) return null;
+  return { slug: publicName.slice(0, at), name: publicName.slice(at + 2) };
+}
+
+const toRecord = (row: ToolRow): ToolRecord => ({
+  uid: row.uid,
+  serviceId: row.service_id,
+  serviceSlug: row.slug,
+  name: row.name,
+  publicName: publicToolName(row.slug, row.name),
+  definition: JSON.parse(row.definition) as ToolDefinition,
+  definitionHash: row.definition_hash,
+  approvedHash: row.approved_hash,
+  previousDefinition: row.previous_definition ? (JSON.parse(row.previous_definition) as ToolDefinition) : null,
+  status: row.status,
+  projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
+  firstSeenAt: row.first_seen_at,
+  updatedAt: row.updated_at,
+});
+
+const SELECT = `SELECT t.*, s.slug FROM tools t JOIN services s ON s.id = t.service_id`;
+
+export function definitionOf(tool: Tool): ToolDefinition {
+  const definition: ToolDefinition = { name: tool.name, inputSchema: tool.inputSchema as Record<string, unknown> };
+  if (tool.title !== undefined) definition.title = tool.title;
+  if (tool.description !== undefined) definition.description = tool.description;
+  if (tool.outputSchema !== undefined) definition.outputSchema = tool.outputSchema as Record<string, unknown>;
+  if (tool.annotations !== undefined) definition.annotations = tool.annotations as Record<string, unknown>;
+  return definition;
+}
+
+export const definitionHash = (definition: ToolDefinition) => sha256Hex(canonicalJson(definition));
+
+export async function listTools(
+  db: D1Database,
+  workspaceId: string,
+  filter: { serviceId?: string; status?: ToolStatus } = {},
+): Promise<ToolRecord[]> {
+  const clauses = ["t.workspace_id = ?"];
+  const params: string[] = [workspaceId];
+  if (filter.serviceId) {
+    clauses.push("t.service_id = ?");
+    params.push(filter.serviceId);
+  }
+  if (filter.status) {
+    clauses.push("t.status = ?");
+    params.push(filter.status);
+  }
+  const { results } = await db
+    .prepare(`${SELECT} WHERE ${clauses.join(" AND ")} ORDER BY s.slug, t.name`)
+    .bind(...params)
+    .all<ToolRow>();
+  return results.map(toRecord);
+}
+
+export async function findTool(db: D1Database, workspaceId: string, toolUid: string): Promise<ToolRecord | null> {
+  const row = await db.prepare(`${SELECT} WHERE t.workspace_id = ? AND t.uid = ?`).bind(workspaceId, toolUid).first<ToolRow>();
+  return row ? toRecord(row) : null;
+}
+
+/** Accepts the tool's current definition after a changed-definition review. */
+export async function approveDefinition(db: D1Database, workspaceId: string, toolUid: string, definitionHash: string): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE tools SET status = 'active', approved_hash = definition_hash, previous_definition = NULL, updated_at = ?
+       WHERE workspace_id = ? AND uid = ? AND status = 'review_required' AND definition_hash = ?`,
+    )
+    .bind(nowIso(), workspaceId, toolUid, definitionHash)
+    .run();
+  return result.meta.changes === 1;
+}
+
+export interface IndexSummary {
+  added: string[];
+  changed: string[];
+  removed: string[];
+  unchanged: number;
+}
+
+/**
+ * Writes one indexing pass. New tools are accepted as they are; a tool whose
+ * definition hash differs from the last approved one goes to review (blocked);
+ * a tool the upstream stopped listing is marked removed, never deleted, so its
+ * toolUid and history survive. Returns the statements so the caller can batch
+ * them with the service row itself.
+ */
+export async function indexStatements(
+  db: D1Database,
+  workspaceId: string,
+  serviceId: string,
+  upstreamTools: Tool[],
+  existing: ToolRecord[],
+): Promise<{ statements: D1PreparedStatement[]; summary: IndexSummary }> {
+  const now = nowIso();
+  const byName = new Map(existing.map((tool) => [tool.name, tool]));
+  const seen = new Set<string>();
+  const statements: D1PreparedStatement[] = [];
+  const summary: IndexSummary = { added: [], changed: [], removed: [], unchanged: 0 };
+
+  for (const tool of upstreamTools) {
+    if (seen.has(tool.name)) continue;
+    seen.add(tool.name);
+    const definition = definitionOf(tool);
+    const hash = await definitionHash(definition);
+    const current = byName.get(tool.name);
+    if (!current) {
+      summary.added.push(tool.name);
+      statements.push(
+        db
+          .prepare(
+            `INSERT INTO tools (uid, workspace_id, service_id, name, definition, definition_hash, approved_hash, status, first_seen_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
+          )
+          .bind(newId("tool"), workspaceId, serviceId, tool.name, JSON.stringify(definition), hash, hash, now, now),
+      );
+      continue;
+    }
+    const status: ToolStatus = hash === current.approvedHash ? "active" : "review_required";
+    if (hash === current.definitionHash && status === current.status) {
+      summary.unchanged++;
+      continue;
+    }
+    if (hash !== current.definitionHash) summary.changed.push(tool.name);
+    // Keep the definition an admin last approved, so the review can show what changed.
+    const previous =
+      status === "active"
+        ? null
+        : current.status === "review_required"
+          ? current.previousDefinition
+          : current.definitionHash === current.approvedHash
+            ? current.definition
+            : current.previousDefinition;
+    statements.push(
+      db
+        .prepare(
+          `UPDATE tools SET definition = ?, definition_hash = ?, status = ?, previous_definition = ?, updated_at = ? WHERE uid = ?`,
+        )
+        .bind(JSON.stringify(definition), hash, status, previous ? JSON.stringify(previous) : null, now, current.uid),
+    );
+  }
+
+  for (const tool of existing) {
+    if (seen.has(tool.name) || tool.status === "removed") continue;
+    summary.removed.push(tool.name);
+    statements.push(db.prepare(`UPDATE tools SET status = 'removed', updated_at = ? WHERE uid = ?`).bind(now, tool.uid));
+  }
+  return { statements, summary };
+}

@@ -1,0 +1,165 @@
+import { createRoute } from "@hono/zod-openapi";
+import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
+import {
+  ApiKeySchema,
+  CreateApiKeyBody,
+  CreatedApiKeySchema,
+  CreateWorkspaceBody,
+  CreateWorkspaceResponse,
+  MemberSchema,
+  PutMemberBody,
+  WorkspaceSchema,
+} from "../../schema/api/workspaces.ts";
+import { z } from "@hono/zod-openapi";
+import { guard } from "../auth/guard.ts";
+import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.store.ts";
+import { listMembers, upsertMember } from "../auth/users.store.ts";
+import { createRouter } from "../http/app.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import { timingSafeEqual } from "../lib/crypto.ts";
+import { findProfile } from "../policy/profiles.store.ts";
+import { createWorkspace, getWorkspace } from "./workspaces.store.ts";
+
+export const workspaceRoutes = createRouter();
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/workspaces",
+    tags: ["workspaces"],
+    summary: "Create a workspace (deployment bootstrap secret required)",
+    description: "Authorize with `Authorization: Bearer <BOOTSTRAP_SECRET>`. Returns the first admin key, shown once.",
+    request: { body: jsonBody(CreateWorkspaceBody) },
+    responses: { 201: json(CreateWorkspaceResponse, "Created"), ...errorResponses(400) },
+  }),
+  async (c) => {
+    const presented = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
+    if (!c.env.BOOTSTRAP_SECRET || !timingSafeEqual(presented, c.env.BOOTSTRAP_SECRET)) {
+      throw new ApiError(401, "unauthorized", "Creating a workspace needs the deployment bootstrap secret");
+    }
+    const body = c.req.valid("json");
+    const { workspace, defaultProfileId } = await createWorkspace(c.env.DB, body.name);
+    const adminKey = await createApiKey(c.env.DB, {
+      workspaceId: workspace.id,
+      name: "bootstrap admin",
+      scopes: ["admin"],
+      profileId: null,
+      createdBy: "bootstrap",
+    });
+    if (body.adminEmail) await upsertMember(c.env.DB, workspace.id, body.adminEmail, "admin");
+    return c.json({ workspace, adminKey, defaultProfileId }, 201);
+  },
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}",
+    tags: ["workspaces"],
+    summary: "Get a workspace",
+    middleware: guard("hooks:read"),
+    request: { params: WorkspaceParams },
+    responses: { 200: json(WorkspaceSchema, "The workspace"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const workspace = await getWorkspace(c.env.DB, c.req.valid("param").ws);
+    if (!workspace) throw notFound("Workspace");
+    return c.json(workspace, 200);
+  },
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/workspaces/{ws}/keys",
+    tags: ["keys"],
+    summary: "Create an API key (the secret is returned once)",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams, body: jsonBody(CreateApiKeyBody) },
+    responses: { 201: json(CreatedApiKeySchema, "Created"), ...errorResponses(400, 404) },
+  }),
+  async (c) => {
+    const { ws } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const callsTools = body.scopes.includes("tools:call");
+    if (callsTools && !body.profileId) {
+      throw new ApiError(400, "invalid_request", "A key with tools:call must name the access profile it belongs to", {
+        issues: [{ field: "json.profileId", message: "Required with tools:call" }],
+      });
+    }
+    if (body.profileId && !(await findProfile(c.env.DB, ws, body.profileId))) {
+      throw new ApiError(400, "invalid_request", "Unknown access profile", {
+        issues: [{ field: "json.profileId", message: "No such profile in this workspace" }],
+      });
+    }
+    const created = await createApiKey(c.env.DB, {
+      workspaceId: ws,
+      name: body.name,
+      scopes: body.scopes,
+      profileId: body.profileId ?? null,
+      createdBy: c.get("actor").id,
+    });
+    return c.json(created, 201);
+  },
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/keys",
+    tags: ["keys"],
+    summary: "List API keys (never their secrets)",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams },
+    responses: { 200: json(z.object({ keys: z.array(ApiKeySchema) }), "Keys"), ...errorResponses(404) },
+  }),
+  async (c) => c.json({ keys: await listApiKeys(c.env.DB, c.req.valid("param").ws) }, 200),
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/workspaces/{ws}/keys/{keyId}",
+    tags: ["keys"],
+    summary: "Revoke an API key",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams.extend({ keyId: z.string() }) },
+    responses: { 200: json(ApiKeySchema, "The revoked key"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const { ws, keyId } = c.req.valid("param");
+    const key = await revokeApiKey(c.env.DB, ws, keyId);
+    if (!key) throw notFound("Key");
+    return c.json(key, 200);
+  },
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/members",
+    tags: ["members"],
+    summary: "List browser members",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams },
+    responses: { 200: json(z.object({ members: z.array(MemberSchema) }), "Members"), ...errorResponses(404) },
+  }),
+  async (c) => c.json({ members: await listMembers(c.env.DB, c.req.valid("param").ws) }, 200),
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/v1/workspaces/{ws}/members",
+    tags: ["members"],
+    summary: "Add a browser member or change their role",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams, body: jsonBody(PutMemberBody) },
+    responses: { 200: json(MemberSchema.omit({ createdAt: true }), "The member"), ...errorResponses(400, 404) },
+  }),
+  async (c) => {
+    const body = c.req.valid("json");
+    const user = await upsertMember(c.env.DB, c.req.valid("param").ws, body.email, body.role);
+    return c.json({ id: user.id, email: user.email, role: body.role }, 200);
+  },
+);
