@@ -1,0 +1,250 @@
+/**
+ * Trusted JavaScript evaluated in every fresh QuickJS context before the hook
+ * bundle. It evaluates to a function that the host calls once with its host
+ * functions; those stay in this closure, so hook code can never reach them.
+ *
+ * What it does, and why:
+ * - `defineToolAdapter` brands adapters in a closure WeakSet, so the runtime
+ *   can tell an adapter built by it from a look-alike object.
+ * - The clock is the call's `calledAt`: `Date.now()`, `new Date()` and `Date()`
+ *   return it (deterministic hooks, no timing side channel).
+ * - Built-ins that loop natively over a receiver's length (Array, TypedArray
+ *   and String methods) never reach an interrupt poll, so `new Array(1e9).join()`
+ *   would run for seconds unbounded. Each call is charged to the work budget
+ *   *before* the native runs; when the budget is gone the call throws and the
+ *   next poll interrupts the run uncatchably.
+ * - `context` is built here from host JSON: deep-frozen config, pure-JS base64
+ *   helpers, and log functions whose payloads are JSON-escaped, so lone
+ *   surrogates survive the copy to the host exactly.
+ * - The returned driver functions (stageKind, invoke, describe, serialize) are
+ *   what the host calls; they use built-ins captured before hook code ran.
+ */
+export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, contextJson, calledAtMs) {
+  "use strict";
+  const G = globalThis;
+  const apply = Reflect.apply;
+  const construct = Reflect.construct;
+  const freeze = Object.freeze;
+  const isFrozen = Object.isFrozen;
+  const keys = Object.keys;
+  const ownNames = Object.getOwnPropertyNames;
+  const getDescriptor = Object.getOwnPropertyDescriptor;
+  const defineProperty = Object.defineProperty;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const isArray = Array.isArray;
+  const fromCharCode = String.fromCharCode;
+  const toStringOf = String;
+  const encodeURIComponentNative = encodeURIComponent;
+  const decodeURIComponentNative = decodeURIComponent;
+  const unescapeNative = unescape;
+  const weakSetAdd = WeakSet.prototype.add;
+  const weakSetHas = WeakSet.prototype.has;
+  const brands = new WeakSet();
+  const ceil = Math.ceil;
+  const log2 = Math.log2;
+  const RealDate = Date;
+  const realPush = Array.prototype.push;
+  const realJoin = Array.prototype.join;
+  const realCharCodeAt = String.prototype.charCodeAt;
+  const realCharAt = String.prototype.charAt;
+
+  // ---- work charging for natively looping built-ins ----
+  const FLUSH_UNITS = 20000;
+  const STRING_CHARS_PER_UNIT = 16;
+  let pendingUnits = 0;
+  function charge(units) {
+    pendingUnits += units;
+    if (pendingUnits < FLUSH_UNITS) return;
+    const flushed = pendingUnits;
+    pendingUnits = 0;
+    if (hostCharge(flushed)) throw new RangeError("work budget exhausted");
+  }
+  function lengthOf(receiver) {
+    if (receiver === null || receiver === undefined) return 0;
+    const length = receiver.length;
+    return typeof length === "number" && length > 0 ? length : 0;
+  }
+  function sortCost(length) {
+    return length * (length > 1 ? ceil(log2(length)) : 1);
+  }
+  function wrapMethods(proto, skip, costOf) {
+    const names = ownNames(proto);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      if (skip[name] === true) continue;
+      const descriptor = getDescriptor(proto, name);
+      const original = descriptor.value;
+      if (typeof original !== "function") continue;
+      const wrapper = {
+        [name](...args) {
+          charge(costOf(name, this, args));
+          return apply(original, this, args);
+        },
+      }[name];
+      defineProperty(proto, name, { value: wrapper, writable: true, enumerable: false, configurable: true });
+    }
+  }
+  const SKIP_ARRAY = { __proto__: null, constructor: true, keys: true, values: true, entries: true, at: true, push: true, pop: true };
+  function arrayCost(name, receiver) {
+    const length = lengthOf(receiver);
+    return name === "sort" || name === "toSorted" ? sortCost(length) : length;
+  }
+  wrapMethods(Array.prototype, SKIP_ARRAY, arrayCost);
+  wrapMethods(getPrototypeOf(Uint8Array.prototype), SKIP_ARRAY, arrayCost);
+  // Substring search is quadratic in the worst case (naive search), so it is charged n*m.
+  const STRING_SEARCH = { __proto__: null, indexOf: true, lastIndexOf: true, includes: true, split: true, replace: true, replaceAll: true };
+  const SKIP_STRING = { __proto__: null, constructor: true, at: true, charAt: true, charCodeAt: true, codePointAt: true, toString: true, valueOf: true };
+  wrapMethods(String.prototype, SKIP_STRING, function (name, receiver, args) {
+    const length = typeof receiver === "string" ? receiver.length : 0;
+    const needle = STRING_SEARCH[name] === true && typeof args[0] === "string" ? args[0].length : 0;
+    return (length * (needle > 1 ? needle : 1)) / STRING_CHARS_PER_UNIT;
+  });
+
+  // ---- the clock is calledAt ----
+  function FixedDate(...args) {
+    if (new.target === undefined) return new RealDate(calledAtMs).toString();
+    return construct(RealDate, args.length === 0 ? [calledAtMs] : args, new.target);
+  }
+  defineProperty(FixedDate, "prototype", { value: RealDate.prototype, writable: false, enumerable: false, configurable: false });
+  defineProperty(RealDate.prototype, "constructor", { value: FixedDate, writable: true, enumerable: false, configurable: true });
+  FixedDate.now = function now() { return calledAtMs; };
+  FixedDate.parse = RealDate.parse;
+  FixedDate.UTC = RealDate.UTC;
+  defineProperty(G, "Date", { value: FixedDate, writable: true, enumerable: false, configurable: true });
+
+  // ---- adapter branding ----
+  defineProperty(G, "defineToolAdapter", {
+    value: function defineToolAdapter(adapter) {
+      if (adapter !== null && (typeof adapter === "object" || typeof adapter === "function")) apply(weakSetAdd, brands, [adapter]);
+      return adapter;
+    },
+    writable: true, enumerable: false, configurable: true,
+  });
+
+  // ---- context ----
+  function deepFreeze(value) {
+    if (value === null || typeof value !== "object" || isFrozen(value)) return value;
+    freeze(value);
+    const names = keys(value);
+    for (let i = 0; i < names.length; i++) deepFreeze(value[names[i]]);
+    return value;
+  }
+
+  const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const B64_INDEX = { __proto__: null };
+  for (let i = 0; i < 64; i++) B64_INDEX[apply(realCharAt, B64, [i])] = i;
+  function base64Encode(value) {
+    if (typeof value !== "string") throw new TypeError("base64Encode expects a string");
+    // encodeURIComponent throws URIError on a lone surrogate: invalid input throws.
+    const bytes = unescapeNative(encodeURIComponentNative(value));
+    const parts = [];
+    for (let i = 0; i < bytes.length; i += 3) {
+      const a = apply(realCharCodeAt, bytes, [i]);
+      const b = i + 1 < bytes.length ? apply(realCharCodeAt, bytes, [i + 1]) : 0;
+      const c = i + 2 < bytes.length ? apply(realCharCodeAt, bytes, [i + 2]) : 0;
+      const n = (a << 16) | (b << 8) | c;
+      apply(realPush, parts, [
+        apply(realCharAt, B64, [(n >> 18) & 63]) + apply(realCharAt, B64, [(n >> 12) & 63]) +
+          (i + 1 < bytes.length ? apply(realCharAt, B64, [(n >> 6) & 63]) : "=") +
+          (i + 2 < bytes.length ? apply(realCharAt, B64, [n & 63]) : "="),
+      ]);
+    }
+    return apply(realJoin, parts, [""]);
+  }
+  const HEX = "0123456789abcdef";
+  function percentByte(byte) {
+    return "%" + apply(realCharAt, HEX, [byte >> 4]) + apply(realCharAt, HEX, [byte & 15]);
+  }
+  function base64Decode(value) {
+    if (typeof value !== "string") throw new TypeError("base64Decode expects a string");
+    let end = value.length;
+    if (end % 4 !== 0) throw new TypeError("base64Decode: length must be a multiple of 4");
+    let padding = 0;
+    while (padding < 2 && end > 0 && apply(realCharAt, value, [end - 1]) === "=") { end--; padding++; }
+    const parts = [];
+    let bits = 0;
+    let bitCount = 0;
+    for (let i = 0; i < end; i++) {
+      const digit = B64_INDEX[apply(realCharAt, value, [i])];
+      if (digit === undefined) throw new TypeError("base64Decode: invalid character at " + i);
+      bits = ((bits << 6) | digit) & 0xffffff;
+      bitCount += 6;
+      if (bitCount >= 8) {
+        bitCount -= 8;
+        apply(realPush, parts, [percentByte((bits >> bitCount) & 255)]);
+      }
+    }
+    try {
+      return decodeURIComponentNative(apply(realJoin, parts, [""]));
+    } catch (error) {
+      throw new TypeError("base64Decode: data is not valid UTF-8");
+    }
+  }
+
+  function logAt(level) {
+    return function (message, data) {
+      const messageJson = stringify(typeof message === "string" ? message : toStringOf(message));
+      let dataJson;
+      if (data !== undefined) {
+        dataJson = stringify(data);
+        if (typeof dataJson !== "string") throw new TypeError("log data must be JSON-serialisable");
+      }
+      if (hostLog(level, messageJson, dataJson)) throw new RangeError("log limit exceeded");
+    };
+  }
+
+  const meta = parse(contextJson);
+  const context = freeze({
+    calledAt: meta.calledAt,
+    requestId: meta.requestId,
+    workspaceUid: meta.workspaceUid,
+    connectionId: meta.connectionId,
+    toolUid: meta.toolUid,
+    toolName: meta.toolName,
+    config: deepFreeze(meta.config),
+    encoding: freeze({ base64Encode, base64Decode }),
+    log: freeze({ debug: logAt("debug"), info: logAt("info"), warn: logAt("warn"), error: logAt("error") }),
+  });
+
+  // ---- driver (host-facing) ----
+  function adapterOrThrow() {
+    const root = G.__rayrun;
+    const adapter = root === null || root === undefined ? undefined : root.default;
+    if (adapter === null || typeof adapter !== "object") {
+      throw new TypeError("the bundle did not leave an adapter object at globalThis.__rayrun.default");
+    }
+    return adapter;
+  }
+  return freeze({
+    // "function" | "absent"; throws when there is no adapter object.
+    stageKind(stage) {
+      return typeof adapterOrThrow()[stage] === "function" ? "function" : "absent";
+    },
+    invoke(stage, inputJson) {
+      const adapter = adapterOrThrow();
+      const input = parse(inputJson);
+      // Define, not assign: a setter planted on Object.prototype must not see the context.
+      defineProperty(input, "context", { value: context, writable: true, enumerable: true, configurable: true });
+      return (async function () { return adapter[stage](input); })();
+    },
+    describe() {
+      const adapter = adapterOrThrow();
+      const hasBefore = typeof adapter.before === "function";
+      const hasAfter = typeof adapter.after === "function";
+      // Array literals define (not set) elements: a polluted Array.prototype cannot fake stages.
+      const stages = hasBefore && hasAfter ? ["before", "after"] : hasBefore ? ["before"] : hasAfter ? ["after"] : [];
+      return {
+        apiVersion: adapter.apiVersion,
+        stages,
+        branded: apply(weakSetHas, brands, [adapter]),
+        publicContract: adapter.publicContract,
+      };
+    },
+    // JSON text, or undefined when the value has no JSON form; throws like JSON.stringify.
+    serialize(value) {
+      return stringify(value);
+    },
+  });
+})`;

@@ -1,0 +1,109 @@
+import {
+  validateAfterReturn,
+  validateBeforeReturn,
+  type AfterReturn,
+  type BeforeReturn,
+  type JsonObject,
+  type JsonValue,
+} from "../../../schema/hooks/contract.ts";
+import { prepareContext } from "./isolate.context.ts";
+import { resolveLimits, type LimitOverrides } from "./isolate.limits.ts";
+import { IsolateSession, openSession } from "./isolate.session.ts";
+import { containsLoneSurrogate } from "./isolate.text.ts";
+import type { HookLog, IsolateError, IsolateUsage, StageContextInput, StageName } from "./isolate.types.ts";
+
+export type StageInput = { arguments: JsonObject; result?: JsonValue };
+
+export interface StageRequest {
+  /** A "rayrun bundle v1": classic script leaving the adapter at `globalThis.__rayrun.default`. */
+  bundle: string;
+  stage: StageName;
+  input: StageInput;
+  context: StageContextInput;
+  /** Workspace overrides; they can only lower the defaults. */
+  limits?: LimitOverrides;
+}
+
+export type StageOutcome = "continue" | "reject" | "require_approval" | "return" | "fail" | "error";
+
+export interface StageRun {
+  outcome: StageOutcome;
+  value?: BeforeReturn | AfterReturn;
+  error?: IsolateError;
+  logs: HookLog[];
+  usage: IsolateUsage;
+}
+
+const NO_USAGE: IsolateUsage = { polls: 0, wasmBytes: 0, durationMs: 0, outputBytes: 0 };
+
+/** A stage the adapter does not define passes the call (before) or the result (after) through unchanged. */
+function passThrough(stage: StageName, input: StageInput): BeforeReturn | AfterReturn {
+  return stage === "before"
+    ? { action: "continue", arguments: input.arguments }
+    : { action: "return", result: input.result ?? null };
+}
+
+function validated(stage: StageName, json: unknown): { value: BeforeReturn | AfterReturn } | IsolateError {
+  if (containsLoneSurrogate(json)) {
+    return { code: "invalid_return", message: "the returned value contains a lone UTF-16 surrogate" };
+  }
+  const check = stage === "before" ? validateBeforeReturn(json) : validateAfterReturn(json);
+  return check.ok ? { value: check.value } : { code: "invalid_return", message: check.message };
+}
+
+/** Everything inside one session; returns the stage's validated value or records a fault. */
+function runInSession(session: IsolateSession, request: StageRequest, contextJson: string, calledAtMs: number) {
+  session.setup(contextJson, calledAtMs);
+  session.evaluateBundle(request.bundle);
+  const stageName = session.newString(request.stage);
+  try {
+    const kind = session.callDriver("stageKind", [stageName]);
+    if (!kind) return undefined;
+    const defined = session.readShortString(kind) === "function";
+    kind.dispose();
+    if (!defined) return passThrough(request.stage, request.input);
+
+    const inputJson = session.newString(JSON.stringify(request.input));
+    const promise = session.callDriver("invoke", [stageName, inputJson]);
+    inputJson.dispose();
+    if (!promise) return undefined;
+    const settled = session.settle(promise);
+    promise.dispose();
+    if (!settled) return undefined;
+    const copied = session.copyJson(settled, session.limits.outputBytes, "the returned value");
+    settled.dispose();
+    if (!copied) return undefined;
+    const checked = validated(request.stage, copied.json);
+    if ("code" in checked) {
+      session.fail(checked.code, checked.message);
+      return undefined;
+    }
+    return checked.value;
+  } finally {
+    stageName.dispose();
+  }
+}
+
+/**
+ * Runs one stage of a compiled hook in a fresh QuickJS runtime and context.
+ * Never throws: every failure is `outcome: "error"` with a stable code, and
+ * the caller must treat it as failing the call closed.
+ */
+export async function runStage(request: StageRequest): Promise<StageRun> {
+  const context = prepareContext(request.context);
+  if (!context.ok) return { outcome: "error", error: { code: "exception", message: context.message }, logs: [], usage: NO_USAGE };
+  const session = await openSession(resolveLimits(request.limits));
+  if ("code" in session) return { outcome: "error", error: session, logs: [], usage: NO_USAGE };
+  let value: BeforeReturn | AfterReturn | undefined;
+  try {
+    value = runInSession(session, request, context.json, context.calledAtMs);
+  } catch (error) {
+    session.fail("exception", `isolate fault: ${String(error)}`);
+  }
+  const usage = session.close();
+  const fault = session.fault;
+  if (fault || !value) {
+    return { outcome: "error", error: fault ?? { code: "exception", message: "the stage produced no value" }, logs: session.logs, usage };
+  }
+  return { outcome: value.action, value, logs: session.logs, usage };
+}
