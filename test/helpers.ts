@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { inject } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import type { ReceivedCall } from "../demo/upstream/tools.ts";
 import type { ReceivedRequest } from "../demo/upstream/http.ts";
 

@@ -35,7 +35,11 @@ export function decideAccess(catalog: Catalog, profileId: string | null, tool: C
   return { allowed: true };
 }
 
-/** Discovery shows only what this client could call now (policy approval counts as callable). */
+/**
+ * Discovery shows only what this client could call now (a policy approval counts
+ * as callable). A tool in review or awaiting upstream authorization is hidden, but
+ * calling it by name explains why it is refused; a blocked tool stays unknown.
+ */
 export function isListed(catalog: Catalog, profileId: string | null, tool: CatalogTool): boolean {
   const decision = decideAccess(catalog, profileId, tool);
   return decision.allowed || decision.code === "approval_required";

@@ -8,7 +8,7 @@ import {
   type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { resolvePrincipal } from "../auth/authenticate.ts";
 import { decideAccess, isListed } from "../calls/access.ts";
 import { loadCatalog, type Catalog } from "../calls/catalog.ts";
@@ -92,11 +92,11 @@ function publicDefinition(publicName: string, definition: ToolDefinition): Tool 
 
 async function callTool(catalog: Catalog, caller: Caller, publicName: string, args: Record<string, unknown>): Promise<CallToolResult> {
   const tool = catalog.tools.get(publicName);
-  if (!tool || !isListed(catalog, caller.profileId, tool)) {
-    // Unknown and unlisted look the same, so a client learns nothing about tools it may not see.
+  const access = tool ? decideAccess(catalog, caller.profileId, tool) : undefined;
+  if (!tool || !access || (!access.allowed && (access.code === "tool_blocked" || access.code === "no_access_profile"))) {
+    // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${publicName}`);
   }
-  const access = decideAccess(catalog, caller.profileId, tool);
   if (!access.allowed) return refusal(access.code, access.message, { tool: publicName });
 
   const target = catalog.targets.get(tool.serviceId);

@@ -1,0 +1,164 @@
+// `npm start`: the whole product on this machine. Applies local D1 migrations,
+// starts the demo upstream MCP server and the gateway (wrangler dev, local mode),
+// seeds a demo workspace once, connects and indexes the demo upstream, and prints
+// (and saves) the URLs and keys. A second run reuses the same data.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startDemoUpstream } from "../demo/upstream/http.ts";
+
+const root = join(import.meta.dirname, "..");
+const stateDir = join(root, ".rayrun");
+const credentialsFile = join(stateDir, "dev-credentials.json");
+const devVarsFile = join(stateDir, "dev.vars");
+const gatewayPort = Number(process.env.RAYRUN_PORT ?? 8787);
+const upstreamPort = Number(process.env.DEMO_UPSTREAM_PORT ?? 8788);
+const apiUrl = `http://127.0.0.1:${gatewayPort}`;
+// No metrics, no update check (it rides on the banner), no fetch of the `Request.cf` placeholder: localhost only.
+const quietWrangler = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  WRANGLER_HIDE_BANNER: "true",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+};
+
+interface DevCredentials {
+  workspace: string;
+  adminKey: string;
+  clientKey: string;
+  apiUrl: string;
+  mcpUrl: string;
+}
+
+mkdirSync(stateDir, { recursive: true });
+ensureDevSecrets();
+run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", join(stateDir, "state")]);
+
+const upstream = await startDemoUpstream({ port: upstreamPort });
+const gateway = spawn(
+  "npx",
+  [
+    "wrangler", "dev", "--local",
+    "--ip", "127.0.0.1", "--port", String(gatewayPort),
+    "--persist-to", join(stateDir, "state"),
+    "--env-file", devVarsFile,
+    "--var", "DEV_LOGIN:on",
+    "--var", "DEV_ALLOWED_HOSTS:127.0.0.1",
+    "--show-interactive-dev-session=false",
+  ],
+  { cwd: root, env: quietWrangler, stdio: ["ignore", "inherit", "inherit"] },
+);
+stopWith(gateway, () => upstream.close());
+
+await waitForGateway();
+const credentials = await seed();
+writeFileSync(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`);
+console.log(`
+Rayrun is running.
+  Console          ${apiUrl}/
+  REST API         ${credentials.apiUrl}/v1   (OpenAPI: ${credentials.apiUrl}/v1/openapi.json)
+  MCP endpoint     ${credentials.mcpUrl}
+  Demo upstream    ${upstream.origin}/mcp
+  Workspace        ${credentials.workspace}
+  Admin key        ${credentials.adminKey}
+  Client key       ${credentials.clientKey}   (tools:call, default profile)
+  Dev login        dev@rayrun.local (POST ${apiUrl}/dev/login)
+Saved to ${credentialsFile}. Press Ctrl-C to stop.
+`);
+
+/** Secrets the local gateway needs, generated once and kept so stored service headers stay readable. */
+function ensureDevSecrets(): void {
+  if (existsSync(devVarsFile)) return;
+  const lines = [
+    `BOOTSTRAP_SECRET=${randomBytes(24).toString("base64url")}`,
+    `SECRETS_KEY=${randomBytes(32).toString("base64")}`,
+  ];
+  writeFileSync(devVarsFile, `${lines.join("\n")}\n`, { mode: 0o600 });
+}
+
+function devSecret(name: string): string {
+  const line = readFileSync(devVarsFile, "utf8").split("\n").find((l) => l.startsWith(`${name}=`));
+  if (!line) throw new Error(`${devVarsFile} lacks ${name}; delete it to regenerate`);
+  return line.slice(name.length + 1);
+}
+
+function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { cwd: root, env: quietWrangler, stdio: "inherit" });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed with exit code ${result.status}`);
+}
+
+function stopWith(child: ChildProcess, cleanup: () => Promise<void>): void {
+  const stop = () => {
+    child.kill("SIGTERM");
+    void cleanup().finally(() => process.exit(0));
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  child.on("exit", (code) => {
+    console.error(`wrangler dev exited (${code ?? "signal"})`);
+    void cleanup().finally(() => process.exit(code ?? 1));
+  });
+}
+
+async function waitForGateway(): Promise<void> {
+  for (let attempt = 0; attempt < 240; attempt++) {
+    try {
+      const res = await fetch(`${apiUrl}/v1/openapi.json`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`The gateway did not start on ${apiUrl} within 2 minutes`);
+}
+
+async function call(path: string, init: { method?: string; key?: string; body?: unknown; auth?: string } = {}) {
+  const res = await fetch(`${apiUrl}${path}`, {
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers: {
+      ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+      authorization: `Bearer ${init.auth ?? init.key}`,
+    },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+/** Reuses saved credentials while they still work; otherwise creates the demo workspace. */
+async function seed(): Promise<DevCredentials> {
+  const saved = existsSync(credentialsFile) ? (JSON.parse(readFileSync(credentialsFile, "utf8")) as DevCredentials) : null;
+  const stillValid = saved && (await call(`/v1/workspaces/${saved.workspace}`, { key: saved.adminKey })).status === 200;
+  const credentials = stillValid ? { ...saved, apiUrl, mcpUrl: `${apiUrl}/mcp` } : await createDemoWorkspace();
+  await connectDemoUpstream(credentials);
+  return credentials;
+}
+
+async function createDemoWorkspace(): Promise<DevCredentials> {
+  const created = await call("/v1/workspaces", {
+    auth: devSecret("BOOTSTRAP_SECRET"),
+    body: { name: "Demo workspace", adminEmail: "dev@rayrun.local" },
+  });
+  if (created.status !== 201) throw new Error(`Could not create the demo workspace: ${JSON.stringify(created.body)}`);
+  const workspace = created.body.workspace.id as string;
+  const adminKey = created.body.adminKey.secret as string;
+  const client = await call(`/v1/workspaces/${workspace}/keys`, {
+    key: adminKey,
+    body: { name: "demo agent", scopes: ["tools:call"], profileId: created.body.defaultProfileId },
+  });
+  if (client.status !== 201) throw new Error(`Could not create the client key: ${JSON.stringify(client.body)}`);
+  return { workspace, adminKey, clientKey: client.body.secret, apiUrl, mcpUrl: `${apiUrl}/mcp` };
+}
+
+/** Registers the demo upstream as service `demo`, or re-indexes it when it already exists. */
+async function connectDemoUpstream({ workspace, adminKey }: DevCredentials): Promise<void> {
+  const listed = await call(`/v1/workspaces/${workspace}/services`, { key: adminKey });
+  const existing = (listed.body.services as { id: string; slug: string }[]).find((service) => service.slug === "demo");
+  const url = `http://127.0.0.1:${upstreamPort}/mcp`;
+  const result = existing
+    ? await call(`/v1/workspaces/${workspace}/services/${existing.id}/refresh`, { key: adminKey, method: "POST" })
+    : await call(`/v1/workspaces/${workspace}/services`, { key: adminKey, body: { slug: "demo", url } });
+  if (result.status >= 300) throw new Error(`Could not index the demo upstream: ${JSON.stringify(result.body)}`);
+}

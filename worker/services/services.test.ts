@@ -1,0 +1,210 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, connectMcp, createWorkspace, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import { checkUpstreamUrl } from "./url-guard.ts";
+
+describe("connecting a service", () => {
+  it("indexes every tool with an immutable uid and a definition hash, and never returns secret headers", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const res = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "demo", url: `${upstreamOrigin()}/t/${newTag()}/mcp`, headers: { "X-Api-Key": "very-secret-value" } },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.index).toEqual({
+      added: ["search_release_notes", "lookup_customer", "delete_record", "export_report"],
+      changed: [],
+      removed: [],
+      unchanged: 0,
+    });
+    expect(res.body.service).toMatchObject({ slug: "demo", secretHeaderNames: ["X-Api-Key"] });
+    expect(JSON.stringify(res.body)).not.toContain("very-secret-value");
+    const listed = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey });
+    expect(JSON.stringify(listed.body)).not.toContain("very-secret-value");
+
+    const row = await env.DB.prepare("SELECT secret_headers FROM services WHERE id = ?").bind(res.body.service.id).first<{ secret_headers: string }>();
+    expect(row?.secret_headers).toMatch(/^v1\./);
+    expect(row?.secret_headers).not.toContain("very-secret-value");
+
+    const tools = (await api(`/v1/workspaces/${workspace.ws}/tools`, { key: workspace.adminKey })).body.tools;
+    expect(tools).toHaveLength(4);
+    for (const tool of tools) {
+      expect(tool.uid).toMatch(/^tool_[0-9a-z]{20}$/);
+      expect(tool.definitionHash).toMatch(/^[0-9a-f]{64}$/);
+      expect(tool.status).toBe("active");
+      expect(tool.publicName).toBe(`demo__${tool.name}`);
+    }
+  });
+
+  it("refuses a slug already in use with 409", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const body = { slug: "demo", url: `${upstreamOrigin()}/t/${newTag()}/mcp` };
+    expect((await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body })).status).toBe(201);
+    const again = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("conflict");
+  });
+
+  it.each([
+    ["http://169.254.169.254/", "Service URL refused: only https URLs are allowed"],
+    ["http://10.0.0.1/", "Service URL refused: only https URLs are allowed"],
+    ["http://localhost:1/", "Service URL refused: only https URLs are allowed"],
+    ["https://169.254.169.254/latest", "Service URL refused: address 169.254.169.254 is private, loopback, link-local or reserved"],
+    ["https://10.0.0.1/mcp", "Service URL refused: address 10.0.0.1 is private, loopback, link-local or reserved"],
+    ["https://localhost/mcp", "Service URL refused: host localhost is internal"],
+    ["https://[::1]/mcp", "Service URL refused: address [::1] is private, loopback, link-local or reserved"],
+    ["https://user:pw@example.com/mcp", "Service URL refused: credentials in the URL are not allowed; use secret headers"],
+  ])("refuses %s with 400 url_not_allowed", async (url, message) => {
+    const workspace = await createWorkspace();
+    const res = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body: { slug: "bad", url } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { code: "url_not_allowed", message, details: { field: "json.url" } } });
+  });
+
+  it("refuses a redirect to the metadata address", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const res = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "redirecting", url: `${upstreamOrigin()}/fixtures/redirect-to-metadata` },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({ code: "url_not_allowed", message: "Upstream URL refused: only https URLs are allowed" });
+    expect((await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey })).body.services).toEqual([]);
+  });
+
+  it("answers an unreachable upstream with 502 upstream_unreachable and stores nothing", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const res = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "down", url: "http://127.0.0.1:1/mcp" },
+    });
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe("upstream_unreachable");
+    expect((await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey })).body.services).toEqual([]);
+  });
+
+  it("answers an upstream that is not MCP with 502 upstream_protocol_error", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const res = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "web", url: `${upstreamOrigin()}/fixtures/not-mcp` },
+    });
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe("upstream_protocol_error");
+  });
+
+  it("follows tools/list pagination and refuses an upstream over the tool cap with 413", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const paged = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "paged", url: `${upstreamOrigin()}/fixtures/tools/250/mcp` },
+    });
+    expect(paged.status).toBe(201);
+    expect(paged.body.index.added).toHaveLength(250);
+
+    const huge = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "huge", url: `${upstreamOrigin()}/fixtures/tools/1001/mcp` },
+    });
+    expect(huge.status).toBe(413);
+    expect(huge.body).toEqual({
+      error: { code: "too_many_tools", message: "The upstream lists more than 1000 tools", details: { limit: 1000 } },
+    });
+  });
+});
+
+describe("refreshing a service", () => {
+  async function mutableService() {
+    const workspace = await createWorkspace();
+    const key = newTag();
+    const setVariant = (variant: number) =>
+      fetch(`${upstreamOrigin()}/fixtures/mutable/${key}/state`, { method: "POST", body: JSON.stringify({ variant }) });
+    await setVariant(0);
+    const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "mut", url: `${upstreamOrigin()}/fixtures/mutable/${key}/mcp` },
+    });
+    expect(created.status).toBe(201);
+    const clientKey = (
+      await api(`/v1/workspaces/${workspace.ws}/keys`, {
+        key: workspace.adminKey,
+        body: { name: "agent", scopes: ["tools:call"], profileId: workspace.defaultProfileId },
+      })
+    ).body.secret as string;
+    const tools = async () =>
+      (await api(`/v1/workspaces/${workspace.ws}/tools`, { key: workspace.adminKey })).body.tools as {
+        uid: string;
+        name: string;
+        status: string;
+        definitionHash: string;
+        previousDefinition: unknown;
+      }[];
+    const refresh = () => api(`/v1/workspaces/${workspace.ws}/services/${created.body.service.id}/refresh`, { method: "POST", key: workspace.adminKey });
+    return { workspace, key, setVariant, clientKey, tools, refresh };
+  }
+
+  it("puts a changed definition in review, blocks calls until approved, and marks vanished tools removed", async ({ expect }) => {
+    const { workspace, key, setVariant, clientKey, tools, refresh } = await mutableService();
+    const before = await tools();
+    const echoUid = before.find((tool) => tool.name === "echo")!.uid;
+
+    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: [], unchanged: 3 });
+    await setVariant(1);
+    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2 });
+    const changed = (await tools()).find((tool) => tool.name === "echo")!;
+    expect(changed).toMatchObject({ uid: echoUid, status: "review_required" });
+    expect(changed.previousDefinition).toMatchObject({ inputSchema: { required: ["message"] } });
+
+    const client = await connectMcp(clientKey);
+    const refused = await client.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } });
+    expect(refused.isError).toBe(true);
+    expect(refused._meta?.["dev.rayrun/error"]).toMatchObject({ code: "tool_review_required" });
+    expect((await upstreamReceived(`mutable-${key}`)).calls).toEqual([]);
+
+    const stale = await api(`/v1/workspaces/${workspace.ws}/tools/${echoUid}/review`, {
+      key: workspace.adminKey,
+      body: { definitionHash: before.find((tool) => tool.name === "echo")!.definitionHash },
+    });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error.code).toBe("definition_changed");
+    const approved = await api(`/v1/workspaces/${workspace.ws}/tools/${echoUid}/review`, {
+      key: workspace.adminKey,
+      body: { definitionHash: changed.definitionHash },
+    });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ status: "active", approvedHash: changed.definitionHash, previousDefinition: null });
+    const ok = await client.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } });
+    expect(ok.isError).toBeFalsy();
+    expect((await upstreamReceived(`mutable-${key}`)).calls.map((call) => call.arguments)).toEqual([{ message: "hi", loud: true }]);
+
+    await setVariant(2);
+    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: ["retired"], unchanged: 2 });
+    const retired = (await tools()).find((tool) => tool.name === "retired")!;
+    expect(retired.status).toBe("removed");
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["mut__echo", "mut__stable"]);
+  });
+
+  it("returns a tool to active when the upstream reverts to the approved definition", async ({ expect }) => {
+    const { setVariant, tools, refresh } = await mutableService();
+    await setVariant(1);
+    await refresh();
+    await setVariant(0);
+    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2 });
+    expect((await tools()).find((tool) => tool.name === "echo")!.status).toBe("active");
+  });
+});
+
+describe("URL policy", () => {
+  it("allows private hosts only when they are on the dev allow-list", ({ expect }) => {
+    const allow = new Set(["127.0.0.1"]);
+    expect(checkUpstreamUrl("http://127.0.0.1:8788/mcp", allow).ok).toBe(true);
+    expect(checkUpstreamUrl("http://127.0.0.1:8788/mcp", new Set()).ok).toBe(false);
+    expect(checkUpstreamUrl("https://mcp.example.com/mcp", new Set()).ok).toBe(true);
+    // Integer and hex spellings of the metadata address normalise to dotted form and are refused.
+    expect(checkUpstreamUrl("https://2852039166/", new Set())).toMatchObject({ ok: false });
+    expect(checkUpstreamUrl("https://0xa9fea9fe/", new Set())).toMatchObject({ ok: false });
+    expect(checkUpstreamUrl("https://[::ffff:169.254.169.254]/", new Set())).toMatchObject({ ok: false });
+    expect(checkUpstreamUrl("https://metadata.google.internal/", new Set())).toMatchObject({ ok: false });
+    expect(checkUpstreamUrl("ftp://example.com/", new Set())).toMatchObject({ ok: false });
+  });
+});
