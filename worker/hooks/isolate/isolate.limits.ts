@@ -36,7 +36,7 @@ const MiB = 1024 * 1024;
 
 export const DEFAULT_LIMITS: Readonly<IsolateLimits> = Object.freeze({
   workBudgetPolls: 1000,
-  deadlineMs: 200,
+  deadlineMs: 1000,
   memoryBytes: 16 * MiB,
   stackBytes: 256 * 1024,
   wasmMemoryBytes: 48 * MiB,

@@ -303,10 +303,14 @@ export class IsolateSession {
     const wasmBytes = wasmMemoryBytes(this.module);
     if (!this.instanceBroken) {
       try {
+        // Freeing can allocate (GC bookkeeping); a run that ended at its memory limit must still free cleanly.
+        this.runtime.setMemoryLimit(-1);
         this.driver?.dispose();
         this.vm.dispose();
         this.runtime.dispose();
       } catch {
+        // QuickJS can leak objects after an allocation failure deep inside the engine; its
+        // free then aborts the instance. The instance is discarded; the run's outcome stands.
         this.instanceBroken = true;
       }
     }
