@@ -1,0 +1,209 @@
+import type { Diagnostic, DiagnosticCode } from "./compiler.diagnostics.ts";
+import { type esbuild, getEsbuild, isBuildFailure, resetEsbuild } from "./compiler.esbuild.ts";
+
+/** Name esbuild gives the hook's source in its messages. */
+const SOURCE_FILE = "hook.ts";
+const PLUGIN_NAME = "rayrun-no-imports";
+
+export type StaticCheckResult =
+  | { ok: true; esm: string; exportNames: string[] }
+  | { ok: false; diagnostics: Diagnostic[] };
+
+/** Import kinds esbuild reports to resolve hooks, mapped to our codes. */
+const IMPORT_KIND_CODES: Partial<Record<esbuild.ImportKind, DiagnosticCode>> = {
+  "import-statement": "import_forbidden",
+  "require-call": "require_forbidden",
+  "require-resolve": "require_forbidden",
+  "dynamic-import": "dynamic_import_forbidden",
+};
+
+/**
+ * Every module reference is an error: a hook is one self-contained file. esbuild
+ * calls this for `import`, `export … from`, `require("x")` and `import("x")`
+ * with a string literal, and attaches the position of the specifier.
+ */
+const rejectEveryImport: esbuild.Plugin = {
+  name: PLUGIN_NAME,
+  setup(build) {
+    build.onResolve({ filter: /.*/ }, (args) => {
+      const code = IMPORT_KIND_CODES[args.kind] ?? "import_forbidden";
+      const what = code === "require_forbidden" ? "require()" : code === "dynamic_import_forbidden" ? "import()" : "import";
+      return { errors: [{ text: `${what} of "${args.path}" is not allowed: a hook is a single self-contained file`, detail: code }] };
+    });
+  },
+};
+
+/** esbuild warnings that we turn into errors, with the code they map to. */
+const WARNINGS_AS_ERRORS: Record<string, DiagnosticCode> = {
+  // require(expr) / import(expr) with a computed argument are not bundled, only warned about.
+  "unsupported-require-call": "require_forbidden",
+  "unsupported-dynamic-import": "dynamic_import_forbidden",
+};
+
+/**
+ * Transpiles and checks the hook in one esbuild build: TypeScript syntax,
+ * module references, top-level await (the bundle is a classic script), and the
+ * module's format and export names from the metafile. All positions come from
+ * esbuild itself.
+ */
+export async function checkSource(source: string): Promise<StaticCheckResult> {
+  const esbuild = await getEsbuild();
+  let result: esbuild.BuildResult<{ metafile: true; write: false }>;
+  try {
+    result = await esbuild.build({
+      stdin: { contents: source, loader: "ts", sourcefile: SOURCE_FILE },
+      bundle: true,
+      write: false,
+      metafile: true,
+      format: "esm",
+      platform: "neutral",
+      target: "es2022",
+      supported: { "top-level-await": false },
+      // Keep every value import (TypeScript would drop unused ones) so each is reported.
+      tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } },
+      logLevel: "silent",
+      logOverride: Object.fromEntries(Object.keys(WARNINGS_AS_ERRORS).map((id) => [id, "error" as const])),
+      plugins: [rejectEveryImport],
+    });
+  } catch (error) {
+    if (isBuildFailure(error)) return { ok: false, diagnostics: error.errors.map(toDiagnostic) };
+    return { ok: false, diagnostics: [await esbuildCrashed(error)] };
+  }
+  const output = result.outputFiles[0];
+  const input = result.metafile.inputs[SOURCE_FILE];
+  const exportNames = Object.values(result.metafile.outputs)[0]?.exports ?? [];
+  if (!output) throw new Error("esbuild produced no output");
+  if (input?.format === "cjs") {
+    return {
+      ok: false,
+      diagnostics: [
+        {
+          code: "commonjs_forbidden",
+          message: "CommonJS (`module`, `exports`, top-level `return`) is not allowed: use `export default defineToolAdapter(...)`",
+        },
+      ],
+    };
+  }
+  const diagnostics = await checkExports(source, exportNames);
+  if (diagnostics.length > 0) return { ok: false, diagnostics };
+  return { ok: true, esm: output.text, exportNames };
+}
+
+/**
+ * The Go runtime inside esbuild-wasm dies on input it cannot handle (a
+ * JavaScript stack overflow on deeply nested code) and then rejects every
+ * later call: report the input and start a fresh esbuild next time.
+ */
+async function esbuildCrashed(error: unknown): Promise<Diagnostic> {
+  await resetEsbuild();
+  if (error instanceof RangeError || /call stack/i.test(String(error))) {
+    return { code: "nesting_too_deep", message: "the source is nested too deeply to compile" };
+  }
+  throw error;
+}
+
+function toDiagnostic(message: esbuild.Message): Diagnostic {
+  const code = codeOf(message);
+  const text = code === "top_level_await_forbidden" ? "top-level await is not allowed: a hook's top level runs synchronously" : message.text;
+  return { code, message: text, ...positionOf(message.location) };
+}
+
+function codeOf(message: esbuild.Message): DiagnosticCode {
+  if (message.pluginName === PLUGIN_NAME && typeof message.detail === "string") return message.detail as DiagnosticCode;
+  const fromWarning = WARNINGS_AS_ERRORS[message.id];
+  if (fromWarning) return fromWarning;
+  // esbuild gives this error no id; its text is the only stable handle.
+  if (message.text.startsWith("Top-level await")) return "top_level_await_forbidden";
+  return "syntax_error";
+}
+
+function positionOf(location: esbuild.Location | null | undefined): Pick<Diagnostic, "line" | "column"> {
+  return location ? toPosition(location) : {};
+}
+
+/** Only `default` may be exported; every other export is reported where it is declared. */
+async function checkExports(source: string, exportNames: readonly string[]): Promise<Diagnostic[]> {
+  const extra = exportNames.filter((name) => name !== "default");
+  const positions = extra.length > 0 ? await locateExports(source, extra) : new Map<string, Position>();
+  const diagnostics: Diagnostic[] = extra.map((name) => ({
+    code: "export_forbidden",
+    message: `export "${name}" is not allowed: a hook exports only \`default\` (its defineToolAdapter(...))`,
+    ...positions.get(name),
+  }));
+  if (!exportNames.includes("default")) {
+    diagnostics.push({ code: "default_export_missing", message: "a hook must `export default defineToolAdapter({ ... })`" });
+  }
+  return diagnostics;
+}
+
+type Position = { line: number; column: number };
+
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+/**
+ * esbuild counts lines from 1 and columns from 0 in UTF-8 bytes; diagnostics
+ * count both from 1, columns in UTF-16 code units, as editors do.
+ */
+function toPosition(location: esbuild.Location): Position {
+  const before = utf8.encode(location.lineText).subarray(0, location.column);
+  return { line: location.line, column: utf8Decoder.decode(before).length + 1 };
+}
+
+/** Positions are looked up for at most this many extra exports (each costs one esbuild parse). */
+const MAX_LOCATED_EXPORTS = 10;
+
+async function locateExports(source: string, names: readonly string[]): Promise<Map<string, Position>> {
+  const positions = new Map<string, Position>();
+  for (const name of names.slice(0, MAX_LOCATED_EXPORTS)) {
+    const position = await locateExport(source, name);
+    if (position) positions.set(name, position);
+  }
+  return positions;
+}
+
+/**
+ * esbuild's metafile lists export names but not where they are declared. To
+ * get the position from esbuild anyway, append a second export of the name:
+ * esbuild rejects the duplicate, and its note points at the original export.
+ * Appending keeps every original position unchanged.
+ */
+export async function locateExport(source: string, name: string): Promise<Position | undefined> {
+  const probe = unusedIdentifier(source);
+  const esbuild = await getEsbuild();
+  try {
+    await esbuild.transform(`${source}\n;const ${probe} = 0;\nexport { ${probe} as ${JSON.stringify(name)} };\n`, {
+      loader: "ts",
+      format: "esm",
+      sourcefile: SOURCE_FILE,
+      logLevel: "silent",
+    });
+  } catch (error) {
+    if (!isBuildFailure(error)) throw error;
+    for (const message of error.errors) {
+      const original = message.notes[0]?.location;
+      if (original) return toPosition(original);
+    }
+  }
+  return undefined;
+}
+
+function unusedIdentifier(source: string): string {
+  let name = "__rayrun_export_probe";
+  while (source.includes(name)) name += "_";
+  return name;
+}
+
+/** "rayrun bundle v1": a classic script leaving the module namespace at `globalThis.__rayrun`. */
+export async function toClassicScript(esm: string): Promise<string> {
+  const esbuild = await getEsbuild();
+  const result = await esbuild.transform(esm, {
+    loader: "js",
+    format: "iife",
+    globalName: "__rayrun",
+    target: "es2022",
+    banner: "// rayrun bundle v1",
+    logLevel: "silent",
+  });
+  return result.code;
+}

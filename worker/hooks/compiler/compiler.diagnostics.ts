@@ -1,0 +1,50 @@
+/**
+ * Compiler diagnostics: one stable machine code per rejection reason, plus the
+ * source position (1-based line and column, from esbuild's own locations) or the
+ * JSON pointer inside `publicContract` when one exists.
+ */
+export type DiagnosticCode =
+  | "source_too_large"
+  | "config_too_large"
+  | "config_not_object"
+  | "syntax_error"
+  | "nesting_too_deep"
+  | "import_forbidden"
+  | "require_forbidden"
+  | "dynamic_import_forbidden"
+  | "top_level_await_forbidden"
+  | "commonjs_forbidden"
+  | "export_forbidden"
+  | "default_export_missing"
+  | "default_export_not_adapter"
+  | "api_version_unsupported"
+  | "no_stages"
+  | "invalid_public_contract"
+  | "schema_pattern_forbidden"
+  | "top_level_timeout"
+  | "top_level_memory"
+  | "top_level_stack_overflow"
+  | "top_level_exception"
+  | "compiled_too_large";
+
+export interface Diagnostic {
+  code: DiagnosticCode;
+  message: string;
+  /** 1-based line in the hook source. */
+  line?: number;
+  /** 1-based column, in UTF-16 code units, as editors count. */
+  column?: number;
+  /** JSON pointer into `publicContract`, e.g. `/inputSchema/$defs/a/pattern`. */
+  pointer?: string;
+}
+
+/** Codes that mean "too big to look at" (HTTP 413); everything else is 422. */
+const PAYLOAD_TOO_LARGE: ReadonlySet<DiagnosticCode> = new Set<DiagnosticCode>([
+  "source_too_large",
+  "config_too_large",
+  "compiled_too_large",
+]);
+
+export function statusFor(diagnostics: readonly Diagnostic[]): 413 | 422 {
+  return diagnostics.some((d) => PAYLOAD_TOO_LARGE.has(d.code)) ? 413 : 422;
+}

@@ -1,0 +1,38 @@
+import type { Diagnostic } from "./compiler.diagnostics.ts";
+import { CONFIG_MAX_BYTES, SOURCE_MAX_BYTES } from "./compiler.limits.ts";
+
+const encoder = new TextEncoder();
+
+/** UTF-8 length, without encoding strings that are certainly over `limit`. */
+function utf8LengthUpTo(text: string, limit: number): number {
+  // Each UTF-16 code unit is at least one UTF-8 byte, so a long string is over without counting.
+  if (text.length > limit) return limit + 1;
+  return encoder.encode(text).byteLength;
+}
+
+/** Checked before anything parses the source: a 10 MiB draft never reaches esbuild. */
+export function checkSourceSize(source: string): Diagnostic[] {
+  if (utf8LengthUpTo(source, SOURCE_MAX_BYTES) <= SOURCE_MAX_BYTES) return [];
+  return [{ code: "source_too_large", message: `the source is over ${SOURCE_MAX_BYTES} bytes (UTF-8)` }];
+}
+
+/** Config is deployed with the revision and handed to every stage: a small JSON object. */
+export function checkConfig(config: unknown): Diagnostic[] {
+  if (typeof config !== "object" || config === null || Array.isArray(config)) {
+    return [{ code: "config_not_object", message: "config must be a JSON object" }];
+  }
+  let serialized: string;
+  try {
+    serialized = JSON.stringify(config);
+  } catch {
+    return [{ code: "config_not_object", message: "config must be a JSON object (it could not be serialized)" }];
+  }
+  if (utf8LengthUpTo(serialized, CONFIG_MAX_BYTES) > CONFIG_MAX_BYTES) {
+    return [{ code: "config_too_large", message: `config is over ${CONFIG_MAX_BYTES} bytes as JSON` }];
+  }
+  return [];
+}
+
+export function utf8Length(text: string): number {
+  return encoder.encode(text).byteLength;
+}
