@@ -1,0 +1,196 @@
+/**
+ * One-call approvals, stored in the workspace Durable Object so that claiming an
+ * approval is atomic: each method below runs synchronous SQL with no await, so no
+ * two calls can both consume the same approval.
+ */
+export type ApprovalStatus = "pending" | "approved" | "denied" | "used" | "expired";
+export type ApprovalSource = "policy" | "hook";
+
+/** How long a request stays decidable, and an approval usable. Documented in the README. */
+export const APPROVAL_TTL_MS = 60 * 60 * 1000;
+
+export interface Approval {
+  id: string;
+  toolUid: string;
+  publicName: string;
+  keyId: string;
+  revisionId: string | null;
+  callHash: string;
+  arguments: unknown;
+  reason: string;
+  source: ApprovalSource;
+  status: ApprovalStatus;
+  createdAt: string;
+  expiresAt: string;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  usedAt: string | null;
+}
+
+export interface ApprovalRequest {
+  toolUid: string;
+  publicName: string;
+  keyId: string;
+  revisionId: string | null;
+  callHash: string;
+  arguments: unknown;
+  reason: string;
+  source: ApprovalSource;
+}
+
+export type ClaimResult = { claimed: true; approval: Approval } | { claimed: false; approval: Approval };
+
+interface ApprovalRow {
+  id: string;
+  tool_uid: string;
+  public_name: string;
+  key_id: string;
+  revision_id: string | null;
+  call_hash: string;
+  arguments: string;
+  reason: string;
+  source: ApprovalSource;
+  status: ApprovalStatus;
+  created_at: number;
+  expires_at: number;
+  decided_by: string | null;
+  decided_at: number | null;
+  used_at: number | null;
+  [key: string]: SqlStorageValue;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function toApproval(row: ApprovalRow, now: number): Approval {
+  const lapsed = (row.status === "pending" || row.status === "approved") && row.expires_at <= now;
+  return {
+    id: row.id,
+    toolUid: row.tool_uid,
+    publicName: row.public_name,
+    keyId: row.key_id,
+    revisionId: row.revision_id,
+    callHash: row.call_hash,
+    arguments: JSON.parse(row.arguments) as unknown,
+    reason: row.reason,
+    source: row.source,
+    status: lapsed ? "expired" : row.status,
+    createdAt: iso(row.created_at)!,
+    expiresAt: iso(row.expires_at)!,
+    decidedBy: row.decided_by,
+    decidedAt: iso(row.decided_at),
+    usedAt: iso(row.used_at),
+  };
+}
+
+export class ApprovalStore {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+    sql.exec(`CREATE TABLE IF NOT EXISTS approvals (
+      id TEXT PRIMARY KEY,
+      tool_uid TEXT NOT NULL,
+      public_name TEXT NOT NULL,
+      key_id TEXT NOT NULL,
+      revision_id TEXT,
+      call_hash TEXT NOT NULL,
+      arguments TEXT NOT NULL,
+      reason TEXT NOT NULL,
+      source TEXT NOT NULL,
+      status TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      decided_by TEXT,
+      decided_at INTEGER,
+      used_at INTEGER
+    )`);
+    sql.exec("CREATE INDEX IF NOT EXISTS approvals_by_call ON approvals (key_id, tool_uid, call_hash, status)");
+    sql.exec("CREATE INDEX IF NOT EXISTS approvals_by_time ON approvals (created_at)");
+  }
+
+  /**
+   * For one exact call (key, tool, active revision, transformed-call hash):
+   * consume an approved, unused, unexpired approval if there is one; otherwise
+   * return the pending request for it, creating one if needed.
+   */
+  claimOrRequest(request: ApprovalRequest, newId: string, now = Date.now()): ClaimResult {
+    const match = (status: ApprovalStatus) =>
+      this.#sql
+        .exec<ApprovalRow>(
+          `SELECT * FROM approvals WHERE key_id = ? AND tool_uid = ? AND call_hash = ? AND status = ?
+             AND revision_id IS ? AND expires_at > ? ORDER BY created_at LIMIT 1`,
+          request.keyId,
+          request.toolUid,
+          request.callHash,
+          status,
+          request.revisionId,
+          now,
+        )
+        .toArray()[0];
+
+    const approved = match("approved");
+    if (approved) {
+      this.#sql.exec("UPDATE approvals SET status = 'used', used_at = ? WHERE id = ?", now, approved.id);
+      return { claimed: true, approval: toApproval({ ...approved, status: "used", used_at: now }, now) };
+    }
+    const pending = match("pending");
+    if (pending) return { claimed: false, approval: toApproval(pending, now) };
+
+    this.#sql.exec(
+      `INSERT INTO approvals (id, tool_uid, public_name, key_id, revision_id, call_hash, arguments, reason, source, status, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      newId,
+      request.toolUid,
+      request.publicName,
+      request.keyId,
+      request.revisionId,
+      request.callHash,
+      JSON.stringify(request.arguments ?? null),
+      request.reason,
+      request.source,
+      now,
+      now + APPROVAL_TTL_MS,
+    );
+    return { claimed: false, approval: this.get(newId, now)! };
+  }
+
+  get(id: string, now = Date.now()): Approval | null {
+    const row = this.#sql.exec<ApprovalRow>("SELECT * FROM approvals WHERE id = ?", id).toArray()[0];
+    return row ? toApproval(row, now) : null;
+  }
+
+  /** Newest first; `before` is the createdAt (ms) cursor of the previous page's last item. */
+  list(filter: { status?: ApprovalStatus; limit: number; before?: number }, now = Date.now()): Approval[] {
+    const byStatus: Record<ApprovalStatus, string> = {
+      pending: "status = 'pending' AND expires_at > ?",
+      approved: "status = 'approved' AND expires_at > ?",
+      expired: "status IN ('pending', 'approved') AND expires_at <= ?",
+      denied: "status = 'denied' AND ? IS NOT NULL",
+      used: "status = 'used' AND ? IS NOT NULL",
+    };
+    const condition = filter.status ? byStatus[filter.status] : "? IS NOT NULL";
+    return this.#sql
+      .exec<ApprovalRow>(
+        `SELECT * FROM approvals WHERE ${condition} AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+        now,
+        filter.before ?? Number.MAX_SAFE_INTEGER,
+        filter.limit,
+      )
+      .toArray()
+      .map((row) => toApproval(row, now));
+  }
+
+  /** Approve or deny a pending, unexpired request. Returns the approval, or why it cannot be decided. */
+  decide(
+    id: string,
+    decision: "approved" | "denied",
+    actorId: string,
+    now = Date.now(),
+  ): { ok: true; approval: Approval } | { ok: false; reason: "not_found" | "not_pending"; approval?: Approval } {
+    const current = this.get(id, now);
+    if (!current) return { ok: false, reason: "not_found" };
+    if (current.status !== "pending") return { ok: false, reason: "not_pending", approval: current };
+    this.#sql.exec("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ?", decision, actorId, now, id);
+    return { ok: true, approval: this.get(id, now)! };
+  }
+}
