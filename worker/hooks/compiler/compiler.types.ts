@@ -33,10 +33,10 @@ interface Scope {
 export function schemaToDeclarations(schema: unknown, name: string): string {
   const scope: Scope = { root: schema, rootName: name, aliases: new Map(), inlining: new Set() };
   const definitions = collectDefinitions(schema, name, scope.aliases);
-  const out = [`${jsDoc(schema, "")}type ${name} = ${typeOf(schema, scope, 0)};`];
+  const out = [`${jsDoc(schema, "")}type ${name} = ${typeOf(schema, scope, TOP)};`];
   for (const { pointer, alias, schema: definition } of definitions) {
     scope.inlining.add(pointer);
-    out.push(`${jsDoc(definition, "")}type ${alias} = ${typeOf(definition, scope, 0)};`);
+    out.push(`${jsDoc(definition, "")}type ${alias} = ${typeOf(definition, scope, TOP)};`);
     scope.inlining.delete(pointer);
   }
   return out.join("\n");
@@ -45,7 +45,7 @@ export function schemaToDeclarations(schema: unknown, name: string): string {
 /** The TypeScript type expression for one schema (exported for tests). */
 export function schemaToType(schema: unknown): string {
   const scope: Scope = { root: schema, rootName: "unknown", aliases: new Map(), inlining: new Set() };
-  return typeOf(schema, scope, 0);
+  return typeOf(schema, scope, TOP);
 }
 
 function collectDefinitions(schema: unknown, rootName: string, aliases: Map<string, string>) {
@@ -67,19 +67,31 @@ function collectDefinitions(schema: unknown, rootName: string, aliases: Map<stri
   return found;
 }
 
-function typeOf(schema: unknown, scope: Scope, depth: number): string {
+/** How deep the walk is (bounded by MAX_DEPTH) and how far the output is indented. */
+interface Level {
+  depth: number;
+  indent: number;
+}
+
+const TOP: Level = { depth: 0, indent: 0 };
+/** A subschema printed in place: a combinator member, array items, a followed $ref. */
+const deeper = (at: Level): Level => ({ depth: at.depth + 1, indent: at.indent });
+/** A subschema printed inside an object's braces. */
+const nested = (at: Level): Level => ({ depth: at.depth + 1, indent: at.indent + 1 });
+
+function typeOf(schema: unknown, scope: Scope, at: Level): string {
   if (schema === true || schema === undefined) return "unknown";
   if (schema === false) return "never";
-  if (!isObject(schema) || depth > MAX_DEPTH) return "unknown";
+  if (!isObject(schema) || at.depth > MAX_DEPTH) return "unknown";
 
   const parts: string[] = [];
-  if (typeof schema.$ref === "string") parts.push(refType(schema.$ref, scope, depth));
-  const own = ownType(schema, scope, depth);
+  if (typeof schema.$ref === "string") parts.push(refType(schema.$ref, scope, at));
+  const own = ownType(schema, scope, at);
   if (own !== undefined) parts.push(own);
-  for (const member of arrayOf(schema.allOf)) parts.push(typeOf(member, scope, depth + 1));
+  for (const member of arrayOf(schema.allOf)) parts.push(typeOf(member, scope, deeper(at)));
   for (const keyword of ["anyOf", "oneOf"]) {
     const members = arrayOf(schema[keyword]);
-    if (members.length > 0) parts.push(union(members.map((member) => typeOf(member, scope, depth + 1))));
+    if (members.length > 0) parts.push(union(members.map((member) => typeOf(member, scope, deeper(at)))));
   }
   const known = parts.filter((part) => part !== "unknown");
   let type = known.length === 0 ? "unknown" : known.length === 1 ? known[0]! : known.map(parenthesize).join(" & ");
@@ -89,17 +101,17 @@ function typeOf(schema: unknown, scope: Scope, depth: number): string {
 }
 
 /** The type from `const`, `enum` or `type` (with the keywords that refine it). */
-function ownType(schema: JsonObject, scope: Scope, depth: number): string | undefined {
+function ownType(schema: JsonObject, scope: Scope, at: Level): string | undefined {
   if ("const" in schema) return literal(schema.const);
   if (Array.isArray(schema.enum)) return union(schema.enum.map(literal));
   const types = Array.isArray(schema.type) ? schema.type : typeof schema.type === "string" ? [schema.type] : undefined;
-  if (types) return union(types.map((type) => typeFor(String(type), schema, scope, depth)));
-  if ("properties" in schema || "additionalProperties" in schema || "required" in schema) return objectType(schema, scope, depth);
-  if ("items" in schema || "prefixItems" in schema) return arrayType(schema, scope, depth);
+  if (types) return union(types.map((type) => typeFor(String(type), schema, scope, at)));
+  if ("properties" in schema || "additionalProperties" in schema || "required" in schema) return objectType(schema, scope, at);
+  if ("items" in schema || "prefixItems" in schema) return arrayType(schema, scope, at);
   return undefined;
 }
 
-function typeFor(type: string, schema: JsonObject, scope: Scope, depth: number): string {
+function typeFor(type: string, schema: JsonObject, scope: Scope, at: Level): string {
   switch (type) {
     case "string":
       return "string";
@@ -111,31 +123,31 @@ function typeFor(type: string, schema: JsonObject, scope: Scope, depth: number):
     case "null":
       return "null";
     case "array":
-      return arrayType(schema, scope, depth);
+      return arrayType(schema, scope, at);
     case "object":
-      return objectType(schema, scope, depth);
+      return objectType(schema, scope, at);
     default:
       return "unknown";
   }
 }
 
-function arrayType(schema: JsonObject, scope: Scope, depth: number): string {
+function arrayType(schema: JsonObject, scope: Scope, at: Level): string {
   const prefix = arrayOf(schema.prefixItems);
-  if (prefix.length === 0) return `${parenthesize(typeOf(schema.items, scope, depth + 1))}[]`;
-  const members = prefix.map((item) => typeOf(item, scope, depth + 1));
+  if (prefix.length === 0) return `${parenthesize(typeOf(schema.items, scope, deeper(at)))}[]`;
+  const members = prefix.map((item) => typeOf(item, scope, deeper(at)));
   // After the prefix, `items` types the rest; `items: false` closes the tuple.
-  if (schema.items !== false) members.push(`...${parenthesize(typeOf(schema.items, scope, depth + 1))}[]`);
+  if (schema.items !== false) members.push(`...${parenthesize(typeOf(schema.items, scope, deeper(at)))}[]`);
   return `[${members.join(", ")}]`;
 }
 
-function objectType(schema: JsonObject, scope: Scope, depth: number): string {
+function objectType(schema: JsonObject, scope: Scope, at: Level): string {
   const properties = isObject(schema.properties) ? schema.properties : {};
   const required = new Set(arrayOf(schema.required).filter((name): name is string => typeof name === "string"));
-  const pad = INDENT.repeat(depth + 1);
+  const pad = INDENT.repeat(at.indent + 1);
   const lines: string[] = [];
   const propertyTypes: string[] = [];
   for (const [name, propertySchema] of Object.entries(properties)) {
-    const type = typeOf(propertySchema, scope, depth + 1);
+    const type = typeOf(propertySchema, scope, nested(at));
     const optional = !required.has(name);
     propertyTypes.push(type);
     if (optional) propertyTypes.push("undefined");
@@ -145,10 +157,10 @@ function objectType(schema: JsonObject, scope: Scope, depth: number): string {
   for (const name of required) {
     if (!(name in properties)) lines.push(`${pad}${propertyKey(name)}: unknown;`);
   }
-  const indexType = indexSignatureType(schema, scope, depth, propertyTypes);
+  const indexType = indexSignatureType(schema, scope, at, propertyTypes);
   if (indexType !== undefined) lines.push(`${pad}[key: string]: ${indexType};`);
   if (lines.length === 0) return "{}";
-  return `{\n${lines.join("\n")}\n${INDENT.repeat(depth)}}`;
+  return `{\n${lines.join("\n")}\n${INDENT.repeat(at.indent)}}`;
 }
 
 /**
@@ -156,16 +168,16 @@ function objectType(schema: JsonObject, scope: Scope, depth: number): string {
  * patternProperties), else their type. TypeScript requires every declared
  * property to fit the index signature, so it is widened by their types.
  */
-function indexSignatureType(schema: JsonObject, scope: Scope, depth: number, propertyTypes: string[]): string | undefined {
+function indexSignatureType(schema: JsonObject, scope: Scope, at: Level, propertyTypes: string[]): string | undefined {
   const additional = schema.additionalProperties;
   if (additional === false && !isObject(schema.patternProperties)) return undefined;
   if (additional === undefined || additional === true || isObject(schema.patternProperties)) return "unknown";
-  const type = typeOf(additional, scope, depth + 1);
+  const type = typeOf(additional, scope, nested(at));
   if (type === "unknown" || propertyTypes.length === 0) return type;
   return union([type, ...propertyTypes]);
 }
 
-function refType(ref: string, scope: Scope, depth: number): string {
+function refType(ref: string, scope: Scope, at: Level): string {
   if (ref === "#") return scope.rootName;
   const alias = scope.aliases.get(ref);
   if (alias) return alias;
@@ -174,7 +186,7 @@ function refType(ref: string, scope: Scope, depth: number): string {
   const target = resolvePointer(scope.root, ref.slice(1));
   if (target === undefined) return "unknown";
   scope.inlining.add(ref);
-  const type = typeOf(target, scope, depth + 1);
+  const type = typeOf(target, scope, deeper(at));
   scope.inlining.delete(ref);
   return type;
 }
