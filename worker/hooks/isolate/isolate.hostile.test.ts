@@ -1,4 +1,4 @@
-import { it } from "vitest";
+import { it, type ExpectStatic } from "vitest";
 import type { IsolateErrorCode } from "./isolate.types.ts";
 import { ARGS, TRIVIAL_BUNDLE, beforeBundle, bundleOf, runBefore } from "./isolate.fixtures.ts";
 import type { StageRun } from "./isolate.run.ts";
@@ -7,7 +7,7 @@ import type { StageRun } from "./isolate.run.ts";
  * Each hostile hook must fail closed with its exact code, and the very next
  * normal run must still succeed (the Worker keeps serving).
  */
-async function expectFailsClosed(run: Promise<StageRun>, code: IsolateErrorCode, expect: Parameters<Parameters<typeof it>[1]>[0]["expect"]) {
+async function expectFailsClosed(run: Promise<StageRun>, code: IsolateErrorCode, expect: ExpectStatic) {
   const result = await run;
   expect(result.outcome, JSON.stringify(result.error)).toBe("error");
   expect(result.error?.code, result.error?.message).toBe(code);
