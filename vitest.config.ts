@@ -6,7 +6,12 @@ import { defineConfig } from "vitest/config";
 process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 process.env.WRANGLER_SEND_METRICS = "false";
 
+/**
+ * One workerd test setup for both suites: `npm test` (everything but bench/) and
+ * `npm run bench` (bench/*.workerd.ts, the figures measured inside workerd).
+ */
 export default defineConfig(async () => {
+  const benchmarking = process.env.RAYRUN_BENCH === "1";
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "schema/migrations"));
   return {
     plugins: [
@@ -25,9 +30,11 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
+      include: benchmarking ? ["bench/**/*.workerd.ts"] : ["**/*.test.ts"],
+      exclude: ["node_modules/**", "bench/**", ".rayrun/**"].filter((glob) => !(benchmarking && glob === "bench/**")),
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],
-      testTimeout: 30_000,
+      testTimeout: benchmarking ? 600_000 : 30_000,
       hookTimeout: 60_000,
     },
   };

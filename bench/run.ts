@@ -1,4 +1,42 @@
 // `npm run bench`: every performance figure, each printed against a baseline measured in the same run.
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { benchGateway, printGateway } from "./gateway.bench.ts";
+import { quietEnv } from "./lib.ts";
+
+const root = join(import.meta.dirname, "..");
 
 printGateway(await benchGateway());
+
+const inside = spawnSync("npx", ["vitest", "run"], { cwd: root, env: { ...quietEnv, RAYRUN_BENCH: "1" }, encoding: "utf8" });
+const figures = new Map<string, any>();
+for (const line of `${inside.stdout}\n${inside.stderr}`.split("\n")) {
+  const match = /BENCH (\{.*\})\s*$/.exec(line);
+  if (match) {
+    const { name, figures: value } = JSON.parse(match[1]!);
+    figures.set(name, value);
+  }
+}
+if (inside.status !== 0 || figures.size === 0) {
+  console.error(inside.stdout.slice(-4000), inside.stderr.slice(-4000));
+  process.exit(1);
+}
+
+const ms = (value: number) => `${value.toFixed(2)} ms`;
+const isolate = figures.get("isolate");
+if (isolate) {
+  console.log("\nHook isolate (QuickJS, inside workerd)");
+  console.log(`  trivial before stage        p50 ${ms(isolate.trivialBefore.p50Ms)}  p99 ${ms(isolate.trivialBefore.p99Ms)}  (target ≤ 1 ms p50)`);
+  console.log(`  realistic before+after      p50 ${ms(isolate.realisticBeforeAfter.p50Ms)}  p99 ${ms(isolate.realisticBeforeAfter.p99Ms)}  (target ≤ 2 ms p50)`);
+  console.log(`  same transform in plain V8  p50 ${ms(isolate.plainV8.p50Ms)}  → QuickJS/V8 ${isolate.quickjsToV8Ratio.toFixed(1)}×`);
+  console.log(`  peak wasm memory            ${(isolate.peakWasmBytes / 1048576).toFixed(1)} MiB`);
+  console.log(`  while(true){} stopped at    ${isolate.budgetOvershootRatio.toFixed(3)}× the work budget (${ms(isolate.whileTrueMs)})`);
+}
+const compiler = figures.get("compiler");
+if (compiler) {
+  console.log("\nHook compiler (esbuild-wasm + checks + QuickJS evaluation, inside workerd)");
+  for (const [label, t] of [["5 KiB hook", compiler.hook5KiB], ["100 KiB hook", compiler.hook100KiB]] as const) {
+    console.log(`  ${label.padEnd(13)} cold p50 ${ms(t.coldMs)}  warm p50 ${ms(t.warmMs)}  (warm/cold ${(t.warmMs / t.coldMs).toFixed(2)}×)`);
+  }
+  console.log("  target: warm compile of a 5 KiB hook ≤ 30 ms p50");
+}
