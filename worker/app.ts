@@ -1,6 +1,7 @@
 import { devLoginRoutes } from "./auth/dev-login.routes.ts";
 import { createRouter } from "./http/app.ts";
 import { ApiError, handleError } from "./http/errors.ts";
+import { hookRoutes } from "./hooks/lifecycle/hooks.routes.ts";
 import { jsonBody } from "./http/json-body.ts";
 import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
 import { profileRoutes } from "./policy/profiles.routes.ts";
@@ -21,6 +22,7 @@ export function createApp() {
   app.route("/", profileRoutes);
   app.route("/", serviceRoutes);
   app.route("/", toolRoutes);
+  app.route("/", hookRoutes);
   app.route("/", devLoginRoutes);
 
   app.doc31("/v1/openapi.json", {

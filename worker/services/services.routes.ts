@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
+import { HookHistoryToolSchema } from "../../schema/api/hooks.ts";
 import {
   CreateServiceBody,
   IndexSummarySchema,
@@ -10,6 +11,7 @@ import {
 import { guard } from "../auth/guard.ts";
 import { invalidateCatalog } from "../calls/catalog.ts";
 import { createRouter } from "../http/app.ts";
+import { toolsWithHookHistory } from "../hooks/lifecycle/events.store.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { indexNewService, refreshService } from "./indexing.ts";
 import {
@@ -151,8 +153,41 @@ serviceRoutes.openapi(
   }),
   async (c) => {
     const { ws, svc } = c.req.valid("param");
+    const service = await findService(c.env.DB, ws, svc);
+    if (!service || service.deletedAt) throw notFound("Service");
+    // Deleting would strand hook history behind a tool nobody can edit; reset those hooks first.
+    const withHistory = await toolsWithHookHistory(c.env.DB, ws, svc);
+    if (withHistory.length > 0) {
+      throw new ApiError(409, "hook_history_exists", "Tools of this service have hook history; export and reset their hooks first", {
+        tools: withHistory.map((tool) => tool.toolUid),
+      });
+    }
     if (!(await softDeleteService(c.env.DB, ws, svc))) throw notFound("Service");
     invalidateCatalog(ws);
     return c.body(null, 204);
+  },
+);
+
+serviceRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/services/{svc}/hook-history",
+    tags: ["services", "hooks"],
+    summary: "Tools of a service (deleted ones included) that still have hook history",
+    description:
+      "The cleanup view for services deleted before hook history blocked deletion: list here, then per tool " +
+      "`GET …/tools/{toolUid}/hook/export` and `DELETE …/tools/{toolUid}/hook`. Nothing else can change those hooks.",
+    middleware: guard("hooks:read"),
+    request: { params: ServiceParams },
+    responses: {
+      200: json(z.object({ service: ServiceSchema, tools: z.array(HookHistoryToolSchema) }), "Tools with hook history"),
+      ...errorResponses(404),
+    },
+  }),
+  async (c) => {
+    const { ws, svc } = c.req.valid("param");
+    const service = await findService(c.env.DB, ws, svc);
+    if (!service) throw notFound("Service");
+    return c.json({ service, tools: await toolsWithHookHistory(c.env.DB, ws, svc) }, 200);
   },
 );

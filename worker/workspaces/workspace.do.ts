@@ -1,5 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { ApprovalStore, type ApprovalRequest, type ApprovalStatus } from "../approvals/approvals.do.ts";
+import {
+  HookLifecycle,
+  type CommitRevisionInput,
+  type DeployInput,
+  type SaveDraftInput,
+} from "../hooks/lifecycle/lifecycle.do.ts";
+import type { HookActor } from "../hooks/lifecycle/lifecycle.types.ts";
 import { newId } from "../lib/ids.ts";
 
 /**
@@ -10,6 +17,54 @@ import { newId } from "../lib/ids.ts";
  */
 export class WorkspaceDO extends DurableObject<Env> {
   #approvals: ApprovalStore | undefined;
+  #hooks: HookLifecycle | undefined;
+
+  #hookLifecycle(): HookLifecycle {
+    this.#hooks ??= new HookLifecycle(this.ctx.storage.sql, this.env);
+    return this.#hooks;
+  }
+
+  /** The call path's one read per call: the tool's active and shadow pointers (one indexed SQL read). */
+  toolDeployments(toolUid: string) {
+    return this.#hookLifecycle().deployments(toolUid);
+  }
+
+  /** Every tool's pointers, for discovery of public contracts. */
+  allToolDeployments() {
+    return this.#hookLifecycle().allDeployments();
+  }
+
+  hookDraft(toolUid: string) {
+    return this.#hookLifecycle().draft(toolUid);
+  }
+
+  saveHookDraft(input: SaveDraftInput) {
+    return this.#hookLifecycle().saveDraft(input);
+  }
+
+  chargeHookCompile(actorId: string) {
+    return this.#hookLifecycle().chargeCompile(actorId);
+  }
+
+  commitHookRevision(input: CommitRevisionInput) {
+    return this.#hookLifecycle().commitRevision(input);
+  }
+
+  deployHook(input: DeployInput) {
+    return this.#hookLifecycle().deploy(input);
+  }
+
+  undeployHook(input: Omit<DeployInput, "revisionId" | "currentDefinitionHash">) {
+    return this.#hookLifecycle().undeploy(input);
+  }
+
+  resetHook(input: { workspaceId: string; toolUid: string; actor: HookActor }) {
+    return this.#hookLifecycle().reset(input);
+  }
+
+  hookUsage(workspaceId: string, actorId: string) {
+    return this.#hookLifecycle().usage(workspaceId, actorId);
+  }
 
   #approvalStore(): ApprovalStore {
     this.#approvals ??= new ApprovalStore(this.ctx.storage.sql);

@@ -1,0 +1,360 @@
+import type { HookStage } from "../../../schema/hooks/contract.ts";
+import { newId, nowIso } from "../../lib/ids.ts";
+import type { PublicContract } from "../compiler/index.ts";
+import { bundleKey, deleteBundles, listToolBundles, putBundle } from "./bundles.r2.ts";
+import { etagMatches, etagOf } from "./content.ts";
+import { DeploymentTable, type DeploymentPointer, type ToolDeployments } from "./deployments.do.ts";
+import { DraftTable } from "./drafts.do.ts";
+import {
+  historyCounts,
+  insertDeploymentEvent,
+  resetToolHistory,
+  type DeploymentAction,
+  type DeploymentEvent,
+  type ResetEvent,
+} from "./events.store.ts";
+import { failure, type DeploymentSlot, type HookActor, type JsonObject, type Outcome } from "./lifecycle.types.ts";
+import { QuotaTable, QUOTAS } from "./quotas.do.ts";
+import { findRevision, insertRevision, toRevisionRecord, type RevisionRecord } from "./revisions.store.ts";
+import { findVersion, insertVersion } from "./versions.store.ts";
+import { ToolLocks } from "./tool-locks.ts";
+
+export interface DraftView {
+  source: string;
+  config: JsonObject;
+  etag: string;
+  versionId: string | null;
+}
+
+export interface SaveDraftInput {
+  workspaceId: string;
+  toolUid: string;
+  /** Already formatted and size-checked by the route. */
+  source: string;
+  config: JsonObject;
+  contentHash: string;
+  bytes: number;
+  note: string | null;
+  restoredFrom: string | null;
+  ifMatch: string;
+  actor: HookActor;
+}
+
+export interface SaveDraftResult {
+  etag: string;
+  versionId: string;
+  created: boolean;
+}
+
+export interface CommitRevisionInput {
+  workspaceId: string;
+  toolUid: string;
+  versionId: string;
+  contentHash: string;
+  config: JsonObject;
+  bundle: string;
+  compiledBytes: number;
+  sourceHash: string;
+  stages: HookStage[];
+  contract: PublicContract | null;
+  replaces: RevisionRecord["replaces"];
+  definitionHash: string;
+  actor: HookActor;
+}
+
+export interface DeployInput {
+  workspaceId: string;
+  toolUid: string;
+  slot: DeploymentSlot;
+  revisionId: string;
+  /** The tool's upstream definition hash now: only revisions compiled against it may run. */
+  currentDefinitionHash: string;
+  actor: HookActor;
+}
+
+export interface HookUsage {
+  draftSaves: { used: number; limit: number };
+  compileAttempts: { used: number; limit: number };
+  historyBytes: { used: number; limit: number };
+  deployedBytes: { used: number; limit: number };
+}
+
+const rateLimited = (quota: string, charge: { used: number; limit: number; retryAfterSeconds: number }, what: string) =>
+  failure(
+    429,
+    "rate_limited",
+    `${what}: ${charge.limit} per hour; try again in ${charge.retryAfterSeconds} s`,
+    { quota, used: charge.used, limit: charge.limit, retryAfterSeconds: charge.retryAfterSeconds },
+    { "retry-after": String(charge.retryAfterSeconds) },
+  );
+
+/**
+ * The hook lifecycle's single-writer half, living in the workspace Durable
+ * Object: drafts and etags, quotas and allowances, deployment pointers. Every
+ * write to one tool's hook runs under that tool's lock, and every
+ * check-and-charge of a workspace-wide limit is synchronous SQL, so neither
+ * concurrent requests nor other tools can overrun a limit.
+ */
+export class HookLifecycle {
+  readonly #env: Env;
+  readonly #drafts: DraftTable;
+  readonly #quotas: QuotaTable;
+  readonly #deployments: DeploymentTable;
+  readonly #locks = new ToolLocks();
+
+  constructor(sql: SqlStorage, env: Env) {
+    this.#env = env;
+    this.#drafts = new DraftTable(sql);
+    this.#quotas = new QuotaTable(sql);
+    this.#deployments = new DeploymentTable(sql);
+  }
+
+  draft(toolUid: string): DraftView {
+    const draft = this.#drafts.get(toolUid);
+    if (!draft) return { source: "", config: {}, etag: etagOf(null), versionId: null };
+    return { source: draft.source, config: draft.config, etag: etagOf(draft.versionId), versionId: draft.versionId };
+  }
+
+  saveDraft(input: SaveDraftInput): Promise<Outcome<SaveDraftResult>> {
+    return this.#locks.run(input.toolUid, async () => {
+      const current = this.#drafts.get(input.toolUid);
+      const etag = etagOf(current?.versionId ?? null);
+      if (!etagMatches(input.ifMatch, etag)) {
+        return failure(412, "precondition_failed", "The draft changed since you read it; reload it and reapply your change", { etag }, { etag });
+      }
+      if (current && current.contentHash === input.contentHash) {
+        return { ok: true, etag, versionId: current.versionId, created: false };
+      }
+
+      const now = Date.now();
+      const charge = this.#quotas.charge("draft_saves", input.workspaceId, QUOTAS.draftSavesPerHour, now);
+      if (!charge.ok) return rateLimited("draft_saves", charge, "Too many draft saves in this workspace");
+      const history = this.#quotas.reserveHistory(input.toolUid, input.bytes, QUOTAS.historyBytes);
+      if (!history.ok) {
+        this.#quotas.refund(charge.eventId);
+        return failure(413, "history_full", "The workspace's draft history is full; export the versions you need, then reset hooks to reclaim it", {
+          usedBytes: history.used,
+          limitBytes: history.limit,
+          versionBytes: input.bytes,
+        });
+      }
+
+      const versionId = newId("hv");
+      const createdAt = new Date(now).toISOString();
+      try {
+        await insertVersion(this.#env.DB, {
+          id: versionId,
+          workspaceId: input.workspaceId,
+          toolUid: input.toolUid,
+          source: input.source,
+          config: input.config,
+          contentHash: input.contentHash,
+          bytes: input.bytes,
+          note: input.note,
+          restoredFrom: input.restoredFrom,
+          actor: input.actor,
+          createdAt,
+        });
+      } catch (error) {
+        this.#quotas.refund(charge.eventId);
+        this.#quotas.releaseHistory(input.toolUid, input.bytes);
+        throw error;
+      }
+      this.#drafts.put({
+        toolUid: input.toolUid,
+        source: input.source,
+        config: input.config,
+        contentHash: input.contentHash,
+        versionId,
+        updatedAt: createdAt,
+      });
+      return { ok: true, etag: etagOf(versionId), versionId, created: true };
+    });
+  }
+
+  /** Counts one compile attempt of this user or key; compile, test and revision creation each call it first. */
+  chargeCompile(actorId: string): Outcome<{ used: number; limit: number }> {
+    const charge = this.#quotas.charge("compile_attempts", actorId, QUOTAS.compilesPerHour, Date.now());
+    if (!charge.ok) return rateLimited("compile_attempts", charge, "Too many compile attempts by this user or key");
+    return { ok: true, used: charge.used, limit: charge.limit };
+  }
+
+  /** Stores a compiled, tested version as a revision: bundle to R2, then metadata to D1. */
+  commitRevision(input: CommitRevisionInput): Promise<Outcome<{ revision: RevisionRecord }>> {
+    return this.#locks.run(input.toolUid, async () => {
+      // A reset may have run since the route read the version.
+      if (!(await findVersion(this.#env.DB, input.workspaceId, input.toolUid, input.versionId))) {
+        return failure(404, "not_found", "Version not found");
+      }
+      const revisionId = newId("rev");
+      const revision: RevisionRecord = {
+        revisionId,
+        toolUid: input.toolUid,
+        versionId: input.versionId,
+        contentHash: input.contentHash,
+        sourceHash: input.sourceHash,
+        config: input.config,
+        bundleKey: bundleKey(input.workspaceId, input.toolUid, revisionId),
+        compiledBytes: input.compiledBytes,
+        stages: input.stages,
+        contract: input.contract,
+        replaces: input.replaces,
+        definitionHash: input.definitionHash,
+        createdBy: input.actor.id,
+        channel: input.actor.channel,
+        createdAt: nowIso(),
+      };
+      await putBundle(this.#env.BUNDLES, revision.bundleKey, input.bundle, input.sourceHash);
+      try {
+        await insertRevision(this.#env.DB, input.workspaceId, revision);
+      } catch (error) {
+        await deleteBundles(this.#env.BUNDLES, [revision.bundleKey]);
+        throw error;
+      }
+      return { ok: true, revision };
+    });
+  }
+
+  /** Points `slot` at a revision of this tool compiled against the tool's current upstream definition. */
+  deploy(input: DeployInput): Promise<Outcome<{ deployment: DeploymentPointer; event: DeploymentEvent }>> {
+    return this.#locks.run(input.toolUid, async () => {
+      const stored = await findRevision(this.#env.DB, input.workspaceId, input.toolUid, input.revisionId);
+      if (!stored) return failure(404, "not_found", "Revision not found");
+      const revision = toRevisionRecord(stored);
+      if (revision.definitionHash !== input.currentDefinitionHash) {
+        return failure(409, "incompatible_revision", "The revision was compiled against a different upstream definition than the tool's current one", {
+          revisionDefinitionHash: revision.definitionHash,
+          currentDefinitionHash: input.currentDefinitionHash,
+        });
+      }
+      const otherBytes = this.#deployments.deployedBytesExcept(input.toolUid, input.slot);
+      if (otherBytes + revision.compiledBytes > QUOTAS.deployedBytes) {
+        return failure(413, "deployed_code_full", "Active and shadow code of this workspace would exceed its allowance", {
+          usedBytes: otherBytes,
+          limitBytes: QUOTAS.deployedBytes,
+          revisionBytes: revision.compiledBytes,
+        });
+      }
+
+      const before = this.#deployments.forTool(input.toolUid);
+      const previous = before[input.slot];
+      const deployment: DeploymentPointer = {
+        revisionId: revision.revisionId,
+        versionId: revision.versionId,
+        bundleKey: revision.bundleKey,
+        bundleBytes: revision.compiledBytes,
+        stages: revision.stages,
+        contract: revision.contract,
+        config: revision.config,
+        definitionHash: revision.definitionHash,
+        deployedBy: input.actor.id,
+        deployedAt: nowIso(),
+      };
+      const action = await this.#classify(input, stored.seq, before);
+      this.#deployments.set(input.toolUid, input.slot, deployment);
+      const event = await this.#recordEvent(input, action, revision.revisionId, previous);
+      return { ok: true, deployment, event };
+    });
+  }
+
+  /** Empties a pointer; the tool then runs without that slot's hook. */
+  undeploy(input: Omit<DeployInput, "revisionId" | "currentDefinitionHash">): Promise<Outcome<{ event: DeploymentEvent }>> {
+    return this.#locks.run(input.toolUid, async () => {
+      const previous = this.#deployments.forTool(input.toolUid)[input.slot];
+      if (!previous) return failure(404, "not_found", `Nothing is deployed to ${input.slot}`);
+      this.#deployments.remove(input.toolUid, input.slot);
+      const event = await this.#recordEvent(input, "remove", null, previous);
+      return { ok: true, event };
+    });
+  }
+
+  /**
+   * Removes the tool's whole hook: D1 history (with the surviving reset event,
+   * atomically), then the draft, pointers and history allowance here, then the
+   * R2 bundles. Bundles go last so a call that read a pointer a moment earlier
+   * can still load its bundle; a reset retried after an R2 failure finds and
+   * removes whatever is left under the tool's prefix.
+   */
+  reset(input: { workspaceId: string; toolUid: string; actor: HookActor }): Promise<Outcome<{ reset: ResetEvent }>> {
+    return this.#locks.run(input.toolUid, async () => {
+      const counts = await historyCounts(this.#env.DB, input.workspaceId, input.toolUid);
+      const bundleKeys = await listToolBundles(this.#env.BUNDLES, input.workspaceId, input.toolUid);
+      const reset: ResetEvent = {
+        resetId: newId("hre"),
+        toolUid: input.toolUid,
+        actorId: input.actor.id,
+        actorKind: input.actor.kind,
+        channel: input.actor.channel,
+        versionsRemoved: counts.versions,
+        revisionsRemoved: counts.revisions,
+        bundlesRemoved: bundleKeys.length,
+        createdAt: nowIso(),
+      };
+      await resetToolHistory(this.#env.DB, input.workspaceId, { ...reset, actor: input.actor });
+      this.#deployments.removeTool(input.toolUid);
+      this.#drafts.delete(input.toolUid);
+      this.#quotas.clearHistory(input.toolUid);
+      await deleteBundles(this.#env.BUNDLES, bundleKeys);
+      return { ok: true, reset };
+    });
+  }
+
+  deployments(toolUid: string): ToolDeployments {
+    return this.#deployments.forTool(toolUid);
+  }
+
+  allDeployments(): Record<string, ToolDeployments> {
+    return this.#deployments.all();
+  }
+
+  usage(workspaceId: string, actorId: string): HookUsage {
+    const now = Date.now();
+    return {
+      draftSaves: { used: this.#quotas.used("draft_saves", workspaceId, now), limit: QUOTAS.draftSavesPerHour },
+      compileAttempts: { used: this.#quotas.used("compile_attempts", actorId, now), limit: QUOTAS.compilesPerHour },
+      historyBytes: { used: this.#quotas.historyBytes(), limit: QUOTAS.historyBytes },
+      deployedBytes: { used: this.#deployments.deployedBytes(), limit: QUOTAS.deployedBytes },
+    };
+  }
+
+  /**
+   * Names the pointer change for the event log: active moving to an older
+   * revision than it held is a rollback; otherwise active taking shadow's
+   * revision is a promotion.
+   */
+  async #classify(input: DeployInput, seq: number, before: ToolDeployments): Promise<DeploymentAction> {
+    if (input.slot === "shadow") return "deploy";
+    if (before.active) {
+      const current = await findRevision(this.#env.DB, input.workspaceId, input.toolUid, before.active.revisionId);
+      if (current && seq < current.seq) return "rollback";
+    }
+    return before.shadow?.revisionId === input.revisionId ? "promote" : "deploy";
+  }
+
+  /** Records a pointer change; if that fails the pointer is put back, so no change goes unattributed. */
+  async #recordEvent(
+    input: { workspaceId: string; toolUid: string; slot: DeploymentSlot; actor: HookActor },
+    action: DeploymentAction,
+    revisionId: string | null,
+    previous: DeploymentPointer | undefined,
+  ): Promise<DeploymentEvent> {
+    const event: DeploymentEvent = {
+      eventId: newId("hde"),
+      toolUid: input.toolUid,
+      slot: input.slot,
+      action,
+      revisionId,
+      previousRevisionId: previous?.revisionId ?? null,
+      actorId: input.actor.id,
+      channel: input.actor.channel,
+      createdAt: nowIso(),
+    };
+    try {
+      await insertDeploymentEvent(this.#env.DB, input.workspaceId, event);
+    } catch (error) {
+      this.#deployments.restore(input.toolUid, input.slot, previous);
+      throw error;
+    }
+    return event;
+  }
+}

@@ -1,0 +1,35 @@
+import type { Channel } from "../../auth/principal.ts";
+
+/** Who made a hook change, as recorded on every version, revision and event. */
+export interface HookActor {
+  id: string;
+  kind: "key" | "user";
+  channel: Channel;
+}
+
+/**
+ * A refusal from the lifecycle. The Durable Object returns these instead of
+ * throwing, because an error thrown across RPC keeps only its message; the
+ * route turns one into an `ApiError` with the same status, code and headers.
+ */
+export interface HookFailure {
+  ok: false;
+  status: 404 | 409 | 412 | 413 | 422 | 428 | 429;
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export type Outcome<T> = ({ ok: true } & T) | HookFailure;
+
+export const failure = (
+  status: HookFailure["status"],
+  code: string,
+  message: string,
+  details?: Record<string, unknown>,
+  headers?: Record<string, string>,
+): HookFailure => ({ ok: false, status, code, message, ...(details ? { details } : {}), ...(headers ? { headers } : {}) });
+
+export type JsonObject = Record<string, unknown>;
+export type DeploymentSlot = "active" | "shadow";

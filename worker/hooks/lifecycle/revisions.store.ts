@@ -1,0 +1,126 @@
+import type { HookStage } from "../../../schema/hooks/contract.ts";
+import type { Channel } from "../../auth/principal.ts";
+import type { PublicContract } from "../compiler/index.ts";
+import type { JsonObject } from "./lifecycle.types.ts";
+import type { Page } from "./versions.store.ts";
+
+/** An immutable deployment revision: a compiled, tested version and what it was compiled against. */
+export interface RevisionRecord {
+  revisionId: string;
+  toolUid: string;
+  versionId: string;
+  contentHash: string;
+  sourceHash: string;
+  config: JsonObject;
+  bundleKey: string;
+  compiledBytes: number;
+  stages: HookStage[];
+  contract: PublicContract | null;
+  replaces: { description: boolean; inputSchema: boolean; outputSchema: boolean };
+  definitionHash: string;
+  createdBy: string;
+  channel: Channel;
+  createdAt: string;
+}
+
+export interface StoredRevision extends RevisionRecord {
+  seq: number;
+}
+
+interface RevisionRow {
+  seq: number;
+  id: string;
+  tool_uid: string;
+  version_id: string;
+  content_hash: string;
+  source_hash: string;
+  config: string;
+  bundle_key: string;
+  compiled_bytes: number;
+  stages: string;
+  contract: string | null;
+  replaces: string;
+  definition_hash: string;
+  created_by: string;
+  channel: Channel;
+  created_at: string;
+}
+
+const toStored = (row: RevisionRow): StoredRevision => ({
+  seq: row.seq,
+  revisionId: row.id,
+  toolUid: row.tool_uid,
+  versionId: row.version_id,
+  contentHash: row.content_hash,
+  sourceHash: row.source_hash,
+  config: JSON.parse(row.config) as JsonObject,
+  bundleKey: row.bundle_key,
+  compiledBytes: row.compiled_bytes,
+  stages: JSON.parse(row.stages) as HookStage[],
+  contract: row.contract ? (JSON.parse(row.contract) as PublicContract) : null,
+  replaces: JSON.parse(row.replaces) as RevisionRecord["replaces"],
+  definitionHash: row.definition_hash,
+  createdBy: row.created_by,
+  channel: row.channel,
+  createdAt: row.created_at,
+});
+
+export function toRevisionRecord(revision: StoredRevision): RevisionRecord {
+  const { seq: _seq, ...record } = revision;
+  return record;
+}
+
+export async function insertRevision(db: D1Database, workspaceId: string, revision: RevisionRecord): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO hook_revisions (id, workspace_id, tool_uid, version_id, content_hash, source_hash, config, bundle_key,
+         compiled_bytes, stages, contract, replaces, definition_hash, created_by, channel, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      revision.revisionId,
+      workspaceId,
+      revision.toolUid,
+      revision.versionId,
+      revision.contentHash,
+      revision.sourceHash,
+      JSON.stringify(revision.config),
+      revision.bundleKey,
+      revision.compiledBytes,
+      JSON.stringify(revision.stages),
+      revision.contract ? JSON.stringify(revision.contract) : null,
+      JSON.stringify(revision.replaces),
+      revision.definitionHash,
+      revision.createdBy,
+      revision.channel,
+      revision.createdAt,
+    )
+    .run();
+}
+
+/** A revision of this tool in this workspace; another tool's revision is not found. */
+export async function findRevision(db: D1Database, workspaceId: string, toolUid: string, revisionId: string): Promise<StoredRevision | null> {
+  const row = await db
+    .prepare("SELECT * FROM hook_revisions WHERE workspace_id = ? AND tool_uid = ? AND id = ?")
+    .bind(workspaceId, toolUid, revisionId)
+    .first<RevisionRow>();
+  return row ? toStored(row) : null;
+}
+
+export async function listRevisions(
+  db: D1Database,
+  workspaceId: string,
+  toolUid: string,
+  page: { limit: number; cursor?: number },
+): Promise<Page<RevisionRecord>> {
+  const { results } = await db
+    .prepare("SELECT * FROM hook_revisions WHERE workspace_id = ? AND tool_uid = ? AND seq < ? ORDER BY seq DESC LIMIT ?")
+    .bind(workspaceId, toolUid, page.cursor ?? Number.MAX_SAFE_INTEGER, page.limit + 1)
+    .all<RevisionRow>();
+  const items = results.slice(0, page.limit);
+  const last = items[items.length - 1];
+  return {
+    items: items.map((row) => toRevisionRecord(toStored(row))),
+    nextCursor: results.length > page.limit && last ? String(last.seq) : null,
+  };
+}

@@ -1,0 +1,108 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../http/app.ts";
+import type { WorkspaceDO } from "../../workspaces/workspace.do.ts";
+import { ApiError, notFound } from "../../http/errors.ts";
+import { findService } from "../../services/services.store.ts";
+import { findTool, type ToolRecord } from "../../tools/tools.store.ts";
+import { CONFIG_MAX_BYTES, SOURCE_MAX_BYTES, type CompileFailure } from "../compiler/index.ts";
+import { utf8Bytes } from "./content.ts";
+import type { HookActor, HookFailure, JsonObject } from "./lifecycle.types.ts";
+
+type HookContext = Context<AppEnv>;
+
+/** The workspace Durable Object's hook methods, as plain async calls. */
+type HookMethods = Pick<
+  WorkspaceDO,
+  | "hookDraft"
+  | "saveHookDraft"
+  | "chargeHookCompile"
+  | "commitHookRevision"
+  | "deployHook"
+  | "undeployHook"
+  | "resetHook"
+  | "hookUsage"
+  | "toolDeployments"
+>;
+type HookStub = { [K in keyof HookMethods]: (...args: Parameters<HookMethods[K]>) => Promise<Awaited<ReturnType<HookMethods[K]>>> };
+
+/**
+ * The workspace's Durable Object. RPC typing maps open JSON fields (config,
+ * contracts) to `never`, but every value crossing is plain structured-clone
+ * data of exactly the declared types, so the stub is typed as the methods are.
+ */
+export const workspaceStub = (env: Env, workspaceId: string) => env.WORKSPACE.getByName(workspaceId) as unknown as HookStub;
+
+export function hookActor(c: HookContext): HookActor {
+  const actor = c.get("actor");
+  return { id: actor.id, kind: actor.kind, channel: actor.channel };
+}
+
+/** The Durable Object's refusals become the API's one error shape; success passes through. */
+export function unwrap<T extends { ok: boolean }>(outcome: T): Extract<T, { ok: true }> {
+  if (!outcome.ok) {
+    const refusal = outcome as unknown as HookFailure;
+    throw new ApiError(refusal.status, refusal.code, refusal.message, refusal.details, refusal.headers);
+  }
+  return outcome as Extract<T, { ok: true }>;
+}
+
+export async function requireTool(env: Env, workspaceId: string, toolUid: string): Promise<ToolRecord> {
+  const tool = await findTool(env.DB, workspaceId, toolUid);
+  if (!tool) throw notFound("Tool");
+  return tool;
+}
+
+/**
+ * A tool whose hook may change. Tools of a deleted service keep only the
+ * history-only cleanup view: read, export and reset, nothing that builds or deploys.
+ */
+export async function requireWritableTool(env: Env, workspaceId: string, toolUid: string): Promise<ToolRecord> {
+  const tool = await requireTool(env, workspaceId, toolUid);
+  const service = await findService(env.DB, workspaceId, tool.serviceId);
+  if (!service || service.deletedAt) {
+    throw new ApiError(409, "service_deleted", "The tool's service was deleted; its hook history can only be listed, exported or reset", {
+      serviceId: tool.serviceId,
+    });
+  }
+  return tool;
+}
+
+export function requireIfMatch(c: HookContext): string {
+  const ifMatch = c.req.header("if-match");
+  if (!ifMatch) {
+    throw new ApiError(428, "precondition_required", "Send the draft's etag as If-Match (GET the draft to read it)");
+  }
+  return ifMatch;
+}
+
+/** Checked before anything formats, hashes or stores the draft. */
+export function assertDraftSizes(source: string, config: JsonObject): void {
+  const sourceBytes = utf8Bytes(source);
+  if (sourceBytes > SOURCE_MAX_BYTES) {
+    throw new ApiError(413, "source_too_large", `The source is over ${SOURCE_MAX_BYTES} bytes (UTF-8)`, {
+      bytes: sourceBytes,
+      limitBytes: SOURCE_MAX_BYTES,
+    });
+  }
+  const configBytes = utf8Bytes(JSON.stringify(config));
+  if (configBytes > CONFIG_MAX_BYTES) {
+    throw new ApiError(413, "config_too_large", `The config is over ${CONFIG_MAX_BYTES} bytes as JSON`, {
+      bytes: configBytes,
+      limitBytes: CONFIG_MAX_BYTES,
+    });
+  }
+}
+
+/** 422 `compile_failed` with the compiler's diagnostics; 413 under the size diagnostic's own code. */
+export function compileError(result: CompileFailure): ApiError {
+  const [first] = result.diagnostics;
+  if (result.status === 413 && first) {
+    return new ApiError(413, first.code, first.message, { diagnostics: result.diagnostics });
+  }
+  return new ApiError(422, "compile_failed", first ? `The hook does not compile: ${first.message}` : "The hook does not compile", {
+    diagnostics: result.diagnostics,
+  });
+}
+
+/** Path cursors are decimal positions; the schema already checked the digits. */
+export const cursorOf = (cursor: string | undefined) => (cursor === undefined ? undefined : Number(cursor));
