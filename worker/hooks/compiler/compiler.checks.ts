@@ -6,7 +6,7 @@ const SOURCE_FILE = "hook.ts";
 const PLUGIN_NAME = "rayrun-no-imports";
 
 export type StaticCheckResult =
-  | { ok: true; esm: string; exportNames: string[] }
+  | { ok: true; esm: string }
   | { ok: false; diagnostics: Diagnostic[] };
 
 /** Import kinds esbuild reports to resolve hooks, mapped to our codes. */
@@ -86,7 +86,7 @@ export async function checkSource(source: string): Promise<StaticCheckResult> {
   }
   const diagnostics = await checkExports(source, exportNames);
   if (diagnostics.length > 0) return { ok: false, diagnostics };
-  return { ok: true, esm: output.text, exportNames };
+  return { ok: true, esm: output.text };
 }
 
 /**
@@ -194,15 +194,32 @@ function unusedIdentifier(source: string): string {
   return name;
 }
 
-/** "rayrun bundle v1": a classic script leaving the module namespace at `globalThis.__rayrun`. */
+const BUNDLE_BANNER = '// rayrun bundle v1\n"use strict";';
+
+/** How esbuild's ESM bundle ends when `default` is the only export. */
+const TRAILING_DEFAULT_EXPORT = /\nexport \{\n {2}([A-Za-z_$][\w$]*) as default\n\};\n$/;
+
+/**
+ * "rayrun bundle v1": a classic script leaving the module namespace at
+ * `globalThis.__rayrun`, strict as the module it came from. The checked ESM
+ * bundle has no imports and, at its end, one `export { name as default }`
+ * clause: wrapping it directly gives what esbuild's iife format would, without
+ * a second esbuild call (a third of a warm compile). Any other shape goes
+ * through esbuild.
+ */
 export async function toClassicScript(esm: string): Promise<string> {
+  const trailing = TRAILING_DEFAULT_EXPORT.exec(esm);
+  if (trailing) {
+    const body = esm.slice(0, trailing.index);
+    return `${BUNDLE_BANNER}\nvar __rayrun = (() => {\n${body}\nreturn { default: ${trailing[1]} };\n})();\n`;
+  }
   const esbuild = await getEsbuild();
   const result = await esbuild.transform(esm, {
     loader: "js",
     format: "iife",
     globalName: "__rayrun",
     target: "es2022",
-    banner: "// rayrun bundle v1",
+    banner: BUNDLE_BANNER,
     logLevel: "silent",
   });
   return result.code;

@@ -197,6 +197,11 @@ describe("compileHook bounds the top-level evaluation:", () => {
     expect(result.diagnostics.map((d) => d.code)).toEqual(["top_level_exception"]);
   });
 
+  it("module semantics: the bundle is strict, so assigning an undeclared name throws", async ({ expect }) => {
+    const result = failed(await compile(`// @ts-expect-error -- undeclared on purpose\nundeclared = 1;\n${hookWith(PASS_THROUGH_BEFORE)}`));
+    expect(result.diagnostics.map((d) => d.code)).toEqual(["top_level_exception"]);
+  });
+
   it("unbounded allocation", async ({ expect }) => {
     const result = failed(await compile(`const a = []; while (true) a.push("x".repeat(1e6) + a.length);\n${hookWith(PASS_THROUGH_BEFORE)}`));
     expect(["top_level_memory", "top_level_timeout"]).toContain(result.diagnostics[0]?.code);
@@ -235,5 +240,21 @@ describe("compileHook bounds the output", () => {
     const result = failed(await compile(source));
     expect(result.status).toBe(413);
     expect(result.diagnostics.map((d) => d.code)).toEqual(["compiled_too_large"]);
+  });
+});
+
+describe("the bundle", () => {
+  it("is a strict classic script leaving the adapter at globalThis.__rayrun.default", async ({ expect }) => {
+    const result = await compile(hookWith(PASS_THROUGH_BEFORE));
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.bundle.split("\n").slice(0, 3)).toEqual(["// rayrun bundle v1", '"use strict";', "var __rayrun = (() => {"]);
+  });
+
+  it("also when esbuild must build the script (a non-ASCII default export name)", async ({ expect }) => {
+    const source = `const adaptér = defineToolAdapter({ apiVersion: "rayrun.hooks/v1", ${PASS_THROUGH_BEFORE} });\nexport { adaptér as default };`;
+    const result = await compile(source);
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.stages).toEqual(["before"]);
+    expect(result.bundle).toContain("__toCommonJS");
   });
 });
