@@ -3,6 +3,11 @@
  * bundle. It evaluates to a function that the host calls once with its host
  * functions; those stay in this closure, so hook code can never reach them.
  *
+ * The prelude is compiled on every stage call (QuickJS bytecode cannot be
+ * serialised through quickjs-emscripten 0.32, and a fresh runtime shares
+ * nothing), at roughly 70 µs per KB, so it is kept small: code most hooks never
+ * use (the base64 codec) is compiled on first use instead.
+ *
  * What it does, and why:
  * - `defineToolAdapter` brands adapters in a closure WeakSet, so the runtime
  *   can tell an adapter built by it from a look-alike object.
@@ -10,16 +15,18 @@
  *   return it (deterministic hooks, no timing side channel).
  * - Built-ins that loop natively over a receiver's length (Array, TypedArray
  *   and String methods) never reach an interrupt poll, so `new Array(1e9).join()`
- *   would run for seconds unbounded. Each call is charged to the work budget
- *   *before* the native runs; when the budget is gone the call throws and the
- *   next poll interrupts the run uncatchably.
- * - `context` is built here from host JSON: deep-frozen config, pure-JS base64
+ *   would run for seconds unbounded. Each is replaced by a Proxy whose `apply`
+ *   trap charges the call to the work budget *before* the native runs; when the
+ *   budget is gone the call throws and the next poll interrupts the run
+ *   uncatchably. A Proxy is cheaper to create than a wrapper closure and keeps
+ *   the method's `name` and `length`.
+ * - `context` is built here from host JSON: deep-frozen config, base64
  *   helpers, and log functions whose payloads are JSON-escaped, so lone
  *   surrogates survive the copy to the host exactly.
  * - The returned driver functions (stageKind, invoke, describe, serialize) are
  *   what the host calls; they use built-ins captured before hook code ran.
  */
-export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, contextJson, calledAtMs) {
+export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, contextJson, calledAtMs, base64Source) {
   "use strict";
   const G = globalThis;
   const apply = Reflect.apply;
@@ -27,32 +34,24 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
   const freeze = Object.freeze;
   const isFrozen = Object.isFrozen;
   const keys = Object.keys;
-  const ownNames = Object.getOwnPropertyNames;
-  const getDescriptor = Object.getOwnPropertyDescriptor;
   const defineProperty = Object.defineProperty;
-  const getPrototypeOf = Object.getPrototypeOf;
   const stringify = JSON.stringify;
   const parse = JSON.parse;
-  const isArray = Array.isArray;
-  const fromCharCode = String.fromCharCode;
   const toStringOf = String;
-  const encodeURIComponentNative = encodeURIComponent;
-  const decodeURIComponentNative = decodeURIComponent;
-  const unescapeNative = unescape;
-  const weakSetAdd = WeakSet.prototype.add;
-  const weakSetHas = WeakSet.prototype.has;
-  const brands = new WeakSet();
+  const ProxyOf = Proxy;
+  const evalGlobal = eval;
   const ceil = Math.ceil;
   const log2 = Math.log2;
   const RealDate = Date;
-  const realPush = Array.prototype.push;
-  const realJoin = Array.prototype.join;
-  const realCharCodeAt = String.prototype.charCodeAt;
-  const realCharAt = String.prototype.charAt;
+  const brands = new WeakSet();
+  const weakSetAdd = WeakSet.prototype.add;
+  const weakSetHas = WeakSet.prototype.has;
+  // What the lazily compiled base64 codec uses, captured before hook code (and the charging below) can change it.
+  const base64Deps = [apply, String.prototype.charAt, String.prototype.charCodeAt, Array.prototype.push,
+    Array.prototype.join, encodeURIComponent, decodeURIComponent, unescape];
 
   // ---- work charging for natively looping built-ins ----
   const FLUSH_UNITS = 20000;
-  const STRING_CHARS_PER_UNIT = 16;
   let pendingUnits = 0;
   function charge(units) {
     pendingUnits += units;
@@ -66,41 +65,43 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
     const length = receiver.length;
     return typeof length === "number" && length > 0 ? length : 0;
   }
-  function sortCost(length) {
-    return length * (length > 1 ? ceil(log2(length)) : 1);
+  function charging(costOf) {
+    return { __proto__: null, apply(target, receiver, args) { charge(costOf(receiver, args)); return apply(target, receiver, args); } };
   }
-  function wrapMethods(proto, skip, costOf) {
-    const names = ownNames(proto);
+  const linear = charging(lengthOf);
+  const sorting = charging(function (receiver) {
+    const length = lengthOf(receiver);
+    return length > 1 ? length * ceil(log2(length)) : length;
+  });
+  // Strings are charged 16 characters per unit; substring search is quadratic in the worst case (naive search), so n*m.
+  const scanning = charging(function (receiver) {
+    return typeof receiver === "string" ? receiver.length / 16 : 0;
+  });
+  const searching = charging(function (receiver, args) {
+    const needle = typeof args[0] === "string" ? args[0].length : 0;
+    return typeof receiver === "string" ? (receiver.length * (needle > 1 ? needle : 1)) / 16 : 0;
+  });
+  function wrapMethods(proto, skip, special, plain, specialHandler) {
+    const names = Object.getOwnPropertyNames(proto);
     for (let i = 0; i < names.length; i++) {
       const name = names[i];
       if (skip[name] === true) continue;
-      const descriptor = getDescriptor(proto, name);
-      const original = descriptor.value;
-      if (typeof original !== "function") continue;
-      const wrapper = {
-        [name](...args) {
-          charge(costOf(name, this, args));
-          return apply(original, this, args);
-        },
-      }[name];
-      defineProperty(proto, name, { value: wrapper, writable: true, enumerable: false, configurable: true });
+      // A plain read (no descriptor object per method): the only accessors, on %TypedArray%.prototype, are
+      // skipped by name. An unknown accessor either throws here (every run fails closed) or yields no function.
+      const original = proto[name];
+      // Assignment keeps the built-in's attributes (writable, configurable, not enumerable).
+      if (typeof original === "function") proto[name] = new ProxyOf(original, special[name] === true ? specialHandler : plain);
     }
   }
-  const SKIP_ARRAY = { __proto__: null, constructor: true, keys: true, values: true, entries: true, at: true, push: true, pop: true };
-  function arrayCost(name, receiver) {
-    const length = lengthOf(receiver);
-    return name === "sort" || name === "toSorted" ? sortCost(length) : length;
-  }
-  wrapMethods(Array.prototype, SKIP_ARRAY, arrayCost);
-  wrapMethods(getPrototypeOf(Uint8Array.prototype), SKIP_ARRAY, arrayCost);
-  // Substring search is quadratic in the worst case (naive search), so it is charged n*m.
-  const STRING_SEARCH = { __proto__: null, indexOf: true, lastIndexOf: true, includes: true, split: true, replace: true, replaceAll: true };
-  const SKIP_STRING = { __proto__: null, constructor: true, at: true, charAt: true, charCodeAt: true, codePointAt: true, toString: true, valueOf: true };
-  wrapMethods(String.prototype, SKIP_STRING, function (name, receiver, args) {
-    const length = typeof receiver === "string" ? receiver.length : 0;
-    const needle = STRING_SEARCH[name] === true && typeof args[0] === "string" ? args[0].length : 0;
-    return (length * (needle > 1 ? needle : 1)) / STRING_CHARS_PER_UNIT;
-  });
+  const SKIP_ARRAY = { __proto__: null, constructor: true, keys: true, values: true, entries: true, at: true, push: true, pop: true,
+    buffer: true, byteLength: true, byteOffset: true, length: true };
+  const SORTS = { __proto__: null, sort: true, toSorted: true };
+  wrapMethods(Array.prototype, SKIP_ARRAY, SORTS, linear, sorting);
+  wrapMethods(Object.getPrototypeOf(Uint8Array.prototype), SKIP_ARRAY, SORTS, linear, sorting);
+  wrapMethods(String.prototype,
+    { __proto__: null, constructor: true, at: true, charAt: true, charCodeAt: true, codePointAt: true, toString: true, valueOf: true },
+    { __proto__: null, indexOf: true, lastIndexOf: true, includes: true, split: true, replace: true, replaceAll: true },
+    scanning, searching);
 
   // ---- the clock is calledAt ----
   function FixedDate(...args) {
@@ -131,58 +132,14 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
     for (let i = 0; i < names.length; i++) deepFreeze(value[names[i]]);
     return value;
   }
-
-  const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const B64_INDEX = { __proto__: null };
-  for (let i = 0; i < 64; i++) B64_INDEX[apply(realCharAt, B64, [i])] = i;
-  function base64Encode(value) {
-    if (typeof value !== "string") throw new TypeError("base64Encode expects a string");
-    // encodeURIComponent throws URIError on a lone surrogate: invalid input throws.
-    const bytes = unescapeNative(encodeURIComponentNative(value));
-    const parts = [];
-    for (let i = 0; i < bytes.length; i += 3) {
-      const a = apply(realCharCodeAt, bytes, [i]);
-      const b = i + 1 < bytes.length ? apply(realCharCodeAt, bytes, [i + 1]) : 0;
-      const c = i + 2 < bytes.length ? apply(realCharCodeAt, bytes, [i + 2]) : 0;
-      const n = (a << 16) | (b << 8) | c;
-      apply(realPush, parts, [
-        apply(realCharAt, B64, [(n >> 18) & 63]) + apply(realCharAt, B64, [(n >> 12) & 63]) +
-          (i + 1 < bytes.length ? apply(realCharAt, B64, [(n >> 6) & 63]) : "=") +
-          (i + 2 < bytes.length ? apply(realCharAt, B64, [n & 63]) : "="),
-      ]);
-    }
-    return apply(realJoin, parts, [""]);
+  let base64;
+  function codec() {
+    // Indirect eval of trusted source with the captured eval: a function expression, so no global is read or written.
+    if (base64 === undefined) base64 = apply(apply(evalGlobal, undefined, [base64Source]), undefined, base64Deps);
+    return base64;
   }
-  const HEX = "0123456789abcdef";
-  function percentByte(byte) {
-    return "%" + apply(realCharAt, HEX, [byte >> 4]) + apply(realCharAt, HEX, [byte & 15]);
-  }
-  function base64Decode(value) {
-    if (typeof value !== "string") throw new TypeError("base64Decode expects a string");
-    let end = value.length;
-    if (end % 4 !== 0) throw new TypeError("base64Decode: length must be a multiple of 4");
-    let padding = 0;
-    while (padding < 2 && end > 0 && apply(realCharAt, value, [end - 1]) === "=") { end--; padding++; }
-    const parts = [];
-    let bits = 0;
-    let bitCount = 0;
-    for (let i = 0; i < end; i++) {
-      const digit = B64_INDEX[apply(realCharAt, value, [i])];
-      if (digit === undefined) throw new TypeError("base64Decode: invalid character at " + i);
-      bits = ((bits << 6) | digit) & 0xffffff;
-      bitCount += 6;
-      if (bitCount >= 8) {
-        bitCount -= 8;
-        apply(realPush, parts, [percentByte((bits >> bitCount) & 255)]);
-      }
-    }
-    try {
-      return decodeURIComponentNative(apply(realJoin, parts, [""]));
-    } catch (error) {
-      throw new TypeError("base64Decode: data is not valid UTF-8");
-    }
-  }
-
+  function base64Encode(value) { return codec()[0](value); }
+  function base64Decode(value) { return codec()[1](value); }
   function logAt(level) {
     return function (message, data) {
       const messageJson = stringify(typeof message === "string" ? message : toStringOf(message));
@@ -247,4 +204,65 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
       return stringify(value);
     },
   });
+})`;
+
+/**
+ * The base64 codec (UTF-8, standard padded alphabet), compiled inside the
+ * context on the first `context.encoding` call. It evaluates to a factory that
+ * receives built-ins captured by the prelude before hook code ran, and returns
+ * `[base64Encode, base64Decode]`; invalid input throws inside the hook.
+ */
+export const BASE64_SOURCE = String.raw`(function (apply, charAt, charCodeAt, push, join, encodeURIComponentNative, decodeURIComponentNative, unescapeNative) {
+  "use strict";
+  const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const B64_INDEX = { __proto__: null };
+  for (let i = 0; i < 64; i++) B64_INDEX[apply(charAt, B64, [i])] = i;
+  function base64Encode(value) {
+    if (typeof value !== "string") throw new TypeError("base64Encode expects a string");
+    // encodeURIComponent throws URIError on a lone surrogate: invalid input throws.
+    const bytes = unescapeNative(encodeURIComponentNative(value));
+    const parts = [];
+    for (let i = 0; i < bytes.length; i += 3) {
+      const a = apply(charCodeAt, bytes, [i]);
+      const b = i + 1 < bytes.length ? apply(charCodeAt, bytes, [i + 1]) : 0;
+      const c = i + 2 < bytes.length ? apply(charCodeAt, bytes, [i + 2]) : 0;
+      const n = (a << 16) | (b << 8) | c;
+      apply(push, parts, [
+        apply(charAt, B64, [(n >> 18) & 63]) + apply(charAt, B64, [(n >> 12) & 63]) +
+          (i + 1 < bytes.length ? apply(charAt, B64, [(n >> 6) & 63]) : "=") +
+          (i + 2 < bytes.length ? apply(charAt, B64, [n & 63]) : "="),
+      ]);
+    }
+    return apply(join, parts, [""]);
+  }
+  const HEX = "0123456789abcdef";
+  function percentByte(byte) {
+    return "%" + apply(charAt, HEX, [byte >> 4]) + apply(charAt, HEX, [byte & 15]);
+  }
+  function base64Decode(value) {
+    if (typeof value !== "string") throw new TypeError("base64Decode expects a string");
+    let end = value.length;
+    if (end % 4 !== 0) throw new TypeError("base64Decode: length must be a multiple of 4");
+    let padding = 0;
+    while (padding < 2 && end > 0 && apply(charAt, value, [end - 1]) === "=") { end--; padding++; }
+    const parts = [];
+    let bits = 0;
+    let bitCount = 0;
+    for (let i = 0; i < end; i++) {
+      const digit = B64_INDEX[apply(charAt, value, [i])];
+      if (digit === undefined) throw new TypeError("base64Decode: invalid character at " + i);
+      bits = ((bits << 6) | digit) & 0xffffff;
+      bitCount += 6;
+      if (bitCount >= 8) {
+        bitCount -= 8;
+        apply(push, parts, [percentByte((bits >> bitCount) & 255)]);
+      }
+    }
+    try {
+      return decodeURIComponentNative(apply(join, parts, [""]));
+    } catch (error) {
+      throw new TypeError("base64Decode: data is not valid UTF-8");
+    }
+  }
+  return [base64Encode, base64Decode];
 })`;

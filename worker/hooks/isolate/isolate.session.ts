@@ -2,7 +2,7 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule }
 import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
 import { WASM_RUN_HEADROOM_BYTES, type IsolateLimits } from "./isolate.limits.ts";
 import { acquireQuickJS, discardQuickJS, retainOrDiscard, wasmMemoryBytes } from "./isolate.module.ts";
-import { PRELUDE_SOURCE } from "./isolate.prelude.ts";
+import { BASE64_SOURCE, PRELUDE_SOURCE } from "./isolate.prelude.ts";
 import { replaceLoneSurrogates, utf8Length } from "./isolate.text.ts";
 import type { HookLog, IsolateError, IsolateErrorCode, IsolateUsage } from "./isolate.types.ts";
 
@@ -195,8 +195,9 @@ export class IsolateSession {
       const log = this.vm.newFunction("log", (level, message, data) => this.hostLog(level, message, data));
       const contextText = this.vm.newString(contextJson);
       const calledAt = this.vm.newNumber(calledAtMs);
-      const driver = this.vm.callFunction(prelude.value, this.vm.undefined, charge, log, contextText, calledAt);
-      for (const handle of [prelude.value, charge, log, contextText, calledAt]) handle.dispose();
+      const base64 = this.vm.newString(BASE64_SOURCE);
+      const driver = this.vm.callFunction(prelude.value, this.vm.undefined, charge, log, contextText, calledAt, base64);
+      for (const handle of [prelude.value, charge, log, contextText, calledAt, base64]) handle.dispose();
       if (driver.error) return this.failFromThrown(driver.error, "exception", "isolate setup failed: ");
       this.driver = driver.value;
     });
