@@ -18,7 +18,7 @@ export const IfMatchHeader = z.object({
   "if-match": z
     .string()
     .optional()
-    .openapi({ param: { name: "If-Match", in: "header" }, description: "The draft's current etag (required; 428 without it)" }),
+    .openapi({ param: { name: "if-match", in: "header" }, description: "The draft's current etag (required; 428 without it)" }),
 });
 
 export const PageQuery = z.object({

@@ -164,3 +164,34 @@ describe("hook lifecycle, whole path", () => {
     expect((await upstreamReceived(g.tag)).calls.map((call) => call.arguments)).toEqual([{ query: "sso" }]);
   });
 });
+
+describe("hook API contract", () => {
+  it("publishes every hook route in the OpenAPI document", async ({ expect }) => {
+    const res = await api("/v1/openapi.json");
+    expect(res.status).toBe(200);
+    const hook = "/v1/workspaces/{ws}/tools/{toolUid}/hook";
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining([
+        hook,
+        `${hook}/draft`,
+        `${hook}/types`,
+        `${hook}/compile`,
+        `${hook}/test`,
+        `${hook}/versions`,
+        `${hook}/versions/{versionId}`,
+        `${hook}/versions/{versionId}/diff`,
+        `${hook}/versions/{versionId}/restore`,
+        `${hook}/export`,
+        `${hook}/revisions`,
+        `${hook}/deployments`,
+        `${hook}/deployments/{slot}`,
+        `${hook}/resets`,
+        "/v1/workspaces/{ws}/hooks/usage",
+        "/v1/workspaces/{ws}/services/{svc}/hook-history",
+      ]),
+    );
+    const put = res.body.paths[`${hook}/draft`].put;
+    expect(put.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: "if-match", in: "header" })]));
+    expect(put.responses["412"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
+  });
+});
