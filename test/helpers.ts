@@ -31,12 +31,9 @@ export async function api<T = any>(
   }
   const response = await SELF.fetch(`${ORIGIN}${path}`, { method: options.method ?? (body ? "POST" : "GET"), headers, body });
   const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // Non-JSON bodies (e.g. JSON lines) stay text.
-  }
+  // JSON bodies are parsed; anything else (JSON lines, HTML) stays text.
+  const isJson = (response.headers.get("content-type") ?? "").startsWith("application/json");
+  const parsed: unknown = isJson && text ? JSON.parse(text) : text || null;
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 

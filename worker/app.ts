@@ -1,8 +1,10 @@
+import { approvalRoutes } from "./approvals/approvals.routes.ts";
 import { devLoginRoutes } from "./auth/dev-login.routes.ts";
 import { createRouter } from "./http/app.ts";
 import { ApiError, handleError } from "./http/errors.ts";
 import { hookRoutes } from "./hooks/lifecycle/hooks.routes.ts";
 import { jsonBody } from "./http/json-body.ts";
+import { logRoutes } from "./logs/logs.routes.ts";
 import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
 import { profileRoutes } from "./policy/profiles.routes.ts";
 import { serviceRoutes } from "./services/services.routes.ts";
@@ -23,6 +25,8 @@ export function createApp() {
   app.route("/", serviceRoutes);
   app.route("/", toolRoutes);
   app.route("/", hookRoutes);
+  app.route("/", approvalRoutes);
+  app.route("/", logRoutes);
   app.route("/", devLoginRoutes);
 
   app.doc31("/v1/openapi.json", {
@@ -35,6 +39,6 @@ export function createApp() {
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "http", scheme: "bearer" });
 
-  app.all("/mcp", (c) => handleMcpRequest(c.env, c.req.raw));
+  app.all("/mcp", (c) => handleMcpRequest(c.env, c.req.raw, c.executionCtx as ExecutionContext));
   return app;
 }

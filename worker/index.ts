@@ -1,4 +1,5 @@
 import { createApp } from "./app.ts";
+import { applyLogRetention } from "./logs/logs.store.ts";
 
 export { WorkspaceDO } from "./workspaces/workspace.do.ts";
 
@@ -6,4 +7,8 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
+  /** Hourly (wrangler.toml): clears captured hook-log details and old log rows past their retention. */
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(applyLogRetention(env.DB));
+  },
 } satisfies ExportedHandler<Env>;

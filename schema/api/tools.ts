@@ -51,3 +51,13 @@ export const PutPolicyBody = z.object({ profileId: z.string(), mode: PolicyModeS
 export const ToolPolicySchema = z
   .object({ profileId: z.string(), toolUid: z.string(), mode: PolicyModeSchema, updatedBy: z.string(), updatedAt: z.string() })
   .openapi("ToolPolicy");
+
+export const PutProjectionBody = z
+  .object({
+    fields: z
+      .array(z.string().min(1).max(128))
+      .max(100)
+      .nullable()
+      .openapi({ description: "Top-level fields of the structured result clients receive; null returns everything" }),
+  })
+  .openapi("PutProjection");

@@ -57,3 +57,13 @@ export const ProfileSchema = z
 export const CreateProfileBody = z
   .object({ name: z.string().trim().min(1).max(100), defaultMode: PolicyModeSchema.default("allow") })
   .openapi("CreateAccessProfile");
+
+export const UpdateWorkspaceBody = z
+  .object({
+    name: z.string().trim().min(1).max(100).optional(),
+    detailPolicy: z
+      .enum(["metadata", "payloads"])
+      .optional()
+      .openapi({ description: "payloads: hook-log details may be stored for services with payload capture on" }),
+  })
+  .openapi("UpdateWorkspace");

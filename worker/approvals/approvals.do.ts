@@ -16,7 +16,8 @@ export interface Approval {
   keyId: string;
   revisionId: string | null;
   callHash: string;
-  arguments: unknown;
+  /** JSON text of the transformed arguments (text, so the RPC type stays flat). */
+  argumentsJson: string;
   reason: string;
   source: ApprovalSource;
   status: ApprovalStatus;
@@ -33,7 +34,7 @@ export interface ApprovalRequest {
   keyId: string;
   revisionId: string | null;
   callHash: string;
-  arguments: unknown;
+  argumentsJson: string;
   reason: string;
   source: ApprovalSource;
 }
@@ -70,7 +71,7 @@ function toApproval(row: ApprovalRow, now: number): Approval {
     keyId: row.key_id,
     revisionId: row.revision_id,
     callHash: row.call_hash,
-    arguments: JSON.parse(row.arguments) as unknown,
+    argumentsJson: row.arguments,
     reason: row.reason,
     source: row.source,
     status: lapsed ? "expired" : row.status,
@@ -145,7 +146,7 @@ export class ApprovalStore {
       request.keyId,
       request.revisionId,
       request.callHash,
-      JSON.stringify(request.arguments ?? null),
+      request.argumentsJson,
       request.reason,
       request.source,
       now,

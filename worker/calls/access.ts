@@ -5,10 +5,12 @@ export type AccessRefusal =
   | "tool_blocked"
   | "tool_review_required"
   | "upstream_authorization_required"
-  | "approval_required"
   | "no_access_profile";
 
-export type AccessDecision = { allowed: true } | { allowed: false; code: AccessRefusal; message: string };
+/** `needsApproval`: policy allows the call only with a one-call human approval (step 3 of the pipeline). */
+export type AccessDecision =
+  | { allowed: true; needsApproval: boolean }
+  | { allowed: false; code: AccessRefusal; message: string };
 
 /**
  * Step 1 of the call pipeline: ordinary access policy on the public tool. Checks
@@ -29,18 +31,14 @@ export function decideAccess(catalog: Catalog, profileId: string | null, tool: C
   }
   const mode = profile.overrides.get(tool.uid) ?? profile.defaultMode;
   if (mode === "block") return { allowed: false, code: "tool_blocked", message: `${tool.publicName} is blocked by policy` };
-  if (mode === "approval") {
-    return { allowed: false, code: "approval_required", message: `${tool.publicName} needs human approval before each call` };
-  }
-  return { allowed: true };
+  return { allowed: true, needsApproval: mode === "approval" };
 }
 
 /**
- * Discovery shows only what this client could call now (a policy approval counts
- * as callable). A tool in review or awaiting upstream authorization is hidden, but
+ * Discovery shows only what this client could call now (a tool under policy
+ * approval counts as callable). A tool in review or awaiting upstream authorization is hidden, but
  * calling it by name explains why it is refused; a blocked tool stays unknown.
  */
 export function isListed(catalog: Catalog, profileId: string | null, tool: CatalogTool): boolean {
-  const decision = decideAccess(catalog, profileId, tool);
-  return decision.allowed || decision.code === "approval_required";
+  return decideAccess(catalog, profileId, tool).allowed;
 }

@@ -1,4 +1,6 @@
+import type { PublicContract } from "../hooks/compiler/index.ts";
 import type { PolicyMode } from "../policy/profiles.store.ts";
+import { summariseDeployments } from "./deployment.ts";
 import { upstreamTargetFor } from "../services/services.store.ts";
 import type { UpstreamTarget } from "../services/upstream.ts";
 import { publicToolName, type ToolDefinition, type ToolStatus } from "../tools/tools.store.ts";
@@ -14,10 +16,20 @@ export interface CatalogTool {
   projection: string[] | null;
   serviceId: string;
   serviceRequiresAuthorization: boolean;
+  /** Hook-log details may be stored: the service captures payloads and the workspace policy allows it. */
+  captureDetails: boolean;
 }
 
 export interface Catalog {
   tools: Map<string, CatalogTool>;
+  /** Active revisions' public contracts by toolUid, for discovery only (calls re-read deployments). */
+  contracts: Map<string, PublicContract>;
+  /**
+   * Tools that had a hook deployed when the snapshot was taken. Calls to these
+   * read their deployment fresh; a first deployment reaches other isolates
+   * within CATALOG_TTL_MS, like any policy change.
+   */
+  hooked: Set<string>;
   /** profileId → default mode and per-tool overrides. */
   profiles: Map<string, { defaultMode: PolicyMode; overrides: Map<string, PolicyMode> }>;
   targets: Map<string, UpstreamTarget>;
@@ -56,21 +68,24 @@ interface CatalogRow {
   url: string;
   secret_headers: string | null;
   requires_authorization: number;
+  payload_capture: number;
+  detail_policy: "metadata" | "payloads";
 }
 
 async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
   const [tools, profiles, policies] = await env.DB.batch([
     env.DB.prepare(
       `SELECT t.uid, t.name, t.status, t.definition, t.definition_hash, t.projection, t.service_id,
-              s.slug, s.url, s.secret_headers, s.requires_authorization
-       FROM tools t JOIN services s ON s.id = t.service_id
+              s.slug, s.url, s.secret_headers, s.requires_authorization, s.payload_capture, w.detail_policy
+       FROM tools t JOIN services s ON s.id = t.service_id JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
     ).bind(workspaceId),
     env.DB.prepare("SELECT id, default_mode FROM access_profiles WHERE workspace_id = ?").bind(workspaceId),
     env.DB.prepare("SELECT profile_id, tool_uid, mode FROM tool_policies WHERE workspace_id = ?").bind(workspaceId),
   ]);
 
-  const catalog: Catalog = { tools: new Map(), profiles: new Map(), targets: new Map() };
+  const deployments = await summariseDeployments(env, workspaceId);
+  const catalog: Catalog = { tools: new Map(), profiles: new Map(), targets: new Map(), ...deployments };
   for (const row of (tools?.results ?? []) as CatalogRow[]) {
     const publicName = publicToolName(row.slug, row.name);
     catalog.tools.set(publicName, {
@@ -83,6 +98,7 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
       projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
       serviceId: row.service_id,
       serviceRequiresAuthorization: row.requires_authorization === 1,
+      captureDetails: row.payload_capture === 1 && row.detail_policy === "payloads",
     });
     if (!catalog.targets.has(row.service_id)) {
       catalog.targets.set(row.service_id, await upstreamTargetFor(env, { id: row.service_id, url: row.url, sealedHeaders: row.secret_headers }));

@@ -5,29 +5,32 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
-  type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { resolvePrincipal } from "../auth/authenticate.ts";
+import type { JsonObject } from "../../schema/hooks/contract.ts";
 import { decideAccess, isListed } from "../calls/access.ts";
-import { loadCatalog, type Catalog } from "../calls/catalog.ts";
-import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
-import type { ToolDefinition } from "../tools/tools.store.ts";
-import { refusal } from "./mcp.results.ts";
+import { loadCatalog, type CatalogTool } from "../calls/catalog.ts";
+import { runToolCall } from "../calls/pipeline.ts";
+import { projectOutputSchema } from "../calls/projection.ts";
+import type { PublicContract } from "../hooks/compiler/index.ts";
+import { newId } from "../lib/ids.ts";
+import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
 
 /** Who is calling /mcp: an API key with tools:call, bound to one workspace and profile. */
 interface Caller {
   workspaceId: string;
   keyId: string;
   profileId: string | null;
+  origin: string;
 }
 
 /**
  * The client endpoint. Stateless Streamable HTTP with JSON responses: each POST
  * carries complete JSON-RPC messages, so any edge can answer any request.
  */
-export async function handleMcpRequest(env: Env, request: Request): Promise<Response> {
+export async function handleMcpRequest(env: Env, request: Request, ctx: ExecutionContext): Promise<Response> {
   if (request.method !== "POST") {
     return jsonRpcError(405, ErrorCode.ConnectionClosed, "Use POST: this endpoint does not open server-initiated streams", {
       allow: "POST",
@@ -42,8 +45,13 @@ export async function handleMcpRequest(env: Env, request: Request): Promise<Resp
   if (!principal.scopes.has("tools:call")) {
     return jsonRpcError(403, ErrorCode.InvalidRequest, "This key lacks the 'tools:call' scope");
   }
-  const caller: Caller = { workspaceId: principal.workspaceId, keyId: principal.id, profileId: principal.profileId };
-  const server = createGatewayServer(env, caller);
+  const caller: Caller = {
+    workspaceId: principal.workspaceId,
+    keyId: principal.id,
+    profileId: principal.profileId,
+    origin: new URL(request.url).origin,
+  };
+  const server = createGatewayServer(env, ctx, caller);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
@@ -53,7 +61,7 @@ export async function handleMcpRequest(env: Env, request: Request): Promise<Resp
   }
 }
 
-function createGatewayServer(env: Env, caller: Caller): Server {
+function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): Server {
   const server = new Server(
     { name: "rayrun", version: "0.1.0" },
     {
@@ -68,7 +76,7 @@ function createGatewayServer(env: Env, caller: Caller): Server {
     const tools: Tool[] = [];
     for (const tool of catalog.tools.values()) {
       if (!isListed(catalog, caller.profileId, tool)) continue;
-      tools.push(publicDefinition(tool.publicName, tool.definition));
+      tools.push(publicDefinition(tool, catalog.contracts.get(tool.uid) ?? null));
     }
     tools.sort((a, b) => (a.name < b.name ? -1 : 1));
     return { tools };
@@ -76,41 +84,58 @@ function createGatewayServer(env: Env, caller: Caller): Server {
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const catalog = await loadCatalog(env, caller.workspaceId);
-    return callTool(catalog, caller, request.params.name, request.params.arguments ?? {});
+    const publicName = request.params.name;
+    const tool = catalog.tools.get(publicName);
+    const access = tool ? decideAccess(catalog, caller.profileId, tool) : undefined;
+    if (!tool || (access && !access.allowed && (access.code === "tool_blocked" || access.code === "no_access_profile"))) {
+      // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${publicName}`);
+    }
+    const entries: CallLogEntry[] = [];
+    const record = (batch: CallLogEntry[]) => writeLogs(env, caller.workspaceId, tool.captureDetails, batch);
+    try {
+      return await runToolCall({
+        env,
+        waitUntil: (promise) => ctx.waitUntil(promise),
+        catalog,
+        tool,
+        workspaceId: caller.workspaceId,
+        keyId: caller.keyId,
+        profileId: caller.profileId,
+        arguments: (request.params.arguments ?? {}) as JsonObject,
+        requestId: newId("req"),
+        approvalsUrl: `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`,
+        log: (entry) => entries.push(entry),
+        record,
+      });
+    } catch (error) {
+      if (error instanceof McpError) {
+        // The upstream's own JSON-RPC error goes back as it is, marked as the upstream's.
+        throw new McpError(error.code, stripMcpPrefix(error.message), { upstream: true, ...(isRecord(error.data) ? error.data : {}) });
+      }
+      throw error;
+    } finally {
+      if (entries.length) ctx.waitUntil(record(entries));
+    }
   });
   return server;
 }
 
-function publicDefinition(publicName: string, definition: ToolDefinition): Tool {
+/** What discovery shows: the active hook's public contract where it replaces the upstream's, and the projection. */
+function publicDefinition(tool: CatalogTool, contract: PublicContract | null): Tool {
+  const definition = tool.definition;
   return {
     ...definition,
-    name: publicName,
-    inputSchema: definition.inputSchema as Tool["inputSchema"],
-    outputSchema: definition.outputSchema as Tool["outputSchema"],
+    name: tool.publicName,
+    description: contract?.description ?? definition.description,
+    inputSchema: (contract?.inputSchema ?? definition.inputSchema) as Tool["inputSchema"],
+    outputSchema: projectOutputSchema(contract?.outputSchema ?? definition.outputSchema, tool.projection) as Tool["outputSchema"],
   };
 }
 
-async function callTool(catalog: Catalog, caller: Caller, publicName: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  const tool = catalog.tools.get(publicName);
-  const access = tool ? decideAccess(catalog, caller.profileId, tool) : undefined;
-  if (!tool || !access || (!access.allowed && (access.code === "tool_blocked" || access.code === "no_access_profile"))) {
-    // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
-    throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${publicName}`);
-  }
-  if (!access.allowed) return refusal(access.code, access.message, { tool: publicName });
-
-  const target = catalog.targets.get(tool.serviceId);
-  if (!target) throw new McpError(ErrorCode.InternalError, "The tool's service is not available");
-  try {
-    return await callUpstreamTool(target, tool.name, args);
-  } catch (error) {
-    if (error instanceof UpstreamFailure) return refusal(error.code, error.message, { tool: publicName });
-    if (error instanceof McpError) {
-      // The upstream's own JSON-RPC error goes back as it is, marked as the upstream's.
-      throw new McpError(error.code, stripMcpPrefix(error.message), { upstream: true, ...(isRecord(error.data) ? error.data : {}) });
-    }
-    throw error;
-  }
+async function writeLogs(env: Env, workspaceId: string, captureDetails: boolean, entries: CallLogEntry[]): Promise<void> {
+  if (!entries.length) return;
+  await env.DB.batch(insertLogStatements(env.DB, workspaceId, entries, captureDetails, new Date().toISOString()));
 }
 
 /** McpError prefixes "MCP error <code>: "; re-wrapping would double it. */

@@ -1,13 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
-import { ListToolsQuery, PutPolicyBody, ReviewBody, ToolParams, ToolPolicySchema, ToolSchema } from "../../schema/api/tools.ts";
+import { ListToolsQuery, PutPolicyBody, PutProjectionBody, ReviewBody, ToolParams, ToolPolicySchema, ToolSchema } from "../../schema/api/tools.ts";
 import { guard } from "../auth/guard.ts";
 import { invalidateCatalog } from "../calls/catalog.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { listToolPolicies, setToolPolicy } from "../policy/policy.store.ts";
 import { findProfile } from "../policy/profiles.store.ts";
-import { approveDefinition, findTool, listTools } from "./tools.store.ts";
+import { approveDefinition, findTool, listTools, setProjection } from "./tools.store.ts";
 
 export const toolRoutes = createRouter();
 
@@ -105,5 +105,37 @@ toolRoutes.openapi(
     const policy = await setToolPolicy(c.env.DB, ws, { ...body, toolUid, updatedBy: c.get("actor").id });
     invalidateCatalog(ws);
     return c.json(policy, 200);
+  },
+);
+
+toolRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/v1/workspaces/{ws}/tools/{toolUid}/projection",
+    tags: ["tools"],
+    summary: "Choose which top-level fields of the structured result clients receive",
+    description: "Only for tools with an outputSchema. Discovery shows the projected output schema.",
+    middleware: guard("admin"),
+    request: { params: ToolParams, body: jsonBody(PutProjectionBody) },
+    responses: { 200: json(ToolSchema, "The tool"), ...errorResponses(400, 404) },
+  }),
+  async (c) => {
+    const { ws, toolUid } = c.req.valid("param");
+    const { fields } = c.req.valid("json");
+    const tool = await findTool(c.env.DB, ws, toolUid);
+    if (!tool) throw notFound("Tool");
+    const properties = Object.keys((tool.definition.outputSchema?.properties ?? {}) as Record<string, unknown>);
+    if (fields && !tool.definition.outputSchema) {
+      throw new ApiError(400, "projection_requires_output_schema", "Projection needs a tool with an outputSchema");
+    }
+    const unknown = (fields ?? []).filter((field) => !properties.includes(field));
+    if (unknown.length) {
+      throw new ApiError(400, "invalid_request", `Not properties of the output schema: ${unknown.join(", ")}`, {
+        issues: unknown.map((field) => ({ field: "json.fields", message: `unknown field ${field}` })),
+      });
+    }
+    await setProjection(c.env.DB, ws, toolUid, fields);
+    invalidateCatalog(ws);
+    return c.json((await findTool(c.env.DB, ws, toolUid))!, 200);
   },
 );

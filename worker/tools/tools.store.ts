@@ -126,6 +126,13 @@ export async function approveDefinition(db: D1Database, workspaceId: string, too
   return result.meta.changes === 1;
 }
 
+export async function setProjection(db: D1Database, workspaceId: string, toolUid: string, fields: string[] | null): Promise<void> {
+  await db
+    .prepare("UPDATE tools SET projection = ?, updated_at = ? WHERE workspace_id = ? AND uid = ?")
+    .bind(fields ? JSON.stringify(fields) : null, nowIso(), workspaceId, toolUid)
+    .run();
+}
+
 export interface IndexSummary {
   added: string[];
   changed: string[];

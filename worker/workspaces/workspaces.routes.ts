@@ -8,6 +8,7 @@ import {
   CreateWorkspaceResponse,
   MemberSchema,
   PutMemberBody,
+  UpdateWorkspaceBody,
   WorkspaceSchema,
 } from "../../schema/api/workspaces.ts";
 import { z } from "@hono/zod-openapi";
@@ -18,7 +19,8 @@ import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { timingSafeEqual } from "../lib/crypto.ts";
 import { findProfile } from "../policy/profiles.store.ts";
-import { createWorkspace, getWorkspace } from "./workspaces.store.ts";
+import { createWorkspace, getWorkspace, updateWorkspace } from "./workspaces.store.ts";
+import { invalidateCatalog } from "../calls/catalog.ts";
 
 export const workspaceRoutes = createRouter();
 
@@ -64,6 +66,25 @@ workspaceRoutes.openapi(
   async (c) => {
     const workspace = await getWorkspace(c.env.DB, c.req.valid("param").ws);
     if (!workspace) throw notFound("Workspace");
+    return c.json(workspace, 200);
+  },
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/workspaces/{ws}",
+    tags: ["workspaces"],
+    summary: "Rename a workspace or change its hook-log detail policy",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams, body: jsonBody(UpdateWorkspaceBody) },
+    responses: { 200: json(WorkspaceSchema, "The workspace"), ...errorResponses(400, 404) },
+  }),
+  async (c) => {
+    const { ws } = c.req.valid("param");
+    const workspace = await updateWorkspace(c.env.DB, ws, c.req.valid("json"));
+    if (!workspace) throw notFound("Workspace");
+    invalidateCatalog(ws);
     return c.json(workspace, 200);
   },
 );

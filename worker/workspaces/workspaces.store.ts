@@ -30,3 +30,17 @@ export async function getWorkspace(db: D1Database, id: string): Promise<Workspac
     .bind(id)
     .first<WorkspaceRecord>();
 }
+
+export async function updateWorkspace(
+  db: D1Database,
+  id: string,
+  changes: { name?: string; detailPolicy?: WorkspaceRecord["detailPolicy"] },
+): Promise<WorkspaceRecord | null> {
+  return db
+    .prepare(
+      `UPDATE workspaces SET name = COALESCE(?, name), detail_policy = COALESCE(?, detail_policy) WHERE id = ?
+       RETURNING id, name, detail_policy AS detailPolicy, created_at AS createdAt`,
+    )
+    .bind(changes.name ?? null, changes.detailPolicy ?? null, id)
+    .first<WorkspaceRecord>();
+}

@@ -1,0 +1,34 @@
+import { z } from "@hono/zod-openapi";
+
+export const ApprovalStatusSchema = z.enum(["pending", "approved", "denied", "used", "expired"]);
+
+export const ApprovalSchema = z
+  .object({
+    id: z.string(),
+    toolUid: z.string(),
+    publicName: z.string(),
+    keyId: z.string().openapi({ description: "The client key whose call this approval is for" }),
+    revisionId: z.string().nullable().openapi({ description: "The active hook revision the approval is bound to (null: no hook)" }),
+    callHash: z.string().openapi({ description: "SHA-256 of the exact transformed call" }),
+    arguments: z.unknown().openapi({ description: "The transformed arguments that will reach the upstream" }),
+    reason: z.string(),
+    source: z.enum(["policy", "hook"]),
+    status: ApprovalStatusSchema,
+    createdAt: z.string(),
+    expiresAt: z.string(),
+    decidedBy: z.string().nullable(),
+    decidedAt: z.string().nullable(),
+    usedAt: z.string().nullable(),
+  })
+  .openapi("Approval");
+
+export const ApprovalParams = z.object({
+  ws: z.string().openapi({ param: { name: "ws", in: "path" } }),
+  id: z.string().openapi({ param: { name: "id", in: "path" } }),
+});
+
+export const ListApprovalsQuery = z.object({
+  status: ApprovalStatusSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().regex(/^\d+$/).optional().openapi({ description: "`nextCursor` of the previous page" }),
+});

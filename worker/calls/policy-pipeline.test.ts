@@ -1,0 +1,187 @@
+import { env, createScheduledController, createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { describe, it } from "vitest";
+import worker from "../index.ts";
+import { api, connectMcp, createKey, demoGateway, upstreamReceived } from "../../test/helpers.ts";
+
+const META = "dev.rayrun/error";
+
+async function setPolicy(gateway: Awaited<ReturnType<typeof demoGateway>>, tool: string, mode: string) {
+  const res = await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid(tool)}/policy`, {
+    method: "PUT",
+    key: gateway.adminKey,
+    body: { profileId: gateway.defaultProfileId, mode },
+  });
+  if (res.status !== 200) throw new Error(JSON.stringify(res.body));
+}
+
+describe("policy approvals", () => {
+  it("runs an approved call exactly once, and refuses a second use or a different call", async ({ expect }) => {
+    const gateway = await demoGateway();
+    await setPolicy(gateway, "delete_record", "approval");
+    const client = await connectMcp(gateway.clientKey);
+
+    const first = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
+    expect(first.isError).toBe(true);
+    const pending = (first._meta as Record<string, any>)[META];
+    expect(pending).toMatchObject({ code: "approval_required", details: { reason: "policy_approval", tool: "demo__delete_record" } });
+    const approvalId = pending.details.approvalId as string;
+    expect(pending.details.approveAt).toBe(`https://rayrun.test/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`);
+    // Asking again before a decision returns the same pending approval, not a new one.
+    const again = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
+    expect((again._meta as Record<string, any>)[META].details.approvalId).toBe(approvalId);
+
+    const listed = await api(`/v1/workspaces/${gateway.ws}/approvals?status=pending`, { key: gateway.adminKey });
+    expect(listed.body.approvals).toHaveLength(1);
+    expect(listed.body.approvals[0]).toMatchObject({ id: approvalId, arguments: { id: "r1" }, source: "policy", status: "pending" });
+
+    const reader = await createKey(gateway, ["hooks:read", "hooks:write"]);
+    expect((await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, { method: "POST", key: reader })).status).toBe(403);
+    const approved = await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, { method: "POST", key: gateway.adminKey });
+    expect(approved.status).toBe(200);
+    expect(approved.body.status).toBe("approved");
+
+    const other = await client.callTool({ name: "demo__delete_record", arguments: { id: "r2" } });
+    expect((other._meta as Record<string, any>)[META].code).toBe("approval_required");
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+
+    const run = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
+    expect(run).toEqual({ content: [{ type: "text", text: "Deleted record r1" }] });
+    const second = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
+    expect((second._meta as Record<string, any>)[META].code).toBe("approval_required");
+    expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ id: "r1" }]);
+
+    const used = await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}`, { key: gateway.adminKey });
+    expect(used.body).toMatchObject({ status: "used", decidedBy: expect.stringMatching(/^key_/) });
+    const decideAgain = await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/deny`, { method: "POST", key: gateway.adminKey });
+    expect(decideAgain.status).toBe(409);
+    expect(decideAgain.body.error.code).toBe("approval_not_pending");
+  });
+
+  it("refuses a denied call and an approval used by another key", async ({ expect }) => {
+    const gateway = await demoGateway();
+    await setPolicy(gateway, "delete_record", "approval");
+    const client = await connectMcp(gateway.clientKey);
+    const first = await client.callTool({ name: "demo__delete_record", arguments: { id: "r9" } });
+    const approvalId = (first._meta as Record<string, any>)[META].details.approvalId;
+    await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, { method: "POST", key: gateway.adminKey });
+
+    const otherKey = await createKey(gateway, ["tools:call"], gateway.defaultProfileId);
+    const otherClient = await connectMcp(otherKey);
+    const stolen = await otherClient.callTool({ name: "demo__delete_record", arguments: { id: "r9" } });
+    expect((stolen._meta as Record<string, any>)[META].code).toBe("approval_required");
+
+    const denyTarget = (stolen._meta as Record<string, any>)[META].details.approvalId;
+    const denied = await api(`/v1/workspaces/${gateway.ws}/approvals/${denyTarget}/deny`, { method: "POST", key: gateway.adminKey });
+    expect(denied.body.status).toBe("denied");
+    const afterDeny = await otherClient.callTool({ name: "demo__delete_record", arguments: { id: "r9" } });
+    expect((afterDeny._meta as Record<string, any>)[META].code).toBe("approval_required");
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
+});
+
+describe("argument validation and projection", () => {
+  it("refuses arguments that fail the tool's input schema before any upstream call", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const client = await connectMcp(gateway.clientKey);
+    const result = await client.callTool({ name: "demo__search_release_notes", arguments: { query: 42 } });
+    expect(result.isError).toBe(true);
+    expect((result._meta as Record<string, any>)[META]).toMatchObject({
+      code: "invalid_arguments",
+      details: { violations: [{ pointer: "/query", message: expect.stringContaining("string") }] },
+    });
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
+
+  it("returns only the projected fields, in the result and in discovery", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const uid = gateway.toolUid("lookup_customer");
+    const bad = await api(`/v1/workspaces/${gateway.ws}/tools/${uid}/projection`, {
+      method: "PUT",
+      key: gateway.adminKey,
+      body: { fields: ["name", "ssn"] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toBe("Not properties of the output schema: ssn");
+    const noSchema = await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid("delete_record")}/projection`, {
+      method: "PUT",
+      key: gateway.adminKey,
+      body: { fields: ["id"] },
+    });
+    expect(noSchema.body.error.code).toBe("projection_requires_output_schema");
+
+    const set = await api(`/v1/workspaces/${gateway.ws}/tools/${uid}/projection`, {
+      method: "PUT",
+      key: gateway.adminKey,
+      body: { fields: ["name", "plan"] },
+    });
+    expect(set.status).toBe(200);
+    const client = await connectMcp(gateway.clientKey);
+    const listed = (await client.listTools()).tools.find((tool) => tool.name === "demo__lookup_customer")!;
+    expect(Object.keys(listed.outputSchema!.properties!)).toEqual(["name", "plan"]);
+    const result = await client.callTool({ name: "demo__lookup_customer", arguments: { email: "ada@example.com" } });
+    expect(result.structuredContent).toEqual({ name: "Ada Lovelace", plan: "enterprise" });
+    expect(JSON.stringify(result.content)).not.toContain("+44");
+  });
+});
+
+describe("call logs", () => {
+  it("logs pre-dispatch refusals, keeps details only with payload capture, and shows them only to hooks:write", async ({ expect }) => {
+    const gateway = await demoGateway();
+    await setPolicy(gateway, "delete_record", "approval");
+    const client = await connectMcp(gateway.clientKey);
+    await client.callTool({ name: "demo__delete_record", arguments: { id: "x" } });
+    const uid = gateway.toolUid("delete_record");
+    const logsPath = `/v1/workspaces/${gateway.ws}/tools/${uid}/hook/logs`;
+    const withoutCapture = await api(logsPath, { key: gateway.adminKey });
+    expect(withoutCapture.body.logs).toHaveLength(1);
+    expect(withoutCapture.body.logs[0]).toMatchObject({ stage: "pre_dispatch", outcome: "refused", code: "approval_required", details: null });
+
+    await api(`/v1/workspaces/${gateway.ws}`, { method: "PATCH", key: gateway.adminKey, body: { detailPolicy: "payloads" } });
+    await api(`/v1/workspaces/${gateway.ws}/services/${gateway.service.id}`, {
+      method: "PATCH",
+      key: gateway.adminKey,
+      body: { payloadCapture: true },
+    });
+    await client.callTool({ name: "demo__delete_record", arguments: { id: "x" } });
+    const captured = await api(logsPath, { key: gateway.adminKey });
+    expect(captured.body.logs[0].details).toEqual({ message: expect.stringContaining("human approval") });
+
+    const reader = await createKey(gateway, ["hooks:read"]);
+    const hidden = await api(logsPath, { key: reader });
+    expect(hidden.body.logs).toHaveLength(2);
+    expect(hidden.body.logs.every((log: Record<string, unknown>) => !("details" in log))).toBe(true);
+
+    const lines = await api(`${logsPath}?format=jsonl&limit=1`, { key: gateway.adminKey });
+    expect(lines.headers.get("content-type")).toBe("application/x-ndjson");
+    expect((lines.body as string).trim().split("\n")).toHaveLength(1);
+    expect(lines.headers.get("x-next-cursor")).toMatch(/^\d+$/);
+    const page2 = await api(`${logsPath}?cursor=${lines.headers.get("x-next-cursor")}`, { key: gateway.adminKey });
+    expect(page2.body.logs).toHaveLength(1);
+    expect(page2.body.logs[0].details).toBeNull();
+    const filtered = await api(`${logsPath}?stage=before`, { key: gateway.adminKey });
+    expect(filtered.body.logs).toEqual([]);
+  });
+
+  it("clears captured details with the scheduled retention job", async ({ expect }) => {
+    const old = new Date(Date.now() - 8 * 24 * 3600 * 1000).toISOString();
+    const ancient = new Date(Date.now() - 31 * 24 * 3600 * 1000).toISOString();
+    const insert = (createdAt: string) =>
+      env.DB.prepare(
+        `INSERT INTO call_logs (workspace_id, tool_uid, request_id, stage, channel, outcome, duration_ms, details, created_at)
+         VALUES ('ws_retention', 'tool_r', ?, 'before', 'active', 'reject', 1, '{"message":"secretish"}', ?)`,
+      )
+        .bind(`req_${createdAt}`, createdAt)
+        .run();
+    await insert(new Date().toISOString());
+    await insert(old);
+    await insert(ancient);
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    const { results } = await env.DB.prepare("SELECT created_at, details FROM call_logs WHERE workspace_id = 'ws_retention' ORDER BY created_at").all();
+    expect(results).toEqual([
+      { created_at: old, details: null },
+      { created_at: expect.any(String), details: '{"message":"secretish"}' },
+    ]);
+  });
+});

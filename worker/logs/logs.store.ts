@@ -1,0 +1,136 @@
+/** One row of the call log: a hook stage run, or a refusal/failure before or at dispatch. */
+export interface CallLogEntry {
+  toolUid: string;
+  requestId: string;
+  stage: "before" | "after" | "pre_dispatch" | "upstream";
+  channel: "active" | "shadow";
+  outcome: string;
+  code: string | null;
+  durationMs: number;
+  revisionId: string | null;
+  shadowDiffered: boolean | null;
+  /** Hook-supplied or payload-derived text; dropped unless the capture policy allows it. */
+  details?: Record<string, unknown>;
+}
+
+export interface StoredCallLog extends Omit<CallLogEntry, "details"> {
+  id: number;
+  createdAt: string;
+  details?: Record<string, unknown> | null;
+}
+
+/** Metadata always; payload details removed retention-wise after this long (README). */
+export const LOG_DETAIL_RETENTION_DAYS = 7;
+export const LOG_RETENTION_DAYS = 30;
+
+export function insertLogStatements(
+  db: D1Database,
+  workspaceId: string,
+  entries: CallLogEntry[],
+  captureDetails: boolean,
+  createdAt: string,
+): D1PreparedStatement[] {
+  return entries.map((entry) =>
+    db
+      .prepare(
+        `INSERT INTO call_logs (workspace_id, tool_uid, request_id, stage, channel, outcome, code, duration_ms, revision_id,
+           shadow_differed, details, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .bind(
+        workspaceId,
+        entry.toolUid,
+        entry.requestId,
+        entry.stage,
+        entry.channel,
+        entry.outcome,
+        entry.code,
+        entry.durationMs,
+        entry.revisionId,
+        entry.shadowDiffered === null ? null : entry.shadowDiffered ? 1 : 0,
+        captureDetails && entry.details ? JSON.stringify(entry.details) : null,
+        createdAt,
+      ),
+  );
+}
+
+export interface LogQuery {
+  since?: string;
+  until?: string;
+  stage?: CallLogEntry["stage"];
+  channel?: CallLogEntry["channel"];
+  outcome?: string;
+  requestId?: string;
+  /** Rows with a smaller id than this (the previous page's cursor). */
+  before?: number;
+  limit: number;
+}
+
+interface LogRow {
+  id: number;
+  tool_uid: string;
+  request_id: string;
+  stage: CallLogEntry["stage"];
+  channel: CallLogEntry["channel"];
+  outcome: string;
+  code: string | null;
+  duration_ms: number;
+  revision_id: string | null;
+  shadow_differed: number | null;
+  details: string | null;
+  created_at: string;
+}
+
+/** Newest first. `withDetails` is decided by the caller's role, never by the query. */
+export async function queryLogs(
+  db: D1Database,
+  workspaceId: string,
+  toolUid: string,
+  query: LogQuery,
+  withDetails: boolean,
+): Promise<StoredCallLog[]> {
+  const clauses = ["workspace_id = ?", "tool_uid = ?"];
+  const params: (string | number)[] = [workspaceId, toolUid];
+  const add = (clause: string, value: string | number | undefined) => {
+    if (value === undefined) return;
+    clauses.push(clause);
+    params.push(value);
+  };
+  add("created_at >= ?", query.since);
+  add("created_at < ?", query.until);
+  add("stage = ?", query.stage);
+  add("channel = ?", query.channel);
+  add("outcome = ?", query.outcome);
+  add("request_id = ?", query.requestId);
+  add("id < ?", query.before);
+  const { results } = await db
+    .prepare(`SELECT * FROM call_logs WHERE ${clauses.join(" AND ")} ORDER BY id DESC LIMIT ?`)
+    .bind(...params, query.limit)
+    .all<LogRow>();
+  return results.map((row) => ({
+    id: row.id,
+    toolUid: row.tool_uid,
+    requestId: row.request_id,
+    stage: row.stage,
+    channel: row.channel,
+    outcome: row.outcome,
+    code: row.code,
+    durationMs: row.duration_ms,
+    revisionId: row.revision_id,
+    shadowDiffered: row.shadow_differed === null ? null : row.shadow_differed === 1,
+    createdAt: row.created_at,
+    ...(withDetails ? { details: row.details ? (JSON.parse(row.details) as Record<string, unknown>) : null } : {}),
+  }));
+}
+
+/** The scheduled retention job: clear details past their retention, delete rows past theirs. */
+export async function applyLogRetention(db: D1Database, now = Date.now()): Promise<{ cleared: number; deleted: number }> {
+  const day = 24 * 60 * 60 * 1000;
+  const detailCutoff = new Date(now - LOG_DETAIL_RETENTION_DAYS * day).toISOString();
+  const rowCutoff = new Date(now - LOG_RETENTION_DAYS * day).toISOString();
+  const [cleared, deleted] = await db.batch([
+    db.prepare("UPDATE call_logs SET details = NULL WHERE details IS NOT NULL AND created_at < ?").bind(detailCutoff),
+    db.prepare("DELETE FROM call_logs WHERE created_at < ?").bind(rowCutoff),
+  ]);
+  return { cleared: cleared?.meta.changes ?? 0, deleted: deleted?.meta.changes ?? 0 };
+}
