@@ -1,6 +1,7 @@
 import type { HookStage } from "../../../schema/hooks/contract.ts";
 import { inspectionContext } from "./isolate.context.ts";
 import { resolveLimits, type LimitOverrides } from "./isolate.limits.ts";
+import { DESCRIBE_SOURCE } from "./isolate.prelude.ts";
 import { IsolateSession, openSession } from "./isolate.session.ts";
 import type { IsolateError } from "./isolate.types.ts";
 
@@ -30,7 +31,10 @@ function describeInSession(session: IsolateSession, bundle: string): AdapterDesc
   const { json, calledAtMs } = inspectionContext();
   session.setup(json, calledAtMs);
   session.evaluateBundle(bundle);
-  const description = session.callDriver("describe", []);
+  if (session.fault) return undefined;
+  const source = session.newString(DESCRIBE_SOURCE);
+  const description = session.callDriver("describe", [source]);
+  source.dispose();
   if (!description) return undefined;
   const copied = session.copyJson(description, session.limits.outputBytes, "the adapter's apiVersion/publicContract");
   description.dispose();

@@ -5,8 +5,9 @@
  *
  * The prelude is compiled on every stage call (QuickJS bytecode cannot be
  * serialised through quickjs-emscripten 0.32, and a fresh runtime shares
- * nothing), at roughly 70 µs per KB, so it is kept small: code most hooks never
- * use (the base64 codec) is compiled on first use instead.
+ * nothing), at roughly 70 µs per KB, so it is kept small: code most calls never
+ * use (the base64 codec, the adapter description) is compiled on first use
+ * instead, from trusted source through `eval` captured before hook code ran.
  *
  * What it does, and why:
  * - `defineToolAdapter` brands adapters in a closure WeakSet, so the runtime
@@ -186,18 +187,10 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
       defineProperty(input, "context", { value: context, writable: true, enumerable: true, configurable: true });
       return (async function () { return adapter[stage](input); })();
     },
-    describe() {
+    // Inspection only (compiler), so its code is not compiled on stage calls: the host passes DESCRIBE_SOURCE.
+    describe(source) {
       const adapter = adapterOrThrow();
-      const hasBefore = typeof adapter.before === "function";
-      const hasAfter = typeof adapter.after === "function";
-      // Array literals define (not set) elements: a polluted Array.prototype cannot fake stages.
-      const stages = hasBefore && hasAfter ? ["before", "after"] : hasBefore ? ["before"] : hasAfter ? ["after"] : [];
-      return {
-        apiVersion: adapter.apiVersion,
-        stages,
-        branded: apply(weakSetHas, brands, [adapter]),
-        publicContract: adapter.publicContract,
-      };
+      return apply(evalGlobal, undefined, [source])(adapter, apply(weakSetHas, brands, [adapter]));
     },
     // JSON text, or undefined when the value has no JSON form; throws like JSON.stringify.
     serialize(value) {
@@ -265,4 +258,18 @@ export const BASE64_SOURCE = String.raw`(function (apply, charAt, charCodeAt, pu
     }
   }
   return [base64Encode, base64Decode];
+})`;
+
+
+/**
+ * The adapter description for `evaluateAdapter`, evaluated by the driver's
+ * `describe` with the adapter and whether `defineToolAdapter` branded it.
+ */
+export const DESCRIBE_SOURCE = String.raw`(function (adapter, branded) {
+  "use strict";
+  const hasBefore = typeof adapter.before === "function";
+  const hasAfter = typeof adapter.after === "function";
+  // Array literals define (not set) elements: a polluted Array.prototype cannot fake stages.
+  const stages = hasBefore && hasAfter ? ["before", "after"] : hasBefore ? ["before"] : hasAfter ? ["after"] : [];
+  return { apiVersion: adapter.apiVersion, stages, branded, publicContract: adapter.publicContract };
 })`;
