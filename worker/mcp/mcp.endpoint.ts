@@ -88,6 +88,11 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
     const tool = catalog.tools.get(publicName);
     const access = tool ? decideAccess(catalog, caller.profileId, tool) : undefined;
     if (!tool || (access && !access.allowed && (access.code === "tool_blocked" || access.code === "no_access_profile"))) {
+      if (tool && access && !access.allowed) {
+        // Still a pre-dispatch refusal worth an admin's eye, though the client only sees "unknown".
+        const refused = blockedLog(tool.uid, access.code, access.message);
+        ctx.waitUntil(writeLogs(env, caller.workspaceId, tool.captureDetails, [refused]));
+      }
       // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${publicName}`);
     }
@@ -130,6 +135,21 @@ function publicDefinition(tool: CatalogTool, contract: PublicContract | null): T
     description: contract?.description ?? definition.description,
     inputSchema: (contract?.inputSchema ?? definition.inputSchema) as Tool["inputSchema"],
     outputSchema: projectOutputSchema(contract?.outputSchema ?? definition.outputSchema, tool.projection) as Tool["outputSchema"],
+  };
+}
+
+function blockedLog(toolUid: string, code: string, message: string): CallLogEntry {
+  return {
+    toolUid,
+    requestId: newId("req"),
+    stage: "pre_dispatch",
+    channel: "active",
+    outcome: "refused",
+    code,
+    durationMs: 0,
+    revisionId: null,
+    shadowDiffered: null,
+    details: { message },
   };
 }
 
