@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fmt, measure, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
-const ports = { upstream: 18790, forwarder: 18791, gateway: 18792 };
+const ports = { upstream: 18790, forwarder: 18791, gateway: 18792, forwarderInspector: 18793, gatewayInspector: 18794 };
 const SEQUENTIAL = Number(process.env.BENCH_CALLS ?? 1000);
 const CONCURRENT_CLIENTS = 16;
 const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3200);
@@ -24,17 +24,34 @@ const mcpHeaders = { "content-type": "application/json", accept: "application/js
 export interface GatewayBench {
   sequential: Record<"direct" | "forwarder" | "gateway", Figures>;
   concurrent: Record<"direct" | "forwarder" | "gateway", Figures>;
+  /** Through the gateway: no hook, an active before+after, and active plus a shadow revision. */
+  hooks: Record<"noHook" | "active" | "activeShadow", Figures>;
+  sustained: { seconds: number; clients: number; calls: number; errors: number; expectedLogs: number; loggedRows: number };
 }
+
+/** The hook measured: rewrites the query, trims the result, logs once (the shape of a real adapter). */
+const BENCH_HOOK = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args, context }) {
+    context.log.info("search", { query: args.query });
+    return { action: "continue", arguments: { query: String(args.query).trim().toLowerCase() } };
+  },
+  after({ result }) {
+    return { action: "return", result: { items: result.items.slice(0, 3) } };
+  },
+});
+`;
+const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 30);
 
 export async function benchGateway(): Promise<GatewayBench> {
   const persist = mkdtempSync(join(tmpdir(), "rayrun-bench-"));
   const upstream = start(process.execPath, [join(root, "demo/upstream/main.ts"), String(ports.upstream)], root);
   const upstreamOrigin = `http://127.0.0.1:${ports.upstream}`;
   const forwarder = start("npx", ["wrangler", "dev", "--config", "bench/forwarder.wrangler.toml", "--local", "--ip", "127.0.0.1",
-    "--port", String(ports.forwarder), "--var", `UPSTREAM_ORIGIN:${upstreamOrigin}`, "--show-interactive-dev-session=false",
+    "--port", String(ports.forwarder), "--inspector-port", String(ports.forwarderInspector), "--var", `UPSTREAM_ORIGIN:${upstreamOrigin}`, "--show-interactive-dev-session=false",
     "--persist-to", join(persist, "fwd")], root);
   const secretsKey = Buffer.alloc(32, 7).toString("base64");
-  const gateway = start("npx", ["wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(ports.gateway),
+  const gateway = start("npx", ["wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(ports.gateway), "--inspector-port", String(ports.gatewayInspector),
     "--persist-to", join(persist, "gw"), "--var", "DEV_ALLOWED_HOSTS:127.0.0.1", "--var", `BOOTSTRAP_SECRET:${bootstrap}`,
     "--var", `SECRETS_KEY:${secretsKey}`, "--show-interactive-dev-session=false"], root, quietEnv);
   try {
@@ -43,7 +60,9 @@ export async function benchGateway(): Promise<GatewayBench> {
     await waitFor(`${upstreamOrigin}/__calls`);
     await waitFor(`http://127.0.0.1:${ports.forwarder}/__calls`);
     await waitFor(`http://127.0.0.1:${ports.gateway}/v1/openapi.json`);
-    const clientKey = await seedGateway(`http://127.0.0.1:${ports.gateway}`, `${upstreamOrigin}/mcp`);
+    const gatewayOrigin = `http://127.0.0.1:${ports.gateway}`;
+    const seeded = await seedGateway(gatewayOrigin, `${upstreamOrigin}/mcp`);
+    const clientKey = seeded.clientKey;
 
     const targets = {
       direct: { url: `${upstreamOrigin}/mcp`, body: callBody, headers: mcpHeaders },
@@ -59,7 +78,7 @@ export async function benchGateway(): Promise<GatewayBench> {
       const text = await res.text();
       if (!res.ok || !text.includes("structuredContent")) throw new Error(`bad response ${res.status}: ${text.slice(0, 200)}`);
     };
-    const result: GatewayBench = { sequential: {} as GatewayBench["sequential"], concurrent: {} as GatewayBench["concurrent"] };
+    const result = { sequential: {}, concurrent: {}, hooks: {} } as GatewayBench;
     for (const name of ["direct", "forwarder", "gateway"] as const) {
       await measure(once(targets[name]), 100, 1); // warm-up
       result.sequential[name] = summarise(await measure(once(targets[name]), SEQUENTIAL, 1));
@@ -67,13 +86,53 @@ export async function benchGateway(): Promise<GatewayBench> {
     for (const name of ["direct", "forwarder", "gateway"] as const) {
       result.concurrent[name] = summarise(await measure(once(targets[name]), CONCURRENT_CALLS, CONCURRENT_CLIENTS));
     }
+
+    const hooks = new HookDeployer(gatewayOrigin, seeded);
+    const gatewayCall = once(targets.gateway);
+    result.hooks.noHook = summarise(await measure(gatewayCall, SEQUENTIAL, 1));
+    const activeRevision = await hooks.revision(BENCH_HOOK);
+    await hooks.deploy("active", activeRevision);
+    await measure(gatewayCall, 50, 1);
+    result.hooks.active = summarise(await measure(gatewayCall, SEQUENTIAL, 1));
+    await hooks.deploy("shadow", await hooks.revision(`// shadow\n${BENCH_HOOK}`));
+    await measure(gatewayCall, 50, 1);
+    result.hooks.activeShadow = summarise(await measure(gatewayCall, SEQUENTIAL, 1));
+
+    // Sustained load with active + shadow: every call must succeed and write exactly four log rows.
+    const logsBefore = await hooks.countLogs();
+    let calls = 0;
+    let errors = 0;
+    const deadline = Date.now() + SUSTAINED_SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CONCURRENT_CLIENTS }, async () => {
+        while (Date.now() < deadline) {
+          calls++;
+          await gatewayCall().catch(() => errors++);
+        }
+      }),
+    );
+    const expectedLogs = calls * 4;
+    let loggedRows = 0;
+    for (let attempt = 0; attempt < 40; attempt++) {
+      loggedRows = (await hooks.countLogs()) - logsBefore;
+      if (loggedRows >= expectedLogs) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    result.sustained = { seconds: SUSTAINED_SECONDS, clients: CONCURRENT_CLIENTS, calls, errors, expectedLogs, loggedRows };
     return result;
   } finally {
     for (const child of [gateway, forwarder, upstream]) stop(child);
   }
 }
 
-async function seedGateway(origin: string, upstreamUrl: string): Promise<string> {
+interface Seeded {
+  workspace: string;
+  adminKey: string;
+  clientKey: string;
+  toolUid: string;
+}
+
+async function seedGateway(origin: string, upstreamUrl: string): Promise<Seeded> {
   const post = async (path: string, auth: string, body: unknown) => {
     const res = await fetch(`${origin}${path}`, {
       method: "POST",
@@ -88,7 +147,54 @@ async function seedGateway(origin: string, upstreamUrl: string): Promise<string>
   const admin = ws.adminKey.secret as string;
   await post(`/v1/workspaces/${ws.workspace.id}/services`, admin, { slug: "demo", url: upstreamUrl });
   const key = await post(`/v1/workspaces/${ws.workspace.id}/keys`, admin, { name: "bench", scopes: ["tools:call"], profileId: ws.defaultProfileId });
-  return key.secret as string;
+  const tools = await (await fetch(`${origin}/v1/workspaces/${ws.workspace.id}/tools`, { headers: { authorization: `Bearer ${admin}` } })).json() as any;
+  const toolUid = tools.tools.find((tool: { name: string }) => tool.name === "search_release_notes").uid as string;
+  return { workspace: ws.workspace.id, adminKey: admin, clientKey: key.secret as string, toolUid };
+}
+
+/** Takes a hook from source to a deployed revision through the public API, as CI would. */
+class HookDeployer {
+  readonly #base: string;
+  readonly #admin: string;
+
+  constructor(origin: string, seeded: Seeded) {
+    this.#base = `${origin}/v1/workspaces/${seeded.workspace}/tools/${seeded.toolUid}/hook`;
+    this.#admin = seeded.adminKey;
+  }
+
+  async #call(path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+    const res = await fetch(`${this.#base}${path}`, {
+      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+      headers: { authorization: `Bearer ${this.#admin}`, "content-type": "application/json", ...init.headers },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    const json = (await res.json()) as any;
+    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+
+  async revision(source: string): Promise<string> {
+    const draft = await this.#call("/draft");
+    const saved = await this.#call("/draft", { method: "PUT", body: { source, config: {} }, headers: { "if-match": draft.etag } });
+    await this.#call("/test", { body: { stage: "before", arguments: { query: "SSO " } } });
+    await this.#call("/test", { body: { stage: "after", arguments: { query: "sso" }, result: { items: [] } } });
+    return (await this.#call("/revisions", { body: { versionId: saved.versionId } })).revisionId as string;
+  }
+
+  async deploy(slot: "active" | "shadow", revisionId: string): Promise<void> {
+    await this.#call(`/deployments/${slot}`, { method: "PUT", body: { revisionId } });
+  }
+
+  async countLogs(): Promise<number> {
+    let count = 0;
+    let cursor: string | null = null;
+    do {
+      const page: { logs: unknown[]; nextCursor: string | null } = await this.#call(`/logs?limit=1000${cursor ? `&cursor=${cursor}` : ""}`);
+      count += page.logs.length;
+      cursor = page.nextCursor;
+    } while (cursor);
+    return count;
+  }
 }
 
 export function printGateway(result: GatewayBench): void {
@@ -106,4 +212,15 @@ export function printGateway(result: GatewayBench): void {
       `${phase.padEnd(11)} gateway overhead over forwarder: +${(r.gateway.p50 - r.forwarder.p50).toFixed(2)} ms p50, +${(r.gateway.p99 - r.forwarder.p99).toFixed(2)} ms p99 (target ≤ 2 / ≤ 5)`,
     );
   }
+  const h = result.hooks;
+  const direct = result.sequential.direct;
+  console.log(`\nHooked tools/call (ms), ${SEQUENTIAL} sequential calls each   p50      p99   p50/direct p50/no-hook`);
+  for (const [label, f] of [["direct upstream", direct], ["gateway, no hook", h.noHook], ["active before+after", h.active], ["active + shadow", h.activeShadow]] as const) {
+    console.log(`  ${label.padEnd(52)} ${fmt(f.p50)}  ${fmt(f.p99)}   ${ratio(f.p50, direct.p50)}    ${ratio(f.p50, h.noHook.p50)}`);
+  }
+  console.log(`  both stages add +${(h.active.p50 - h.noHook.p50).toFixed(2)} ms p50 over no hook (target ≤ 3); shadow adds +${(h.activeShadow.p50 - h.active.p50).toFixed(2)} ms p50 to the live call (target ≤ 0.5)`);
+  const s = result.sustained;
+  console.log(
+    `  sustained: ${s.clients} clients for ${s.seconds} s with active + shadow: ${s.calls} calls, ${s.errors} errors, ${s.loggedRows}/${s.expectedLogs} log rows (${s.loggedRows === s.expectedLogs ? "none lost" : "MISMATCH"})`,
+  );
 }
