@@ -3,6 +3,7 @@
 import { it } from "vitest";
 import { benchCompile } from "../worker/hooks/compiler/compiler.bench.ts";
 import { benchIsolate } from "../worker/hooks/isolate/isolate.bench.ts";
+import { benchLifecycle } from "../worker/hooks/lifecycle/lifecycle.bench.ts";
 
 const report = (name: string, figures: unknown) => console.log(`BENCH ${JSON.stringify({ name, figures })}`);
 
@@ -12,4 +13,8 @@ it("isolate", async () => {
 
 it("compiler", async () => {
   report("compiler", await benchCompile());
+});
+
+it("lifecycle", async () => {
+  report("lifecycle", await benchLifecycle());
 });

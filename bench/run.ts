@@ -40,3 +40,11 @@ if (compiler) {
   }
   console.log("  target: warm compile of a 5 KiB hook ≤ 30 ms p50");
 }
+const lifecycle = figures.get("lifecycle");
+if (lifecycle) {
+  console.log("\nHook lifecycle (through the API, inside workerd)");
+  console.log(`  draft save                 p50 ${ms(lifecycle.draftSaveP50Ms)} over ${lifecycle.saves} saves`);
+  console.log(
+    `  list ${lifecycle.versions} versions        p50 ${ms(lifecycle.versionPageP50Ms)} per page of ${lifecycle.pageSize}, ${ms(lifecycle.versionListTotalMs)} for all (${(lifecycle.versionListTotalMs / lifecycle.versions).toFixed(3)} ms per version)`,
+  );
+}
