@@ -9,8 +9,8 @@ export type ApprovalSource = "policy" | "hook";
 /** How long a request stays decidable, and an approval usable. Documented in the README. */
 export const APPROVAL_TTL_MS = 60 * 60 * 1000;
 
-export interface Approval {
-  id: string;
+/** What the call path asks for: one exact call by one key, under one active revision. */
+export interface ApprovalRequest {
   toolUid: string;
   publicName: string;
   keyId: string;
@@ -20,23 +20,16 @@ export interface Approval {
   argumentsJson: string;
   reason: string;
   source: ApprovalSource;
+}
+
+export interface Approval extends ApprovalRequest {
+  id: string;
   status: ApprovalStatus;
   createdAt: string;
   expiresAt: string;
   decidedBy: string | null;
   decidedAt: string | null;
   usedAt: string | null;
-}
-
-export interface ApprovalRequest {
-  toolUid: string;
-  publicName: string;
-  keyId: string;
-  revisionId: string | null;
-  callHash: string;
-  argumentsJson: string;
-  reason: string;
-  source: ApprovalSource;
 }
 
 export type ClaimResult = { claimed: true; approval: Approval } | { claimed: false; approval: Approval };

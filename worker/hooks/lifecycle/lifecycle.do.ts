@@ -16,8 +16,8 @@ import {
 import { failure, type DeploymentSlot, type HookActor, type JsonObject, type Outcome } from "./lifecycle.types.ts";
 import { QuotaTable, QUOTAS } from "./quotas.do.ts";
 import { findRevision, insertRevision, toRevisionRecord, type RevisionRecord } from "./revisions.store.ts";
-import { findVersion, insertVersion } from "./versions.store.ts";
 import { ToolLocks } from "./tool-locks.ts";
+import { findVersion, insertVersion, type NewVersion } from "./versions.store.ts";
 
 export interface DraftView {
   source: string;
@@ -26,18 +26,9 @@ export interface DraftView {
   versionId: string | null;
 }
 
-export interface SaveDraftInput {
-  workspaceId: string;
-  toolUid: string;
-  /** Already formatted and size-checked by the route. */
-  source: string;
-  config: JsonObject;
-  contentHash: string;
-  bytes: number;
-  note: string | null;
-  restoredFrom: string | null;
+/** A version to write (`source` already formatted and size-checked by the route), guarded by `ifMatch`. */
+export interface SaveDraftInput extends Omit<NewVersion, "id" | "createdAt"> {
   ifMatch: string;
-  actor: HookActor;
 }
 
 export interface SaveDraftResult {
