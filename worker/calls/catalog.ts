@@ -1,6 +1,5 @@
-import type { PublicContract } from "../hooks/compiler/index.ts";
 import type { PolicyMode } from "../policy/profiles.store.ts";
-import { summariseDeployments } from "./deployment.ts";
+import { readAllPointers, type ToolDeployments } from "./deployment.ts";
 import { upstreamTargetFor } from "../services/services.store.ts";
 import type { UpstreamTarget } from "../services/upstream.ts";
 import { publicToolName, type ToolDefinition, type ToolStatus } from "../tools/tools.store.ts";
@@ -22,14 +21,13 @@ export interface CatalogTool {
 
 export interface Catalog {
   tools: Map<string, CatalogTool>;
-  /** Active revisions' public contracts by toolUid, for discovery only (calls re-read deployments). */
-  contracts: Map<string, PublicContract>;
   /**
-   * Tools that had a hook deployed when the snapshot was taken. Calls to these
-   * read their deployment fresh; a first deployment reaches other isolates
-   * within CATALOG_TTL_MS, like any policy change.
+   * Hook pointers of every tool that had one when the snapshot was taken. A call
+   * runs the snapshot's revision and then verifies it against the Durable Object
+   * before dispatch; a first deployment reaches other isolates within
+   * CATALOG_TTL_MS, like any policy change.
    */
-  hooked: Set<string>;
+  deployments: Map<string, ToolDeployments>;
   /** profileId → default mode and per-tool overrides. */
   profiles: Map<string, { defaultMode: PolicyMode; overrides: Map<string, PolicyMode> }>;
   targets: Map<string, UpstreamTarget>;
@@ -84,8 +82,7 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
     env.DB.prepare("SELECT profile_id, tool_uid, mode FROM tool_policies WHERE workspace_id = ?").bind(workspaceId),
   ]);
 
-  const deployments = await summariseDeployments(env, workspaceId);
-  const catalog: Catalog = { tools: new Map(), profiles: new Map(), targets: new Map(), ...deployments };
+  const catalog: Catalog = { tools: new Map(), profiles: new Map(), targets: new Map(), deployments: await readAllPointers(env, workspaceId) };
   for (const row of (tools?.results ?? []) as CatalogRow[]) {
     const publicName = publicToolName(row.slug, row.name);
     catalog.tools.set(publicName, {

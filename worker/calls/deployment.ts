@@ -2,6 +2,8 @@ import type { HookStage, JsonObject } from "../../schema/hooks/contract.ts";
 import type { PublicContract } from "../hooks/compiler/index.ts";
 import type { DeploymentPointer, ToolDeployments } from "../hooks/lifecycle/deployments.do.ts";
 
+export type { ToolDeployments };
+
 /** A deployed revision, ready to run: its pointer plus the compiled bundle. */
 export interface DeployedRevision {
   revisionId: string;
@@ -11,11 +13,6 @@ export interface DeployedRevision {
   config: JsonObject;
   /** The upstream definition hash the revision was compiled against. */
   definitionHash: string;
-}
-
-export interface ToolDeployment {
-  active: DeployedRevision | null;
-  shadow: DeployedRevision | null;
 }
 
 /**
@@ -36,7 +33,8 @@ async function bundleFor(env: Env, key: string): Promise<string> {
   return code;
 }
 
-async function deployed(env: Env, pointer: DeploymentPointer | undefined): Promise<DeployedRevision | null> {
+/** A pointer with its bundle, ready to run. */
+export async function withBundle(env: Env, pointer: DeploymentPointer | undefined): Promise<DeployedRevision | null> {
   if (!pointer) return null;
   return {
     revisionId: pointer.revisionId,
@@ -48,27 +46,14 @@ async function deployed(env: Env, pointer: DeploymentPointer | undefined): Promi
   };
 }
 
-/** The tool's active and shadow revisions, read fresh from the workspace Durable Object. */
-export async function loadDeployment(env: Env, workspaceId: string, toolUid: string): Promise<ToolDeployment> {
+/** The tool's active and shadow pointers, read fresh from the workspace Durable Object. */
+export async function readPointers(env: Env, workspaceId: string, toolUid: string): Promise<ToolDeployments> {
   // RPC typing maps open JSON (`unknown`) fields to `never`; the values are plain structured-clone data.
-  const pointers = (await env.WORKSPACE.getByName(workspaceId).toolDeployments(toolUid)) as unknown as ToolDeployments;
-  const [active, shadow] = await Promise.all([deployed(env, pointers.active), deployed(env, pointers.shadow)]);
-  return { active, shadow };
+  return (await env.WORKSPACE.getByName(workspaceId).toolDeployments(toolUid)) as unknown as ToolDeployments;
 }
 
-export interface DeploymentSummary {
-  /** Active revisions' public contracts, for discovery. */
-  contracts: Map<string, PublicContract>;
-  /** Tools with any pointer: only these need a fresh deployment read on each call. */
-  hooked: Set<string>;
-}
-
-export async function summariseDeployments(env: Env, workspaceId: string): Promise<DeploymentSummary> {
+/** Every tool's pointers, for the call catalog's snapshot. */
+export async function readAllPointers(env: Env, workspaceId: string): Promise<Map<string, ToolDeployments>> {
   const all = (await env.WORKSPACE.getByName(workspaceId).allToolDeployments()) as unknown as Record<string, ToolDeployments>;
-  const summary: DeploymentSummary = { contracts: new Map(), hooked: new Set() };
-  for (const [toolUid, pointers] of Object.entries(all)) {
-    if (pointers.active || pointers.shadow) summary.hooked.add(toolUid);
-    if (pointers.active?.contract) summary.contracts.set(toolUid, pointers.active.contract);
-  }
-  return summary;
+  return new Map(Object.entries(all).filter(([, pointers]) => pointers.active || pointers.shadow));
 }

@@ -7,7 +7,7 @@ import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
-import { loadDeployment, type DeployedRevision, type ToolDeployment } from "./deployment.ts";
+import { readPointers, withBundle, type DeployedRevision, type ToolDeployments } from "./deployment.ts";
 import { projectResult } from "./projection.ts";
 import { runShadow } from "./shadow.ts";
 import { checkAgainstSchema } from "./validation.ts";
@@ -55,7 +55,7 @@ export async function runToolCall(call: CallRequest): Promise<CallToolResult> {
 async function runSteps(call: CallRequest, trace: CallTrace): Promise<CallToolResult> {
   const tool = call.tool;
   const context = trace.context;
-  const refuse = (code: string, message: string, revisionId: string | null, details?: Record<string, unknown>) => {
+  const refuse: Refuse = (code: string, message: string, revisionId: string | null, details?: Record<string, unknown>) => {
     call.log(preDispatch(call, code, revisionId, message));
     return refusal(code, message, { tool: tool.publicName, ...details });
   };
@@ -64,52 +64,31 @@ async function runSteps(call: CallRequest, trace: CallTrace): Promise<CallToolRe
   const access = decideAccess(call.catalog, call.profileId, tool);
   if (!access.allowed) return refuse(access.code, access.message, null);
 
-  // 2. Public arguments against the public schema (the hook's, if it replaces it), then the active `before`.
-  let deployment: ToolDeployment = { active: null, shadow: null };
-  try {
-    if (call.catalog.hooked.has(tool.uid)) deployment = await loadDeployment(call.env, call.workspaceId, tool.uid);
-  } catch (error) {
-    console.error("hook deployment unreadable", error);
-    return refuse("hook_unavailable", "The tool's hook could not be loaded, so the call was stopped", null);
-  }
-  const active = deployment.active;
-  trace.shadow = deployment.shadow;
-  if (active && active.definitionHash !== tool.definitionHash) {
-    // The hook was compiled against another upstream definition: its assumptions may no longer hold.
-    return refuse("hook_outdated", "The tool's hook was built for an earlier upstream definition; redeploy it", active.revisionId);
-  }
-  const publicInput = active?.contract?.inputSchema ?? tool.definition.inputSchema;
-  const argumentCheck = checkAgainstSchema(publicInput, call.arguments);
-  if (!argumentCheck.valid) {
-    return refuse("invalid_arguments", "The arguments do not match the tool's input schema", active?.revisionId ?? null, {
-      violations: argumentCheck.violations,
-    });
-  }
-  let upstreamArguments = call.arguments;
-  let hookApproval: { reason: string } | null = null;
-  let beforeRun: StageRun | null = null;
-  if (active?.stages.includes("before")) {
-    beforeRun = await runStage({ bundle: active.bundle, stage: "before", input: { arguments: call.arguments }, context: { ...context, config: active.config } });
-    call.log(stageLog(call, "before", active, beforeRun));
-    trace.before = { input: call.arguments, run: beforeRun };
-    const value = beforeRun.value as BeforeReturn | undefined;
-    if (beforeRun.outcome === "error" || !value) return hookFailed(call, beforeRun);
-    if (value.action === "reject") return refusal(value.reason, value.message, { tool: tool.publicName, source: "hook" });
-    if (value.action === "continue") upstreamArguments = value.arguments;
-    if (value.action === "require_approval") {
-      upstreamArguments = value.arguments;
-      hookApproval = { reason: value.reason };
+  // 2–3 run the snapshot's revision; step 4 verifies it is still the active one.
+  let pointers: ToolDeployments = call.catalog.deployments.get(tool.uid) ?? {};
+  let prepared: Prepared;
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await prepare(call, trace, pointers, refuse);
+    if ("content" in outcome) return outcome;
+    prepared = outcome;
+    if (!call.catalog.deployments.has(tool.uid)) break;
+    // 4. The revision that ran must still be the active one.
+    let current: ToolDeployments;
+    try {
+      current = await readPointers(call.env, call.workspaceId, tool.uid);
+    } catch (error) {
+      console.error("hook deployment unreadable", error);
+      return refuse("hook_unavailable", "The tool's hook could not be loaded, so the call was stopped", null);
     }
+    trace.shadow = await withBundle(call.env, current.shadow).catch(() => null);
+    if (current.active?.revisionId === prepared.active?.revisionId) break;
+    // The snapshot was stale: run once more on the revision that is active now, then give up.
+    if (attempt > 0) return refuse("revision_changed", "The tool's active hook changed during the call; repeat the call", prepared.active?.revisionId ?? null);
+    pointers = current;
   }
-  trace.before = { input: call.arguments, run: beforeRun };
+  const { active, upstreamArguments, hookApproval } = prepared;
 
-  // 3. Transformed arguments against the upstream schema; approvals bind the exact revision and call.
-  const upstreamCheck = checkAgainstSchema(tool.definition.inputSchema, upstreamArguments);
-  if (!upstreamCheck.valid) {
-    return refuse("invalid_upstream_arguments", "The hook produced arguments the upstream's schema rejects", active?.revisionId ?? null, {
-      violations: upstreamCheck.violations,
-    });
-  }
+  // Approvals bind the verified active revision and the exact transformed call; a claim is single-use.
   if (access.needsApproval || hookApproval) {
     const reason = hookApproval?.reason ?? "policy_approval";
     const claim = await claimApproval(call, active, upstreamArguments, hookApproval ? "hook" : "policy", reason);
@@ -123,13 +102,7 @@ async function runSteps(call: CallRequest, trace: CallTrace): Promise<CallToolRe
     }
   }
 
-  // 4. The revision that ran must still be the active one; then exactly one upstream call.
-  if (active) {
-    const current = await loadDeployment(call.env, call.workspaceId, tool.uid);
-    if (current.active?.revisionId !== active.revisionId) {
-      return refuse("revision_changed", "The tool's active hook changed during the call; repeat the call", active.revisionId);
-    }
-  }
+  // Exactly one upstream call.
   const target = call.catalog.targets.get(tool.serviceId);
   if (!target) return refuse("upstream_unreachable", "The tool's service is not available", active?.revisionId ?? null);
   let upstreamResult: CallToolResult;
@@ -181,6 +154,69 @@ async function runSteps(call: CallRequest, trace: CallTrace): Promise<CallToolRe
     }
   }
   return projectResult(result, tool.projection);
+}
+
+/** The outcome of steps 2–3 for one revision: what to send upstream, and whether it needs approval. */
+interface Prepared {
+  active: DeployedRevision | null;
+  upstreamArguments: JsonObject;
+  hookApproval: { reason: string } | null;
+}
+
+type Refuse = (code: string, message: string, revisionId: string | null, details?: Record<string, unknown>) => CallToolResult;
+
+/**
+ * Steps 2 and 3 against the given pointers: public arguments against the public
+ * schema (the hook's, if it replaces it), the active `before`, then the
+ * transformed arguments against the upstream schema.
+ */
+async function prepare(call: CallRequest, trace: CallTrace, pointers: ToolDeployments, refuse: Refuse): Promise<Prepared | CallToolResult> {
+  const tool = call.tool;
+  let active: DeployedRevision | null;
+  try {
+    active = await withBundle(call.env, pointers.active);
+  } catch (error) {
+    console.error("hook bundle unreadable", error);
+    return refuse("hook_unavailable", "The tool's hook could not be loaded, so the call was stopped", null);
+  }
+  if (active && active.definitionHash !== tool.definitionHash) {
+    // The hook was compiled against another upstream definition: its assumptions may no longer hold.
+    return refuse("hook_outdated", "The tool's hook was built for an earlier upstream definition; redeploy it", active.revisionId);
+  }
+  const publicInput = active?.contract?.inputSchema ?? tool.definition.inputSchema;
+  const argumentCheck = checkAgainstSchema(publicInput, call.arguments);
+  if (!argumentCheck.valid) {
+    return refuse("invalid_arguments", "The arguments do not match the tool's input schema", active?.revisionId ?? null, {
+      violations: argumentCheck.violations,
+    });
+  }
+  let upstreamArguments = call.arguments;
+  let hookApproval: { reason: string } | null = null;
+  let beforeRun: StageRun | null = null;
+  if (active?.stages.includes("before")) {
+    beforeRun = await runStage({
+      bundle: active.bundle,
+      stage: "before",
+      input: { arguments: call.arguments },
+      context: { ...trace.context, config: active.config },
+    });
+    call.log(stageLog(call, "before", active, beforeRun));
+    trace.before = { input: call.arguments, run: beforeRun };
+    const value = beforeRun.value as BeforeReturn | undefined;
+    if (beforeRun.outcome === "error" || !value) return hookFailed(call, beforeRun);
+    if (value.action === "reject") return refusal(value.reason, value.message, { tool: tool.publicName, source: "hook" });
+    upstreamArguments = value.arguments;
+    if (value.action === "require_approval") hookApproval = { reason: value.reason };
+  }
+  trace.before = { input: call.arguments, run: beforeRun };
+
+  const upstreamCheck = checkAgainstSchema(tool.definition.inputSchema, upstreamArguments);
+  if (!upstreamCheck.valid) {
+    return refuse("invalid_upstream_arguments", "The hook produced arguments the upstream's schema rejects", active?.revisionId ?? null, {
+      violations: upstreamCheck.violations,
+    });
+  }
+  return { active, upstreamArguments, hookApproval };
 }
 
 function stageContext(call: CallRequest, calledAt: string) {

@@ -76,7 +76,7 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
     const tools: Tool[] = [];
     for (const tool of catalog.tools.values()) {
       if (!isListed(catalog, caller.profileId, tool)) continue;
-      tools.push(publicDefinition(tool, catalog.contracts.get(tool.uid) ?? null));
+      tools.push(publicDefinition(tool, catalog.deployments.get(tool.uid)?.active?.contract ?? null));
     }
     tools.sort((a, b) => (a.name < b.name ? -1 : 1));
     return { tools };
