@@ -4,7 +4,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fmt, measure, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
+import { fmt, measure, measureInterleaved, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
 const ports = { upstream: 18790, forwarder: 18791, gateway: 18792, forwarderInspector: 18793, gatewayInspector: 18794 };
@@ -64,39 +64,50 @@ export async function benchGateway(): Promise<GatewayBench> {
     const seeded = await seedGateway(gatewayOrigin, `${upstreamOrigin}/mcp`);
     const clientKey = seeded.clientKey;
 
+    const gatewayTarget = (slug: string) => ({
+      url: `${gatewayOrigin}/mcp`,
+      body: callBody.replace("search_release_notes", `${slug}__search_release_notes`),
+      headers: { ...mcpHeaders, authorization: `Bearer ${clientKey}` },
+    });
     const targets = {
       direct: { url: `${upstreamOrigin}/mcp`, body: callBody, headers: mcpHeaders },
       forwarder: { url: `http://127.0.0.1:${ports.forwarder}/mcp`, body: callBody, headers: mcpHeaders },
-      gateway: {
-        url: `http://127.0.0.1:${ports.gateway}/mcp`,
-        body: callBody.replace("search_release_notes", "demo__search_release_notes"),
-        headers: { ...mcpHeaders, authorization: `Bearer ${clientKey}` },
-      },
+      gateway: gatewayTarget("demo"),
+      active: gatewayTarget("hooked"),
+      activeShadow: gatewayTarget("shadowed"),
     };
     const once = (target: (typeof targets)["direct"]) => async () => {
       const res = await fetch(target.url, { method: "POST", headers: target.headers, body: target.body });
       const text = await res.text();
       if (!res.ok || !text.includes("structuredContent")) throw new Error(`bad response ${res.status}: ${text.slice(0, 200)}`);
     };
-    const result = { sequential: {}, concurrent: {}, hooks: {} } as GatewayBench;
-    for (const name of ["direct", "forwarder", "gateway"] as const) {
-      await measure(once(targets[name]), 100, 1); // warm-up
-      result.sequential[name] = summarise(await measure(once(targets[name]), SEQUENTIAL, 1));
-    }
-    for (const name of ["direct", "forwarder", "gateway"] as const) {
-      result.concurrent[name] = summarise(await measure(once(targets[name]), CONCURRENT_CALLS, CONCURRENT_CLIENTS));
-    }
 
-    const hooks = new HookDeployer(gatewayOrigin, seeded);
-    const gatewayCall = once(targets.gateway);
-    result.hooks.noHook = summarise(await measure(gatewayCall, SEQUENTIAL, 1));
-    const activeRevision = await hooks.revision(BENCH_HOOK);
-    await hooks.deploy("active", activeRevision);
-    await measure(gatewayCall, 50, 1);
-    result.hooks.active = summarise(await measure(gatewayCall, SEQUENTIAL, 1));
-    await hooks.deploy("shadow", await hooks.revision(`// shadow\n${BENCH_HOOK}`));
-    await measure(gatewayCall, 50, 1);
-    result.hooks.activeShadow = summarise(await measure(gatewayCall, SEQUENTIAL, 1));
+    // The same upstream tool behind three services: no hook, an active hook, active + shadow.
+    const hooked = new HookDeployer(gatewayOrigin, seeded.adminKey, seeded.workspace, seeded.toolUids.hooked!);
+    await hooked.deploy("active", await hooked.revision(BENCH_HOOK));
+    const shadowed = new HookDeployer(gatewayOrigin, seeded.adminKey, seeded.workspace, seeded.toolUids.shadowed!);
+    await shadowed.deploy("active", await shadowed.revision(BENCH_HOOK));
+    await shadowed.deploy("shadow", await shadowed.revision(`// shadow\n${BENCH_HOOK}`));
+
+    const callers = {
+      direct: once(targets.direct),
+      forwarder: once(targets.forwarder),
+      gateway: once(targets.gateway),
+      active: once(targets.active),
+      activeShadow: once(targets.activeShadow),
+    };
+    await measureInterleaved(callers, 100); // warm-up
+    const sequential = await measureInterleaved(callers, SEQUENTIAL);
+    const result = {
+      sequential: { direct: summarise(sequential.direct), forwarder: summarise(sequential.forwarder), gateway: summarise(sequential.gateway) },
+      concurrent: {},
+      hooks: { noHook: summarise(sequential.gateway), active: summarise(sequential.active), activeShadow: summarise(sequential.activeShadow) },
+    } as GatewayBench;
+    for (const name of ["direct", "forwarder", "gateway"] as const) {
+      result.concurrent[name] = summarise(await measure(callers[name], CONCURRENT_CALLS, CONCURRENT_CLIENTS));
+    }
+    const gatewayCall = callers.activeShadow;
+    const hooks = shadowed;
 
     // Sustained load with active + shadow: every call must succeed and write exactly four log rows.
     const logsBefore = await hooks.countLogs();
@@ -129,7 +140,8 @@ interface Seeded {
   workspace: string;
   adminKey: string;
   clientKey: string;
-  toolUid: string;
+  /** search_release_notes' toolUid behind each service slug. */
+  toolUids: Record<string, string>;
 }
 
 async function seedGateway(origin: string, upstreamUrl: string): Promise<Seeded> {
@@ -145,11 +157,16 @@ async function seedGateway(origin: string, upstreamUrl: string): Promise<Seeded>
   };
   const ws = await post("/v1/workspaces", bootstrap, { name: "bench" });
   const admin = ws.adminKey.secret as string;
-  await post(`/v1/workspaces/${ws.workspace.id}/services`, admin, { slug: "demo", url: upstreamUrl });
+  const toolUids: Record<string, string> = {};
+  for (const slug of ["demo", "hooked", "shadowed"]) {
+    const created = await post(`/v1/workspaces/${ws.workspace.id}/services`, admin, { slug, url: upstreamUrl });
+    const tools = (await (
+      await fetch(`${origin}/v1/workspaces/${ws.workspace.id}/tools?serviceId=${created.service.id}`, { headers: { authorization: `Bearer ${admin}` } })
+    ).json()) as { tools: { uid: string; name: string }[] };
+    toolUids[slug] = tools.tools.find((tool) => tool.name === "search_release_notes")!.uid;
+  }
   const key = await post(`/v1/workspaces/${ws.workspace.id}/keys`, admin, { name: "bench", scopes: ["tools:call"], profileId: ws.defaultProfileId });
-  const tools = await (await fetch(`${origin}/v1/workspaces/${ws.workspace.id}/tools`, { headers: { authorization: `Bearer ${admin}` } })).json() as any;
-  const toolUid = tools.tools.find((tool: { name: string }) => tool.name === "search_release_notes").uid as string;
-  return { workspace: ws.workspace.id, adminKey: admin, clientKey: key.secret as string, toolUid };
+  return { workspace: ws.workspace.id, adminKey: admin, clientKey: key.secret as string, toolUids };
 }
 
 /** Takes a hook from source to a deployed revision through the public API, as CI would. */
@@ -157,9 +174,9 @@ class HookDeployer {
   readonly #base: string;
   readonly #admin: string;
 
-  constructor(origin: string, seeded: Seeded) {
-    this.#base = `${origin}/v1/workspaces/${seeded.workspace}/tools/${seeded.toolUid}/hook`;
-    this.#admin = seeded.adminKey;
+  constructor(origin: string, adminKey: string, workspace: string, toolUid: string) {
+    this.#base = `${origin}/v1/workspaces/${workspace}/tools/${toolUid}/hook`;
+    this.#admin = adminKey;
   }
 
   async #call(path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) {
@@ -198,7 +215,9 @@ class HookDeployer {
 }
 
 export function printGateway(result: GatewayBench): void {
-  console.log(`\ntools/call latency (ms): ${SEQUENTIAL} sequential calls, then ${CONCURRENT_CALLS} calls from ${CONCURRENT_CLIENTS} concurrent clients`);
+  console.log(
+    `\ntools/call latency (ms): ${SEQUENTIAL} sequential rounds (targets interleaved call by call), then ${CONCURRENT_CALLS} calls from ${CONCURRENT_CLIENTS} concurrent clients per target`,
+  );
   console.log("                         p50      p99   p50/direct p50/forwarder p99/forwarder");
   for (const phase of ["sequential", "concurrent"] as const) {
     const r = result[phase];
@@ -214,7 +233,7 @@ export function printGateway(result: GatewayBench): void {
   }
   const h = result.hooks;
   const direct = result.sequential.direct;
-  console.log(`\nHooked tools/call (ms), ${SEQUENTIAL} sequential calls each   p50      p99   p50/direct p50/no-hook`);
+  console.log(`\nHooked tools/call (ms), same interleaved rounds            p50      p99   p50/direct p50/no-hook`);
   for (const [label, f] of [["direct upstream", direct], ["gateway, no hook", h.noHook], ["active before+after", h.active], ["active + shadow", h.activeShadow]] as const) {
     console.log(`  ${label.padEnd(52)} ${fmt(f.p50)}  ${fmt(f.p99)}   ${ratio(f.p50, direct.p50)}    ${ratio(f.p50, h.noHook.p50)}`);
   }

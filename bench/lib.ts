@@ -78,3 +78,19 @@ export async function measure(once: () => Promise<void>, total: number, concurre
 
 export const fmt = (ms: number) => ms.toFixed(2).padStart(7);
 export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`.padStart(7);
+
+/**
+ * Times each of several calls in turn, round after round, so that drift in the
+ * machine's load falls on every target alike; returns per-target milliseconds.
+ */
+export async function measureInterleaved<K extends string>(calls: Record<K, () => Promise<void>>, rounds: number): Promise<Record<K, number[]>> {
+  const samples = Object.fromEntries(Object.keys(calls).map((name) => [name, [] as number[]])) as Record<K, number[]>;
+  for (let round = 0; round < rounds; round++) {
+    for (const name of Object.keys(calls) as K[]) {
+      const t0 = performance.now();
+      await calls[name]();
+      samples[name].push(performance.now() - t0);
+    }
+  }
+  return samples;
+}

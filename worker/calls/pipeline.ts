@@ -48,7 +48,11 @@ export async function runToolCall(call: CallRequest): Promise<CallToolResult> {
   try {
     return await runSteps(call, trace);
   } finally {
-    if (trace.shadow && (trace.before || trace.after)) call.waitUntil(runShadow(call, trace.shadow, trace));
+    const shadow = trace.shadow;
+    if (shadow && (trace.before || trace.after)) {
+      // Yield first: QuickJS runs synchronously, and the live response must be on its way before shadow work starts.
+      call.waitUntil(new Promise((resolve) => setTimeout(resolve, 0)).then(() => runShadow(call, shadow, trace)));
+    }
   }
 }
 
