@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { ListToolsRequestSchema, CallToolRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
 
 /** One JSON-RPC message as it arrived, with the HTTP headers it came with. */
@@ -80,6 +80,9 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       const count = Number(many[1]);
       const tools = Array.from({ length: count }, (_, i) => generatedTool(`tool_${String(i).padStart(5, "0")}`));
       return serveMcp(listingServer(tools, 100), req, res, await readJson(req));
+    }
+    if (path === "/fixtures/jsonrpc-error/mcp") {
+      return serveMcp(failingServer(), req, res, await readJson(req));
     }
     const changing = /^\/fixtures\/mutable\/([\w-]+)\/(mcp|state)$/.exec(path);
     if (changing) {
@@ -165,6 +168,15 @@ function mutableServer(variant: number, record: (call: ReceivedCall) => void): S
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     record({ tool: request.params.name, arguments: request.params.arguments, at: new Date().toISOString() });
     return { content: [{ type: "text", text: JSON.stringify(request.params.arguments ?? {}) }] };
+  });
+  return server;
+}
+
+/** An upstream whose one tool answers with a JSON-RPC error instead of a tool result. */
+function failingServer(): Server {
+  const server = listingServer([generatedTool("explode")], 10);
+  server.setRequestHandler(CallToolRequestSchema, () => {
+    throw new McpError(ErrorCode.InvalidParams, "explode needs a fuse", { fuse: "missing" });
   });
   return server;
 }

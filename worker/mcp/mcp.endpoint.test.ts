@@ -1,5 +1,5 @@
 import { describe, it } from "vitest";
-import { api, connectMcp, createKey, demoGateway, upstreamReceived } from "../../test/helpers.ts";
+import { addService, api, connectMcp, createKey, createWorkspace, demoGateway, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
 
 describe("client MCP endpoint", () => {
   it("lists the demo upstream's tools and forwards a call through the official SDK client", async ({ expect }) => {
@@ -52,6 +52,30 @@ describe("client MCP endpoint", () => {
     const client = await connectMcp(gateway.clientKey);
     const result = await client.callTool({ name: "demo__export_report", arguments: { month: "2026-10" } });
     expect(result).toEqual({ isError: true, content: [{ type: "text", text: "Report service unavailable: try again later" }] });
+  });
+
+  it("passes an upstream JSON-RPC error on with its code and message, marked as the upstream's", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    await addService(workspace, { slug: "fail", url: `${upstreamOrigin()}/fixtures/jsonrpc-error/mcp` });
+    const key = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    const res = await api("/mcp", {
+      key,
+      headers: { accept: "application/json, text/event-stream" },
+      body: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "fail__explode", arguments: {} } },
+    });
+    // The SDK upstream's own wire message carries its "MCP error -32602:" prefix; it arrives unchanged.
+    const upstream = await fetch(`${upstreamOrigin()}/fixtures/jsonrpc-error/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "explode", arguments: {} } }),
+    });
+    const upstreamError = ((await upstream.json()) as { error: { code: number; message: string } }).error;
+    expect(res.body).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      error: { code: upstreamError.code, message: upstreamError.message, data: { upstream: true, fuse: "missing" } },
+    });
+    expect(upstreamError).toMatchObject({ code: -32602, message: "MCP error -32602: explode needs a fuse" });
   });
 
   it("refuses a blocked tool without contacting the upstream", async ({ expect }) => {

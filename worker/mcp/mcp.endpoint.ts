@@ -114,10 +114,7 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
         record,
       });
     } catch (error) {
-      if (error instanceof McpError) {
-        // The upstream's own JSON-RPC error goes back as it is, marked as the upstream's.
-        throw new McpError(error.code, stripMcpPrefix(error.message), { upstream: true, ...(isRecord(error.data) ? error.data : {}) });
-      }
+      if (error instanceof McpError) throw new UpstreamRpcError(error);
       throw error;
     } finally {
       if (entries.length) ctx.waitUntil(record(entries));
@@ -158,8 +155,22 @@ async function writeLogs(env: Env, workspaceId: string, captureDetails: boolean,
   await env.DB.batch(insertLogStatements(env.DB, workspaceId, entries, captureDetails, new Date().toISOString()));
 }
 
-/** McpError prefixes "MCP error <code>: "; re-wrapping would double it. */
-const stripMcpPrefix = (message: string) => message.replace(/^MCP error -?\d+: /, "");
+/**
+ * The upstream's own JSON-RPC error, passed on with its code and message and
+ * marked as the upstream's. The SDK server sends a thrown error's `code`,
+ * `message` and `data` as they are; McpError would prefix the message again.
+ */
+class UpstreamRpcError extends Error {
+  readonly code: number;
+  readonly data: Record<string, unknown>;
+
+  constructor(upstream: McpError) {
+    super(upstream.message.replace(/^MCP error -?\d+: /, ""));
+    this.code = upstream.code;
+    this.data = { upstream: true, ...(isRecord(upstream.data) ? upstream.data : {}) };
+  }
+}
+
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
