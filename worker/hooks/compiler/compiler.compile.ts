@@ -56,8 +56,8 @@ export async function compileHook({ source, config, upstreamDefinition }: Compil
   }
 
   const evaluated = await evaluateAdapter({ bundle });
-  if (!evaluated.ok && !isMissingAdapter(evaluated.error)) return failure([topLevelFailure(evaluated.error)]);
-  if (!evaluated.ok || !evaluated.adapter.builtByDefineToolAdapter) {
+  if (!evaluated.ok) return failure([topLevelFailure(evaluated.error)]);
+  if (!evaluated.adapter.builtByDefineToolAdapter) {
     const position = await locateExport(source, "default");
     return failure([
       { code: "default_export_not_adapter", message: "the default export must be the value of defineToolAdapter({ ... })", ...position },
@@ -99,10 +99,6 @@ function failure(diagnostics: Diagnostic[]): CompileFailure {
  * `export default 42`) as an exception from its own driver, after the top
  * level ran; its message is the only way to tell it from a throwing top level.
  */
-function isMissingAdapter(error: { code: string; message: string }): boolean {
-  return error.code === "exception" && error.message.includes("did not leave an adapter object");
-}
-
 /** The isolate's error codes for the top-level run, under the compiler's names. */
 const TOP_LEVEL_CODES: Record<string, DiagnosticCode> = {
   timeout: "top_level_timeout",

@@ -11,6 +11,12 @@ it("describes an adapter: stages, apiVersion, brand and publicContract as JSON",
   });
   const lookAlike = await evaluateAdapter({ bundle: `var __rayrun = { default: { apiVersion: 2, after() {} } };` });
   expect(lookAlike).toEqual({ ok: true, adapter: { apiVersion: 2, stages: ["after"], publicContract: undefined, builtByDefineToolAdapter: false } });
+  for (const bundle of [`var __rayrun = {};`, `var __rayrun = { default: 42 };`, `1;`]) {
+    expect(await evaluateAdapter({ bundle }), bundle).toEqual({
+      ok: true,
+      adapter: { apiVersion: undefined, stages: [], publicContract: undefined, builtByDefineToolAdapter: false },
+    });
+  }
 });
 
 it("reports top-level failures with the runStage codes", async ({ expect }) => {
@@ -20,7 +26,6 @@ it("reports top-level failures with the runStage codes", async ({ expect }) => {
     [bundleOf("", `const keep = []; for (;;) keep.push(new Uint8Array(1 << 20))`), "memory_exceeded"],
     [bundleOf(`publicContract: { n: 1n }`), "invalid_return"],
     [bundleOf(`publicContract: { s: "x".repeat(2 << 20) }`), "output_too_large"],
-    [`var __rayrun = {};`, "exception"],
   ];
   for (const [bundle, code] of cases) {
     const result = await evaluateAdapter({ bundle });

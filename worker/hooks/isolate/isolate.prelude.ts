@@ -188,9 +188,12 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
       return (async function () { return adapter[stage](input); })();
     },
     // Inspection only (compiler), so its code is not compiled on stage calls: the host passes DESCRIBE_SOURCE.
+    // A default export that is not an object (e.g. "export default 42") is described as unbranded, not thrown.
     describe(source) {
-      const adapter = adapterOrThrow();
-      return apply(evalGlobal, undefined, [source])(adapter, apply(weakSetHas, brands, [adapter]));
+      const root = G.__rayrun;
+      const candidate = root === null || root === undefined ? undefined : root.default;
+      if (candidate === null || typeof candidate !== "object") return { stages: [], branded: false };
+      return apply(evalGlobal, undefined, [source])(candidate, apply(weakSetHas, brands, [candidate]));
     },
     // JSON text, or undefined when the value has no JSON form; throws like JSON.stringify.
     serialize(value) {
