@@ -42,6 +42,7 @@ const BENCH_HOOK = `export default defineToolAdapter({
 });
 `;
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 30);
+const SETTLE_MS = 50;
 
 export async function benchGateway(): Promise<GatewayBench> {
   const persist = mkdtempSync(join(tmpdir(), "rayrun-bench-"));
@@ -82,13 +83,6 @@ export async function benchGateway(): Promise<GatewayBench> {
       if (!res.ok || !text.includes("structuredContent")) throw new Error(`bad response ${res.status}: ${text.slice(0, 200)}`);
     };
 
-    // The same upstream tool behind three services: no hook, an active hook, active + shadow.
-    const hooked = new HookDeployer(gatewayOrigin, seeded.adminKey, seeded.workspace, seeded.toolUids.hooked!);
-    await hooked.deploy("active", await hooked.revision(BENCH_HOOK));
-    const shadowed = new HookDeployer(gatewayOrigin, seeded.adminKey, seeded.workspace, seeded.toolUids.shadowed!);
-    await shadowed.deploy("active", await shadowed.revision(BENCH_HOOK));
-    await shadowed.deploy("shadow", await shadowed.revision(`// shadow\n${BENCH_HOOK}`));
-
     const callers = {
       direct: once(targets.direct),
       forwarder: once(targets.forwarder),
@@ -96,16 +90,30 @@ export async function benchGateway(): Promise<GatewayBench> {
       active: once(targets.active),
       activeShadow: once(targets.activeShadow),
     };
-    await measureInterleaved(callers, 100); // warm-up
-    const sequential = await measureInterleaved(callers, SEQUENTIAL);
+
+    // Phase 1, no hook deployed anywhere: the gateway against its baselines.
+    const baseline = { direct: callers.direct, forwarder: callers.forwarder, gateway: callers.gateway };
+    await measureInterleaved(baseline, 100); // warm-up
+    const sequential = await measureInterleaved(baseline, SEQUENTIAL);
     const result = {
       sequential: { direct: summarise(sequential.direct), forwarder: summarise(sequential.forwarder), gateway: summarise(sequential.gateway) },
       concurrent: {},
-      hooks: { noHook: summarise(sequential.gateway), active: summarise(sequential.active), activeShadow: summarise(sequential.activeShadow) },
     } as GatewayBench;
     for (const name of ["direct", "forwarder", "gateway"] as const) {
       result.concurrent[name] = summarise(await measure(callers[name], CONCURRENT_CALLS, CONCURRENT_CLIENTS));
     }
+
+    // Phase 2: the same upstream tool behind three services: no hook, an active hook, active + shadow.
+    // Each round pauses afterwards so shadow runs and log writes finish before the next round is timed.
+    const hooked = new HookDeployer(gatewayOrigin, seeded.adminKey, seeded.workspace, seeded.toolUids.hooked!);
+    await hooked.deploy("active", await hooked.revision(BENCH_HOOK));
+    const shadowed = new HookDeployer(gatewayOrigin, seeded.adminKey, seeded.workspace, seeded.toolUids.shadowed!);
+    await shadowed.deploy("active", await shadowed.revision(BENCH_HOOK));
+    await shadowed.deploy("shadow", await shadowed.revision(`// shadow\n${BENCH_HOOK}`));
+    const hookCalls = { noHook: callers.gateway, active: callers.active, activeShadow: callers.activeShadow };
+    await measureInterleaved(hookCalls, 50, SETTLE_MS);
+    const hookRounds = await measureInterleaved(hookCalls, SEQUENTIAL, SETTLE_MS);
+    result.hooks = { noHook: summarise(hookRounds.noHook), active: summarise(hookRounds.active), activeShadow: summarise(hookRounds.activeShadow) };
     const gatewayCall = callers.activeShadow;
     const hooks = shadowed;
 
@@ -233,7 +241,7 @@ export function printGateway(result: GatewayBench): void {
   }
   const h = result.hooks;
   const direct = result.sequential.direct;
-  console.log(`\nHooked tools/call (ms), same interleaved rounds            p50      p99   p50/direct p50/no-hook`);
+  console.log(`\nHooked tools/call (ms), interleaved rounds with a ${SETTLE_MS} ms settle   p50      p99   p50/direct p50/no-hook`);
   for (const [label, f] of [["direct upstream", direct], ["gateway, no hook", h.noHook], ["active before+after", h.active], ["active + shadow", h.activeShadow]] as const) {
     console.log(`  ${label.padEnd(52)} ${fmt(f.p50)}  ${fmt(f.p99)}   ${ratio(f.p50, direct.p50)}    ${ratio(f.p50, h.noHook.p50)}`);
   }

@@ -83,7 +83,12 @@ export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`.padStar
  * Times each of several calls in turn, round after round, so that drift in the
  * machine's load falls on every target alike; returns per-target milliseconds.
  */
-export async function measureInterleaved<K extends string>(calls: Record<K, () => Promise<void>>, rounds: number): Promise<Record<K, number[]>> {
+export async function measureInterleaved<K extends string>(
+  calls: Record<K, () => Promise<void>>,
+  rounds: number,
+  /** Untimed pause after each round, so work a call leaves behind (waitUntil) does not land on the next round. */
+  settleMs = 0,
+): Promise<Record<K, number[]>> {
   const samples = Object.fromEntries(Object.keys(calls).map((name) => [name, [] as number[]])) as Record<K, number[]>;
   for (let round = 0; round < rounds; round++) {
     for (const name of Object.keys(calls) as K[]) {
@@ -91,6 +96,7 @@ export async function measureInterleaved<K extends string>(calls: Record<K, () =
       await calls[name]();
       samples[name].push(performance.now() - t0);
     }
+    if (settleMs) await new Promise((resolve) => setTimeout(resolve, settleMs));
   }
   return samples;
 }
