@@ -70,6 +70,16 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       res.end("<!doctype html><title>Welcome</title><p>This is a web page, not an MCP server.</p>");
       return;
     }
+    if (path === "/fixtures/redirect-elsewhere") {
+      res.writeHead(307, { location: "https://example.com/mcp" });
+      res.end();
+      return;
+    }
+    if (path === "/fixtures/redirect-same-origin") {
+      res.writeHead(308, { location: "/mcp" });
+      res.end();
+      return;
+    }
     if (path === "/fixtures/redirect-to-metadata") {
       res.writeHead(307, { location: "http://169.254.169.254/latest/meta-data/" });
       res.end();

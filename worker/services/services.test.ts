@@ -72,6 +72,29 @@ describe("connecting a service", () => {
     expect((await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey })).body.services).toEqual([]);
   });
 
+  it("never follows a redirect to another origin, which would carry the secret headers there", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const res = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "elsewhere", url: `${upstreamOrigin()}/fixtures/redirect-elsewhere`, headers: { Authorization: "Bearer sk_live" } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({
+      code: "url_not_allowed",
+      message: "Upstream URL refused: it redirects to another origin (https://example.com)",
+    });
+  });
+
+  it("follows a same-origin 308 redirect", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const res = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "moved", url: `${upstreamOrigin()}/fixtures/redirect-same-origin` },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.index.added).toHaveLength(4);
+  });
+
   it("answers an unreachable upstream with 502 upstream_unreachable and stores nothing", async ({ expect }) => {
     const workspace = await createWorkspace();
     const res = await api(`/v1/workspaces/${workspace.ws}/services`, {
@@ -206,5 +229,26 @@ describe("URL policy", () => {
     expect(checkUpstreamUrl("https://[::ffff:169.254.169.254]/", new Set())).toMatchObject({ ok: false });
     expect(checkUpstreamUrl("https://metadata.google.internal/", new Set())).toMatchObject({ ok: false });
     expect(checkUpstreamUrl("ftp://example.com/", new Set())).toMatchObject({ ok: false });
+    // A trailing root dot names the same host.
+    for (const url of ["https://localhost./", "https://metadata.google.internal./", "https://foo.local./", "https://x.internal./"]) {
+      expect(checkUpstreamUrl(url, new Set()), url).toMatchObject({ ok: false });
+    }
+    // IPv6 forms that embed or alias private IPv4, and every non-global range.
+    for (const url of [
+      "https://[::169.254.169.254]/",
+      "https://[::127.0.0.1]/",
+      "https://[64:ff9b::a9fe:a9fe]/",
+      "https://[2002:a9fe:a9fe::]/",
+      "https://[2001::1]/",
+      "https://[2001:db8::1]/",
+      "https://[fec0::1]/",
+      "https://[fd00::1]/",
+      "https://[fe80::1]/",
+      "https://[ff02::1]/",
+      "https://[100::1]/",
+    ]) {
+      expect(checkUpstreamUrl(url, new Set()), url).toMatchObject({ ok: false });
+    }
+    expect(checkUpstreamUrl("https://[2606:4700:4700::1111]/", new Set())).toMatchObject({ ok: true });
   });
 });

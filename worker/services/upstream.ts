@@ -45,9 +45,12 @@ export function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
     if (request.method === "GET") return new Response(null, { status: 405 });
     let url = request.url;
     const body = request.body ? await request.arrayBuffer() : undefined;
-    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      const verdict = checkUpstreamUrl(url, allowList);
+    const refuseUnless = (candidate: string) => {
+      const verdict = checkUpstreamUrl(candidate, allowList);
       if (!verdict.ok) throw new UpstreamFailure("url_not_allowed", `Upstream URL refused: ${verdict.reason}`);
+    };
+    refuseUnless(url);
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       let response: Response;
       try {
         response = await fetch(url, { method: request.method, headers: request.headers, body, redirect: "manual", signal: init?.signal });
@@ -58,7 +61,17 @@ export function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
       const location = response.headers.get("location");
       if (response.status < 300 || response.status >= 400 || !location) return response;
       await response.body?.cancel();
-      url = new URL(location, url).toString();
+      const next = new URL(location, url);
+      refuseUnless(next.toString());
+      // The request carries the service's secret headers and the call itself: never to another origin.
+      if (next.origin !== new URL(url).origin) {
+        throw new UpstreamFailure("url_not_allowed", `Upstream URL refused: it redirects to another origin (${next.origin})`);
+      }
+      // 301/302/303 would turn the POST into a GET and drop the call; only 307/308 keep it.
+      if (response.status !== 307 && response.status !== 308) {
+        throw new UpstreamFailure("upstream_protocol_error", `The upstream answered ${response.status}; only 307/308 redirects are followed`);
+      }
+      url = next.toString();
     }
     throw new UpstreamFailure("upstream_protocol_error", `The upstream redirected more than ${MAX_REDIRECTS} times`);
   };

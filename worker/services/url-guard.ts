@@ -26,8 +26,10 @@ export function checkUpstreamUrl(raw: string, allowList: ReadonlySet<string>): U
   if (url.protocol !== "https:" && url.protocol !== "http:") return { ok: false, reason: `scheme ${url.protocol} is not allowed` };
   if (url.username || url.password) return { ok: false, reason: "credentials in the URL are not allowed; use secret headers" };
 
-  const host = url.hostname.toLowerCase();
-  if (allowList.has(host) || allowList.has(url.host.toLowerCase())) return { ok: true, url };
+  // "localhost." is localhost: compare names without their trailing root dot.
+  const host = url.hostname.toLowerCase().replace(/\.+$/, "");
+  const hostAndPort = url.port ? `${host}:${url.port}` : host;
+  if (allowList.has(host) || allowList.has(hostAndPort)) return { ok: true, url };
 
   if (url.protocol !== "https:") return { ok: false, reason: "only https URLs are allowed" };
   if (BLOCKED_HOSTNAMES.some((pattern) => pattern.test(host))) return { ok: false, reason: `host ${host} is internal` };
@@ -61,21 +63,30 @@ function isPrivateIpv4([a, b]: number[]): boolean {
   );
 }
 
+/** The eight 16-bit groups of an IPv6 literal as the URL parser writes it (hex groups, `::` compression). */
+function ipv6Groups(address: string): number[] | null {
+  const halves = address.split("::");
+  if (halves.length > 2) return null;
+  const parse = (part: string) => (part ? part.split(":").map((group) => parseInt(group, 16)) : []);
+  const head = parse(halves[0] ?? "");
+  const tail = parse(halves[1] ?? "");
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
+  const groups = [...head, ...Array<number>(missing).fill(0), ...tail];
+  return groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : null;
+}
+
+/**
+ * Only global unicast (2000::/3) is public, less documentation (2001:db8::/32),
+ * Teredo (2001::/32) and 6to4 (2002::/16), which embed IPv4 addresses. Everything
+ * else (loopback, unspecified, IPv4-mapped or -compatible, NAT64, unique local,
+ * link- and site-local, multicast, discard) is refused: fail closed.
+ */
 function isPrivateIpv6(address: string): boolean {
-  const lower = address.toLowerCase();
-  if (lower === "::" || lower === "::1") return true;
-  const mapped = /^::ffff:(.+)$/.exec(lower)?.[1];
-  if (mapped) {
-    const dotted = parseIpv4(mapped);
-    if (dotted) return isPrivateIpv4(dotted);
-    // The URL parser writes mapped addresses as hex groups (::ffff:a9fe:a9fe).
-    const groups = mapped.split(":").map((group) => parseInt(group, 16));
-    if (groups.length === 2 && groups.every((g) => Number.isInteger(g))) {
-      const [hi = 0, lo = 0] = groups;
-      return isPrivateIpv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
-    }
-    return true;
-  }
-  const first = parseInt(lower.split(":")[0] || "0", 16);
-  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00;
+  const groups = ipv6Groups(address.toLowerCase());
+  if (!groups) return true;
+  const [first = 0, second = 0] = groups;
+  if ((first & 0xe000) !== 0x2000) return true;
+  if (first === 0x2001 && (second === 0x0db8 || second === 0)) return true;
+  return first === 0x2002;
 }
