@@ -29,7 +29,7 @@ function isDescribed(value: unknown): value is Described {
 
 function describeInSession(session: IsolateSession, bundle: string): AdapterDescription | undefined {
   const { json, calledAtMs } = inspectionContext();
-  session.setup(json, calledAtMs);
+  session.begin(json, calledAtMs);
   session.evaluateBundle(bundle);
   if (session.fault) return undefined;
   const source = session.newString(DESCRIBE_SOURCE);

@@ -1,6 +1,7 @@
 import wasmModule from "@jitl/quickjs-wasmfile-release-sync/wasm";
 import releaseVariant from "@jitl/quickjs-wasmfile-release-sync";
-import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
+import { IsolateInstance } from "./isolate.instance.ts";
 import { DEFAULT_LIMITS, WASM_RETAIN_BYTES } from "./isolate.limits.ts";
 
 const WASM_PAGE_BYTES = 64 * 1024;
@@ -8,13 +9,14 @@ const WASM_PAGE_BYTES = 64 * 1024;
 const INITIAL_WASM_BYTES = 16 * 1024 * 1024;
 
 /**
- * One QuickJS wasm instance is shared by all runs of this Worker isolate (each
- * run gets its own QuickJS runtime inside it). Instantiation is lazy because
- * Workers forbid heavy work at module top level; the promise is memoised so
- * concurrent first calls share it, and reset on failure so a later call retries.
+ * One QuickJS wasm instance is shared by all runs of this Worker isolate; each
+ * run starts from the instance's pristine image (see isolate.instance.ts).
+ * Instantiation is lazy because Workers forbid heavy work at module top level;
+ * the promise is memoised so concurrent first calls share it, and reset on
+ * failure so a later call retries.
  */
-let memo: Promise<QuickJSWASMModule> | undefined;
-let current: QuickJSWASMModule | undefined;
+let memo: Promise<IsolateInstance> | undefined;
+let current: IsolateInstance | undefined;
 
 /**
  * The instance gets its own memory whose *maximum* is the platform wasm cap, so
@@ -28,15 +30,16 @@ function newBoundedMemory(): WebAssembly.Memory {
   });
 }
 
-async function instantiate(): Promise<QuickJSWASMModule> {
+async function instantiate(): Promise<IsolateInstance> {
   const module = await newQuickJSWASMModuleFromVariant(
     newVariant(releaseVariant, { wasmModule, wasmMemory: newBoundedMemory() }),
   );
-  current = module;
-  return module;
+  const instance = IsolateInstance.create(module);
+  current = instance;
+  return instance;
 }
 
-export function acquireQuickJS(): Promise<QuickJSWASMModule> {
+export function acquireInstance(): Promise<IsolateInstance> {
   memo ??= instantiate().catch((error: unknown) => {
     memo = undefined;
     throw error;
@@ -45,17 +48,13 @@ export function acquireQuickJS(): Promise<QuickJSWASMModule> {
 }
 
 /** Drops the instance so the next run starts a fresh one; the old memory is left to GC. */
-export function discardQuickJS(module: QuickJSWASMModule): void {
-  if (current !== module) return;
+export function discardInstance(instance: IsolateInstance): void {
+  if (current !== instance) return;
   current = undefined;
   memo = undefined;
 }
 
-export function wasmMemoryBytes(module: QuickJSWASMModule): number {
-  return module.getWasmMemory().buffer.byteLength;
-}
-
 /** Called after every run: an instance whose memory grew past the retain cap is not reused. */
-export function retainOrDiscard(module: QuickJSWASMModule): void {
-  if (wasmMemoryBytes(module) > WASM_RETAIN_BYTES) discardQuickJS(module);
+export function retainOrDiscard(instance: IsolateInstance): void {
+  if (instance.wasmBytes() > WASM_RETAIN_BYTES) discardInstance(instance);
 }

@@ -1,33 +1,32 @@
 /**
- * Trusted JavaScript evaluated in every fresh QuickJS context before the hook
- * bundle. It evaluates to a function that the host calls once with its host
- * functions; those stay in this closure, so hook code can never reach them.
- *
- * The prelude is compiled on every stage call (QuickJS bytecode cannot be
- * serialised through quickjs-emscripten 0.32, and a fresh runtime shares
- * nothing), at roughly 70 µs per KB, so it is kept small: code most calls never
- * use (the base64 codec, the adapter description) is compiled on first use
- * instead, from trusted source through `eval` captured before hook code ran.
+ * Trusted JavaScript evaluated once per QuickJS wasm instance, before the
+ * memory image every run starts from is taken (isolate.instance.ts). It
+ * evaluates to a function that the host calls once with its host functions;
+ * those stay in this closure, so hook code can never reach them. Because the
+ * image is restored before every run, whatever a run changes here is undone.
  *
  * What it does, and why:
  * - `defineToolAdapter` brands adapters in a closure WeakSet, so the runtime
  *   can tell an adapter built by it from a look-alike object.
  * - The clock is the call's `calledAt`: `Date.now()`, `new Date()` and `Date()`
  *   return it (deterministic hooks, no timing side channel).
+ * - `Math.random` is reseeded from the host for every run: QuickJS seeds its
+ *   own generator once per context, so every run restored from the same image
+ *   would otherwise draw the same numbers.
  * - Built-ins that loop natively over a receiver's length (Array, TypedArray
  *   and String methods) never reach an interrupt poll, so `new Array(1e9).join()`
  *   would run for seconds unbounded. Each is replaced by a Proxy whose `apply`
  *   trap charges the call to the work budget *before* the native runs; when the
  *   budget is gone the call throws and the next poll interrupts the run
- *   uncatchably. A Proxy is cheaper to create than a wrapper closure and keeps
- *   the method's `name` and `length`.
- * - `context` is built here from host JSON: deep-frozen config, base64
- *   helpers, and log functions whose payloads are JSON-escaped, so lone
+ *   uncatchably. The Proxy keeps the method's `name` and `length`.
+ * - `context` is built per run (`begin`) from host JSON: deep-frozen config,
+ *   base64 helpers, and log functions whose payloads are JSON-escaped, so lone
  *   surrogates survive the copy to the host exactly.
- * - The returned driver functions (stageKind, invoke, describe, serialize) are
- *   what the host calls; they use built-ins captured before hook code ran.
+ * - The returned driver functions (begin, stageKind, invoke, describe,
+ *   serialize) are what the host calls; they use built-ins captured before
+ *   hook code ran.
  */
-export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, contextJson, calledAtMs, base64Source) {
+export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64Source) {
   "use strict";
   const G = globalThis;
   const apply = Reflect.apply;
@@ -47,9 +46,12 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
   const brands = new WeakSet();
   const weakSetAdd = WeakSet.prototype.add;
   const weakSetHas = WeakSet.prototype.has;
-  // What the lazily compiled base64 codec uses, captured before hook code (and the charging below) can change it.
-  const base64Deps = [apply, String.prototype.charAt, String.prototype.charCodeAt, Array.prototype.push,
-    Array.prototype.join, encodeURIComponent, decodeURIComponent, unescape];
+  // The base64 codec gets built-ins captured before hook code (and the charging below) can change them.
+  const base64 = apply(apply(evalGlobal, undefined, [base64Source]), undefined, [apply, String.prototype.charAt,
+    String.prototype.charCodeAt, Array.prototype.push, Array.prototype.join, encodeURIComponent, decodeURIComponent, unescape]);
+  // Per-run state, set by begin().
+  let calledAtMs = 0;
+  let context;
 
   // ---- work charging for natively looping built-ins ----
   const FLUSH_UNITS = 20000;
@@ -133,14 +135,7 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
     for (let i = 0; i < names.length; i++) deepFreeze(value[names[i]]);
     return value;
   }
-  let base64;
-  function codec() {
-    // Indirect eval of trusted source with the captured eval: a function expression, so no global is read or written.
-    if (base64 === undefined) base64 = apply(apply(evalGlobal, undefined, [base64Source]), undefined, base64Deps);
-    return base64;
-  }
-  function base64Encode(value) { return codec()[0](value); }
-  function base64Decode(value) { return codec()[1](value); }
+  const encoding = freeze({ base64Encode: base64[0], base64Decode: base64[1] });
   function logAt(level) {
     return function (message, data) {
       const messageJson = stringify(typeof message === "string" ? message : toStringOf(message));
@@ -153,18 +148,19 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
     };
   }
 
-  const meta = parse(contextJson);
-  const context = freeze({
-    calledAt: meta.calledAt,
-    requestId: meta.requestId,
-    workspaceUid: meta.workspaceUid,
-    connectionId: meta.connectionId,
-    toolUid: meta.toolUid,
-    toolName: meta.toolName,
-    config: deepFreeze(meta.config),
-    encoding: freeze({ base64Encode, base64Decode }),
-    log: freeze({ debug: logAt("debug"), info: logAt("info"), warn: logAt("warn"), error: logAt("error") }),
-  });
+  const log = freeze({ debug: logAt("debug"), info: logAt("info"), warn: logAt("warn"), error: logAt("error") });
+
+  // ---- Math.random: sfc32, 53 bits from two outputs, seeded per run ----
+  let ra = 0, rb = 0, rc = 0, rd = 0;
+  function next32() {
+    const t = (((ra + rb) | 0) + rd) | 0;
+    rd = (rd + 1) | 0;
+    ra = rb ^ (rb >>> 9);
+    rb = (rc + (rc << 3)) | 0;
+    rc = (((rc << 21) | (rc >>> 11)) + t) | 0;
+    return t >>> 0;
+  }
+  Math.random = function random() { return ((next32() >>> 5) * 67108864 + (next32() >>> 6)) / 9007199254740992; };
 
   // ---- driver (host-facing) ----
   function adapterOrThrow() {
@@ -176,6 +172,24 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
     return adapter;
   }
   return freeze({
+    // Starts a run: the call's clock, random seed and context.
+    begin(contextJson, calledAt, seed0, seed1, seed2, seed3) {
+      calledAtMs = calledAt;
+      ra = seed0 | 0; rb = seed1 | 0; rc = seed2 | 0; rd = seed3 | 0;
+      for (let i = 0; i < 12; i++) next32();
+      const meta = parse(contextJson);
+      context = freeze({
+        calledAt: meta.calledAt,
+        requestId: meta.requestId,
+        workspaceUid: meta.workspaceUid,
+        connectionId: meta.connectionId,
+        toolUid: meta.toolUid,
+        toolName: meta.toolName,
+        config: deepFreeze(meta.config),
+        encoding,
+        log,
+      });
+    },
     // "function" | "absent"; throws when there is no adapter object.
     stageKind(stage) {
       return typeof adapterOrThrow()[stage] === "function" ? "function" : "absent";
@@ -204,7 +218,7 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, context
 
 /**
  * The base64 codec (UTF-8, standard padded alphabet), compiled inside the
- * context on the first `context.encoding` call. It evaluates to a factory that
+ * context during setup. It evaluates to a factory that
  * receives built-ins captured by the prelude before hook code ran, and returns
  * `[base64Encode, base64Decode]`; invalid input throws inside the hook.
  */

@@ -53,7 +53,7 @@ function validated(stage: StageName, json: unknown): { value: BeforeReturn | Aft
 
 /** Everything inside one session; returns the stage's validated value or records a fault. */
 function runInSession(session: IsolateSession, request: StageRequest, contextJson: string, calledAtMs: number) {
-  session.setup(contextJson, calledAtMs);
+  session.begin(contextJson, calledAtMs);
   session.evaluateBundle(request.bundle);
   const stageName = session.newString(request.stage);
   try {

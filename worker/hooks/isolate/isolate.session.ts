@@ -1,8 +1,8 @@
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
+import type { IsolateInstance, InstanceHost } from "./isolate.instance.ts";
 import { WASM_RUN_HEADROOM_BYTES, type IsolateLimits } from "./isolate.limits.ts";
-import { acquireQuickJS, discardQuickJS, retainOrDiscard, wasmMemoryBytes } from "./isolate.module.ts";
-import { BASE64_SOURCE, PRELUDE_SOURCE } from "./isolate.prelude.ts";
+import { acquireInstance, discardInstance, retainOrDiscard } from "./isolate.module.ts";
 import { replaceLoneSurrogates, utf8Length } from "./isolate.text.ts";
 import type { HookLog, IsolateError, IsolateErrorCode, IsolateUsage } from "./isolate.types.ts";
 
@@ -12,7 +12,7 @@ const UNITS_PER_POLL = 1000;
 const MAX_JSON_ESCAPE_GROWTH = 6;
 const THROWN_TEXT_MAX = 500;
 
-type DriverFunction = "stageKind" | "invoke" | "describe" | "serialize";
+type DriverFunction = "begin" | "stageKind" | "invoke" | "describe" | "serialize";
 
 /** The engine's own uncatchable or resource errors, by `name: message`. */
 function engineErrorCode(text: string): IsolateErrorCode | undefined {
@@ -23,12 +23,12 @@ function engineErrorCode(text: string): IsolateErrorCode | undefined {
 }
 
 /**
- * One bounded QuickJS runtime + context: created fresh for one stage call or
- * one adapter evaluation, then disposed. Every failure is recorded as the
- * session's fault (the first one wins) instead of being thrown; callers check
- * `fault` after each step and stop at the first one.
+ * One bounded run (a stage call or an adapter evaluation) in an instance reset
+ * to its pristine runtime + context. Every failure is recorded as the session's
+ * fault (the first one wins) instead of being thrown; callers check `fault`
+ * after each step and stop at the first one.
  */
-export class IsolateSession {
+export class IsolateSession implements InstanceHost {
   readonly logs: HookLog[] = [];
   outputBytes = 0;
   private polls = 0;
@@ -38,20 +38,14 @@ export class IsolateSession {
   private instanceBroken = false;
   private readonly startedAt = Date.now();
   private readonly deadline: number;
-  private readonly runtime: QuickJSRuntime;
   private readonly vm: QuickJSContext;
-  private driver: QuickJSHandle | undefined;
 
   constructor(
-    private readonly module: QuickJSWASMModule,
+    private readonly instance: IsolateInstance,
     readonly limits: IsolateLimits,
   ) {
     this.deadline = this.startedAt + limits.deadlineMs;
-    this.runtime = module.newRuntime();
-    this.runtime.setMemoryLimit(limits.memoryBytes);
-    this.runtime.setMaxStackSize(limits.stackBytes);
-    this.runtime.setInterruptHandler(() => this.onPoll());
-    this.vm = this.runtime.newContext();
+    this.vm = instance.vm;
   }
 
   get fault(): IsolateError | undefined {
@@ -63,14 +57,14 @@ export class IsolateSession {
   }
 
   /** Interrupt handler: true stops the guest with an uncatchable "interrupted". */
-  private onPoll(): boolean {
+  onPoll(): boolean {
     this.polls++;
     if (this.firstFault) return true;
     if (this.workSpent() > this.limits.workBudgetPolls) {
       this.fail("timeout", `work budget of ${this.limits.workBudgetPolls} polls exhausted`);
     } else if (Date.now() > this.deadline) {
       this.fail("timeout", `deadline of ${this.limits.deadlineMs} ms exceeded`);
-    } else if (wasmMemoryBytes(this.module) >= this.limits.wasmMemoryBytes) {
+    } else if (this.instance.wasmBytes() >= this.limits.wasmMemoryBytes) {
       this.fail("memory_exceeded", `wasm memory reached ${this.limits.wasmMemoryBytes} bytes`);
     }
     return this.firstFault !== undefined;
@@ -100,7 +94,7 @@ export class IsolateSession {
       const code =
         engineErrorCode(text) ??
         // An allocation failure so deep that not even the error object fit leaves a bare null.
-        (text === "thrown value: null" && wasmMemoryBytes(this.module) >= this.limits.wasmMemoryBytes * 0.9
+        (text === "thrown value: null" && this.instance.wasmBytes() >= this.limits.wasmMemoryBytes * 0.9
           ? "memory_exceeded"
           : fallback);
       this.fail(code, prefix + text);
@@ -143,7 +137,7 @@ export class IsolateSession {
 
   // ---- host functions handed to the prelude ----
 
-  private hostCharge(units: QuickJSHandle): QuickJSHandle {
+  charge(units: QuickJSHandle): QuickJSHandle {
     const amount = this.vm.getNumber(units);
     this.chargedUnits += Number.isFinite(amount) && amount > 0 ? amount : 0;
     if (this.workSpent() > this.limits.workBudgetPolls) {
@@ -153,7 +147,7 @@ export class IsolateSession {
   }
 
   /** Returns true (the guest then throws) once a log limit is hit; the run fails with `log_limit`. */
-  private hostLog(level: QuickJSHandle, messageJson: QuickJSHandle, dataJson: QuickJSHandle): QuickJSHandle {
+  log(level: QuickJSHandle, messageJson: QuickJSHandle, dataJson: QuickJSHandle): QuickJSHandle {
     const limits = this.limits;
     const refuse = (message: string): QuickJSHandle => {
       this.fail("log_limit", message);
@@ -186,21 +180,24 @@ export class IsolateSession {
 
   // ---- steps ----
 
-  /** Installs the prelude (clock, charging, branding, context) and keeps its driver. */
-  setup(contextJson: string, calledAtMs: number): void {
-    this.guarded(() => {
-      const prelude = this.vm.evalCode(PRELUDE_SOURCE, "rayrun-prelude.js", { type: "global", strict: true });
-      if (prelude.error) return this.failFromThrown(prelude.error, "exception", "isolate setup failed: ");
-      const charge = this.vm.newFunction("charge", (units) => this.hostCharge(units));
-      const log = this.vm.newFunction("log", (level, message, data) => this.hostLog(level, message, data));
-      const contextText = this.vm.newString(contextJson);
-      const calledAt = this.vm.newNumber(calledAtMs);
-      const base64 = this.vm.newString(BASE64_SOURCE);
-      const driver = this.vm.callFunction(prelude.value, this.vm.undefined, charge, log, contextText, calledAt, base64);
-      for (const handle of [prelude.value, charge, log, contextText, calledAt, base64]) handle.dispose();
-      if (driver.error) return this.failFromThrown(driver.error, "exception", "isolate setup failed: ");
-      this.driver = driver.value;
-    });
+  /**
+   * Takes the instance and starts the run: restores the pristine image, applies
+   * this run's limits, then sets the call's clock, a fresh random seed and
+   * `context` inside the prelude. Everything from here to `close()` must run
+   * synchronously, so no other run can use the instance in between.
+   */
+  begin(contextJson: string, calledAtMs: number): void {
+    const instance = this.instance;
+    if (instance.host) return this.fail("exception", "isolate fault: the instance is serving another run");
+    instance.reset();
+    instance.runtime.setMemoryLimit(this.limits.memoryBytes);
+    instance.runtime.setMaxStackSize(this.limits.stackBytes);
+    instance.host = this;
+    const seed = crypto.getRandomValues(new Int32Array(4));
+    const args = [this.vm.newString(contextJson), this.vm.newNumber(calledAtMs), ...Array.from(seed, (word) => this.vm.newNumber(word))];
+    const done = this.callDriver("begin", args);
+    for (const handle of args) handle.dispose();
+    done?.dispose();
   }
 
   /** Evaluates the bundle's top level (a classic script) and runs the jobs it queued. */
@@ -216,10 +213,9 @@ export class IsolateSession {
 
   /** Calls a driver function; on a guest throw records a fault (`fallback` unless it is an engine error). */
   callDriver(name: DriverFunction, args: QuickJSHandle[], fallback: IsolateErrorCode = "exception"): QuickJSHandle | undefined {
-    const driver = this.driver;
-    if (this.firstFault || !driver) return undefined;
+    if (this.firstFault) return undefined;
     return this.guarded(() => {
-      const result = this.vm.callMethod(driver, name, args);
+      const result = this.vm.callMethod(this.instance.driver, name, args);
       if (result.error) {
         this.failFromThrown(result.error, fallback);
         return undefined;
@@ -259,8 +255,8 @@ export class IsolateSession {
   }
 
   private drainJobs(): void {
-    while (!this.firstFault && this.runtime.hasPendingJob()) {
-      const result = this.runtime.executePendingJobs();
+    while (!this.firstFault && this.instance.runtime.hasPendingJob()) {
+      const result = this.instance.runtime.executePendingJobs();
       if (result.error) this.failFromThrown(result.error, "exception");
     }
   }
@@ -299,24 +295,16 @@ export class IsolateSession {
     }
   }
 
-  /** Disposes everything; discards the wasm instance if it misbehaved or grew past the retain cap. */
+  /**
+   * Ends the run. Nothing is disposed: the next run restores the instance's
+   * image over whatever this one left. An instance that misbehaved (its wasm
+   * stack pointer may be mid-frame) or grew past the retain cap is discarded.
+   */
   close(): IsolateUsage {
-    const wasmBytes = wasmMemoryBytes(this.module);
-    if (!this.instanceBroken) {
-      try {
-        // Freeing can allocate (GC bookkeeping); a run that ended at its memory limit must still free cleanly.
-        this.runtime.setMemoryLimit(-1);
-        this.driver?.dispose();
-        this.vm.dispose();
-        this.runtime.dispose();
-      } catch {
-        // QuickJS can leak objects after an allocation failure deep inside the engine; its
-        // free then aborts the instance. The instance is discarded; the run's outcome stands.
-        this.instanceBroken = true;
-      }
-    }
-    if (this.instanceBroken) discardQuickJS(this.module);
-    else retainOrDiscard(this.module);
+    const wasmBytes = this.instance.wasmBytes();
+    if (this.instance.host === this) this.instance.host = undefined;
+    if (this.instanceBroken) discardInstance(this.instance);
+    else retainOrDiscard(this.instance);
     return {
       polls: Math.ceil(this.workSpent()),
       wasmBytes,
@@ -331,21 +319,16 @@ export class IsolateSession {
  * (instantiation, or a runtime that cannot be created) discards the instance.
  */
 export async function openSession(limits: IsolateLimits): Promise<IsolateSession | IsolateError> {
-  let module: QuickJSWASMModule;
+  let instance: IsolateInstance;
   try {
-    module = await acquireQuickJS();
-  } catch (error) {
-    return { code: "exception", message: `isolate unavailable: ${String(error)}` };
-  }
-  try {
+    instance = await acquireInstance();
     // An instance retained near this run's (possibly lowered) wasm cap would leave the run no room: start fresh.
-    if (wasmMemoryBytes(module) > limits.wasmMemoryBytes - WASM_RUN_HEADROOM_BYTES) {
-      discardQuickJS(module);
-      module = await acquireQuickJS();
+    if (instance.wasmBytes() > limits.wasmMemoryBytes - WASM_RUN_HEADROOM_BYTES) {
+      discardInstance(instance);
+      instance = await acquireInstance();
     }
-    return new IsolateSession(module, limits);
   } catch (error) {
-    discardQuickJS(module);
     return { code: "exception", message: `isolate unavailable: ${String(error)}` };
   }
+  return new IsolateSession(instance, limits);
 }

@@ -1,0 +1,64 @@
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import { captureImage, restoreImage, type MemoryImage } from "./isolate.image.ts";
+import { BASE64_SOURCE, PRELUDE_SOURCE } from "./isolate.prelude.ts";
+
+/** What the run being served answers for: interrupt polls and the prelude's host functions. */
+export interface InstanceHost {
+  /** True stops the guest with an uncatchable "interrupted". */
+  onPoll(): boolean;
+  charge(units: QuickJSHandle): QuickJSHandle;
+  log(level: QuickJSHandle, messageJson: QuickJSHandle, dataJson: QuickJSHandle): QuickJSHandle;
+}
+
+/**
+ * A QuickJS wasm instance holding one runtime and context with the prelude
+ * installed, plus the memory image taken right after that setup. `reset()`
+ * writes the image back, so every run starts from a byte-identical, newly
+ * created runtime and context: nothing a run did (globals, prototypes, heap,
+ * pending jobs, GC state) exists for the next one, and setup (about 1 ms of
+ * runtime creation and prelude compilation) is paid once per instance
+ * instead of once per run.
+ *
+ * Handles created during a run point into memory the next reset overwrites:
+ * a run must dispose its own handles before it ends and keep none.
+ */
+export class IsolateInstance {
+  /** The run this instance currently serves; polls and host calls outside a run stop the guest. */
+  host: InstanceHost | undefined;
+  private image: MemoryImage | undefined;
+
+  private constructor(
+    readonly module: QuickJSWASMModule,
+    readonly runtime: QuickJSRuntime,
+    readonly vm: QuickJSContext,
+    /** The prelude's driver functions (begin, stageKind, invoke, describe, serialize). */
+    readonly driver: QuickJSHandle,
+  ) {}
+
+  static create(module: QuickJSWASMModule): IsolateInstance {
+    const runtime = module.newRuntime();
+    const vm = runtime.newContext();
+    let instance: IsolateInstance | undefined;
+    // Trusted setup runs with no host (`instance` is still unset) and is never interrupted.
+    runtime.setInterruptHandler(() => (instance ? (instance.host?.onPoll() ?? true) : false));
+    const charge = vm.newFunction("charge", (units) => instance?.host?.charge(units) ?? vm.true);
+    const log = vm.newFunction("log", (level, message, data) => instance?.host?.log(level, message, data) ?? vm.true);
+    const base64 = vm.newString(BASE64_SOURCE);
+    const prelude = vm.unwrapResult(vm.evalCode(PRELUDE_SOURCE, "rayrun-prelude.js", { type: "global", strict: true }));
+    const driver = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, charge, log, base64));
+    for (const handle of [prelude, charge, log, base64]) handle.dispose();
+    instance = new IsolateInstance(module, runtime, vm, driver);
+    instance.image = captureImage(module.getWasmMemory());
+    return instance;
+  }
+
+  /** Returns the instance to its pristine image. Call only between runs. */
+  reset(): void {
+    if (!this.image) throw new Error("isolate instance has no image");
+    restoreImage(this.module.getWasmMemory(), this.image);
+  }
+
+  wasmBytes(): number {
+    return this.module.getWasmMemory().buffer.byteLength;
+  }
+}
