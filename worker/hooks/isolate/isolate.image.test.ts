@@ -39,8 +39,9 @@ it("draws different Math.random numbers in every run, within [0, 1)", async ({ e
   const bundle = beforeBundle("", `{ action: "continue", arguments: { draws: [Math.random(), Math.random(), Math.random()] } }`);
   const draws: number[] = [];
   for (let run = 0; run < 5; run++) {
-    const value = (await runBefore(bundle)).value as { arguments: { draws: number[] } };
-    draws.push(...value.arguments.draws);
+    const value = (await runBefore(bundle)).value;
+    if (value?.action !== "continue") throw new Error("expected continue");
+    draws.push(...(value.arguments.draws as number[]));
   }
   expect(new Set(draws).size).toBe(draws.length);
   for (const draw of draws) {
