@@ -3,6 +3,7 @@ import type { AfterReturn, BeforeReturn, JsonObject, JsonValue } from "../../sch
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
 import type { CallLogEntry } from "../logs/logs.store.ts";
 import { refusal } from "../mcp/mcp.results.ts";
+import { afterResponse } from "../lib/after-response.ts";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { decideAccess } from "./access.ts";
@@ -30,9 +31,6 @@ export interface CallRequest {
   record: (entries: CallLogEntry[]) => Promise<void>;
 }
 
-/** How long shadow work waits after the live call returns, so it does not delay the response. */
-const SHADOW_START_DELAY_MS = 20;
-
 /** What the active path saw, so a shadow revision can be run on the same inputs afterwards. */
 export interface CallTrace {
   context: ReturnType<typeof stageContext>;
@@ -53,9 +51,8 @@ export async function runToolCall(call: CallRequest): Promise<CallToolResult> {
   } finally {
     const shadow = trace.shadow;
     if (shadow && (trace.before || trace.after)) {
-      // QuickJS runs synchronously and would hold the thread while the live response is still being written:
-      // give the runtime a moment to flush it (shadow is best-effort; measured in `npm run bench`).
-      call.waitUntil(new Promise((resolve) => setTimeout(resolve, SHADOW_START_DELAY_MS)).then(() => runShadow(call, shadow, trace)));
+      // QuickJS runs synchronously: starting at once would hold the thread while the live response is written.
+      afterResponse(call.waitUntil, "shadow run", () => runShadow(call, shadow, trace));
     }
   }
 }
