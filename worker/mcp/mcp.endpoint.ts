@@ -54,11 +54,10 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
   const server = createGatewayServer(env, ctx, caller);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
-  try {
-    return await transport.handleRequest(request);
-  } finally {
-    void server.close();
-  }
+  // No server.close(): with JSON responses, handleRequest resolves only once every response is
+  // written, so nothing is left open. close() would only abort the finished handler's signal and
+  // build a "Connection closed" error, on every call; both objects are dropped with the request.
+  return transport.handleRequest(request);
 }
 
 function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): Server {
