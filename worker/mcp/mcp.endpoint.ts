@@ -17,6 +17,7 @@ import { projectOutputSchema } from "../calls/projection.ts";
 import type { PublicContract } from "../hooks/compiler/index.ts";
 import { newId } from "../lib/ids.ts";
 import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
+import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
 
 /** Who is calling /mcp: an API key with tools:call, bound to one workspace and profile. */
 interface Caller {
@@ -51,13 +52,18 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
     profileId: principal.profileId,
     origin: new URL(request.url).origin,
   };
+  const body = await readJsonBody(request);
   const server = createGatewayServer(env, ctx, caller);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MAX_BODY_BYTES,
+  });
   await server.connect(transport);
   // No server.close(): with JSON responses, handleRequest resolves only once every response is
   // written, so nothing is left open. close() would only abort the finished handler's signal and
   // build a "Connection closed" error, on every call; both objects are dropped with the request.
-  return transport.handleRequest(request);
+  return transport.handleRequest(body.request, "parsedBody" in body ? { parsedBody: body.parsedBody } : undefined);
 }
 
 function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): Server {
