@@ -38,13 +38,20 @@ export const CALL_TIMEOUT_MS = 30_000;
  * policy, connection failures become `upstream_unreachable`, and the optional
  * standalone SSE stream (GET) is declined locally because the gateway does not
  * relay server-initiated messages.
+ *
+ * The SDK client transport calls it with a URL and a JSON string body. Both are
+ * used as they are on every hop (a string can be sent again after a redirect),
+ * which spares a Request copy and a body read on every call.
  */
 export function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
   return async (input, init) => {
-    const request = new Request(input, init);
-    if (request.method === "GET") return new Response(null, { status: 405 });
-    let url = request.url;
-    const body = request.body ? await request.arrayBuffer() : undefined;
+    if (input instanceof Request || (init?.body != null && typeof init.body !== "string")) {
+      throw new TypeError("guardedFetch takes a URL and a string body, as the SDK transport sends them");
+    }
+    const method = (init?.method ?? "GET").toUpperCase();
+    if (method === "GET") return new Response(null, { status: 405 });
+    let url = new URL(input).href;
+    const request = { method, headers: init?.headers, body: init?.body ?? undefined };
     const refuseUnless = (candidate: string) => {
       const verdict = checkUpstreamUrl(candidate, allowList);
       if (!verdict.ok) throw new UpstreamFailure("url_not_allowed", `Upstream URL refused: ${verdict.reason}`);
@@ -53,7 +60,7 @@ export function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       let response: Response;
       try {
-        response = await fetch(url, { method: request.method, headers: request.headers, body, redirect: "manual", signal: init?.signal });
+        response = await fetch(url, { ...request, redirect: "manual", signal: init?.signal });
       } catch (error) {
         if (init?.signal?.aborted) throw error;
         throw new UpstreamFailure("upstream_unreachable", `Could not connect to the upstream: ${(error as Error).message}`);
