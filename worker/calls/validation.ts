@@ -24,8 +24,15 @@ function draftOf(schema: Schema): SchemaDraft {
  * validated on every call, and a changed definition is simply a new key.
  */
 const validators = new Map<string, Validator>();
+/**
+ * The same validators by schema object: a catalog snapshot passes the same
+ * objects on every call, so most calls skip serialising the schema for the key.
+ */
+const bySchemaObject = new WeakMap<Schema, Validator>();
 
 function validatorFor(schema: Schema): Validator {
+  const known = bySchemaObject.get(schema);
+  if (known) return known;
   const key = JSON.stringify(schema);
   let validator = validators.get(key);
   if (!validator) {
@@ -33,6 +40,7 @@ function validatorFor(schema: Schema): Validator {
     validator = new Validator(schema, draftOf(schema), false);
     validators.set(key, validator);
   }
+  bySchemaObject.set(schema, validator);
   return validator;
 }
 
