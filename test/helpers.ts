@@ -105,3 +105,13 @@ export async function connectMcp(key: string): Promise<Client> {
   await client.connect(transport);
   return client;
 }
+
+/** Shadow runs and log writes finish after the response; wait for them as a client would. */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("timed out waiting");
+}

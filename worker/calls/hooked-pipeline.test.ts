@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
-import { api, connectMcp, createKey, upstreamReceived } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, eventually, upstreamReceived } from "../../test/helpers.ts";
 import { hookGateway, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 import { applyLogRetention } from "../logs/logs.store.ts";
 
@@ -45,16 +45,6 @@ async function deployed(gateway: Gateway, source: string, slot: "active" | "shad
 
 async function logsOf(gateway: Gateway, key = gateway.adminKey, query = ""): Promise<any[]> {
   return (await api(`${gateway.base()}/logs${query}`, { key })).body.logs;
-}
-
-/** Shadow runs and log writes finish after the response; wait for them as a client would. */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("timed out waiting");
 }
 
 describe("hooked tool calls", () => {

@@ -1,7 +1,7 @@
 import { env, createScheduledController, createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, it } from "vitest";
 import worker from "../index.ts";
-import { api, connectMcp, createKey, demoGateway, upstreamReceived } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, demoGateway, eventually, upstreamReceived } from "../../test/helpers.ts";
 
 const META = "dev.rayrun/error";
 
@@ -132,8 +132,7 @@ describe("call logs", () => {
     await client.callTool({ name: "demo__delete_record", arguments: { id: "x" } });
     const uid = gateway.toolUid("delete_record");
     const logsPath = `/v1/workspaces/${gateway.ws}/tools/${uid}/hook/logs`;
-    const withoutCapture = await api(logsPath, { key: gateway.adminKey });
-    expect(withoutCapture.body.logs).toHaveLength(1);
+    const withoutCapture = await eventually(() => api(logsPath, { key: gateway.adminKey }), (res) => res.body.logs.length === 1);
     expect(withoutCapture.body.logs[0]).toMatchObject({ stage: "pre_dispatch", outcome: "refused", code: "approval_required", details: null });
 
     await api(`/v1/workspaces/${gateway.ws}`, { method: "PATCH", key: gateway.adminKey, body: { detailPolicy: "payloads" } });
@@ -143,7 +142,7 @@ describe("call logs", () => {
       body: { payloadCapture: true },
     });
     await client.callTool({ name: "demo__delete_record", arguments: { id: "x" } });
-    const captured = await api(logsPath, { key: gateway.adminKey });
+    const captured = await eventually(() => api(logsPath, { key: gateway.adminKey }), (res) => res.body.logs.length === 2);
     expect(captured.body.logs[0].details).toEqual({ message: expect.stringContaining("human approval") });
 
     const reader = await createKey(gateway, ["hooks:read"]);

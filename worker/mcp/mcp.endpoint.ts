@@ -15,6 +15,7 @@ import { loadCatalog, type CatalogTool } from "../calls/catalog.ts";
 import { runToolCall } from "../calls/pipeline.ts";
 import { projectOutputSchema } from "../calls/projection.ts";
 import type { PublicContract } from "../hooks/compiler/index.ts";
+import { afterResponse } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
 import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
 import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
@@ -67,6 +68,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
 }
 
 function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): Server {
+  const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   const server = new Server(
     { name: "rayrun", version: "0.1.0" },
     {
@@ -96,7 +98,7 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
       if (tool && access && !access.allowed) {
         // Still a pre-dispatch refusal worth an admin's eye, though the client only sees "unknown".
         const refused = blockedLog(tool.uid, access.code, access.message);
-        ctx.waitUntil(writeLogs(env, caller.workspaceId, tool.captureDetails, [refused]));
+        afterResponse(waitUntil, "call log write", () => writeLogs(env, caller.workspaceId, tool.captureDetails, [refused]));
       }
       // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${publicName}`);
@@ -106,7 +108,7 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
     try {
       return await runToolCall({
         env,
-        waitUntil: (promise) => ctx.waitUntil(promise),
+        waitUntil,
         catalog,
         tool,
         workspaceId: caller.workspaceId,
@@ -122,7 +124,8 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
       if (error instanceof McpError) throw new UpstreamRpcError(error);
       throw error;
     } finally {
-      if (entries.length) ctx.waitUntil(record(entries));
+      // Written after the response: a local D1 write would otherwise hold the thread while the response goes out.
+      if (entries.length) afterResponse(waitUntil, "call log write", () => record(entries));
     }
   });
   return server;
