@@ -201,7 +201,7 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
       defineProperty(input, "context", { value: context, writable: true, enumerable: true, configurable: true });
       return (async function () { return adapter[stage](input); })();
     },
-    // Inspection only (compiler), so its code is not compiled on stage calls: the host passes DESCRIBE_SOURCE.
+    // Inspection only (compiler): the host passes DESCRIBE_SOURCE, so the instance image does not carry it.
     // A default export that is not an object (e.g. "export default 42") is described as unbranded, not thrown.
     describe(source) {
       const root = G.__rayrun;
