@@ -42,6 +42,9 @@ const gateway = spawn(
     "wrangler", "dev", "--local",
     "--ip", "127.0.0.1", "--port", String(gatewayPort),
     "--persist-to", join(stateDir, "state"),
+    // Locally the console is served from the gateway's origin; deployed, it is a
+    // separate static site (see wrangler.toml).
+    "--assets", "console",
     "--env-file", devVarsFile,
     "--var", "DEV_LOGIN:on",
     "--var", "DEV_ALLOWED_HOSTS:127.0.0.1",
