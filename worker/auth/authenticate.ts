@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../http/app.ts";
 import { ApiError } from "../http/errors.ts";
+import type { WaitUntil } from "../lib/after-response.ts";
 import { ACCESS_JWT_HEADER, accessKeySet, verifyAccessJwt } from "./access-jwt.ts";
 import { DEV_SESSION_COOKIE, readDevSession } from "./dev-session.ts";
 import { findActiveKey } from "./keys.store.ts";
@@ -13,12 +14,12 @@ const unauthorized = (message: string) => new ApiError(401, "unauthorized", mess
 /** The CLI says who it is, so history can attribute its changes to the `cli` channel. */
 const keyChannel = (clientHeader: string | undefined): Channel => (clientHeader === "rayrun-cli" ? "cli" : "api");
 
-export async function resolvePrincipal(env: Env, request: Request): Promise<Principal | null> {
+export async function resolvePrincipal(env: Env, request: Request, waitUntil: WaitUntil): Promise<Principal | null> {
   const authorization = request.headers.get("authorization") ?? "";
   const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
   if (bearer) {
     if (!bearer.startsWith("rr_")) return null;
-    const key = await findActiveKey(env.DB, bearer);
+    const key = await findActiveKey(env.DB, bearer, waitUntil);
     if (!key) return null;
     return {
       kind: "key",
@@ -55,7 +56,7 @@ async function browserEmail(env: Env, request: Request): Promise<string | null> 
 /** Requires a verified key or browser user; everything under /v1 except bootstrap sits behind it. */
 export function authenticate(): MiddlewareHandler<AppEnv> {
   return async function authenticate(c, next) {
-    const principal = await resolvePrincipal(c.env, c.req.raw);
+    const principal = await resolvePrincipal(c.env, c.req.raw, (promise) => c.executionCtx.waitUntil(promise));
     if (!principal) {
       const sent = c.req.header("authorization") || c.req.header(ACCESS_JWT_HEADER) || getCookie(c, DEV_SESSION_COOKIE);
       throw unauthorized(sent ? "The credentials are invalid, expired or revoked" : "Send an API key as 'Authorization: Bearer rr_…'");

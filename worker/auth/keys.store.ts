@@ -1,5 +1,7 @@
 import { base64UrlEncode, sha256Hex } from "../lib/crypto.ts";
 import { newId, nowIso } from "../lib/ids.ts";
+import type { WaitUntil } from "../lib/after-response.ts";
+import { RefreshAheadCache } from "../lib/refresh-ahead.ts";
 import type { Scope } from "./principal.ts";
 
 export interface ApiKeyRecord {
@@ -94,27 +96,28 @@ export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: s
 }
 
 /**
- * Keys are looked up on every call, so each Worker isolate keeps a short-lived
- * cache. A revocation is immediate in the isolate that served it and takes effect
+ * Keys are looked up on every call, so each Worker isolate caches them briefly.
+ * A revocation is immediate in the isolate that served it and takes effect
  * everywhere within KEY_CACHE_TTL_MS (documented in the README).
  */
 export const KEY_CACHE_TTL_MS = 2_000;
-const keyCache = new Map<string, { record: ApiKeyRecord | null; expires: number }>();
+const keyCache = new RefreshAheadCache<string, ApiKeyRecord | null>("API key lookup", KEY_CACHE_TTL_MS, 10_000);
 
 function forgetCachedKeys(): void {
-  keyCache.clear();
+  keyCache.invalidate();
 }
 
-export async function findActiveKey(db: D1Database, secret: string): Promise<ApiKeyRecord | null> {
+export async function findActiveKey(db: D1Database, secret: string, waitUntil: WaitUntil): Promise<ApiKeyRecord | null> {
   const hash = await sha256Hex(secret);
-  const cached = keyCache.get(hash);
-  if (cached && cached.expires > Date.now()) return cached.record;
-  const row = await db
-    .prepare("SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
-    .bind(hash)
-    .first<ApiKeyRow>();
-  const record = row ? toRecord(row) : null;
-  if (keyCache.size > 10_000) keyCache.clear();
-  keyCache.set(hash, { record, expires: Date.now() + KEY_CACHE_TTL_MS });
-  return record;
+  return keyCache.get(
+    hash,
+    async () => {
+      const row = await db
+        .prepare("SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
+        .bind(hash)
+        .first<ApiKeyRow>();
+      return row ? toRecord(row) : null;
+    },
+    waitUntil,
+  );
 }

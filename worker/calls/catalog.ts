@@ -1,3 +1,5 @@
+import type { WaitUntil } from "../lib/after-response.ts";
+import { RefreshAheadCache } from "../lib/refresh-ahead.ts";
 import type { PolicyMode } from "../policy/profiles.store.ts";
 import { readAllPointers, type ToolDeployments } from "./deployment.ts";
 import { upstreamTargetFor } from "../services/services.store.ts";
@@ -40,18 +42,14 @@ export interface Catalog {
  * the TTL (documented in the README).
  */
 export const CATALOG_TTL_MS = 2_000;
-const snapshots = new Map<string, { catalog: Catalog; expires: number }>();
+const snapshots = new RefreshAheadCache<string, Catalog>("catalog", CATALOG_TTL_MS, 1_000);
 
 export function invalidateCatalog(workspaceId: string): void {
-  snapshots.delete(workspaceId);
+  snapshots.invalidate(workspaceId);
 }
 
-export async function loadCatalog(env: Env, workspaceId: string): Promise<Catalog> {
-  const cached = snapshots.get(workspaceId);
-  if (cached && cached.expires > Date.now()) return cached.catalog;
-  const catalog = await readCatalog(env, workspaceId);
-  snapshots.set(workspaceId, { catalog, expires: Date.now() + CATALOG_TTL_MS });
-  return catalog;
+export function loadCatalog(env: Env, workspaceId: string, waitUntil: WaitUntil): Promise<Catalog> {
+  return snapshots.get(workspaceId, () => readCatalog(env, workspaceId), waitUntil);
 }
 
 interface CatalogRow {

@@ -38,7 +38,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
       allow: "POST",
     });
   }
-  const principal = await resolvePrincipal(env, request);
+  const principal = await resolvePrincipal(env, request, (promise) => ctx.waitUntil(promise));
   if (!principal || principal.kind !== "key") {
     return jsonRpcError(401, ErrorCode.InvalidRequest, "Send an API key with the tools:call scope as 'Authorization: Bearer rr_…'", {
       "www-authenticate": "Bearer",
@@ -79,7 +79,7 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
   );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const catalog = await loadCatalog(env, caller.workspaceId);
+    const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
     const tools: Tool[] = [];
     for (const tool of catalog.tools.values()) {
       if (!isListed(catalog, caller.profileId, tool)) continue;
@@ -90,7 +90,7 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const catalog = await loadCatalog(env, caller.workspaceId);
+    const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
     const publicName = request.params.name;
     const tool = catalog.tools.get(publicName);
     const access = tool ? decideAccess(catalog, caller.profileId, tool) : undefined;
