@@ -30,5 +30,9 @@ export const ApprovalParams = z.object({
 export const ListApprovalsQuery = z.object({
   status: ApprovalStatusSchema.optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().regex(/^\d+$/).optional().openapi({ description: "`nextCursor` of the previous page" }),
+  cursor: z
+    .string()
+    .regex(/^\d{1,15}$/, "not a cursor from this API")
+    .optional()
+    .openapi({ description: "`nextCursor` of the previous page" }),
 });

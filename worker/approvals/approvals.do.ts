@@ -99,7 +99,6 @@ export class ApprovalStore {
       used_at INTEGER
     )`);
     sql.exec("CREATE INDEX IF NOT EXISTS approvals_by_call ON approvals (key_id, tool_uid, call_hash, status)");
-    sql.exec("CREATE INDEX IF NOT EXISTS approvals_by_time ON approvals (created_at)");
   }
 
   /**
@@ -153,8 +152,15 @@ export class ApprovalStore {
     return row ? toApproval(row, now) : null;
   }
 
-  /** Newest first; `before` is the createdAt (ms) cursor of the previous page's last item. */
-  list(filter: { status?: ApprovalStatus; limit: number; before?: number }, now = Date.now()): Approval[] {
+  /**
+   * Newest first. Pages by insertion order (the table's rowid), not by
+   * createdAt: several requests can be created in the same millisecond, and a
+   * time cursor would skip the rest of them.
+   */
+  list(
+    filter: { status?: ApprovalStatus; limit: number; before?: number },
+    now = Date.now(),
+  ): { approvals: Approval[]; nextBefore: number | null } {
     const byStatus: Record<ApprovalStatus, string> = {
       pending: "status = 'pending' AND expires_at > ?",
       approved: "status = 'approved' AND expires_at > ?",
@@ -163,15 +169,19 @@ export class ApprovalStore {
       used: "status = 'used' AND ? IS NOT NULL",
     };
     const condition = filter.status ? byStatus[filter.status] : "? IS NOT NULL";
-    return this.#sql
-      .exec<ApprovalRow>(
-        `SELECT * FROM approvals WHERE ${condition} AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+    const rows = this.#sql
+      .exec<ApprovalRow & { position: number }>(
+        `SELECT rowid AS position, * FROM approvals WHERE ${condition} AND rowid < ? ORDER BY rowid DESC LIMIT ?`,
         now,
         filter.before ?? Number.MAX_SAFE_INTEGER,
-        filter.limit,
+        filter.limit + 1,
       )
-      .toArray()
-      .map((row) => toApproval(row, now));
+      .toArray();
+    const page = rows.slice(0, filter.limit);
+    return {
+      approvals: page.map((row) => toApproval(row, now)),
+      nextBefore: rows.length > filter.limit ? page.at(-1)!.position : null,
+    };
   }
 
   /** Approve or deny a pending, unexpired request. Returns the approval, or why it cannot be decided. */

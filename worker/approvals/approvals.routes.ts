@@ -27,14 +27,13 @@ approvalRoutes.openapi(
   async (c) => {
     const { ws } = c.req.valid("param");
     const query = c.req.valid("query");
-    const approvals = await c.env.WORKSPACE.getByName(ws).listApprovals({
+    const page = await c.env.WORKSPACE.getByName(ws).listApprovals({
       status: query.status,
       limit: query.limit,
       before: query.cursor ? Number(query.cursor) : undefined,
     });
-    const last = approvals.at(-1);
-    const nextCursor = approvals.length === query.limit && last ? String(Date.parse(last.createdAt)) : null;
-    return c.json({ approvals: approvals.map(present), nextCursor }, 200);
+    const nextCursor = page.nextBefore === null ? null : String(page.nextBefore);
+    return c.json({ approvals: page.approvals.map(present), nextCursor }, 200);
   },
 );
 
