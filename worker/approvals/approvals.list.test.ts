@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createWorkspace } from "../../test/helpers.ts";
+import { api, createWorkspace, type ApiResponse } from "../../test/helpers.ts";
 import { ApprovalStore, type ApprovalRequest } from "./approvals.do.ts";
 
 const request = (n: number): ApprovalRequest => ({
@@ -37,9 +37,12 @@ describe("listing approvals", () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const page = await api(`/v1/workspaces/${workspace.ws}/approvals?limit=2${cursor ? `&cursor=${cursor}` : ""}`, { key: workspace.adminKey });
+      const page: ApiResponse<{ approvals: { id: string }[]; nextCursor: string | null }> = await api(
+        `/v1/workspaces/${workspace.ws}/approvals?limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+        { key: workspace.adminKey },
+      );
       expect(page.status).toBe(200);
-      seen.push(...page.body.approvals.map((approval: { id: string }) => approval.id));
+      seen.push(...page.body.approvals.map((approval) => approval.id));
       cursor = page.body.nextCursor;
       pages++;
     } while (cursor);
