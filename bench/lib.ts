@@ -79,19 +79,31 @@ export async function measure(once: () => Promise<void>, total: number, concurre
 export const fmt = (ms: number) => ms.toFixed(2).padStart(7);
 export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`.padStart(7);
 
+/** Every ordering of `items`, e.g. [a,b,c], [a,c,b], [b,a,c], … */
+function permutations<T>(items: T[]): T[][] {
+  if (items.length <= 1) return [items];
+  return items.flatMap((item, index) => permutations([...items.slice(0, index), ...items.slice(index + 1)]).map((rest) => [item, ...rest]));
+}
+
 /**
  * Times each of several calls in turn, round after round, so that drift in the
  * machine's load falls on every target alike; returns per-target milliseconds.
+ * Rounds cycle through every ordering of the targets: each target is first
+ * after the pause as often as any other, and follows each other target as
+ * often, so work one call leaves behind (waitUntil: log writes, shadow runs)
+ * lands on every target alike rather than always on the same neighbour.
  */
 export async function measureInterleaved<K extends string>(
   calls: Record<K, () => Promise<void>>,
   rounds: number,
-  /** Untimed pause after each round, so work a call leaves behind (waitUntil) does not land on the next round. */
+  /** Untimed pause after each round. */
   settleMs = 0,
 ): Promise<Record<K, number[]>> {
-  const samples = Object.fromEntries(Object.keys(calls).map((name) => [name, [] as number[]])) as Record<K, number[]>;
+  const names = Object.keys(calls) as K[];
+  const orders = permutations(names);
+  const samples = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
   for (let round = 0; round < rounds; round++) {
-    for (const name of Object.keys(calls) as K[]) {
+    for (const name of orders[round % orders.length]!) {
       const t0 = performance.now();
       await calls[name]();
       samples[name].push(performance.now() - t0);
