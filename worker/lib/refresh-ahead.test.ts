@@ -91,6 +91,36 @@ describe("RefreshAheadCache", () => {
     expect(await fresh).toBe("after write");
   });
 
+  it("when reads of one key overlap, the one that began last is kept", async () => {
+    const cache = new RefreshAheadCache<string, string>("test", TTL, 10);
+    const releases: (() => void)[] = [];
+    const readSeeing = (value: string) => () => new Promise<string>((resolve) => releases.push(() => resolve(value)));
+    const slow = cache.get("k", readSeeing("older"), waitUntil);
+    vi.advanceTimersByTime(10);
+    const fast = cache.get("k", readSeeing("newer"), waitUntil);
+    releases[1]!();
+    expect(await fast).toBe("newer");
+    releases[0]!(); // the earlier read finishes last
+    expect(await slow).toBe("older");
+    expect(await cache.get("k", readSeeing("unused"), waitUntil)).toBe("newer");
+  });
+
+  it("keeps at most maxEntries keys, and invalidate() with no key drops them all", async () => {
+    const cache = new RefreshAheadCache<string, string>("test", TTL, 2);
+    const data = source("v1");
+    await cache.get("a", data.read, waitUntil);
+    await cache.get("b", data.read, waitUntil);
+    await cache.get("c", data.read, waitUntil); // over the cap: the cache starts afresh
+    await cache.get("c", data.read, waitUntil);
+    expect(data.reads).toBe(3);
+    await cache.get("a", data.read, waitUntil);
+    expect(data.reads).toBe(4);
+    cache.invalidate();
+    await cache.get("a", data.read, waitUntil);
+    await cache.get("c", data.read, waitUntil);
+    expect(data.reads).toBe(6);
+  });
+
   it("a failed re-read keeps the entry until the TTL and is retried by a later request", async () => {
     const cache = new RefreshAheadCache<string, string>("test", TTL, 10);
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});

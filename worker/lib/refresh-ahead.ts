@@ -17,7 +17,11 @@ interface Entry<V> {
  */
 export class RefreshAheadCache<K, V> {
   readonly #entries = new Map<K, Entry<V>>();
-  /** Bumped by `invalidate`, so a read that started before a write is never stored after it. */
+  /**
+   * Bumped by `invalidate`, so a read that started before a write is never
+   * stored after it. One counter for all keys: a write also discards reads of
+   * other keys in flight, which costs only a later re-read.
+   */
   #generation = 0;
 
   constructor(
@@ -31,12 +35,12 @@ export class RefreshAheadCache<K, V> {
     const age = entry ? Date.now() - entry.readAt : Infinity;
     if (!entry || age >= this.ttlMs) return this.#read(key, read);
     if (!entry.refreshing && age >= this.ttlMs / 2) {
-      entry.refreshing = true;
       afterResponse(waitUntil, `${this.what} refresh`, () =>
         this.#read(key, read).finally(() => {
           entry.refreshing = false;
         }),
       );
+      entry.refreshing = true; // set once scheduled: a waitUntil that threw leaves nothing pending
     }
     return entry.value;
   }
@@ -52,8 +56,10 @@ export class RefreshAheadCache<K, V> {
     const generation = this.#generation;
     const readAt = Date.now();
     const value = await read();
-    if (generation === this.#generation) {
-      if (!this.#entries.has(key) && this.#entries.size >= this.maxEntries) this.#entries.clear();
+    const current = this.#entries.get(key);
+    // Reads of one key can overlap (a slow re-read outlives the entry); the one that began last wins.
+    if (generation === this.#generation && !(current && current.readAt > readAt)) {
+      if (!current && this.#entries.size >= this.maxEntries) this.#entries.clear();
       this.#entries.set(key, { value, readAt, refreshing: false });
     }
     return value;
