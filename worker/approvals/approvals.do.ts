@@ -99,6 +99,8 @@ export class ApprovalStore {
       used_at INTEGER
     )`);
     sql.exec("CREATE INDEX IF NOT EXISTS approvals_by_call ON approvals (key_id, tool_uid, call_hash, status)");
+    // Lists page by rowid now; the old time index would only cost a write per insert.
+    sql.exec("DROP INDEX IF EXISTS approvals_by_time");
   }
 
   /**
