@@ -4,7 +4,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fmt, measure, measureInterleaved, percentile, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
+import { fmt, measure, measureInterleaved, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
 const ports = { upstream: 18790, forwarder: 18791, gateway: 18792, forwarderInspector: 18793, gatewayInspector: 18794 };
@@ -22,14 +22,16 @@ const callBody = JSON.stringify({
 });
 const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
+type Baseline = Record<"direct" | "forwarder" | "gateway", Figures>;
+
 export interface GatewayBench {
   /** Each sequential run of SEQUENTIAL interleaved rounds. */
-  sequentialRuns: Record<"direct" | "forwarder" | "gateway", Figures>[];
-  /** The median of those runs, figure by figure. */
-  sequential: Record<"direct" | "forwarder" | "gateway", Figures>;
+  sequentialRuns: Baseline[];
+  /** The run whose p50 gap over the forwarder is the median one. */
+  sequential: Baseline;
   concurrent: Record<"direct" | "forwarder" | "gateway", Figures>;
   /** Through the gateway: no hook, an active before+after, and active plus a shadow revision. */
-  hooks: Record<"forwarder" | "forwarderWithDo" | "noHook" | "active" | "activeShadow", Figures>;
+  hooks: Record<"direct" | "forwarder" | "forwarderWithDo" | "noHook" | "active" | "activeShadow", Figures>;
   sustained: { seconds: number; clients: number; calls: number; errors: number; expectedLogs: number; loggedRows: number };
 }
 
@@ -47,8 +49,8 @@ const BENCH_HOOK = `export default defineToolAdapter({
 `;
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 30);
 // Deferred work starts 20 ms after a response (AFTER_RESPONSE_DELAY_MS) and takes
-// a few ms; each round of hooked calls pauses this long before the next.
-const SETTLE_MS = 50;
+// a few ms; in phase 2 each call is followed by this untimed pause.
+const PAUSE_MS = 35;
 
 export async function benchGateway(): Promise<GatewayBench> {
   const persist = mkdtempSync(join(tmpdir(), "rayrun-bench-"));
@@ -102,9 +104,9 @@ export async function benchGateway(): Promise<GatewayBench> {
     // Phase 1, no hook deployed anywhere: the gateway against its baselines.
     const baseline = { direct: callers.direct, forwarder: callers.forwarder, gateway: callers.gateway };
     await measureInterleaved(baseline, 100); // warm-up
-    // The gap moves by about ±0.5 ms from one run of 1,000 to the next, so the
-    // sequential phase is repeated and judged by the median run.
-    const runs: Record<"direct" | "forwarder" | "gateway", Figures>[] = [];
+    // The gap moves by a few tenths of a ms from one run of 1,000 to the next, so
+    // the sequential phase is repeated and judged by the median of the runs' gaps.
+    const runs: Baseline[] = [];
     for (let run = 0; run < SEQUENTIAL_RUNS; run++) {
       const samples = await measureInterleaved(baseline, SEQUENTIAL);
       runs.push({ direct: summarise(samples.direct), forwarder: summarise(samples.forwarder), gateway: summarise(samples.gateway) });
@@ -115,7 +117,7 @@ export async function benchGateway(): Promise<GatewayBench> {
     }
 
     // Phase 2: the same upstream tool behind three services: no hook, an active hook, active + shadow.
-    // Each round pauses afterwards so shadow runs and log writes finish before the next round is timed.
+    // Each call is followed by a pause, so its shadow run and log writes finish before the next is timed.
     const hooked = new HookDeployer(gatewayOrigin, seeded.adminKey, seeded.workspace, seeded.toolUids.hooked!);
     await hooked.deploy("active", await hooked.revision(BENCH_HOOK));
     const shadowed = new HookDeployer(gatewayOrigin, seeded.adminKey, seeded.workspace, seeded.toolUids.shadowed!);
@@ -125,15 +127,17 @@ export async function benchGateway(): Promise<GatewayBench> {
     // below: the pipeline re-reads the active revision from the workspace's Durable Object before
     // dispatch (DESIGN, call pipeline step 4).
     const hookCalls = {
+      direct: callers.direct,
       forwarder: callers.forwarder,
       forwarderWithDo: callers.forwarderWithDo,
       noHook: callers.gateway,
       active: callers.active,
       activeShadow: callers.activeShadow,
     };
-    await measureInterleaved(hookCalls, 50, SETTLE_MS);
-    const hookRounds = await measureInterleaved(hookCalls, SEQUENTIAL, SETTLE_MS);
+    await measureInterleaved(hookCalls, 50, PAUSE_MS);
+    const hookRounds = await measureInterleaved(hookCalls, SEQUENTIAL, PAUSE_MS);
     result.hooks = {
+      direct: summarise(hookRounds.direct),
       forwarder: summarise(hookRounds.forwarder),
       forwarderWithDo: summarise(hookRounds.forwarderWithDo),
       noHook: summarise(hookRounds.noHook),
@@ -248,25 +252,31 @@ class HookDeployer {
   }
 }
 
-/** Figure by figure, the median over runs (each target's p50 and p99 taken separately). */
-function medianRun(runs: Record<"direct" | "forwarder" | "gateway", Figures>[]): Record<"direct" | "forwarder" | "gateway", Figures> {
-  const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
-  const of = (name: "direct" | "forwarder" | "gateway"): Figures => ({
-    p50: median(runs.map((run) => run[name].p50)),
-    p99: median(runs.map((run) => run[name].p99)),
-    count: runs.reduce((sum, run) => sum + run[name].count, 0),
-  });
-  return { direct: of("direct"), forwarder: of("forwarder"), gateway: of("gateway") };
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-const gap = (r: Record<"forwarder" | "gateway", Figures>) =>
-  `+${(r.gateway.p50 - r.forwarder.p50).toFixed(2)} ms p50, +${(r.gateway.p99 - r.forwarder.p99).toFixed(2)} ms p99`;
+const gapOf = (r: Baseline) => ({ p50: r.gateway.p50 - r.forwarder.p50, p99: r.gateway.p99 - r.forwarder.p99 });
+
+/** The run whose p50 gap is the median one; its figures stay paired, as they were measured. */
+function medianRun(runs: Baseline[]): Baseline {
+  const byGap = [...runs].sort((a, b) => gapOf(a).p50 - gapOf(b).p50);
+  return byGap[Math.floor((byGap.length - 1) / 2)]!;
+}
+
+const showGap = (gap: { p50: number; p99: number }) => `+${gap.p50.toFixed(2)} ms p50, +${gap.p99.toFixed(2)} ms p99`;
 
 export function printGateway(result: GatewayBench): void {
   console.log(
-    `\ntools/call latency (ms): ${result.sequentialRuns.length} sequential runs of ${SEQUENTIAL} rounds (targets interleaved call by call in rotating order; each figure is the median over runs), then ${CONCURRENT_CALLS} calls from ${CONCURRENT_CLIENTS} concurrent clients per target`,
+    `\ntools/call latency (ms): ${result.sequentialRuns.length} sequential runs of ${SEQUENTIAL} rounds (targets interleaved call by call in balanced orders; the table shows the run with the median p50 gap), then ${CONCURRENT_CALLS} calls from ${CONCURRENT_CLIENTS} concurrent clients per target`,
   );
-  result.sequentialRuns.forEach((run, index) => console.log(`  sequential run ${index + 1}: gateway over forwarder ${gap(run)}`));
+  const gaps = result.sequentialRuns.map(gapOf);
+  gaps.forEach((gap, index) => console.log(`  sequential run ${index + 1}: gateway over forwarder ${showGap(gap)}`));
+  console.log(
+    `  median over the runs: gateway over forwarder ${showGap({ p50: median(gaps.map((g) => g.p50)), p99: median(gaps.map((g) => g.p99)) })} (target ≤ 2 / ≤ 5)`,
+  );
   console.log("                         p50      p99   p50/direct p50/forwarder p99/forwarder");
   for (const phase of ["sequential", "concurrent"] as const) {
     const r = result[phase];
@@ -276,11 +286,11 @@ export function printGateway(result: GatewayBench): void {
         `${phase.padEnd(11)} ${name.padEnd(10)} ${fmt(f.p50)}  ${fmt(f.p99)}   ${ratio(f.p50, r.direct.p50)}    ${ratio(f.p50, r.forwarder.p50)}      ${ratio(f.p99, r.forwarder.p99)}`,
       );
     }
-    console.log(`${phase.padEnd(11)} gateway overhead over forwarder: ${gap(r)} (target ≤ 2 / ≤ 5)`);
+    console.log(`${phase.padEnd(11)} gateway overhead over forwarder: ${showGap(gapOf(r))}`);
   }
   const h = result.hooks;
-  const direct = result.sequential.direct;
-  console.log(`\nHooked tools/call (ms), interleaved in rotating order, ${SETTLE_MS} ms settle per round  p50      p99   p50/direct p50/no-hook`);
+  const direct = h.direct;
+  console.log(`\nHooked tools/call (ms), interleaved in balanced orders, ${PAUSE_MS} ms pause after each call  p50      p99   p50/direct p50/no-hook`);
   const rows = [
     ["direct upstream", direct],
     ["bare forwarder", h.forwarder],
@@ -296,7 +306,7 @@ export function printGateway(result: GatewayBench): void {
   const hooks = h.active.p50 - h.noHook.p50;
   console.log(`  both stages add +${hooks.toFixed(2)} ms p50 over no hook (target ≤ 3); shadow adds +${(h.activeShadow.p50 - h.active.p50).toFixed(2)} ms p50 to the live call (target ≤ 0.5)`);
   console.log(
-    `  of which the pre-dispatch Durable Object re-read: one DO round trip costs +${doRead.toFixed(2)} ms p50 here; the hook beyond it +${(hooks - doRead).toFixed(2)} ms`,
+    `  estimated split: the pre-dispatch Durable Object re-read ~${doRead.toFixed(2)} ms (one DO round trip from the forwarder), the hook ~${(hooks - doRead).toFixed(2)} ms`,
   );
   const s = result.sustained;
   console.log(

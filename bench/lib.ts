@@ -79,36 +79,46 @@ export async function measure(once: () => Promise<void>, total: number, concurre
 export const fmt = (ms: number) => ms.toFixed(2).padStart(7);
 export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`.padStart(7);
 
-/** Every ordering of `items`, e.g. [a,b,c], [a,c,b], [b,a,c], … */
-function permutations<T>(items: T[]): T[][] {
-  if (items.length <= 1) return [items];
-  return items.flatMap((item, index) => permutations([...items.slice(0, index), ...items.slice(index + 1)]).map((rest) => [item, ...rest]));
+/**
+ * A balanced Latin square (Williams design) over `n` targets: n orders (2n when
+ * n is odd) in which every target takes every position equally often and
+ * directly follows every other target equally often.
+ */
+export function balancedOrders(n: number): number[][] {
+  const first = Array.from({ length: n }, (_, j) => (j % 2 === 1 ? (j + 1) / 2 : (n - j / 2) % n));
+  const orders = Array.from({ length: n }, (_, shift) => first.map((target) => (target + shift) % n));
+  return n % 2 === 1 ? [...orders, ...orders.map((order) => [...order].reverse())] : orders;
 }
 
 /**
  * Times each of several calls in turn, round after round, so that drift in the
  * machine's load falls on every target alike; returns per-target milliseconds.
- * Rounds cycle through every ordering of the targets: each target is first
- * after the pause as often as any other, and follows each other target as
- * often, so work one call leaves behind (waitUntil: log writes, shadow runs)
- * lands on every target alike rather than always on the same neighbour.
+ * Rounds go through the orders of `balancedOrders`, and `rounds` is raised to a
+ * whole number of them: every target is first as often as any other and
+ * follows each other target as often, so whatever one call leaves behind lands
+ * on every target alike rather than always on the same neighbour.
  */
 export async function measureInterleaved<K extends string>(
   calls: Record<K, () => Promise<void>>,
   rounds: number,
-  /** Untimed pause after each round. */
-  settleMs = 0,
+  /**
+   * Untimed pause after each call, so that the work a call leaves behind
+   * (waitUntil: log writes, shadow runs) is done before the next call is timed.
+   */
+  pauseMs = 0,
 ): Promise<Record<K, number[]>> {
   const names = Object.keys(calls) as K[];
-  const orders = permutations(names);
+  const orders = balancedOrders(names.length);
   const samples = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
-  for (let round = 0; round < rounds; round++) {
-    for (const name of orders[round % orders.length]!) {
+  const wholeRounds = Math.ceil(rounds / orders.length) * orders.length;
+  for (let round = 0; round < wholeRounds; round++) {
+    for (const index of orders[round % orders.length]!) {
+      const name = names[index]!;
       const t0 = performance.now();
       await calls[name]();
       samples[name].push(performance.now() - t0);
+      if (pauseMs) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
-    if (settleMs) await new Promise((resolve) => setTimeout(resolve, settleMs));
   }
   return samples;
 }
