@@ -302,11 +302,10 @@ export function printGateway(result: GatewayBench): void {
   for (const [label, f] of rows) {
     console.log(`  ${label.padEnd(52)} ${fmt(f.p50)}  ${fmt(f.p99)}   ${ratio(f.p50, direct.p50)}    ${ratio(f.p50, h.noHook.p50)}`);
   }
-  const doRead = h.forwarderWithDo.p50 - h.forwarder.p50;
   const hooks = h.active.p50 - h.noHook.p50;
   console.log(`  both stages add +${hooks.toFixed(2)} ms p50 over no hook (target ≤ 3); shadow adds +${(h.activeShadow.p50 - h.active.p50).toFixed(2)} ms p50 to the live call (target ≤ 0.5)`);
   console.log(
-    `  estimated split: the pre-dispatch Durable Object re-read ~${doRead.toFixed(2)} ms (one DO round trip from the forwarder), the hook ~${(hooks - doRead).toFixed(2)} ms`,
+    `  one Durable Object round trip, which a hooked call makes to re-read its active revision: +${(h.forwarderWithDo.p50 - h.forwarder.p50).toFixed(2)} ms p50 from the bare forwarder`,
   );
   const s = result.sustained;
   console.log(
