@@ -50,16 +50,16 @@ async function chargedCompile(env: Env, ws: string, actorId: string, tool: ToolR
   return result;
 }
 
-/** The source and config to build: a version's, or the draft's. */
+/** The source and config to build: a version's, or the draft's; `versionId` is the version they are. */
 async function contentFor(env: Env, ws: string, toolUid: string, versionId: string | undefined) {
   if (versionId) {
     const version = await findVersion(env.DB, ws, toolUid, versionId);
     if (!version) throw notFound("Version");
-    return { source: version.source, config: version.config };
+    return { source: version.source, config: version.config, versionId };
   }
   const draft = await workspaceStub(env, ws).hookDraft(toolUid);
   if (draft.versionId === null) throw notFound("Draft");
-  return { source: draft.source, config: draft.config };
+  return { source: draft.source, config: draft.config, versionId: draft.versionId };
 }
 
 buildRoutes.openapi(
@@ -123,7 +123,8 @@ buildRoutes.openapi(
     summary: "Run before (or after, with a mock result) against the draft; never contacts the upstream",
     description:
       "Compiles the draft with the given or the draft's config (one compile attempt), runs the stage in the isolate, " +
-      "checks the values against the public and upstream schemas, and records the run against the hash of that source+config.",
+      "checks the values against the public and upstream schemas, and records the run against the hash of that source+config. " +
+      "A test still running when the hook is reset is not recorded: 409 `hook_reset`.",
     middleware: guard("hooks:write"),
     request: { params: HookParams, body: jsonBody(TestBody) },
     responses: { 200: json(TestResultSchema, "The run"), ...errorResponses(400, 404, 409, 413, 422, 429) },
@@ -154,19 +155,26 @@ buildRoutes.openapi(
     });
     const testRunId = newId("htr");
     const hash = await contentHash(draft.source, config);
-    await insertTestRun(c.env.DB, {
-      id: testRunId,
-      workspaceId: ws,
-      toolUid,
-      contentHash: hash,
-      definitionHash: tool.definitionHash,
-      stage: body.stage,
-      outcome: tested.run.outcome,
-      passed: tested.passed,
-      errorCode: tested.run.error?.code ?? null,
-      actor,
-      createdAt: nowIso(),
-    });
+    const recorded = await insertTestRun(
+      c.env.DB,
+      {
+        id: testRunId,
+        workspaceId: ws,
+        toolUid,
+        contentHash: hash,
+        definitionHash: tool.definitionHash,
+        stage: body.stage,
+        outcome: tested.run.outcome,
+        passed: tested.passed,
+        errorCode: tested.run.error?.code ?? null,
+        actor,
+        createdAt: nowIso(),
+      },
+      draft.versionId,
+    );
+    if (!recorded) {
+      throw new ApiError(409, "hook_reset", "The tool's hook was reset while the test ran, so the run was not recorded; test the new draft");
+    }
     const { run } = tested;
     return c.json(
       {

@@ -3,6 +3,7 @@ import { describe, it } from "vitest";
 import { addService, api, connectMcp, createKey, newTag, upstreamOrigin, upstreamReceived } from "../../../test/helpers.ts";
 import { BAD_ARGUMENTS_HOOK, hookGateway, keyCaller, MOCK_RESULT, SEARCH_HOOK, searchHookVariant } from "./lifecycle.fixtures.ts";
 import { QUOTAS } from "./quotas.do.ts";
+import { insertTestRun } from "./test-runs.store.ts";
 
 const inWorkspaceDO = (ws: string, sql: (storage: SqlStorage) => void) =>
   runInDurableObject(env.WORKSPACE.getByName(ws), async (instance, state) => {
@@ -39,6 +40,48 @@ describe("compile and types", () => {
 });
 
 describe("tests", () => {
+  it("a test still running when the hook is reset leaves no record, so it cannot vouch for the same content later", async ({ expect }) => {
+    const g = await hookGateway();
+    const saved = await g.saveLatest({ source: SEARCH_HOOK });
+    const runFor = (stage: "before" | "after", contentHash: string) => ({
+      id: `htr_${crypto.randomUUID()}`,
+      workspaceId: g.ws,
+      toolUid: g.toolUid,
+      contentHash,
+      definitionHash: g.tools.find((tool) => tool.uid === g.toolUid)!.definitionHash,
+      stage,
+      outcome: "continue",
+      passed: true,
+      errorCode: null,
+      actor: { id: "key_race", kind: "key" as const, channel: "api" as const },
+      createdAt: new Date().toISOString(),
+    });
+    const hash = (await g.test({ stage: "before", arguments: { query: "sso" } })).body.contentHash as string;
+    // Both tests were read and run against the saved version; the reset lands before they record.
+    const reset = await g.call(g.writer, g.base(), { method: "DELETE" });
+    expect(reset.status).toBe(200);
+    expect(await insertTestRun(env.DB, runFor("before", hash), saved.body.versionId)).toBe(false);
+    expect(await insertTestRun(env.DB, runFor("after", hash), saved.body.versionId)).toBe(false);
+    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_test_runs WHERE workspace_id = ? AND tool_uid = ?").bind(g.ws, g.toolUid).first<{ n: number }>();
+    expect(rows?.n).toBe(0);
+
+    // The same content saved again after the reset still needs its own tests.
+    const again = await g.saveLatest({ source: SEARCH_HOOK });
+    const refused = await g.createRevision(again.body.versionId);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe("not_tested");
+    // While the version exists, a run is recorded as usual.
+    expect(await insertTestRun(env.DB, runFor("before", hash), again.body.versionId)).toBe(true);
+
+    // Through the API: a reset whose D1 half has landed while the draft is still being read.
+    await env.DB.prepare("DELETE FROM hook_versions WHERE id = ?").bind(again.body.versionId).run();
+    const during = await g.test({ stage: "after", arguments: { query: "sso" }, result: MOCK_RESULT });
+    expect(during.status).toBe(409);
+    expect(during.body.error.code).toBe("hook_reset");
+    const after = await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_test_runs WHERE tool_uid = ? AND stage = 'after'").bind(g.toolUid).first<{ n: number }>();
+    expect(after?.n).toBe(0);
+  });
+
   it("needs a mock result to test after, and records failing schema checks without contacting the upstream", async ({ expect }) => {
     const g = await hookGateway();
     await g.saveLatest({ source: BAD_ARGUMENTS_HOOK });

@@ -15,12 +15,20 @@ export interface TestRunRecord {
   createdAt: string;
 }
 
-export async function insertTestRun(db: D1Database, run: TestRunRecord): Promise<void> {
-  await db
+/**
+ * Records a run of the content of `testedVersionId`, only if that version still
+ * exists. A reset removes a tool's versions and test runs in one D1 batch, so
+ * this one statement either lands before the reset (which then removes it) or
+ * sees the version gone and writes nothing: a test that was running while the
+ * hook was reset never leaves a record behind. Returns whether it was recorded.
+ */
+export async function insertTestRun(db: D1Database, run: TestRunRecord, testedVersionId: string): Promise<boolean> {
+  const result = await db
     .prepare(
       `INSERT INTO hook_test_runs (id, workspace_id, tool_uid, content_hash, definition_hash, stage, outcome, passed, error_code,
          actor_id, channel, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+       WHERE EXISTS (SELECT 1 FROM hook_versions WHERE id = ? AND workspace_id = ? AND tool_uid = ?)`,
     )
     .bind(
       run.id,
@@ -35,8 +43,12 @@ export async function insertTestRun(db: D1Database, run: TestRunRecord): Promise
       run.actor.id,
       run.actor.channel,
       run.createdAt,
+      testedVersionId,
+      run.workspaceId,
+      run.toolUid,
     )
     .run();
+  return result.meta.changes === 1;
 }
 
 /**
