@@ -4,7 +4,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fmt, measure, measureInterleaved, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
+import { balancedOrders, fmt, measure, measureInterleaved, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
 const ports = { upstream: 18790, forwarder: 18791, gateway: 18792, forwarderInspector: 18793, gatewayInspector: 18794 };
@@ -112,9 +112,18 @@ export async function benchGateway(): Promise<GatewayBench> {
       runs.push({ direct: summarise(samples.direct), forwarder: summarise(samples.forwarder), gateway: summarise(samples.gateway) });
     }
     const result = { sequentialRuns: runs, sequential: medianRun(runs), concurrent: {} } as GatewayBench;
-    for (const name of ["direct", "forwarder", "gateway"] as const) {
-      result.concurrent[name] = summarise(await measure(callers[name], CONCURRENT_CALLS, CONCURRENT_CLIENTS));
+    // Concurrent load, in blocks that take turns in balanced orders, so drift in the machine's
+    // load over the minutes this takes falls on every target alike.
+    const concurrentSamples = { direct: [] as number[], forwarder: [] as number[], gateway: [] as number[] };
+    const names = ["direct", "forwarder", "gateway"] as const;
+    const orders = balancedOrders(names.length);
+    for (const order of orders) {
+      for (const index of order) {
+        const name = names[index]!;
+        concurrentSamples[name].push(...(await measure(callers[name], Math.ceil(CONCURRENT_CALLS / orders.length), CONCURRENT_CLIENTS)));
+      }
     }
+    for (const name of names) result.concurrent[name] = summarise(concurrentSamples[name]);
 
     // Phase 2: the same upstream tool behind three services: no hook, an active hook, active + shadow.
     // Each call is followed by a pause, so its shadow run and log writes finish before the next is timed.
@@ -270,7 +279,7 @@ const showGap = (gap: { p50: number; p99: number }) => `+${gap.p50.toFixed(2)} m
 
 export function printGateway(result: GatewayBench): void {
   console.log(
-    `\ntools/call latency (ms): ${result.sequentialRuns.length} sequential runs of ${SEQUENTIAL} rounds (targets interleaved call by call in balanced orders; the table shows the run with the median p50 gap), then ${CONCURRENT_CALLS} calls from ${CONCURRENT_CLIENTS} concurrent clients per target`,
+    `\ntools/call latency (ms): ${result.sequentialRuns.length} sequential runs of ${SEQUENTIAL} rounds (targets interleaved call by call in balanced orders; the table shows the run with the median p50 gap), then ${CONCURRENT_CALLS} calls from ${CONCURRENT_CLIENTS} concurrent clients per target, in blocks taking turns`,
   );
   const gaps = result.sequentialRuns.map(gapOf);
   gaps.forEach((gap, index) => console.log(`  sequential run ${index + 1}: gateway over forwarder ${showGap(gap)}`));
