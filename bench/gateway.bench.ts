@@ -275,7 +275,8 @@ function medianRun(runs: Baseline[]): Baseline {
   return byGap[Math.floor((byGap.length - 1) / 2)]!;
 }
 
-const showGap = (gap: { p50: number; p99: number }) => `+${gap.p50.toFixed(2)} ms p50, +${gap.p99.toFixed(2)} ms p99`;
+const signed = (ms: number) => `${ms < 0 ? "−" : "+"}${Math.abs(ms).toFixed(2)}`;
+const showGap = (gap: { p50: number; p99: number }) => `${signed(gap.p50)} ms p50, ${signed(gap.p99)} ms p99`;
 
 export function printGateway(result: GatewayBench): void {
   console.log(
@@ -312,9 +313,9 @@ export function printGateway(result: GatewayBench): void {
     console.log(`  ${label.padEnd(52)} ${fmt(f.p50)}  ${fmt(f.p99)}   ${ratio(f.p50, direct.p50)}    ${ratio(f.p50, h.noHook.p50)}`);
   }
   const hooks = h.active.p50 - h.noHook.p50;
-  console.log(`  both stages add +${hooks.toFixed(2)} ms p50 over no hook (target ≤ 3); shadow adds +${(h.activeShadow.p50 - h.active.p50).toFixed(2)} ms p50 to the live call (target ≤ 0.5)`);
+  console.log(`  both stages add ${signed(hooks)} ms p50 over no hook (target ≤ 3); shadow adds ${signed(h.activeShadow.p50 - h.active.p50)} ms p50 to the live call (target ≤ 0.5)`);
   console.log(
-    `  one Durable Object round trip, which a hooked call makes to re-read its active revision: +${(h.forwarderWithDo.p50 - h.forwarder.p50).toFixed(2)} ms p50 from the bare forwarder`,
+    `  one Durable Object round trip, which a hooked call makes to re-read its active revision: ${signed(h.forwarderWithDo.p50 - h.forwarder.p50)} ms p50 from the bare forwarder`,
   );
   const s = result.sustained;
   console.log(
