@@ -56,13 +56,54 @@ export async function benchGateway(): Promise<GatewayBench> {
   const persist = mkdtempSync(join(tmpdir(), "rayrun-bench-"));
   const upstream = start(process.execPath, [join(root, "demo/upstream/main.ts"), String(ports.upstream)], root);
   const upstreamOrigin = `http://127.0.0.1:${ports.upstream}`;
-  const forwarder = start("npx", ["wrangler", "dev", "--config", "bench/forwarder.wrangler.toml", "--local", "--ip", "127.0.0.1",
-    "--port", String(ports.forwarder), "--inspector-port", String(ports.forwarderInspector), "--var", `UPSTREAM_ORIGIN:${upstreamOrigin}`, "--show-interactive-dev-session=false",
-    "--persist-to", join(persist, "fwd")], root);
+  const forwarder = start(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--config",
+      "bench/forwarder.wrangler.toml",
+      "--local",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(ports.forwarder),
+      "--inspector-port",
+      String(ports.forwarderInspector),
+      "--var",
+      `UPSTREAM_ORIGIN:${upstreamOrigin}`,
+      "--show-interactive-dev-session=false",
+      "--persist-to",
+      join(persist, "fwd"),
+    ],
+    root,
+  );
   const secretsKey = Buffer.alloc(32, 7).toString("base64");
-  const gateway = start("npx", ["wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(ports.gateway), "--inspector-port", String(ports.gatewayInspector),
-    "--persist-to", join(persist, "gw"), "--var", "DEV_ALLOWED_HOSTS:127.0.0.1", "--var", `BOOTSTRAP_SECRET:${bootstrap}`,
-    "--var", `SECRETS_KEY:${secretsKey}`, "--show-interactive-dev-session=false"], root, quietEnv);
+  const gateway = start(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--local",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(ports.gateway),
+      "--inspector-port",
+      String(ports.gatewayInspector),
+      "--persist-to",
+      join(persist, "gw"),
+      "--var",
+      "DEV_ALLOWED_HOSTS:127.0.0.1",
+      "--var",
+      `BOOTSTRAP_SECRET:${bootstrap}`,
+      "--var",
+      `SECRETS_KEY:${secretsKey}`,
+      "--show-interactive-dev-session=false",
+    ],
+    root,
+    quietEnv,
+  );
   try {
     const migrate = start("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", join(persist, "gw")], root);
     await new Promise((resolve) => migrate.on("exit", resolve));
@@ -208,11 +249,17 @@ async function seedGateway(origin: string, upstreamUrl: string): Promise<Seeded>
   for (const slug of ["demo", "hooked", "shadowed"]) {
     const created = await post(`/v1/workspaces/${ws.workspace.id}/services`, admin, { slug, url: upstreamUrl });
     const tools = (await (
-      await fetch(`${origin}/v1/workspaces/${ws.workspace.id}/tools?serviceId=${created.service.id}`, { headers: { authorization: `Bearer ${admin}` } })
+      await fetch(`${origin}/v1/workspaces/${ws.workspace.id}/tools?serviceId=${created.service.id}`, {
+        headers: { authorization: `Bearer ${admin}` },
+      })
     ).json()) as { tools: { uid: string; name: string }[] };
     toolUids[slug] = tools.tools.find((tool) => tool.name === "search_release_notes")!.uid;
   }
-  const key = await post(`/v1/workspaces/${ws.workspace.id}/keys`, admin, { name: "bench", scopes: ["tools:call"], profileId: ws.defaultProfileId });
+  const key = await post(`/v1/workspaces/${ws.workspace.id}/keys`, admin, {
+    name: "bench",
+    scopes: ["tools:call"],
+    profileId: ws.defaultProfileId,
+  });
   return { workspace: ws.workspace.id, adminKey: admin, clientKey: key.secret as string, toolUids };
 }
 
@@ -300,7 +347,9 @@ export function printGateway(result: GatewayBench): void {
   }
   const h = result.hooks;
   const direct = h.direct;
-  console.log(`\nHooked tools/call (ms), interleaved in balanced orders, ${PAUSE_MS} ms pause after each call  p50      p99   p50/direct p50/no-hook`);
+  console.log(
+    `\nHooked tools/call (ms), interleaved in balanced orders, ${PAUSE_MS} ms pause after each call  p50      p99   p50/direct p50/no-hook`,
+  );
   const rows = [
     ["direct upstream", direct],
     ["bare forwarder", h.forwarder],
@@ -313,7 +362,9 @@ export function printGateway(result: GatewayBench): void {
     console.log(`  ${label.padEnd(52)} ${fmt(f.p50)}  ${fmt(f.p99)}   ${ratio(f.p50, direct.p50)}    ${ratio(f.p50, h.noHook.p50)}`);
   }
   const hooks = h.active.p50 - h.noHook.p50;
-  console.log(`  both stages add ${signed(hooks)} ms p50 over no hook (target ≤ 3); shadow adds ${signed(h.activeShadow.p50 - h.active.p50)} ms p50 to the live call (target ≤ 0.5)`);
+  console.log(
+    `  both stages add ${signed(hooks)} ms p50 over no hook (target ≤ 3); shadow adds ${signed(h.activeShadow.p50 - h.active.p50)} ms p50 to the live call (target ≤ 0.5)`,
+  );
   console.log(
     `  one Durable Object round trip, which a hooked call makes to re-read its active revision: ${signed(h.forwarderWithDo.p50 - h.forwarder.p50)} ms p50 from the bare forwarder`,
   );

@@ -26,8 +26,12 @@ const ms = (value: number) => `${value.toFixed(2)} ms`;
 const isolate = figures.get("isolate");
 if (isolate) {
   console.log("\nHook isolate (QuickJS, inside workerd)");
-  console.log(`  trivial before stage        p50 ${ms(isolate.trivialBefore.p50Ms)}  p99 ${ms(isolate.trivialBefore.p99Ms)}  (target ≤ 1 ms p50)`);
-  console.log(`  realistic before+after      p50 ${ms(isolate.realisticBeforeAfter.p50Ms)}  p99 ${ms(isolate.realisticBeforeAfter.p99Ms)}  (target ≤ 2 ms p50)`);
+  console.log(
+    `  trivial before stage        p50 ${ms(isolate.trivialBefore.p50Ms)}  p99 ${ms(isolate.trivialBefore.p99Ms)}  (target ≤ 1 ms p50)`,
+  );
+  console.log(
+    `  realistic before+after      p50 ${ms(isolate.realisticBeforeAfter.p50Ms)}  p99 ${ms(isolate.realisticBeforeAfter.p99Ms)}  (target ≤ 2 ms p50)`,
+  );
   console.log(`  same transform in plain V8  p50 ${ms(isolate.plainV8.p50Ms)}  → QuickJS/V8 ${isolate.quickjsToV8Ratio.toFixed(1)}×`);
   console.log(`  peak wasm memory            ${(isolate.peakWasmBytes / 1048576).toFixed(1)} MiB`);
   console.log(`  while(true){} stopped at    ${isolate.budgetOvershootRatio.toFixed(3)}× the work budget (${ms(isolate.whileTrueMs)})`);
@@ -35,8 +39,13 @@ if (isolate) {
 const compiler = figures.get("compiler");
 if (compiler) {
   console.log("\nHook compiler (esbuild-wasm + checks + QuickJS evaluation, inside workerd)");
-  for (const [label, t] of [["5 KiB hook", compiler.hook5KiB], ["100 KiB hook", compiler.hook100KiB]] as const) {
-    console.log(`  ${label.padEnd(13)} cold p50 ${ms(t.coldMs)}  warm p50 ${ms(t.warmMs)}  (warm/cold ${(t.warmMs / t.coldMs).toFixed(2)}×)`);
+  for (const [label, t] of [
+    ["5 KiB hook", compiler.hook5KiB],
+    ["100 KiB hook", compiler.hook100KiB],
+  ] as const) {
+    console.log(
+      `  ${label.padEnd(13)} cold p50 ${ms(t.coldMs)}  warm p50 ${ms(t.warmMs)}  (warm/cold ${(t.warmMs / t.coldMs).toFixed(2)}×)`,
+    );
   }
   console.log("  target: warm compile of a 5 KiB hook ≤ 30 ms p50");
 }

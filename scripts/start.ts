@@ -39,15 +39,25 @@ const upstream = await startDemoUpstream({ port: upstreamPort });
 const gateway = spawn(
   "npx",
   [
-    "wrangler", "dev", "--local",
-    "--ip", "127.0.0.1", "--port", String(gatewayPort),
-    "--persist-to", join(stateDir, "state"),
+    "wrangler",
+    "dev",
+    "--local",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(gatewayPort),
+    "--persist-to",
+    join(stateDir, "state"),
     // Locally the console is served from the gateway's origin; deployed, it is a
     // separate static site (see wrangler.toml).
-    "--assets", "console",
-    "--env-file", devVarsFile,
-    "--var", "DEV_LOGIN:on",
-    "--var", "DEV_ALLOWED_HOSTS:127.0.0.1",
+    "--assets",
+    "console",
+    "--env-file",
+    devVarsFile,
+    "--var",
+    "DEV_LOGIN:on",
+    "--var",
+    "DEV_ALLOWED_HOSTS:127.0.0.1",
     "--show-interactive-dev-session=false",
   ],
   { cwd: root, env: quietWrangler, stdio: ["ignore", "inherit", "inherit"] },
@@ -73,15 +83,14 @@ Saved to ${credentialsFile}. Press Ctrl-C to stop.
 /** Secrets the local gateway needs, generated once and kept so stored service headers stay readable. */
 function ensureDevSecrets(): void {
   if (existsSync(devVarsFile)) return;
-  const lines = [
-    `BOOTSTRAP_SECRET=${randomBytes(24).toString("base64url")}`,
-    `SECRETS_KEY=${randomBytes(32).toString("base64")}`,
-  ];
+  const lines = [`BOOTSTRAP_SECRET=${randomBytes(24).toString("base64url")}`, `SECRETS_KEY=${randomBytes(32).toString("base64")}`];
   writeFileSync(devVarsFile, `${lines.join("\n")}\n`, { mode: 0o600 });
 }
 
 function devSecret(name: string): string {
-  const line = readFileSync(devVarsFile, "utf8").split("\n").find((l) => l.startsWith(`${name}=`));
+  const line = readFileSync(devVarsFile, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${name}=`));
   if (!line) throw new Error(`${devVarsFile} lacks ${name}; delete it to regenerate`);
   return line.slice(name.length + 1);
 }

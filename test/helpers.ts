@@ -44,7 +44,11 @@ export interface TestWorkspace {
 }
 
 export async function createWorkspace(name = "Test workspace", adminEmail?: string): Promise<TestWorkspace> {
-  const res = await api("/v1/workspaces", { key: undefined, body: { name, adminEmail }, headers: { authorization: `Bearer ${BOOTSTRAP_SECRET}` } });
+  const res = await api("/v1/workspaces", {
+    key: undefined,
+    body: { name, adminEmail },
+    headers: { authorization: `Bearer ${BOOTSTRAP_SECRET}` },
+  });
   if (res.status !== 201) throw new Error(`workspace creation failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { ws: res.body.workspace.id, adminKey: res.body.adminKey.secret, defaultProfileId: res.body.defaultProfileId };
 }

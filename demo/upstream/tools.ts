@@ -41,9 +41,7 @@ export function createDemoServer(record: (call: ReceivedCall) => void): McpServe
     async (args) => {
       received("search_release_notes", args);
       const words = args.query.toLowerCase().split(/\s+/).filter(Boolean);
-      const items = RELEASE_NOTES.filter((note) =>
-        words.some((word) => `${note.title} ${note.summary}`.toLowerCase().includes(word)),
-      );
+      const items = RELEASE_NOTES.filter((note) => words.some((word) => `${note.title} ${note.summary}`.toLowerCase().includes(word)));
       return { content: [{ type: "text", text: JSON.stringify({ items }) }], structuredContent: { items } };
     },
   );

@@ -22,7 +22,13 @@ export const IfMatchHeader = z.object({
 });
 
 export const PageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ param: { name: "limit", in: "query" } }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .openapi({ param: { name: "limit", in: "query" } }),
   cursor: z
     .string()
     .regex(/^\d{1,15}$/, "not a cursor from this API")

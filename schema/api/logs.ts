@@ -7,17 +7,18 @@ export const CallLogSchema = z
     requestId: z.string(),
     stage: z.enum(["before", "after", "pre_dispatch", "upstream"]),
     channel: z.enum(["active", "shadow"]),
-    outcome: z.string().openapi({ description: "continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed" }),
+    outcome: z
+      .string()
+      .openapi({ description: "continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed" }),
     code: z.string().nullable().openapi({ description: "Isolate error code or refusal code" }),
     durationMs: z.number(),
     revisionId: z.string().nullable(),
     shadowDiffered: z.boolean().nullable(),
     createdAt: z.string(),
-    details: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .optional()
-      .openapi({ description: "Reason, message, hook logs, error text. Present only for hooks:write keys and admins, and only when payload capture stored them" }),
+    details: z.record(z.string(), z.unknown()).nullable().optional().openapi({
+      description:
+        "Reason, message, hook logs, error text. Present only for hooks:write keys and admins, and only when payload capture stored them",
+    }),
   })
   .openapi("CallLog");
 

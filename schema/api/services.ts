@@ -2,7 +2,15 @@ import { z } from "@hono/zod-openapi";
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 /** Headers the gateway itself controls; a service may not override them. */
-const RESERVED_HEADERS = new Set(["host", "content-length", "content-type", "accept", "mcp-session-id", "mcp-protocol-version", "connection"]);
+const RESERVED_HEADERS = new Set([
+  "host",
+  "content-length",
+  "content-type",
+  "accept",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "connection",
+]);
 
 export const SecretHeadersSchema = z
   .record(

@@ -44,9 +44,7 @@ export const CreateApiKeyBody = z
   })
   .openapi("CreateApiKey");
 
-export const MemberSchema = z
-  .object({ id: z.string(), email: z.string(), role: RoleSchema, createdAt: z.string() })
-  .openapi("Member");
+export const MemberSchema = z.object({ id: z.string(), email: z.string(), role: RoleSchema, createdAt: z.string() }).openapi("Member");
 
 export const PutMemberBody = z.object({ email: z.email(), role: RoleSchema }).openapi("PutMember");
 

@@ -128,10 +128,7 @@ export function validateAfterReturn(value: unknown): ContractCheck<AfterReturn> 
   const { fields, action } = parsed;
   const problem =
     action === "return"
-      ? firstProblem(
-          checkKeys(fields, ["action", "result"]),
-          "result" in fields ? undefined : "`result` is required",
-        )
+      ? firstProblem(checkKeys(fields, ["action", "result"]), "result" in fields ? undefined : "`result` is required")
       : firstProblem(checkKeys(fields, ["action", "reason", "message"]), checkReason(fields), checkMessage(fields));
   return problem === undefined ? { ok: true, value: fields as AfterReturn } : { ok: false, message: problem };
 }

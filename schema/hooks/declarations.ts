@@ -9,13 +9,7 @@
  * sends upstream) and `UpstreamResult` (what `after` receives). Pure: usable in
  * the Worker, the CLI, the console and Node scripts.
  */
-import {
-  HOOK_API_VERSION,
-  HOOK_LOG_LEVELS,
-  MESSAGE_MAX_LENGTH,
-  MESSAGE_MIN_LENGTH,
-  REASON_PATTERN_SOURCE,
-} from "./contract.ts";
+import { HOOK_API_VERSION, HOOK_LOG_LEVELS, MESSAGE_MAX_LENGTH, MESSAGE_MIN_LENGTH, REASON_PATTERN_SOURCE } from "./contract.ts";
 
 const logLevels = HOOK_LOG_LEVELS.map((level) => JSON.stringify(level)).join(" | ");
 

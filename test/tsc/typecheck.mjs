@@ -54,7 +54,10 @@ test("a hook that sends a wrong upstream argument type fails where it does so", 
 
 test("a hook with the wrong apiVersion or an incomplete rejection fails", () => {
   const version = RELEASE_NOTES_HOOK.replace('"rayrun.hooks/v1"', '"rayrun.hooks/v2"');
-  assert.match(typecheck(SEARCH_TOOL, version).output, /error TS2322: Type '"rayrun\.hooks\/v2"' is not assignable to type '"rayrun\.hooks\/v1"'/);
+  assert.match(
+    typecheck(SEARCH_TOOL, version).output,
+    /error TS2322: Type '"rayrun\.hooks\/v2"' is not assignable to type '"rayrun\.hooks\/v1"'/,
+  );
   const reject = RELEASE_NOTES_HOOK.replace('action: "continue",', 'action: "reject", reason: "nope",');
   assert.match(typecheck(SEARCH_TOOL, reject).output, /hook\.ts\(\d+,\d+\): error TS\d+/);
 });

@@ -68,12 +68,21 @@ for (const decision of ["approve", "deny"] as const) {
     }),
     async (c) => {
       const { ws, id } = c.req.valid("param");
-      const outcome = await c.env.WORKSPACE.getByName(ws).decideApproval(id, decision === "approve" ? "approved" : "denied", c.get("actor").id);
+      const outcome = await c.env.WORKSPACE.getByName(ws).decideApproval(
+        id,
+        decision === "approve" ? "approved" : "denied",
+        c.get("actor").id,
+      );
       if (!outcome.ok && outcome.reason === "not_found") throw notFound("Approval");
       if (!outcome.ok) {
-        throw new ApiError(409, "approval_not_pending", `This approval is ${outcome.approval?.status}; only pending approvals can be decided`, {
-          status: outcome.approval?.status,
-        });
+        throw new ApiError(
+          409,
+          "approval_not_pending",
+          `This approval is ${outcome.approval?.status}; only pending approvals can be decided`,
+          {
+            status: outcome.approval?.status,
+          },
+        );
       }
       return c.json(present(outcome.approval), 200);
     },

@@ -115,9 +115,7 @@ describe("request bodies", () => {
     });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("invalid_request");
-    expect(res.body.error.message).toBe(
-      "Invalid json.slug: lowercase letters, digits and '-', starting with a letter, at most 32",
-    );
+    expect(res.body.error.message).toBe("Invalid json.slug: lowercase letters, digits and '-', starting with a letter, at most 32");
     expect(res.body.error.details.issues[0].field).toBe("json.slug");
   });
 });

@@ -71,7 +71,17 @@ export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ 
       `INSERT INTO api_keys (id, workspace_id, name, key_hash, prefix, scopes, profile_id, created_by, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(row.id, row.workspace_id, row.name, await sha256Hex(secret), row.prefix, row.scopes, row.profile_id, row.created_by, row.created_at)
+    .bind(
+      row.id,
+      row.workspace_id,
+      row.name,
+      await sha256Hex(secret),
+      row.prefix,
+      row.scopes,
+      row.profile_id,
+      row.created_by,
+      row.created_at,
+    )
     .run();
   return { key: toRecord(row), secret };
 }
@@ -86,9 +96,7 @@ export async function listApiKeys(db: D1Database, workspaceId: string): Promise<
 
 export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: string): Promise<ApiKeyRecord | null> {
   const row = await db
-    .prepare(
-      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE workspace_id = ? AND id = ? RETURNING *`,
-    )
+    .prepare(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE workspace_id = ? AND id = ? RETURNING *`)
     .bind(nowIso(), workspaceId, keyId)
     .first<ApiKeyRow>();
   if (row) forgetCachedKeys();
@@ -112,10 +120,7 @@ export async function findActiveKey(db: D1Database, secret: string, waitUntil: W
   return keyCache.get(
     hash,
     async () => {
-      const row = await db
-        .prepare("SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
-        .bind(hash)
-        .first<ApiKeyRow>();
+      const row = await db.prepare("SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL").bind(hash).first<ApiKeyRow>();
       return row ? toRecord(row) : null;
     },
     waitUntil,

@@ -1,16 +1,10 @@
 import type { Catalog, CatalogTool } from "./catalog.ts";
 
 /** Why the gateway refuses a call before any hook or upstream sees it. Stable codes. */
-export type AccessRefusal =
-  | "tool_blocked"
-  | "tool_review_required"
-  | "upstream_authorization_required"
-  | "no_access_profile";
+export type AccessRefusal = "tool_blocked" | "tool_review_required" | "upstream_authorization_required" | "no_access_profile";
 
 /** `needsApproval`: policy allows the call only with a one-call human approval (step 3 of the pipeline). */
-export type AccessDecision =
-  | { allowed: true; needsApproval: boolean }
-  | { allowed: false; code: AccessRefusal; message: string };
+export type AccessDecision = { allowed: true; needsApproval: boolean } | { allowed: false; code: AccessRefusal; message: string };
 
 /**
  * Step 1 of the call pipeline: ordinary access policy on the public tool. Checks
@@ -27,7 +21,11 @@ export function decideAccess(catalog: Catalog, profileId: string | null, tool: C
     };
   }
   if (tool.serviceRequiresAuthorization) {
-    return { allowed: false, code: "upstream_authorization_required", message: "The service needs upstream authorization before its tools can be called" };
+    return {
+      allowed: false,
+      code: "upstream_authorization_required",
+      message: "The service needs upstream authorization before its tools can be called",
+    };
   }
   const mode = profile.overrides.get(tool.uid) ?? profile.defaultMode;
   if (mode === "block") return { allowed: false, code: "tool_blocked", message: `${tool.publicName} is blocked by policy` };

@@ -80,7 +80,12 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
     env.DB.prepare("SELECT profile_id, tool_uid, mode FROM tool_policies WHERE workspace_id = ?").bind(workspaceId),
   ]);
 
-  const catalog: Catalog = { tools: new Map(), profiles: new Map(), targets: new Map(), deployments: await readAllPointers(env, workspaceId) };
+  const catalog: Catalog = {
+    tools: new Map(),
+    profiles: new Map(),
+    targets: new Map(),
+    deployments: await readAllPointers(env, workspaceId),
+  };
   for (const row of (tools?.results ?? []) as CatalogRow[]) {
     const publicName = publicToolName(row.slug, row.name);
     catalog.tools.set(publicName, {
@@ -96,7 +101,10 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
       captureDetails: row.payload_capture === 1 && row.detail_policy === "payloads",
     });
     if (!catalog.targets.has(row.service_id)) {
-      catalog.targets.set(row.service_id, await upstreamTargetFor(env, { id: row.service_id, url: row.url, sealedHeaders: row.secret_headers }));
+      catalog.targets.set(
+        row.service_id,
+        await upstreamTargetFor(env, { id: row.service_id, url: row.url, sealedHeaders: row.secret_headers }),
+      );
     }
   }
   for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode }[]) {

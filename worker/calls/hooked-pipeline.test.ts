@@ -58,7 +58,10 @@ describe("hooked tool calls", () => {
     expect(result.structuredContent).toEqual({
       items: [{ version: "2.2.0", date: "2026-05-11", title: "SSO", summary: "SAML single sign-on for enterprise plans." }],
     });
-    const logs = await eventually(() => logsOf(gateway), (rows) => rows.length === 2);
+    const logs = await eventually(
+      () => logsOf(gateway),
+      (rows) => rows.length === 2,
+    );
     expect(logs.map((row) => [row.stage, row.channel, row.outcome, row.revisionId])).toEqual([
       ["after", "active", "return", revisionId],
       ["before", "active", "continue", revisionId],
@@ -74,7 +77,16 @@ describe("hooked tool calls", () => {
     expect(reject.isError).toBe(true);
     expect(meta(reject)).toMatchObject({ code: "query_forbidden", message: "That search is not allowed", details: { source: "hook" } });
 
-    for (const code of ["timeout", "memory_exceeded", "stack_overflow", "exception", "invalid_return", "output_too_large", "unresolved_promise", "log_limit"]) {
+    for (const code of [
+      "timeout",
+      "memory_exceeded",
+      "stack_overflow",
+      "exception",
+      "invalid_return",
+      "output_too_large",
+      "unresolved_promise",
+      "log_limit",
+    ]) {
       const result = await client.callTool({ name: "demo__search_release_notes", arguments: { query: code } });
       expect(result.isError, code).toBe(true);
       expect(meta(result), code).toEqual({
@@ -84,10 +96,20 @@ describe("hooked tool calls", () => {
       });
     }
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
-    const logs = await eventually(() => logsOf(gateway, gateway.adminKey, "?stage=before&outcome=error"), (rows) => rows.length === 8);
-    expect(logs.map((row) => row.code).sort()).toEqual(
-      ["exception", "invalid_return", "log_limit", "memory_exceeded", "output_too_large", "stack_overflow", "timeout", "unresolved_promise"],
+    const logs = await eventually(
+      () => logsOf(gateway, gateway.adminKey, "?stage=before&outcome=error"),
+      (rows) => rows.length === 8,
     );
+    expect(logs.map((row) => row.code).sort()).toEqual([
+      "exception",
+      "invalid_return",
+      "log_limit",
+      "memory_exceeded",
+      "output_too_large",
+      "stack_overflow",
+      "timeout",
+      "unresolved_promise",
+    ]);
     const ok = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
     expect(ok.isError).toBeFalsy();
   });
@@ -102,7 +124,10 @@ describe("hooked tool calls", () => {
       details: { violations: [{ pointer: "/query", message: expect.stringContaining("string") }] },
     });
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
-    const logs = await eventually(() => logsOf(gateway, gateway.adminKey, "?stage=pre_dispatch"), (rows) => rows.length === 1);
+    const logs = await eventually(
+      () => logsOf(gateway, gateway.adminKey, "?stage=pre_dispatch"),
+      (rows) => rows.length === 1,
+    );
     expect(logs[0]).toMatchObject({ outcome: "refused", code: "invalid_upstream_arguments" });
   });
 
@@ -154,7 +179,10 @@ describe("hooked tool calls", () => {
     const client = await connectMcp(gateway.clientKey);
     const result = await client.callTool({ name: "demo__export_report", arguments: { month: "2026-10" } });
     expect(result).toEqual({ isError: true, content: [{ type: "text", text: "Report service unavailable: try again later" }] });
-    const logs = await eventually(() => logsOf(gateway), (rows) => rows.length === 1);
+    const logs = await eventually(
+      () => logsOf(gateway),
+      (rows) => rows.length === 1,
+    );
     expect(logs[0]).toMatchObject({ stage: "upstream", outcome: "upstream_error", revisionId: revision.body.revisionId });
   });
 
@@ -168,7 +196,10 @@ describe("hooked tool calls", () => {
     });
     const client = await connectMcp(gateway.clientKey);
     await expect(client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } })).rejects.toThrow("Unknown tool");
-    const logs = await eventually(() => logsOf(gateway), (rows) => rows.length === 1);
+    const logs = await eventually(
+      () => logsOf(gateway),
+      (rows) => rows.length === 1,
+    );
     expect(logs[0]).toMatchObject({ stage: "pre_dispatch", outcome: "refused", code: "tool_blocked" });
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
   });
@@ -246,8 +277,17 @@ describe("shadow revisions", () => {
     const result = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "shadow boom" } });
     expect(result.isError).toBeFalsy();
     expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ query: "shadow boom" }]);
-    const shadowLogs = await eventually(() => logsOf(gateway, gateway.adminKey, "?channel=shadow"), (rows) => rows.length === 1);
-    expect(shadowLogs[0]).toMatchObject({ stage: "before", outcome: "error", code: "exception", revisionId: shadowId, shadowDiffered: true });
+    const shadowLogs = await eventually(
+      () => logsOf(gateway, gateway.adminKey, "?channel=shadow"),
+      (rows) => rows.length === 1,
+    );
+    expect(shadowLogs[0]).toMatchObject({
+      stage: "before",
+      outcome: "error",
+      code: "exception",
+      revisionId: shadowId,
+      shadowDiffered: true,
+    });
     const active = await logsOf(gateway, gateway.adminKey, "?channel=active");
     expect(active.map((row) => row.revisionId)).toEqual([activeId, activeId]);
   });
@@ -258,25 +298,43 @@ describe("shadow revisions", () => {
     await deployed(gateway, `// same behaviour\n${SEARCH_HOOK}`, "shadow");
     const client = await connectMcp(gateway.clientKey);
     await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
-    const shadowLogs = await eventually(() => logsOf(gateway, gateway.adminKey, "?channel=shadow"), (rows) => rows.length === 2);
+    const shadowLogs = await eventually(
+      () => logsOf(gateway, gateway.adminKey, "?channel=shadow"),
+      (rows) => rows.length === 2,
+    );
     expect(shadowLogs.map((row) => row.shadowDiffered)).toEqual([false, false]);
   });
 });
 
 describe("hook log details", () => {
-  it("stores messages and logs only with payload capture, shows them only to hooks:write, and retention clears them", async ({ expect }) => {
+  it("stores messages and logs only with payload capture, shows them only to hooks:write, and retention clears them", async ({
+    expect,
+  }) => {
     const gateway = await hookGateway();
     await deployed(gateway, SEARCH_HOOK);
     const client = await connectMcp(gateway.clientKey);
     await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
-    const plain = await eventually(() => logsOf(gateway), (rows) => rows.length === 2);
+    const plain = await eventually(
+      () => logsOf(gateway),
+      (rows) => rows.length === 2,
+    );
     expect(plain.map((row) => row.details)).toEqual([null, null]);
 
     await api(`/v1/workspaces/${gateway.ws}`, { method: "PATCH", key: gateway.adminKey, body: { detailPolicy: "payloads" } });
-    await api(`/v1/workspaces/${gateway.ws}/services/${gateway.service.id}`, { method: "PATCH", key: gateway.adminKey, body: { payloadCapture: true } });
+    await api(`/v1/workspaces/${gateway.ws}/services/${gateway.service.id}`, {
+      method: "PATCH",
+      key: gateway.adminKey,
+      body: { payloadCapture: true },
+    });
     await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
-    const captured = await eventually(() => logsOf(gateway, gateway.writerKey), (rows) => rows.length === 4);
-    expect(captured[1]).toMatchObject({ stage: "before", details: { logs: [{ level: "info", message: "searching", data: { query: "sso" } }] } });
+    const captured = await eventually(
+      () => logsOf(gateway, gateway.writerKey),
+      (rows) => rows.length === 4,
+    );
+    expect(captured[1]).toMatchObject({
+      stage: "before",
+      details: { logs: [{ level: "info", message: "searching", data: { query: "sso" } }] },
+    });
 
     const reader = await createKey(gateway, ["hooks:read"]);
     const hidden = await logsOf(gateway, reader);

@@ -88,7 +88,12 @@ async function runSteps(call: CallRequest, trace: CallTrace): Promise<CallToolRe
     trace.shadow = await withBundle(call.env, current.shadow).catch(() => null);
     if (current.active?.revisionId === prepared.active?.revisionId) break;
     // The snapshot was stale: run once more on the revision that is active now, then give up.
-    if (attempt > 0) return refuse("revision_changed", "The tool's active hook changed during the call; repeat the call", prepared.active?.revisionId ?? null);
+    if (attempt > 0)
+      return refuse(
+        "revision_changed",
+        "The tool's active hook changed during the call; repeat the call",
+        prepared.active?.revisionId ?? null,
+      );
     pointers = current;
   }
   const { active, upstreamArguments, hookApproval } = prepared;
@@ -98,12 +103,17 @@ async function runSteps(call: CallRequest, trace: CallTrace): Promise<CallToolRe
     const reason = hookApproval?.reason ?? "policy_approval";
     const claim = await claimApproval(call, active, upstreamArguments, hookApproval ? "hook" : "policy", reason);
     if (!claim.claimed) {
-      return refuse("approval_required", `This call needs a human approval (${reason}). Ask an approver, then repeat the identical call.`, active?.revisionId ?? null, {
-        approvalId: claim.approval.id,
-        reason,
-        expiresAt: claim.approval.expiresAt,
-        approveAt: `${call.approvalsUrl}/${claim.approval.id}/approve`,
-      });
+      return refuse(
+        "approval_required",
+        `This call needs a human approval (${reason}). Ask an approver, then repeat the identical call.`,
+        active?.revisionId ?? null,
+        {
+          approvalId: claim.approval.id,
+          reason,
+          expiresAt: claim.approval.expiresAt,
+          approveAt: `${call.approvalsUrl}/${claim.approval.id}/approve`,
+        },
+      );
     }
   }
 

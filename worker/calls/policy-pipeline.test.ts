@@ -132,8 +132,16 @@ describe("call logs", () => {
     await client.callTool({ name: "demo__delete_record", arguments: { id: "x" } });
     const uid = gateway.toolUid("delete_record");
     const logsPath = `/v1/workspaces/${gateway.ws}/tools/${uid}/hook/logs`;
-    const withoutCapture = await eventually(() => api(logsPath, { key: gateway.adminKey }), (res) => res.body.logs.length === 1);
-    expect(withoutCapture.body.logs[0]).toMatchObject({ stage: "pre_dispatch", outcome: "refused", code: "approval_required", details: null });
+    const withoutCapture = await eventually(
+      () => api(logsPath, { key: gateway.adminKey }),
+      (res) => res.body.logs.length === 1,
+    );
+    expect(withoutCapture.body.logs[0]).toMatchObject({
+      stage: "pre_dispatch",
+      outcome: "refused",
+      code: "approval_required",
+      details: null,
+    });
 
     await api(`/v1/workspaces/${gateway.ws}`, { method: "PATCH", key: gateway.adminKey, body: { detailPolicy: "payloads" } });
     await api(`/v1/workspaces/${gateway.ws}/services/${gateway.service.id}`, {
@@ -142,7 +150,10 @@ describe("call logs", () => {
       body: { payloadCapture: true },
     });
     await client.callTool({ name: "demo__delete_record", arguments: { id: "x" } });
-    const captured = await eventually(() => api(logsPath, { key: gateway.adminKey }), (res) => res.body.logs.length === 2);
+    const captured = await eventually(
+      () => api(logsPath, { key: gateway.adminKey }),
+      (res) => res.body.logs.length === 2,
+    );
     expect(captured.body.logs[0].details).toEqual({ message: expect.stringContaining("human approval") });
 
     const reader = await createKey(gateway, ["hooks:read"]);
@@ -177,7 +188,9 @@ describe("call logs", () => {
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);
-    const { results } = await env.DB.prepare("SELECT created_at, details FROM call_logs WHERE workspace_id = 'ws_retention' ORDER BY created_at").all();
+    const { results } = await env.DB.prepare(
+      "SELECT created_at, details FROM call_logs WHERE workspace_id = 'ws_retention' ORDER BY created_at",
+    ).all();
     expect(results).toEqual([
       { created_at: old, details: null },
       { created_at: expect.any(String), details: '{"message":"secretish"}' },

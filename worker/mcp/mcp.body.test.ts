@@ -41,9 +41,17 @@ describe("MCP request bodies", () => {
   const cases: [string, () => RequestInit, number][] = [
     ["invalid JSON", () => ({ headers: { "content-type": "application/json", accept }, body: '{"jsonrpc": "2.0",' }), 400],
     ["JSON that is not JSON-RPC", () => ({ headers: { "content-type": "application/json", accept }, body: '{"hello": "world"}' }), 400],
-    ["a body over 4 MiB", () => ({ headers: { "content-type": "application/json", accept }, body: `"${"x".repeat(4 * 1024 * 1024)}"` }), 413],
+    [
+      "a body over 4 MiB",
+      () => ({ headers: { "content-type": "application/json", accept }, body: `"${"x".repeat(4 * 1024 * 1024)}"` }),
+      413,
+    ],
     ["a body that is not application/json", () => ({ headers: { "content-type": "text/plain", accept }, body: "{}" }), 415],
-    ["a client that does not accept JSON", () => ({ headers: { "content-type": "application/json", accept: "text/html" }, body: "{}" }), 406],
+    [
+      "a client that does not accept JSON",
+      () => ({ headers: { "content-type": "application/json", accept: "text/html" }, body: "{}" }),
+      406,
+    ],
   ];
   for (const [name, init, status] of cases) {
     it(`answers ${name} as the SDK transport does (${status})`, async ({ expect }) => {
@@ -56,7 +64,14 @@ describe("MCP request bodies", () => {
 
   it("serves a body streamed without a Content-Length", async ({ expect }) => {
     const gateway = await demoGateway();
-    const message = new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "demo__search_release_notes", arguments: { query: "sso" } } }));
+    const message = new TextEncoder().encode(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "demo__search_release_notes", arguments: { query: "sso" } },
+      }),
+    );
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(message.slice(0, 20));
@@ -64,7 +79,10 @@ describe("MCP request bodies", () => {
         controller.close();
       },
     });
-    const answer = await gatewayAnswer(gateway.clientKey, { headers: { "content-type": "application/json", accept, "mcp-protocol-version": "2025-06-18" }, body });
+    const answer = await gatewayAnswer(gateway.clientKey, {
+      headers: { "content-type": "application/json", accept, "mcp-protocol-version": "2025-06-18" },
+      body,
+    });
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ id: 3, result: { structuredContent: { items: [{ title: "SSO" }] } } });
   });

@@ -1,5 +1,14 @@
 import { describe, it } from "vitest";
-import { addService, api, connectMcp, createKey, createWorkspace, demoGateway, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import {
+  addService,
+  api,
+  connectMcp,
+  createKey,
+  createWorkspace,
+  demoGateway,
+  upstreamOrigin,
+  upstreamReceived,
+} from "../../test/helpers.ts";
 
 describe("client MCP endpoint", () => {
   it("lists the demo upstream's tools and forwards a call through the official SDK client", async ({ expect }) => {

@@ -1,27 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
 import { HookHistoryToolSchema } from "../../schema/api/hooks.ts";
-import {
-  CreateServiceBody,
-  IndexSummarySchema,
-  ServiceParams,
-  ServiceSchema,
-  UpdateServiceBody,
-} from "../../schema/api/services.ts";
+import { CreateServiceBody, IndexSummarySchema, ServiceParams, ServiceSchema, UpdateServiceBody } from "../../schema/api/services.ts";
 import { guard } from "../auth/guard.ts";
 import { invalidateCatalog } from "../calls/catalog.ts";
 import { createRouter } from "../http/app.ts";
 import { toolsWithHookHistory } from "../hooks/lifecycle/events.store.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { indexNewService, refreshService } from "./indexing.ts";
-import {
-  findService,
-  listServices,
-  prepareService,
-  slugTaken,
-  softDeleteService,
-  updateService,
-} from "./services.store.ts";
+import { findService, listServices, prepareService, slugTaken, softDeleteService, updateService } from "./services.store.ts";
 import { checkUpstreamUrl, parseAllowList } from "./url-guard.ts";
 
 export const serviceRoutes = createRouter();

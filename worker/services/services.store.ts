@@ -122,7 +122,12 @@ export interface ServiceChanges {
   payloadCapture?: boolean;
 }
 
-export async function updateService(env: Env, workspaceId: string, serviceId: string, changes: ServiceChanges): Promise<ServiceRecord | null> {
+export async function updateService(
+  env: Env,
+  workspaceId: string,
+  serviceId: string,
+  changes: ServiceChanges,
+): Promise<ServiceRecord | null> {
   const row = await findRow(env.DB, workspaceId, serviceId);
   if (!row || row.deleted_at) return null;
   const sealed =

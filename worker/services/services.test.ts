@@ -22,7 +22,9 @@ describe("connecting a service", () => {
     const listed = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey });
     expect(JSON.stringify(listed.body)).not.toContain("very-secret-value");
 
-    const row = await env.DB.prepare("SELECT secret_headers FROM services WHERE id = ?").bind(res.body.service.id).first<{ secret_headers: string }>();
+    const row = await env.DB.prepare("SELECT secret_headers FROM services WHERE id = ?")
+      .bind(res.body.service.id)
+      .first<{ secret_headers: string }>();
     expect(row?.secret_headers).toMatch(/^v1\./);
     expect(row?.secret_headers).not.toContain("very-secret-value");
 
@@ -162,7 +164,8 @@ describe("refreshing a service", () => {
         definitionHash: string;
         previousDefinition: unknown;
       }[];
-    const refresh = () => api(`/v1/workspaces/${workspace.ws}/services/${created.body.service.id}/refresh`, { method: "POST", key: workspace.adminKey });
+    const refresh = () =>
+      api(`/v1/workspaces/${workspace.ws}/services/${created.body.service.id}/refresh`, { method: "POST", key: workspace.adminKey });
     return { workspace, key, setVariant, clientKey, tools, refresh };
   }
 

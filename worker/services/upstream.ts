@@ -76,7 +76,10 @@ export function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
       }
       // 301/302/303 would turn the POST into a GET and drop the call; only 307/308 keep it.
       if (response.status !== 307 && response.status !== 308) {
-        throw new UpstreamFailure("upstream_protocol_error", `The upstream answered ${response.status}; only 307/308 redirects are followed`);
+        throw new UpstreamFailure(
+          "upstream_protocol_error",
+          `The upstream answered ${response.status}; only 307/308 redirects are followed`,
+        );
       }
       url = next.toString();
     }

@@ -1,6 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
-import { ListToolsQuery, PutPolicyBody, PutProjectionBody, ReviewBody, ToolParams, ToolPolicySchema, ToolSchema } from "../../schema/api/tools.ts";
+import {
+  ListToolsQuery,
+  PutPolicyBody,
+  PutProjectionBody,
+  ReviewBody,
+  ToolParams,
+  ToolPolicySchema,
+  ToolSchema,
+} from "../../schema/api/tools.ts";
 import { guard } from "../auth/guard.ts";
 import { invalidateCatalog } from "../calls/catalog.ts";
 import { createRouter } from "../http/app.ts";

@@ -195,9 +195,7 @@ export async function indexStatements(
             : current.previousDefinition;
     statements.push(
       db
-        .prepare(
-          `UPDATE tools SET definition = ?, definition_hash = ?, status = ?, previous_definition = ?, updated_at = ? WHERE uid = ?`,
-        )
+        .prepare(`UPDATE tools SET definition = ?, definition_hash = ?, status = ?, previous_definition = ?, updated_at = ? WHERE uid = ?`)
         .bind(JSON.stringify(definition), hash, status, previous ? JSON.stringify(previous) : null, now, current.uid),
     );
   }

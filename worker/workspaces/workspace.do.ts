@@ -1,11 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { ApprovalStore, type ApprovalRequest, type ApprovalStatus } from "../approvals/approvals.do.ts";
-import {
-  HookLifecycle,
-  type CommitRevisionInput,
-  type DeployInput,
-  type SaveDraftInput,
-} from "../hooks/lifecycle/lifecycle.do.ts";
+import { HookLifecycle, type CommitRevisionInput, type DeployInput, type SaveDraftInput } from "../hooks/lifecycle/lifecycle.do.ts";
 import type { HookActor } from "../hooks/lifecycle/lifecycle.types.ts";
 import { newId } from "../lib/ids.ts";
 

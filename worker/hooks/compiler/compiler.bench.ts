@@ -35,7 +35,7 @@ function normalize${n}(input: string): string {
     seen.add(lower);
     out.push(lower === "and" || lower === "or" ? lower.toUpperCase() : lower);
   }
-  return ${n === 0 ? "out.join(\" \")" : `normalize${n - 1}(out.join(" "))`};
+  return ${n === 0 ? 'out.join(" ")' : `normalize${n - 1}(out.join(" "))`};
 }
 `;
   let source = adapter;

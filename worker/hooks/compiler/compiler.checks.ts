@@ -5,9 +5,7 @@ import { type esbuild, getEsbuild, isBuildFailure, resetEsbuild } from "./compil
 const SOURCE_FILE = "hook.ts";
 const PLUGIN_NAME = "rayrun-no-imports";
 
-export type StaticCheckResult =
-  | { ok: true; esm: string }
-  | { ok: false; diagnostics: Diagnostic[] };
+export type StaticCheckResult = { ok: true; esm: string } | { ok: false; diagnostics: Diagnostic[] };
 
 /** Import kinds esbuild reports to resolve hooks, mapped to our codes. */
 const IMPORT_KIND_CODES: Partial<Record<esbuild.ImportKind, DiagnosticCode>> = {
@@ -104,7 +102,8 @@ async function esbuildCrashed(error: unknown): Promise<Diagnostic> {
 
 function toDiagnostic(message: esbuild.Message): Diagnostic {
   const code = codeOf(message);
-  const text = code === "top_level_await_forbidden" ? "top-level await is not allowed: a hook's top level runs synchronously" : message.text;
+  const text =
+    code === "top_level_await_forbidden" ? "top-level await is not allowed: a hook's top level runs synchronously" : message.text;
   return { code, message: text, ...positionOf(message.location) };
 }
 

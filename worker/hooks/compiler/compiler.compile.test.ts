@@ -102,9 +102,14 @@ describe("compileHook rejects, with esbuild's position,", () => {
   const cases: [string, string, string, { line: number; column: number }][] = [
     ["a static import", `import x from "y";\n${hookWith(PASS_THROUGH_BEFORE)}`, "import_forbidden", { line: 1, column: 15 }],
     ["export … from", `${hookWith(PASS_THROUGH_BEFORE)}export { a } from "y";`, "import_forbidden", { line: 7, column: 19 }],
-    ["require(\"fs\")", `const fs = require("fs");\n${hookWith(PASS_THROUGH_BEFORE)}`, "require_forbidden", { line: 1, column: 20 }],
-    ["require of a computed name", `const m = "fs";\nrequire(m);\n${hookWith(PASS_THROUGH_BEFORE)}`, "require_forbidden", { line: 2, column: 1 }],
-    ["await import(\"x\")", `await import("x");\n${hookWith(PASS_THROUGH_BEFORE)}`, "dynamic_import_forbidden", { line: 1, column: 14 }],
+    ['require("fs")', `const fs = require("fs");\n${hookWith(PASS_THROUGH_BEFORE)}`, "require_forbidden", { line: 1, column: 20 }],
+    [
+      "require of a computed name",
+      `const m = "fs";\nrequire(m);\n${hookWith(PASS_THROUGH_BEFORE)}`,
+      "require_forbidden",
+      { line: 2, column: 1 },
+    ],
+    ['await import("x")', `await import("x");\n${hookWith(PASS_THROUGH_BEFORE)}`, "dynamic_import_forbidden", { line: 1, column: 14 }],
     ["import() inside a stage", hookWith(`before() { return import("x"); },`), "dynamic_import_forbidden", { line: 3, column: 28 }],
     ["export const x = 1", `export const x = 1;\n${hookWith(PASS_THROUGH_BEFORE)}`, "export_forbidden", { line: 1, column: 14 }],
     ["a syntax error", hookWith(`before( { return 1 },`), "syntax_error", { line: 3, column: 20 }],
@@ -165,7 +170,9 @@ describe("compileHook rejects the public contract:", () => {
       properties: { filter: { $ref: "#/$defs/filter" } },
       $defs: { filter: { type: "object", properties: { tags: { type: "array", items: { type: "string", pattern: "^(a+)+$" } } } } },
     };
-    const result = failed(await compile(hookWith(`publicContract: { inputSchema: ${JSON.stringify(inputSchema)} },\n  ${PASS_THROUGH_BEFORE}`)));
+    const result = failed(
+      await compile(hookWith(`publicContract: { inputSchema: ${JSON.stringify(inputSchema)} },\n  ${PASS_THROUGH_BEFORE}`)),
+    );
     expect(result.status).toBe(422);
     expect(result.diagnostics).toEqual([
       { code: "schema_pattern_forbidden", message: expect.any(String), pointer: "/inputSchema/$defs/filter/properties/tags/items/pattern" },
@@ -174,7 +181,9 @@ describe("compileHook rejects the public contract:", () => {
 
   it("`patternProperties` at the root", async ({ expect }) => {
     const inputSchema = { type: "object", patternProperties: { "^x-": { type: "string" } } };
-    const result = failed(await compile(hookWith(`publicContract: { inputSchema: ${JSON.stringify(inputSchema)} },\n  ${PASS_THROUGH_BEFORE}`)));
+    const result = failed(
+      await compile(hookWith(`publicContract: { inputSchema: ${JSON.stringify(inputSchema)} },\n  ${PASS_THROUGH_BEFORE}`)),
+    );
     expect(result.diagnostics).toEqual([
       { code: "schema_pattern_forbidden", message: expect.any(String), pointer: "/inputSchema/patternProperties" },
     ]);
@@ -203,7 +212,9 @@ describe("compileHook bounds the top-level evaluation:", () => {
   });
 
   it("unbounded allocation", async ({ expect }) => {
-    const result = failed(await compile(`const a = []; while (true) a.push("x".repeat(1e6) + a.length);\n${hookWith(PASS_THROUGH_BEFORE)}`));
+    const result = failed(
+      await compile(`const a = []; while (true) a.push("x".repeat(1e6) + a.length);\n${hookWith(PASS_THROUGH_BEFORE)}`),
+    );
     expect(["top_level_memory", "top_level_timeout"]).toContain(result.diagnostics[0]?.code);
   });
 

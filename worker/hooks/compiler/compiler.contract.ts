@@ -54,14 +54,22 @@ function invalid(diagnostics: Diagnostic[]): ContractValidation {
 function checkObjectSchema(schema: unknown, path: string[]): Diagnostic[] {
   const where = `publicContract.${path.join(".")}`;
   if (!isPlainObject(schema) || schema.type !== "object") {
-    return [{ code: "invalid_public_contract", message: `${where} must be an object schema ({ type: "object", ... })`, pointer: pointerOf(path) }];
+    return [
+      { code: "invalid_public_contract", message: `${where} must be an object schema ({ type: "object", ... })`, pointer: pointerOf(path) },
+    ];
   }
   const patterns = findPatterns(schema, path);
   if (patterns.length > 0) return patterns;
   const metaError = metaschemaError(schema);
   if (metaError) {
     const at = [...path, ...pointerSegments(metaError.instanceLocation)];
-    return [{ code: "invalid_public_contract", message: `${where} is not a valid JSON Schema (2020-12): ${metaError.error}`, pointer: pointerOf(at) }];
+    return [
+      {
+        code: "invalid_public_contract",
+        message: `${where} is not a valid JSON Schema (2020-12): ${metaError.error}`,
+        pointer: pointerOf(at),
+      },
+    ];
   }
   return unresolvedRefs(schema, path);
 }
@@ -116,7 +124,11 @@ function unresolvedRefs(schema: Record<string, unknown>, path: string[]): Diagno
     if (typeof node.$ref !== "string") return;
     const absolute = (node as { __absolute_ref__?: string }).__absolute_ref__ ?? node.$ref;
     if (lookup[absolute] === undefined) {
-      diagnostics.push({ code: "invalid_public_contract", message: `$ref "${node.$ref}" does not resolve inside this schema`, pointer: pointerOf([...at, "$ref"]) });
+      diagnostics.push({
+        code: "invalid_public_contract",
+        message: `$ref "${node.$ref}" does not resolve inside this schema`,
+        pointer: pointerOf([...at, "$ref"]),
+      });
     }
   });
   return diagnostics;

@@ -3,7 +3,9 @@ import { formatHookSource } from "./compiler.format.ts";
 import { RELEASE_NOTES_HOOK } from "./compiler.fixtures.ts";
 
 it("formats parseable TypeScript", async ({ expect }) => {
-  const formatted = await formatHookSource(`export default defineToolAdapter<{q:string},unknown>({apiVersion:'rayrun.hooks/v1',before({arguments:a}){return {action:'continue',arguments:a}}})`);
+  const formatted = await formatHookSource(
+    `export default defineToolAdapter<{q:string},unknown>({apiVersion:'rayrun.hooks/v1',before({arguments:a}){return {action:'continue',arguments:a}}})`,
+  );
   expect(formatted).toBe(`export default defineToolAdapter<{ q: string }, unknown>({
   apiVersion: "rayrun.hooks/v1",
   before({ arguments: a }) {

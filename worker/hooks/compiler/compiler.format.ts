@@ -8,11 +8,7 @@ import { SOURCE_MAX_BYTES } from "./compiler.limits.ts";
 let prettier: Promise<{ format: (source: string) => Promise<string> }> | undefined;
 
 function loadPrettier() {
-  prettier ??= Promise.all([
-    import("prettier/standalone"),
-    import("prettier/plugins/typescript"),
-    import("prettier/plugins/estree"),
-  ]).then(
+  prettier ??= Promise.all([import("prettier/standalone"), import("prettier/plugins/typescript"), import("prettier/plugins/estree")]).then(
     ([standalone, typescript, estree]) => ({
       format: (source: string) => standalone.format(source, { parser: "typescript", plugins: [typescript, estree] }),
     }),

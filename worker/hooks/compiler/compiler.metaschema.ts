@@ -53,10 +53,7 @@ export const JSON_SCHEMA_2020_12_METASCHEMA = {
     unevaluatedProperties: { $ref: "#" },
     // validation
     type: {
-      anyOf: [
-        { $ref: "#/$defs/simpleTypes" },
-        { type: "array", items: { $ref: "#/$defs/simpleTypes" }, minItems: 1, uniqueItems: true },
-      ],
+      anyOf: [{ $ref: "#/$defs/simpleTypes" }, { type: "array", items: { $ref: "#/$defs/simpleTypes" }, minItems: 1, uniqueItems: true }],
     },
     const: true,
     enum: { type: "array", items: true },

@@ -21,7 +21,16 @@ describe("schemaToType", () => {
     ["open tuple", { type: "array", prefixItems: [{ type: "string" }] }, "[string, ...unknown[]]"],
     ["anyOf", { anyOf: [{ type: "string" }, { type: "number" }] }, "string | number"],
     ["oneOf with a duplicate", { oneOf: [{ type: "string" }, { type: "string" }] }, "string"],
-    ["allOf", { allOf: [{ type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false }, { type: "object", properties: { b: { type: "number" } }, required: ["b"], additionalProperties: false }] }, "{\n  a: string;\n} & {\n  b: number;\n}"],
+    [
+      "allOf",
+      {
+        allOf: [
+          { type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false },
+          { type: "object", properties: { b: { type: "number" } }, required: ["b"], additionalProperties: false },
+        ],
+      },
+      "{\n  a: string;\n} & {\n  b: number;\n}",
+    ],
     ["union inside an intersection", { type: "string", anyOf: [{ const: "a" }, { const: "b" }] }, 'string & ("a" | "b")'],
     ["unknown type name", { type: "decimal" }, "unknown"],
     ["empty closed object", { type: "object", additionalProperties: false }, "{}"],
@@ -59,7 +68,11 @@ describe("schemaToType", () => {
   });
 
   it("nested objects are indented", ({ expect }) => {
-    const schema = { type: "object", properties: { a: { type: "object", properties: { b: { type: "string" } }, additionalProperties: false } }, additionalProperties: false };
+    const schema = {
+      type: "object",
+      properties: { a: { type: "object", properties: { b: { type: "string" } }, additionalProperties: false } },
+      additionalProperties: false,
+    };
     expect(schemaToType(schema)).toBe("{\n  a?: {\n    b?: string;\n  };\n}");
   });
 
@@ -77,7 +90,10 @@ describe("schemaToDeclarations", () => {
       description: "A tree.",
       properties: { root: { $ref: "#/$defs/node" }, self: { $ref: "#" }, inline: { $ref: "#/properties/root" } },
       additionalProperties: false,
-      $defs: { node: { type: "object", properties: { children: { type: "array", items: { $ref: "#/$defs/node" } } }, additionalProperties: false }, "9-lives": { const: 9 } },
+      $defs: {
+        node: { type: "object", properties: { children: { type: "array", items: { $ref: "#/$defs/node" } } }, additionalProperties: false },
+        "9-lives": { const: 9 },
+      },
     };
     expect(schemaToDeclarations(schema, "Args")).toBe(`/** A tree. */
 type Args = {
@@ -101,7 +117,9 @@ describe("generateToolDeclarations", () => {
   it("declares UpstreamArguments and UpstreamResult from the schemas, then the contract", ({ expect }) => {
     const text = generateToolDeclarations(SEARCH_TOOL);
     expect(text).toContain('for tool "search_release_notes"');
-    expect(text).toContain("/** Full-text search over release notes */\ntype UpstreamArguments = {\n  /** Query text */\n  q: string;\n  limit?: number;");
+    expect(text).toContain(
+      "/** Full-text search over release notes */\ntype UpstreamArguments = {\n  /** Query text */\n  q: string;\n  limit?: number;",
+    );
     expect(text).toContain("type UpstreamResult = {\n  items: {\n    [key: string]: unknown;\n  }[];");
     expect(text.endsWith(HOOK_DECLARATIONS)).toBe(true);
   });

@@ -23,9 +23,15 @@ const TRIVIAL = `var __rayrun = (() => ({ default: defineToolAdapter({ apiVersio
   before({ arguments: a }) { return { action: "continue", arguments: a }; } }) }))();`;
 
 /** The realistic transform, written once and used both as hook source and as plain V8 code. */
-function realisticAfter(
-  { result, arguments: args, context }: { result: { items: { id: number; title: string; score: number; tags: string[] }[] }; arguments: { query: string }; context: { config: { prefix: string; minScore: number } } },
-) {
+function realisticAfter({
+  result,
+  arguments: args,
+  context,
+}: {
+  result: { items: { id: number; title: string; score: number; tags: string[] }[] };
+  arguments: { query: string };
+  context: { config: { prefix: string; minScore: number } };
+}) {
   const items = result.items
     .filter((item) => item.score >= context.config.minScore && !item.tags.includes("hidden"))
     .map((item) => ({ id: context.config.prefix + item.id, title: item.title.trim().slice(0, 40), score: item.score }));
@@ -37,7 +43,12 @@ const REALISTIC = `var __rayrun = (() => ({ default: defineToolAdapter({ apiVers
   after: ${realisticAfter.toString().replace(/^function realisticAfter/, "function")} }) }))();`;
 
 const RESULT = {
-  items: Array.from({ length: 100 }, (_, i) => ({ id: i, title: `  Item number ${i} with a fairly long title  `, score: (i * 37) % 100, tags: i % 7 === 0 ? ["hidden"] : ["a", "b"] })),
+  items: Array.from({ length: 100 }, (_, i) => ({
+    id: i,
+    title: `  Item number ${i} with a fairly long title  `,
+    score: (i * 37) % 100,
+    tags: i % 7 === 0 ? ["hidden"] : ["a", "b"],
+  })),
 };
 
 function percentile(sorted: number[], p: number): number {
@@ -83,8 +94,18 @@ export interface IsolateBench {
 export async function benchIsolate(runs = 500): Promise<IsolateBench> {
   const warm = Math.min(50, runs);
   const trivialRequest: StageRequest = { bundle: TRIVIAL, stage: "before", input: { arguments: { query: "x" } }, context: CONTEXT };
-  const beforeRequest: StageRequest = { bundle: REALISTIC, stage: "before", input: { arguments: { query: "Hello", limit: 500 } }, context: CONTEXT };
-  const afterRequest: StageRequest = { bundle: REALISTIC, stage: "after", input: { arguments: { query: "Hello" }, result: RESULT }, context: CONTEXT };
+  const beforeRequest: StageRequest = {
+    bundle: REALISTIC,
+    stage: "before",
+    input: { arguments: { query: "Hello", limit: 500 } },
+    context: CONTEXT,
+  };
+  const afterRequest: StageRequest = {
+    bundle: REALISTIC,
+    stage: "after",
+    input: { arguments: { query: "Hello" }, result: RESULT },
+    context: CONTEXT,
+  };
 
   await timeRuns(trivialRequest, warm);
   const trivial = await timeRuns(trivialRequest, runs);

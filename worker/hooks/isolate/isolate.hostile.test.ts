@@ -21,7 +21,9 @@ const cases: [name: string, bundle: string, code: IsolateErrorCode][] = [
   ["while (true) {}", beforeBundle("while (true) {}"), "timeout"],
   [
     "an infinite loop after await, inside .catch",
-    bundleOf(`async before({ arguments: args }) { await null; await (async () => { while (true) {} })().catch(() => {}); return { action: "continue", arguments: args }; }`),
+    bundleOf(
+      `async before({ arguments: args }) { await null; await (async () => { while (true) {} })().catch(() => {}); return { action: "continue", arguments: args }; }`,
+    ),
     "timeout",
   ],
   ["catastrophic regex", beforeBundle(`/^(a+)+$/.test("a".repeat(30) + "!")`), "timeout"],
@@ -31,13 +33,24 @@ const cases: [name: string, bundle: string, code: IsolateErrorCode][] = [
   ["512 KiB Uint8Arrays forever", beforeBundle(`const keep = []; for (;;) keep.push(new Uint8Array(512 * 1024))`), "memory_exceeded"],
   ["unbounded recursion", beforeBundle(`const f = () => f(); f()`), "stack_overflow"],
   ["JSON.parse of 100,000 nested arrays", beforeBundle(`JSON.parse("[".repeat(100000) + "]".repeat(100000))`), "stack_overflow"],
-  ["returning a 100 MiB string", beforeBundle("", `{ action: "continue", arguments: { s: "x".repeat(100 * 1024 * 1024) } }`), "memory_exceeded"],
+  [
+    "returning a 100 MiB string",
+    beforeBundle("", `{ action: "continue", arguments: { s: "x".repeat(100 * 1024 * 1024) } }`),
+    "memory_exceeded",
+  ],
   ["returning a cyclic object", beforeBundle("const a = {}; a.self = a", `{ action: "continue", arguments: a }`), "invalid_return"],
   ["returning a BigInt", beforeBundle("", `{ action: "continue", arguments: { n: 10n } }`), "invalid_return"],
-  ["returning an object whose toJSON throws", beforeBundle("", `{ action: "continue", arguments: { toJSON() { throw new Error("no") } } }`), "invalid_return"],
+  [
+    "returning an object whose toJSON throws",
+    beforeBundle("", `{ action: "continue", arguments: { toJSON() { throw new Error("no") } } }`),
+    "invalid_return",
+  ],
   [
     "returning a Proxy with throwing traps",
-    beforeBundle(`const trap = () => { throw new Error("trap") }; const p = new Proxy({}, { get: trap, ownKeys: trap, getOwnPropertyDescriptor: trap, has: trap })`, `{ action: "continue", arguments: p }`),
+    beforeBundle(
+      `const trap = () => { throw new Error("trap") }; const p = new Proxy({}, { get: trap, ownKeys: trap, getOwnPropertyDescriptor: trap, has: trap })`,
+      `{ action: "continue", arguments: p }`,
+    ),
     "invalid_return",
   ],
   // Returned at top level, the Proxy throws while the stage's promise resolves it (the \`then\` lookup): the stage threw.
@@ -53,12 +66,18 @@ const cases: [name: string, bundle: string, code: IsolateErrorCode][] = [
   ["a lone surrogate in returned arguments", beforeBundle("", `{ action: "continue", arguments: { s: "a\\ud800b" } }`), "invalid_return"],
   [
     "200,000 objects created in a promise job, then returned",
-    bundleOf(`async before() { const items = await Promise.resolve().then(() => { const out = []; for (let i = 0; i < 200000; i++) out.push({ i }); return out; }); return { action: "continue", arguments: { items } }; }`),
+    bundleOf(
+      `async before() { const items = await Promise.resolve().then(() => { const out = []; for (let i = 0; i < 200000; i++) out.push({ i }); return out; }); return { action: "continue", arguments: { items } }; }`,
+    ),
     "output_too_large",
   ],
   ["a promise that never settles", bundleOf(`before() { return new Promise(() => {}); }`), "unresolved_promise"],
   ["a thrown error", beforeBundle(`throw new Error("boom")`), "exception"],
-  ["a top-level throw", bundleOf(`before({ arguments: a }) { return { action: "continue", arguments: a }; }`, `throw new Error("top")`), "exception"],
+  [
+    "a top-level throw",
+    bundleOf(`before({ arguments: a }) { return { action: "continue", arguments: a }; }`, `throw new Error("top")`),
+    "exception",
+  ],
   ["a top-level infinite loop", bundleOf(``, `while (true) {}`), "timeout"],
 ];
 
@@ -95,8 +114,14 @@ it("gives no host capability to probes", async ({ expect }) => {
   expect(run.value).toEqual({
     action: "continue",
     arguments: {
-      fetch: "undefined", setTimeout: "undefined", setInterval: "undefined", WebAssembly: "undefined",
-      require: "undefined", process: "undefined", globalIsSandbox: true, hostNames: ["__rayrun"],
+      fetch: "undefined",
+      setTimeout: "undefined",
+      setInterval: "undefined",
+      WebAssembly: "undefined",
+      require: "undefined",
+      process: "undefined",
+      globalIsSandbox: true,
+      hostNames: ["__rayrun"],
       imported: expect.stringMatching(/^rejected: /),
     },
   });
@@ -105,7 +130,10 @@ it("gives no host capability to probes", async ({ expect }) => {
 it("does not let prototype pollution reach the next call", async ({ expect }) => {
   const polluter = beforeBundle(`Object.prototype.polluted = "yes"; Array.prototype.push = () => 0; globalThis.leak = 1`);
   expect((await runBefore(polluter)).outcome).toBe("continue");
-  const observer = beforeBundle("", `{ action: "continue", arguments: { polluted: typeof ({}).polluted, leak: typeof leak, push: [1].push(2) } }`);
+  const observer = beforeBundle(
+    "",
+    `{ action: "continue", arguments: { polluted: typeof ({}).polluted, leak: typeof leak, push: [1].push(2) } }`,
+  );
   const run = await runBefore(observer);
   expect(run.value).toEqual({ action: "continue", arguments: { polluted: "undefined", leak: "undefined", push: 2 } });
 });

@@ -7,10 +7,18 @@ it("describes an adapter: stages, apiVersion, brand and publicContract as JSON",
   const bundle = bundleOf(`publicContract: { description: "d", inputSchema: { type: "object" } }, before() {}`);
   expect(await evaluateAdapter({ bundle })).toEqual({
     ok: true,
-    adapter: { apiVersion: "rayrun.hooks/v1", stages: ["before"], publicContract: { description: "d", inputSchema: { type: "object" } }, builtByDefineToolAdapter: true },
+    adapter: {
+      apiVersion: "rayrun.hooks/v1",
+      stages: ["before"],
+      publicContract: { description: "d", inputSchema: { type: "object" } },
+      builtByDefineToolAdapter: true,
+    },
   });
   const lookAlike = await evaluateAdapter({ bundle: `var __rayrun = { default: { apiVersion: 2, after() {} } };` });
-  expect(lookAlike).toEqual({ ok: true, adapter: { apiVersion: 2, stages: ["after"], publicContract: undefined, builtByDefineToolAdapter: false } });
+  expect(lookAlike).toEqual({
+    ok: true,
+    adapter: { apiVersion: 2, stages: ["after"], publicContract: undefined, builtByDefineToolAdapter: false },
+  });
   for (const bundle of [`var __rayrun = {};`, `var __rayrun = { default: 42 };`, `1;`]) {
     expect(await evaluateAdapter({ bundle }), bundle).toEqual({
       ok: true,
@@ -36,5 +44,11 @@ it("reports top-level failures with the runStage codes", async ({ expect }) => {
 it("resolves workspace limits only downward", ({ expect }) => {
   expect(resolveLimits()).toEqual(DEFAULT_LIMITS);
   const lowered = resolveLimits({ workBudgetPolls: 10, outputBytes: 1e12, logCount: "5", wasmMemoryBytes: 1, deadlineMs: Number.NaN });
-  expect(lowered).toMatchObject({ workBudgetPolls: 10, outputBytes: DEFAULT_LIMITS.outputBytes, logCount: DEFAULT_LIMITS.logCount, wasmMemoryBytes: 32 * 1024 * 1024, deadlineMs: DEFAULT_LIMITS.deadlineMs });
+  expect(lowered).toMatchObject({
+    workBudgetPolls: 10,
+    outputBytes: DEFAULT_LIMITS.outputBytes,
+    logCount: DEFAULT_LIMITS.logCount,
+    wasmMemoryBytes: 32 * 1024 * 1024,
+    deadlineMs: DEFAULT_LIMITS.deadlineMs,
+  });
 });

@@ -31,9 +31,7 @@ function newBoundedMemory(): WebAssembly.Memory {
 }
 
 async function instantiate(): Promise<IsolateInstance> {
-  const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(releaseVariant, { wasmModule, wasmMemory: newBoundedMemory() }),
-  );
+  const module = await newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule, wasmMemory: newBoundedMemory() }));
   const instance = IsolateInstance.create(module);
   current = instance;
   return instance;

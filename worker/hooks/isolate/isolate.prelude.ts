@@ -277,7 +277,6 @@ export const BASE64_SOURCE = String.raw`(function (apply, charAt, charCodeAt, pu
   return [base64Encode, base64Decode];
 })`;
 
-
 /**
  * The adapter description for `evaluateAdapter`, evaluated by the driver's
  * `describe` with the adapter and whether `defineToolAdapter` branded it.

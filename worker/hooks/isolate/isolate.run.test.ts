@@ -26,9 +26,18 @@ it("builds context from call metadata with a deep-frozen config and a fixed cloc
   expect(run.value).toEqual({
     action: "continue",
     arguments: {
-      calledAt: CONTEXT.calledAt, requestId: "req_1", workspaceUid: "ws_1", connectionId: "conn_1",
-      toolUid: "tool_1", toolName: "search", config: CONTEXT.config, frozen: true,
-      now: Date.parse(CONTEXT.calledAt), date: CONTEXT.calledAt, explicit: "1970-01-01T00:00:00.000Z", contextFrozen: true,
+      calledAt: CONTEXT.calledAt,
+      requestId: "req_1",
+      workspaceUid: "ws_1",
+      connectionId: "conn_1",
+      toolUid: "tool_1",
+      toolName: "search",
+      config: CONTEXT.config,
+      frozen: true,
+      now: Date.parse(CONTEXT.calledAt),
+      date: CONTEXT.calledAt,
+      explicit: "1970-01-01T00:00:00.000Z",
+      contextFrozen: true,
     },
   });
 });
@@ -51,14 +60,23 @@ it("encodes and decodes base64 as UTF-8, throwing inside the hook on invalid inp
     arguments: {
       plain: btoa("hello"),
       utf8: btoa(String.fromCharCode(...new TextEncoder().encode("héllo ✓ 😀"))),
-      back: "héllo ✓ 😀", empty: "", one: "a", two: "ab",
-      badChar: "TypeError", badLength: "TypeError", badUtf8: "TypeError", loneSurrogate: "URIError", notString: "TypeError",
+      back: "héllo ✓ 😀",
+      empty: "",
+      one: "a",
+      two: "ab",
+      badChar: "TypeError",
+      badLength: "TypeError",
+      badUtf8: "TypeError",
+      loneSurrogate: "URIError",
+      notString: "TypeError",
     },
   });
 });
 
 it("collects logs with JSON data, within the caps", async ({ expect }) => {
-  const bundle = beforeBundle(`context.log.debug("d"); context.log.info("i", { n: 1 }); context.log.warn("w", [1, "x"]); context.log.error("e", null)`);
+  const bundle = beforeBundle(
+    `context.log.debug("d"); context.log.info("i", { n: 1 }); context.log.warn("w", [1, "x"]); context.log.error("e", null)`,
+  );
   const run = await runBefore(bundle);
   expect(run.logs).toEqual([
     { level: "debug", message: "d" },
@@ -105,7 +123,12 @@ it("returns every before and after outcome", async ({ expect }) => {
     await null;
     return { action: "return", result: { items: result.items.filter((item) => item.keep).map((item) => context.config.prefix + item.id), asked: args.query } };
   }`);
-  const returned = await runAfter(transform, { items: [{ id: "a", keep: true }, { id: "b", keep: false }] });
+  const returned = await runAfter(transform, {
+    items: [
+      { id: "a", keep: true },
+      { id: "b", keep: false },
+    ],
+  });
   expect(returned).toMatchObject({ outcome: "return", value: { action: "return", result: { items: ["rr:a"], asked: "hello" } } });
   const failed = await runAfter(bundleOf(`after() { return { action: "fail", reason: "upstream_bad", message: "Bad result." }; }`), {});
   expect(failed).toMatchObject({ outcome: "fail", value: { action: "fail", reason: "upstream_bad" } });
@@ -113,9 +136,15 @@ it("returns every before and after outcome", async ({ expect }) => {
 
 it("rejects malformed returns as invalid_return", async ({ expect }) => {
   for (const returns of [
-    `undefined`, `null`, `"continue"`, `{ action: "maybe" }`, `{ action: "continue", arguments: [1] }`,
-    `{ action: "continue", arguments: {}, extra: 1 }`, `{ action: "reject", reason: "ok_reason" }`,
-    `{ action: "reject", reason: "ok", message: "x".repeat(1001) }`, `{ action: "require_approval", arguments: {} }`,
+    `undefined`,
+    `null`,
+    `"continue"`,
+    `{ action: "maybe" }`,
+    `{ action: "continue", arguments: [1] }`,
+    `{ action: "continue", arguments: {}, extra: 1 }`,
+    `{ action: "reject", reason: "ok_reason" }`,
+    `{ action: "reject", reason: "ok", message: "x".repeat(1001) }`,
+    `{ action: "require_approval", arguments: {} }`,
     `{ action: "return", result: 1 }`,
   ]) {
     const run = await runBefore(beforeBundle("", returns));
@@ -126,7 +155,12 @@ it("rejects malformed returns as invalid_return", async ({ expect }) => {
 });
 
 it("fails closed on an invalid context or a bundle without an adapter", async ({ expect }) => {
-  const badClock = await runStage({ bundle: TRIVIAL_BUNDLE, stage: "before", input: { arguments: {} }, context: { ...CONTEXT, calledAt: "soon" } });
+  const badClock = await runStage({
+    bundle: TRIVIAL_BUNDLE,
+    stage: "before",
+    input: { arguments: {} },
+    context: { ...CONTEXT, calledAt: "soon" },
+  });
   expect(badClock.error?.code).toBe("exception");
   const noAdapter = await runBefore(`var __rayrun = { default: 42 };`);
   expect(noAdapter.error).toMatchObject({ code: "exception", message: expect.stringContaining("__rayrun.default") });
@@ -135,7 +169,9 @@ it("fails closed on an invalid context or a bundle without an adapter", async ({
 });
 
 it("applies lowered limits", async ({ expect }) => {
-  const output = await runBefore(beforeBundle("", `{ action: "continue", arguments: { s: "x".repeat(100) } }`), undefined, { outputBytes: 50 });
+  const output = await runBefore(beforeBundle("", `{ action: "continue", arguments: { s: "x".repeat(100) } }`), undefined, {
+    outputBytes: 50,
+  });
   expect(output.error?.code).toBe("output_too_large");
   const loop = await runBefore(beforeBundle(`for (let i = 0; i < 1e6; i++) {}`), undefined, { workBudgetPolls: 5 });
   expect(loop.error?.code).toBe("timeout");

@@ -38,9 +38,7 @@ const NO_USAGE: IsolateUsage = { polls: 0, wasmBytes: 0, durationMs: 0, outputBy
 
 /** A stage the adapter does not define passes the call (before) or the result (after) through unchanged. */
 function passThrough(stage: StageName, input: StageInput): BeforeReturn | AfterReturn {
-  return stage === "before"
-    ? { action: "continue", arguments: input.arguments }
-    : { action: "return", result: input.result ?? null };
+  return stage === "before" ? { action: "continue", arguments: input.arguments } : { action: "return", result: input.result ?? null };
 }
 
 function validated(stage: StageName, json: unknown): { value: BeforeReturn | AfterReturn } | IsolateError {

@@ -94,9 +94,7 @@ export class IsolateSession implements InstanceHost {
       const code =
         engineErrorCode(text) ??
         // An allocation failure so deep that not even the error object fit leaves a bare null.
-        (text === "thrown value: null" && this.instance.wasmBytes() >= this.limits.wasmMemoryBytes * 0.9
-          ? "memory_exceeded"
-          : fallback);
+        (text === "thrown value: null" && this.instance.wasmBytes() >= this.limits.wasmMemoryBytes * 0.9 ? "memory_exceeded" : fallback);
       this.fail(code, prefix + text);
     } finally {
       thrown.dispose();
@@ -269,7 +267,8 @@ export class IsolateSession implements InstanceHost {
   copyJson(value: QuickJSHandle, maxBytes: number, what: string): { json: unknown } | undefined {
     const text = this.callDriver("serialize", [value], "invalid_return");
     if (!text) {
-      if (this.firstFault?.code === "invalid_return") this.firstFault.message = `${what} is not JSON-serialisable: ${this.firstFault.message}`;
+      if (this.firstFault?.code === "invalid_return")
+        this.firstFault.message = `${what} is not JSON-serialisable: ${this.firstFault.message}`;
       return undefined;
     }
     try {

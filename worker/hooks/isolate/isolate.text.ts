@@ -30,9 +30,7 @@ export function replaceLoneSurrogates<T>(value: T): T {
   if (typeof value === "string") return value.replace(LONE_SURROGATES, "\uFFFD") as T;
   if (Array.isArray(value)) return value.map(replaceLoneSurrogates) as T;
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [replaceLoneSurrogates(key), replaceLoneSurrogates(item)]),
-    ) as T;
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [replaceLoneSurrogates(key), replaceLoneSurrogates(item)])) as T;
   }
   return value;
 }

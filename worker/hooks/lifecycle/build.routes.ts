@@ -43,7 +43,14 @@ const tags = ["hooks"];
  * Durable Object), then runs here in the Worker, where it cannot hold up the
  * workspace's other requests.
  */
-async function chargedCompile(env: Env, ws: string, actorId: string, tool: ToolRecord, source: string, config: JsonObject): Promise<CompileSuccess> {
+async function chargedCompile(
+  env: Env,
+  ws: string,
+  actorId: string,
+  tool: ToolRecord,
+  source: string,
+  config: JsonObject,
+): Promise<CompileSuccess> {
   unwrap(await workspaceStub(env, ws).chargeHookCompile(actorId));
   const result = await compileHook({ source, config, upstreamDefinition: tool.definition });
   if (!result.ok) throw compileError(result);
@@ -173,7 +180,11 @@ buildRoutes.openapi(
       draft.versionId,
     );
     if (!recorded) {
-      throw new ApiError(409, "hook_reset", "The tool's hook was reset while the test ran, so the run was not recorded; test the new draft");
+      throw new ApiError(
+        409,
+        "hook_reset",
+        "The tool's hook was reset while the test ran, so the run was not recorded; test the new draft",
+      );
     }
     const { run } = tested;
     return c.json(

@@ -163,7 +163,12 @@ draftRoutes.openapi(
         versionId,
         previousVersionId: previous?.versionId ?? null,
         source: createTwoFilesPatch(`${from}/hook.ts`, `${versionId}/hook.ts`, previous?.source ?? "", version.source),
-        config: createTwoFilesPatch(`${from}/config.json`, `${versionId}/config.json`, configText(previous?.config), configText(version.config)),
+        config: createTwoFilesPatch(
+          `${from}/config.json`,
+          `${versionId}/config.json`,
+          configText(previous?.config),
+          configText(version.config),
+        ),
       },
       200,
     );
@@ -178,7 +183,11 @@ draftRoutes.openapi(
     summary: "Copy a version into the draft under If-Match, as a new version attributed to you",
     description: "History is never rewritten. Restoring content identical to the draft is a no-op (`created: false`).",
     middleware: guard("hooks:write"),
-    request: { params: VersionParams, headers: IfMatchHeader, body: { required: false, content: { "application/json": { schema: RestoreBody } } } },
+    request: {
+      params: VersionParams,
+      headers: IfMatchHeader,
+      body: { required: false, content: { "application/json": { schema: RestoreBody } } },
+    },
     responses: { 200: json(SavedDraftSchema, "Restored"), ...errorResponses(400, 404, 409, 412, 413, 428, 429) },
   }),
   async (c) => {

@@ -50,7 +50,12 @@ export async function insertDeploymentEvent(db: D1Database, workspaceId: string,
     .run();
 }
 
-export async function listDeploymentEvents(db: D1Database, workspaceId: string, toolUid: string, limit: number): Promise<DeploymentEvent[]> {
+export async function listDeploymentEvents(
+  db: D1Database,
+  workspaceId: string,
+  toolUid: string,
+  limit: number,
+): Promise<DeploymentEvent[]> {
   const { results } = await db
     .prepare(
       `SELECT id AS eventId, tool_uid AS toolUid, slot, action, revision_id AS revisionId, previous_revision_id AS previousRevisionId,
@@ -75,7 +80,11 @@ export async function listResetEvents(db: D1Database, workspaceId: string, toolU
 }
 
 /** How much hook history a tool has in D1 (a reset counts it before removing it). */
-export async function historyCounts(db: D1Database, workspaceId: string, toolUid: string): Promise<{ versions: number; revisions: number }> {
+export async function historyCounts(
+  db: D1Database,
+  workspaceId: string,
+  toolUid: string,
+): Promise<{ versions: number; revisions: number }> {
   const row = await db
     .prepare(
       `SELECT (SELECT COUNT(*) FROM hook_versions WHERE workspace_id = ?1 AND tool_uid = ?2) AS versions,

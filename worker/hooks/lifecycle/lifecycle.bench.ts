@@ -41,11 +41,9 @@ async function benchWorkspace(): Promise<{ ws: string; key: string; toolUid: str
   const now = nowIso();
   const definition = { name: "search", inputSchema: { type: "object", properties: { query: { type: "string" } } } };
   await env.DB.batch([
-    env.DB.prepare("INSERT INTO services (id, workspace_id, slug, url, created_at) VALUES (?, ?, 'bench', 'https://bench.invalid/mcp', ?)").bind(
-      serviceId,
-      workspace.id,
-      now,
-    ),
+    env.DB.prepare(
+      "INSERT INTO services (id, workspace_id, slug, url, created_at) VALUES (?, ?, 'bench', 'https://bench.invalid/mcp', ?)",
+    ).bind(serviceId, workspace.id, now),
     env.DB.prepare(
       `INSERT INTO tools (uid, workspace_id, service_id, name, definition, definition_hash, approved_hash, status, first_seen_at, updated_at)
        VALUES (?, ?, ?, 'search', ?, 'h', 'h', 'active', ?, ?)`,

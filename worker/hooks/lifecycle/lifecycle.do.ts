@@ -111,7 +111,13 @@ export class HookLifecycle {
       const current = this.#drafts.get(input.toolUid);
       const etag = etagOf(current?.versionId ?? null);
       if (!etagMatches(input.ifMatch, etag)) {
-        return failure(412, "precondition_failed", "The draft changed since you read it; reload it and reapply your change", { etag }, { etag });
+        return failure(
+          412,
+          "precondition_failed",
+          "The draft changed since you read it; reload it and reapply your change",
+          { etag },
+          { etag },
+        );
       }
       if (current && current.contentHash === input.contentHash) {
         return { ok: true, etag, versionId: current.versionId, created: false };
@@ -123,11 +129,16 @@ export class HookLifecycle {
       const history = this.#quotas.reserveHistory(input.toolUid, input.bytes, QUOTAS.historyBytes);
       if (!history.ok) {
         this.#quotas.refund(charge.eventId);
-        return failure(413, "history_full", "The workspace's draft history is full; export the versions you need, then reset hooks to reclaim it", {
-          usedBytes: history.used,
-          limitBytes: history.limit,
-          versionBytes: input.bytes,
-        });
+        return failure(
+          413,
+          "history_full",
+          "The workspace's draft history is full; export the versions you need, then reset hooks to reclaim it",
+          {
+            usedBytes: history.used,
+            limitBytes: history.limit,
+            versionBytes: input.bytes,
+          },
+        );
       }
 
       const versionId = newId("hv");
@@ -213,10 +224,15 @@ export class HookLifecycle {
       if (!stored) return failure(404, "not_found", "Revision not found");
       const revision = toRevisionRecord(stored);
       if (revision.definitionHash !== input.currentDefinitionHash) {
-        return failure(409, "incompatible_revision", "The revision was compiled against a different upstream definition than the tool's current one", {
-          revisionDefinitionHash: revision.definitionHash,
-          currentDefinitionHash: input.currentDefinitionHash,
-        });
+        return failure(
+          409,
+          "incompatible_revision",
+          "The revision was compiled against a different upstream definition than the tool's current one",
+          {
+            revisionDefinitionHash: revision.definitionHash,
+            currentDefinitionHash: input.currentDefinitionHash,
+          },
+        );
       }
       const otherBytes = this.#deployments.deployedBytesExcept(input.toolUid, input.slot);
       if (otherBytes + revision.compiledBytes > QUOTAS.deployedBytes) {

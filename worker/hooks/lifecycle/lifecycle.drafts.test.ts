@@ -6,7 +6,9 @@ import { browserCaller, hookGateway, keyCaller, SEARCH_HOOK, searchHookVariant }
 import { QUOTAS } from "./quotas.do.ts";
 
 const versionCount = async (ws: string, toolUid: string) =>
-  (await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_versions WHERE workspace_id = ? AND tool_uid = ?").bind(ws, toolUid).first<{ n: number }>())!.n;
+  (await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_versions WHERE workspace_id = ? AND tool_uid = ?")
+    .bind(ws, toolUid)
+    .first<{ n: number }>())!.n;
 
 /** Runs SQL inside the workspace's Durable Object, where quotas and allowances live. */
 const inWorkspaceDO = (ws: string, sql: (storage: SqlStorage) => void) =>
@@ -81,7 +83,10 @@ describe("draft saves and etags", () => {
     expect(new TextEncoder().encode(source).byteLength).toBe(SOURCE_MAX_BYTES + 1);
     const res = await g.save({ source }, '"empty"');
     expect(res.status).toBe(413);
-    expect(res.body.error).toMatchObject({ code: "source_too_large", details: { bytes: SOURCE_MAX_BYTES + 1, limitBytes: SOURCE_MAX_BYTES } });
+    expect(res.body.error).toMatchObject({
+      code: "source_too_large",
+      details: { bytes: SOURCE_MAX_BYTES + 1, limitBytes: SOURCE_MAX_BYTES },
+    });
     expect(await versionCount(g.ws, g.toolUid)).toBe(0);
     expect((await g.draft()).body.versionId).toBeNull();
     expect((await g.call(g.writer, `/v1/workspaces/${g.ws}/hooks/usage`)).body.draftSaves.used).toBe(0);
@@ -157,8 +162,12 @@ describe("draft save quota", () => {
     );
     const statuses = results.map((result) => result.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
-    expect(statuses.filter((status) => status === 429).length + statuses.filter((status) => status === 412).length).toBe(results.length - 1);
-    const total = (await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_versions WHERE workspace_id = ?").bind(g.ws).first<{ n: number }>())!.n;
+    expect(statuses.filter((status) => status === 429).length + statuses.filter((status) => status === 412).length).toBe(
+      results.length - 1,
+    );
+    const total = (await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_versions WHERE workspace_id = ?")
+      .bind(g.ws)
+      .first<{ n: number }>())!.n;
     expect(total).toBe(1);
     expect((await g.call(g.writer, `/v1/workspaces/${g.ws}/hooks/usage`)).body.draftSaves.used).toBe(120);
   });

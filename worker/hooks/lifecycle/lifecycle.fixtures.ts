@@ -73,7 +73,8 @@ export async function hookGateway(toolName = "search_release_notes") {
     etag: string | undefined,
     caller = writer,
     uid = toolUid,
-  ): Promise<ApiResponse> => call(caller, `${base(uid)}/draft`, { method: "PUT", body, headers: etag === undefined ? {} : { "if-match": etag } });
+  ): Promise<ApiResponse> =>
+    call(caller, `${base(uid)}/draft`, { method: "PUT", body, headers: etag === undefined ? {} : { "if-match": etag } });
 
   /** Saves on top of whatever the draft is now. */
   const saveLatest = async (body: { source: string; config?: Record<string, unknown>; note?: string }, caller = writer, uid = toolUid) =>
@@ -82,10 +83,15 @@ export async function hookGateway(toolName = "search_release_notes") {
   const test = (body: Record<string, unknown>, caller = writer, uid = toolUid) => call(caller, `${base(uid)}/test`, { body });
   const testBoth = async (config?: Record<string, unknown>, caller = writer, uid = toolUid) => {
     const before = await test({ stage: "before", arguments: { query: "sso" }, ...(config ? { config } : {}) }, caller, uid);
-    const after = await test({ stage: "after", arguments: { query: "sso" }, result: MOCK_RESULT, ...(config ? { config } : {}) }, caller, uid);
+    const after = await test(
+      { stage: "after", arguments: { query: "sso" }, result: MOCK_RESULT, ...(config ? { config } : {}) },
+      caller,
+      uid,
+    );
     return { before, after };
   };
-  const createRevision = (versionId: string, caller = writer, uid = toolUid) => call(caller, `${base(uid)}/revisions`, { body: { versionId } });
+  const createRevision = (versionId: string, caller = writer, uid = toolUid) =>
+    call(caller, `${base(uid)}/revisions`, { body: { versionId } });
   const deploy = (slot: "active" | "shadow", revisionId: string, caller = writer, uid = toolUid) =>
     call(caller, `${base(uid)}/deployments/${slot}`, { method: "PUT", body: { revisionId } });
 

@@ -48,14 +48,26 @@ describe("hook lifecycle, whole path", () => {
       outcome: "continue",
       value: { action: "continue", arguments: { query: "release sso" } },
       logs: [{ level: "info", message: "searching", data: { query: "sso" } }],
-      validation: { valid: true, checks: [{ target: "publicArguments", valid: true }, { target: "upstreamArguments", valid: true }] },
+      validation: {
+        valid: true,
+        checks: [
+          { target: "publicArguments", valid: true },
+          { target: "upstreamArguments", valid: true },
+        ],
+      },
     });
     const after = await g.test({ stage: "after", arguments: { query: "sso" }, result: MOCK_RESULT }, api_);
     expect(after.body).toMatchObject({
       passed: true,
       outcome: "return",
       value: { action: "return", result: { items: [MOCK_RESULT.items[0]] } },
-      validation: { valid: true, checks: [{ target: "upstreamResult", valid: true }, { target: "publicResult", valid: true }] },
+      validation: {
+        valid: true,
+        checks: [
+          { target: "upstreamResult", valid: true },
+          { target: "publicResult", valid: true },
+        ],
+      },
     });
     expect((await upstreamReceived(g.tag)).calls).toEqual([]);
 
@@ -98,9 +110,18 @@ describe("hook lifecycle, whole path", () => {
       channel: "cli",
     });
     const removed = await g.call(api_, `${g.base()}/deployments/shadow`, { method: "DELETE" });
-    expect(removed.body.event).toMatchObject({ action: "remove", slot: "shadow", previousRevisionId: revA.body.revisionId, actorId: apiKeyId });
+    expect(removed.body.event).toMatchObject({
+      action: "remove",
+      slot: "shadow",
+      previousRevisionId: revA.body.revisionId,
+      actorId: apiKeyId,
+    });
     const deployments = (await g.call(browser, `${g.base()}/deployments`)).body;
-    expect(deployments.active).toMatchObject({ revisionId: revA.body.revisionId, config: { prefix: "release " }, stages: ["before", "after"] });
+    expect(deployments.active).toMatchObject({
+      revisionId: revA.body.revisionId,
+      config: { prefix: "release " },
+      stages: ["before", "after"],
+    });
     expect(deployments.shadow).toBeNull();
     expect(deployments.events.map((event: { action: string; slot: string }) => `${event.action}:${event.slot}`)).toEqual([
       "remove:shadow",
@@ -112,7 +133,9 @@ describe("hook lifecycle, whole path", () => {
 
     // 7. History: newest first, attributed; diff with the predecessor; restore under If-Match.
     const history = (await g.call(browser, `${g.base()}/versions`)).body;
-    expect(history.versions.map((version: { actorId: string; channel: string; note: string | null }) => [version.channel, version.note])).toEqual([
+    expect(
+      history.versions.map((version: { actorId: string; channel: string; note: string | null }) => [version.channel, version.note]),
+    ).toEqual([
       ["browser", null],
       ["api", "prefix"],
       ["browser", "first cut"],
@@ -152,7 +175,14 @@ describe("hook lifecycle, whole path", () => {
     ]);
     const reset = await g.call(browser, g.base(), { method: "DELETE" });
     expect(reset.status).toBe(200);
-    expect(reset.body.reset).toMatchObject({ actorId: browser.id, actorKind: "user", channel: "browser", versionsRemoved: 4, revisionsRemoved: 2, bundlesRemoved: 2 });
+    expect(reset.body.reset).toMatchObject({
+      actorId: browser.id,
+      actorKind: "user",
+      channel: "browser",
+      versionsRemoved: 4,
+      revisionsRemoved: 2,
+      bundlesRemoved: 2,
+    });
     expect((await g.draft(browser)).body).toEqual(empty.body);
     expect((await g.call(browser, `${g.base()}/versions`)).body.versions).toEqual([]);
     expect((await g.call(browser, `${g.base()}/deployments`)).body).toEqual({ active: null, shadow: null, events: [] });

@@ -62,7 +62,9 @@ describe("tests", () => {
     expect(reset.status).toBe(200);
     expect(await insertTestRun(env.DB, runFor("before", hash), saved.body.versionId)).toBe(false);
     expect(await insertTestRun(env.DB, runFor("after", hash), saved.body.versionId)).toBe(false);
-    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_test_runs WHERE workspace_id = ? AND tool_uid = ?").bind(g.ws, g.toolUid).first<{ n: number }>();
+    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_test_runs WHERE workspace_id = ? AND tool_uid = ?")
+      .bind(g.ws, g.toolUid)
+      .first<{ n: number }>();
     expect(rows?.n).toBe(0);
 
     // The same content saved again after the reset still needs its own tests.
@@ -78,7 +80,9 @@ describe("tests", () => {
     const during = await g.test({ stage: "after", arguments: { query: "sso" }, result: MOCK_RESULT });
     expect(during.status).toBe(409);
     expect(during.body.error.code).toBe("hook_reset");
-    const after = await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_test_runs WHERE tool_uid = ? AND stage = 'after'").bind(g.toolUid).first<{ n: number }>();
+    const after = await env.DB.prepare("SELECT COUNT(*) AS n FROM hook_test_runs WHERE tool_uid = ? AND stage = 'after'")
+      .bind(g.toolUid)
+      .first<{ n: number }>();
     expect(after?.n).toBe(0);
   });
 
@@ -95,7 +99,9 @@ describe("tests", () => {
     expect(bad.body.validation.checks[1].errors[0].pointer).toBe("/query");
     const publicBad = await g.test({ stage: "before", arguments: { nope: 1 } });
     expect(publicBad.body.validation.checks[0]).toMatchObject({ target: "publicArguments", valid: false });
-    const throwing = await g.saveLatest({ source: SEARCH_HOOK.replace('context.log.info("searching", { query: args.query });', 'throw new Error("boom");') });
+    const throwing = await g.saveLatest({
+      source: SEARCH_HOOK.replace('context.log.info("searching", { query: args.query });', 'throw new Error("boom");'),
+    });
     expect(throwing.status).toBe(200);
     const error = await g.test({ stage: "before", arguments: { query: "x" } });
     expect(error.body).toMatchObject({ passed: false, outcome: "error", error: { code: "exception" } });
@@ -224,7 +230,10 @@ describe("deployments", () => {
     });
     const res = await g.deploy("shadow", revision.revisionId);
     expect(res.status).toBe(413);
-    expect(res.body.error).toMatchObject({ code: "deployed_code_full", details: { usedBytes: QUOTAS.deployedBytes - 100, limitBytes: QUOTAS.deployedBytes } });
+    expect(res.body.error).toMatchObject({
+      code: "deployed_code_full",
+      details: { usedBytes: QUOTAS.deployedBytes - 100, limitBytes: QUOTAS.deployedBytes },
+    });
     expect((await g.call(g.writer, `${g.base()}/deployments`)).body).toMatchObject({ shadow: null, events: [] });
   });
 });
@@ -256,7 +265,9 @@ describe("compile quota", () => {
 });
 
 describe("reset and service deletion", () => {
-  it("reset while shadow and active are deployed removes both, the bundles and the history; the reset event remains", async ({ expect }) => {
+  it("reset while shadow and active are deployed removes both, the bundles and the history; the reset event remains", async ({
+    expect,
+  }) => {
     const g = await hookGateway();
     const a = await g.tested(SEARCH_HOOK, { prefix: "release " });
     const b = await g.tested(searchHookVariant(1));
@@ -268,7 +279,13 @@ describe("reset and service deletion", () => {
 
     const reset = await g.call(g.writer, g.base(), { method: "DELETE" });
     expect(reset.status).toBe(200);
-    expect(reset.body.reset).toMatchObject({ versionsRemoved: 2, revisionsRemoved: 2, bundlesRemoved: 2, channel: "api", actorKind: "key" });
+    expect(reset.body.reset).toMatchObject({
+      versionsRemoved: 2,
+      revisionsRemoved: 2,
+      bundlesRemoved: 2,
+      channel: "api",
+      actorKind: "key",
+    });
 
     const pointers = await runInDurableObject(env.WORKSPACE.getByName(g.ws), (instance) =>
       (instance as unknown as { toolDeployments(toolUid: string): unknown }).toolDeployments(g.toolUid),

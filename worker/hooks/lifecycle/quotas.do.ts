@@ -22,8 +22,7 @@ export const QUOTAS = {
 export type RateQuota = "draft_saves" | "compile_attempts";
 
 export type Charge =
-  | { ok: true; used: number; limit: number; eventId: number }
-  | { ok: false; used: number; limit: number; retryAfterSeconds: number };
+  { ok: true; used: number; limit: number; eventId: number } | { ok: false; used: number; limit: number; retryAfterSeconds: number };
 
 const DDL = [
   `CREATE TABLE IF NOT EXISTS quota_events (
@@ -77,7 +76,12 @@ export class QuotaTable {
 
   used(quota: RateQuota, subject: string, now: number): number {
     return this.#sql
-      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM quota_events WHERE quota = ? AND subject = ? AND at > ?", quota, subject, now - HOUR_MS)
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM quota_events WHERE quota = ? AND subject = ? AND at > ?",
+        quota,
+        subject,
+        now - HOUR_MS,
+      )
       .one().n;
   }
 

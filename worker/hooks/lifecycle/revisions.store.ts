@@ -99,7 +99,12 @@ export async function insertRevision(db: D1Database, workspaceId: string, revisi
 }
 
 /** A revision of this tool in this workspace; another tool's revision is not found. */
-export async function findRevision(db: D1Database, workspaceId: string, toolUid: string, revisionId: string): Promise<StoredRevision | null> {
+export async function findRevision(
+  db: D1Database,
+  workspaceId: string,
+  toolUid: string,
+  revisionId: string,
+): Promise<StoredRevision | null> {
   const row = await db
     .prepare("SELECT * FROM hook_revisions WHERE workspace_id = ? AND tool_uid = ? AND id = ?")
     .bind(workspaceId, toolUid, revisionId)

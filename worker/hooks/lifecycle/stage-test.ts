@@ -30,7 +30,12 @@ export interface StageTestInput {
   config: JsonObject;
 }
 
-function check(target: SchemaCheckReport["target"], publicSchema: Record<string, unknown> | undefined, upstreamSchema: Record<string, unknown> | undefined, value: unknown): SchemaCheckReport | null {
+function check(
+  target: SchemaCheckReport["target"],
+  publicSchema: Record<string, unknown> | undefined,
+  upstreamSchema: Record<string, unknown> | undefined,
+  value: unknown,
+): SchemaCheckReport | null {
   const schema = publicSchema ?? upstreamSchema;
   if (!schema) return null;
   let outcome: ReturnType<typeof checkAgainstSchema>;

@@ -141,9 +141,7 @@ export async function listVersions(
   page: { limit: number; cursor?: number },
 ): Promise<Page<VersionSummary>> {
   const { results } = await db
-    .prepare(
-      `SELECT ${SUMMARY_COLUMNS} FROM hook_versions WHERE workspace_id = ? AND tool_uid = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-    )
+    .prepare(`SELECT ${SUMMARY_COLUMNS} FROM hook_versions WHERE workspace_id = ? AND tool_uid = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
     .bind(workspaceId, toolUid, page.cursor ?? Number.MAX_SAFE_INTEGER, page.limit + 1)
     .all<VersionRow>();
   const items = results.slice(0, page.limit);
@@ -152,7 +150,13 @@ export async function listVersions(
 }
 
 /** Full versions oldest first after `afterSeq`, for exports streamed page by page. */
-export async function versionsAfter(db: D1Database, workspaceId: string, toolUid: string, afterSeq: number, limit: number): Promise<StoredVersion[]> {
+export async function versionsAfter(
+  db: D1Database,
+  workspaceId: string,
+  toolUid: string,
+  afterSeq: number,
+  limit: number,
+): Promise<StoredVersion[]> {
   const { results } = await db
     .prepare("SELECT * FROM hook_versions WHERE workspace_id = ? AND tool_uid = ? AND seq > ? ORDER BY seq LIMIT ?")
     .bind(workspaceId, toolUid, afterSeq, limit)
