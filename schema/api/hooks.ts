@@ -111,7 +111,12 @@ export const CompiledSchema = z
 export const TestBody = z
   .object({
     stage: Stage,
-    arguments: JsonObject.openapi({ description: "The public arguments (before) or the arguments after receives" }),
+    arguments: JsonObject.openapi({ description: "The client's public arguments, for either stage" }),
+    upstreamArguments: JsonObject.optional().openapi({
+      description:
+        "For after: the arguments that went upstream. Default: what the draft's before returns for `arguments` (as live), " +
+        "or `arguments` when the hook has no before",
+    }),
     result: z.unknown().optional().openapi({ description: "Required for after: the mock upstream result" }),
     config: JsonObject.optional().openapi({ description: "Default: the draft's config" }),
   })

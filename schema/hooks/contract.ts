@@ -29,7 +29,8 @@ export type JsonObject = { [key: string]: JsonValue };
 
 export type BeforeContinue = { action: "continue"; arguments: JsonObject };
 export type BeforeReject = { action: "reject"; reason: string; message: string };
-export type BeforeRequireApproval = { action: "require_approval"; arguments: JsonObject; reason: string };
+/** `message`, if given, is shown to the approver beside the stable `reason`. */
+export type BeforeRequireApproval = { action: "require_approval"; arguments: JsonObject; reason: string; message?: string };
 export type BeforeReturn = BeforeContinue | BeforeReject | BeforeRequireApproval;
 
 export type AfterReturnResult = { action: "return"; result: JsonValue };
@@ -49,6 +50,7 @@ export interface HookContext<Config extends JsonObject = JsonObject> {
   readonly workspaceUid: string;
   readonly connectionId: string;
   readonly toolUid: string;
+  /** The tool's public name, `{service}__{tool}`: the name clients call, the same in tests and live. */
   readonly toolName: string;
   /** Deep-frozen, non-secret JSON deployed with the revision. */
   readonly config: Readonly<Config>;
@@ -117,7 +119,12 @@ export function validateBeforeReturn(value: unknown): ContractCheck<BeforeReturn
       ? firstProblem(checkKeys(fields, ["action", "arguments"]), checkArguments(fields))
       : action === "reject"
         ? firstProblem(checkKeys(fields, ["action", "reason", "message"]), checkReason(fields), checkMessage(fields))
-        : firstProblem(checkKeys(fields, ["action", "arguments", "reason"]), checkArguments(fields), checkReason(fields));
+        : firstProblem(
+            checkKeys(fields, ["action", "arguments", "reason", "message"]),
+            checkArguments(fields),
+            checkReason(fields),
+            "message" in fields ? checkMessage(fields) : undefined,
+          );
   return problem === undefined ? { ok: true, value: fields as BeforeReturn } : { ok: false, message: problem };
 }
 

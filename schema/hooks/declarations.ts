@@ -23,11 +23,14 @@ declare namespace Rayrun {
   /** Readable text, ${MESSAGE_MIN_LENGTH}–${MESSAGE_MAX_LENGTH} characters. */
   type Message = string;
 
-  /** What \`before\` returns: call upstream with these arguments, reject the call, or ask a human first. */
+  /**
+   * What \`before\` returns: call upstream with these arguments, reject the call, or ask a human first.
+   * An approval's \`message\` is shown to the approver beside its \`reason\`.
+   */
   type BeforeReturn<Args = UpstreamArguments> =
     | { action: "continue"; arguments: Args }
     | { action: "reject"; reason: Reason; message: Message }
-    | { action: "require_approval"; arguments: Args; reason: Reason };
+    | { action: "require_approval"; arguments: Args; reason: Reason; message?: Message };
 
   /** What \`after\` returns: the (transformed) result for the client, or a failure. */
   type AfterReturn<PublicResult = unknown> =
@@ -47,6 +50,7 @@ declare namespace Rayrun {
     readonly workspaceUid: string;
     readonly connectionId: string;
     readonly toolUid: string;
+    /** The tool's public name, \`{service}__{tool}\`: the name clients call, the same in tests and live. */
     readonly toolName: string;
     /** Frozen, non-secret JSON deployed with the revision. */
     readonly config: Readonly<Config>;
@@ -69,8 +73,10 @@ declare namespace Rayrun {
   interface AfterInput<PublicArgs, Result> {
     /** The upstream \`structuredContent\` when the tool has an outputSchema, else its whole CallToolResult. */
     result: Result;
-    /** The client's arguments. */
+    /** The client's arguments, as \`before\` received them. */
     arguments: PublicArgs;
+    /** The arguments that went upstream: what \`before\` returned, or the client's when there is no \`before\`. */
+    upstreamArguments: UpstreamArguments;
     context: Context;
   }
 

@@ -1,23 +1,24 @@
 import { CallToolResultSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { AfterReturn, BeforeReturn, JsonObject, JsonValue } from "../../schema/hooks/contract.ts";
+import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
-import type { CallLogEntry } from "../logs/logs.store.ts";
-import { refusal } from "../mcp/mcp.results.ts";
-import { afterResponse } from "../lib/after-response.ts";
+import { afterInput, afterResult, beforeInput, stageContext, type StageCall } from "../hooks/stage-call.ts";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
+import { checkAgainstSchema } from "../lib/json-schema.ts";
+import type { CallLogEntry } from "../logs/logs.store.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
 import { readPointers, withBundle, type DeployedRevision, type ToolDeployments } from "./deployment.ts";
+import { logEntry, type CallOutcome, type GatewayRefusalCode, type ToolCallRun } from "./outcome.ts";
 import { projectResult } from "./projection.ts";
-import { runShadow } from "./shadow.ts";
-import { checkAgainstSchema } from "./validation.ts";
+import type { ShadowWork } from "./shadow.ts";
+import { stageRunLog } from "./stage-log.ts";
 
-export interface CallRequest {
+export interface ToolCallInput {
   env: Env;
-  waitUntil: (promise: Promise<unknown>) => void;
   catalog: Catalog;
-  tool: CatalogTool;
+  /** The name the client called: `{serviceSlug}__{upstreamName}`. */
+  publicName: string;
   workspaceId: string;
   keyId: string;
   profileId: string | null;
@@ -25,256 +26,277 @@ export interface CallRequest {
   requestId: string;
   /** Where an approver acts on approvals, shown to the agent. */
   approvalsUrl: string;
-  /** Receives every log entry of the active path; the endpoint writes them after the response. */
-  log: (entry: CallLogEntry) => void;
-  /** Writes log entries now (the shadow run, already off the live path, uses it). */
-  record: (entries: CallLogEntry[]) => Promise<void>;
 }
 
-/** What the active path saw, so a shadow revision can be run on the same inputs afterwards. */
-export interface CallTrace {
-  context: ReturnType<typeof stageContext>;
+/** One call in progress: its input, the tool, the stage metadata, and what it has produced so far. */
+interface CallState {
+  input: ToolCallInput;
+  tool: CatalogTool;
+  stageCall: StageCall;
+  logs: CallLogEntry[];
+  /** The shadow revision read at step 4, and the stages as active ran them, for the run after the response. */
   shadow: DeployedRevision | null;
-  before?: { input: JsonObject; run: StageRun | null };
-  after?: { arguments: JsonObject; result: JsonValue; run: StageRun | null };
+  observed: Pick<ShadowWork, "before" | "after">;
 }
 
 /**
  * The five steps of a tools/call, in order. Each step can only narrow what the
- * previous allowed; a refusal or failure before step 4 never contacts the upstream.
- * A shadow revision runs afterwards, in waitUntil, on the inputs the active path saw.
+ * previous allowed; a refusal or failure before step 4 never contacts the
+ * upstream. Returns data only: the caller shapes the wire answer, writes the
+ * log rows and starts the shadow run, both after the response.
  */
-export async function runToolCall(call: CallRequest): Promise<CallToolResult> {
-  const trace: CallTrace = { context: stageContext(call, new Date().toISOString()), shadow: null };
-  try {
-    return await runSteps(call, trace);
-  } finally {
-    const shadow = trace.shadow;
-    if (shadow && (trace.before || trace.after)) {
-      // QuickJS runs synchronously: starting at once would hold the thread while the live response is written.
-      afterResponse(call.waitUntil, "shadow run", () => runShadow(call, shadow, trace));
-    }
-  }
+export async function runToolCall(input: ToolCallInput): Promise<ToolCallRun> {
+  const tool = input.catalog.tools.get(input.publicName);
+  if (!tool) return { outcome: { kind: "hidden" }, logs: [], shadow: null, captureDetails: false };
+  const state: CallState = {
+    input,
+    tool,
+    stageCall: { calledAt: new Date().toISOString(), requestId: input.requestId, workspaceId: input.workspaceId, tool },
+    logs: [],
+    shadow: null,
+    observed: {},
+  };
+  const outcome = await runSteps(state);
+  const { shadow, observed } = state;
+  const shadowRun =
+    shadow && (observed.before || observed.after)
+      ? { call: state.stageCall, revision: shadow, definitionHash: tool.definitionHash, ...observed }
+      : null;
+  return { outcome, logs: state.logs, shadow: shadowRun, captureDetails: tool.captureDetails };
 }
 
-async function runSteps(call: CallRequest, trace: CallTrace): Promise<CallToolResult> {
-  const tool = call.tool;
-  const context = trace.context;
-  const refuse: Refuse = (code: string, message: string, revisionId: string | null, details?: Record<string, unknown>) => {
-    call.log(preDispatch(call, code, revisionId, message));
-    return refusal(code, message, { tool: tool.publicName, ...details });
-  };
+async function runSteps(state: CallState): Promise<CallOutcome> {
+  const { input, tool } = state;
 
   // 1. Access policy on the public tool: a refusal here ends the call, no hook runs.
-  const access = decideAccess(call.catalog, call.profileId, tool);
-  if (!access.allowed) return refuse(access.code, access.message, null);
+  const access = decideAccess(input.catalog, input.profileId, tool);
+  if (!access.allowed) {
+    if (access.code === "tool_blocked" || access.code === "no_access_profile") {
+      // Still a refusal worth an admin's eye, though the client only sees an unknown tool.
+      state.logs.push(refusalLog(state, access.code, access.message, null));
+      return { kind: "hidden" };
+    }
+    return refuse(state, access.code, access.message, null);
+  }
 
   // 2–3 run the snapshot's revision; step 4 verifies it is still the active one.
-  let pointers: ToolDeployments = call.catalog.deployments.get(tool.uid) ?? {};
+  let pointers: ToolDeployments = input.catalog.deployments.get(tool.uid) ?? {};
   let prepared: Prepared;
   for (let attempt = 0; ; attempt++) {
-    const outcome = await prepare(call, trace, pointers, refuse);
-    if ("content" in outcome) return outcome;
+    const outcome = await prepare(state, pointers);
+    if ("kind" in outcome) return outcome;
     prepared = outcome;
-    if (!call.catalog.deployments.has(tool.uid)) break;
+    if (!input.catalog.deployments.has(tool.uid)) break;
     // 4. The revision that ran must still be the active one.
     let current: ToolDeployments;
     try {
-      current = await readPointers(call.env, call.workspaceId, tool.uid);
+      current = await readPointers(input.env, input.workspaceId, tool.uid);
     } catch (error) {
       console.error("hook deployment unreadable", error);
-      return refuse("hook_unavailable", "The tool's hook could not be loaded, so the call was stopped", null);
+      return refuse(state, "hook_unavailable", "The tool's hook could not be loaded, so the call was stopped", null);
     }
-    trace.shadow = await withBundle(call.env, current.shadow).catch(() => null);
+    state.shadow = await shadowRevision(state, current);
     if (current.active?.revisionId === prepared.active?.revisionId) break;
     // The snapshot was stale: run once more on the revision that is active now, then give up.
-    if (attempt > 0)
+    if (attempt > 0) {
       return refuse(
+        state,
         "revision_changed",
         "The tool's active hook changed during the call; repeat the call",
         prepared.active?.revisionId ?? null,
       );
+    }
     pointers = current;
   }
   const { active, upstreamArguments, hookApproval } = prepared;
+  const revisionId = active?.revisionId ?? null;
 
   // Approvals bind the verified active revision and the exact transformed call; a claim is single-use.
+  // A policy approval holds even when the hook asks for none, and the hook's holds under an allowing policy.
   if (access.needsApproval || hookApproval) {
     const reason = hookApproval?.reason ?? "policy_approval";
-    const claim = await claimApproval(call, active, upstreamArguments, hookApproval ? "hook" : "policy", reason);
+    const claim = await claimApproval(state, active, upstreamArguments, hookApproval ? "hook" : "policy", reason);
     if (!claim.claimed) {
       return refuse(
+        state,
         "approval_required",
         `This call needs a human approval (${reason}). Ask an approver, then repeat the identical call.`,
-        active?.revisionId ?? null,
+        revisionId,
         {
           approvalId: claim.approval.id,
           reason,
+          ...(hookApproval?.message ? { message: hookApproval.message } : {}),
           expiresAt: claim.approval.expiresAt,
-          approveAt: `${call.approvalsUrl}/${claim.approval.id}/approve`,
+          approveAt: `${input.approvalsUrl}/${claim.approval.id}/approve`,
         },
       );
     }
   }
 
   // Exactly one upstream call.
-  const target = call.catalog.targets.get(tool.serviceId);
-  if (!target) return refuse("upstream_unreachable", "The tool's service is not available", active?.revisionId ?? null);
+  const target = input.catalog.targets.get(tool.serviceId);
+  if (!target) return refuse(state, "upstream_unreachable", "The tool's service is not available", revisionId);
   let upstreamResult: CallToolResult;
   try {
     upstreamResult = await callUpstreamTool(target, tool.name, upstreamArguments);
   } catch (error) {
-    if (error instanceof UpstreamFailure) {
-      call.log(upstreamLog(call, "upstream_failed", error.code, active));
-      return refusal(error.code, error.message, { tool: tool.publicName });
+    if (error instanceof UpstreamFailure && error.code !== "too_many_tools") {
+      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: error.code, revisionId }));
+      return refused(state, error.code, error.message);
     }
-    if (error instanceof McpError) call.log(upstreamLog(call, "upstream_error", String(error.code), active));
+    if (error instanceof McpError) {
+      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", code: String(error.code), revisionId }));
+      return { kind: "upstream_rpc_error", error };
+    }
     throw error;
   }
   if (upstreamResult.isError) {
     // Upstream errors go back as the upstream's own, and `after` never sees them.
-    call.log(upstreamLog(call, "upstream_error", null, active));
-    return upstreamResult;
+    state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", revisionId }));
+    return { kind: "result", result: upstreamResult };
   }
 
   // 5. Active `after`, public output validation, projection.
   let result = upstreamResult;
-  const afterInput = (tool.definition.outputSchema ? (upstreamResult.structuredContent ?? null) : upstreamResult) as JsonValue;
-  trace.after = { arguments: upstreamArguments, result: afterInput, run: null };
+  const stageInput = afterInput(input.arguments, upstreamArguments, afterResult(tool.definition, upstreamResult));
+  let afterRun: StageRun | null = null;
   if (active?.stages.includes("after")) {
-    const afterRun = await runStage({
+    afterRun = await runStage({
       bundle: active.bundle,
       stage: "after",
-      input: { arguments: upstreamArguments, result: afterInput },
-      context: { ...context, config: active.config },
+      input: stageInput,
+      context: stageContext(state.stageCall, active.config),
     });
-    trace.after.run = afterRun;
-    call.log(stageLog(call, "after", active, afterRun));
+    state.logs.push(stageRunLog(state.stageCall, "after", active, afterRun));
+  }
+  state.observed.after = { input: stageInput, active: afterRun };
+  if (active && afterRun) {
     const value = afterRun.value as AfterReturn | undefined;
-    if (afterRun.outcome === "error" || !value) return hookFailed(call, afterRun);
-    if (value.action === "fail") return refusal(value.reason, value.message, { tool: tool.publicName, source: "hook" });
+    if (afterRun.outcome === "error" || !value) return hookFailed(state, afterRun);
+    if (value.action === "fail") return hookRefused(state, value.reason, value.message);
     const rebuilt = rebuildResult(tool, value.result);
-    if (!rebuilt) return hookFailed(call, { ...afterRun, error: { code: "invalid_return", message: "`result` is not a tool result" } });
+    if (!rebuilt) return hookFailed(state, { ...afterRun, error: { code: "invalid_return", message: "`result` is not a tool result" } });
     result = rebuilt;
   }
   const publicOutput = active?.contract?.outputSchema ?? tool.definition.outputSchema;
   if (publicOutput) {
     const outputCheck = checkAgainstSchema(publicOutput, result.structuredContent);
     if (!outputCheck.valid) {
-      call.log(preDispatch(call, "invalid_output", active?.revisionId ?? null, "output failed the public output schema", "after"));
-      return refusal("invalid_output", "The tool's result does not match its output schema", {
-        tool: tool.publicName,
-        violations: outputCheck.violations,
-      });
+      state.logs.push(refusalLog(state, "invalid_output", "output failed the public output schema", revisionId, "after"));
+      return refused(state, "invalid_output", "The tool's result does not match its output schema", { violations: outputCheck.violations });
     }
   }
-  return projectResult(result, tool.projection);
+  return { kind: "result", result: projectResult(result, tool.projection) };
 }
 
 /** The outcome of steps 2–3 for one revision: what to send upstream, and whether it needs approval. */
 interface Prepared {
   active: DeployedRevision | null;
   upstreamArguments: JsonObject;
-  hookApproval: { reason: string } | null;
+  hookApproval: { reason: string; message?: string } | null;
 }
-
-type Refuse = (code: string, message: string, revisionId: string | null, details?: Record<string, unknown>) => CallToolResult;
 
 /**
  * Steps 2 and 3 against the given pointers: public arguments against the public
  * schema (the hook's, if it replaces it), the active `before`, then the
  * transformed arguments against the upstream schema.
  */
-async function prepare(call: CallRequest, trace: CallTrace, pointers: ToolDeployments, refuse: Refuse): Promise<Prepared | CallToolResult> {
-  const tool = call.tool;
+async function prepare(state: CallState, pointers: ToolDeployments): Promise<Prepared | CallOutcome> {
+  const { input, tool } = state;
   let active: DeployedRevision | null;
   try {
-    active = await withBundle(call.env, pointers.active);
+    active = await withBundle(input.env, pointers.active);
   } catch (error) {
     console.error("hook bundle unreadable", error);
-    return refuse("hook_unavailable", "The tool's hook could not be loaded, so the call was stopped", null);
+    return refuse(state, "hook_unavailable", "The tool's hook could not be loaded, so the call was stopped", null);
   }
   if (active && active.definitionHash !== tool.definitionHash) {
     // The hook was compiled against another upstream definition: its assumptions may no longer hold.
-    return refuse("hook_outdated", "The tool's hook was built for an earlier upstream definition; redeploy it", active.revisionId);
+    return refuse(state, "hook_outdated", "The tool's hook was built for an earlier upstream definition; redeploy it", active.revisionId);
   }
+  const revisionId = active?.revisionId ?? null;
   const publicInput = active?.contract?.inputSchema ?? tool.definition.inputSchema;
-  const argumentCheck = checkAgainstSchema(publicInput, call.arguments);
+  const argumentCheck = checkAgainstSchema(publicInput, input.arguments);
   if (!argumentCheck.valid) {
-    return refuse("invalid_arguments", "The arguments do not match the tool's input schema", active?.revisionId ?? null, {
+    return refuse(state, "invalid_arguments", "The arguments do not match the tool's input schema", revisionId, {
       violations: argumentCheck.violations,
     });
   }
-  let upstreamArguments = call.arguments;
-  let hookApproval: { reason: string } | null = null;
+  let upstreamArguments = input.arguments;
+  let hookApproval: Prepared["hookApproval"] = null;
   let beforeRun: StageRun | null = null;
+  const stageInput = beforeInput(input.arguments);
   if (active?.stages.includes("before")) {
     beforeRun = await runStage({
       bundle: active.bundle,
       stage: "before",
-      input: { arguments: call.arguments },
-      context: { ...trace.context, config: active.config },
+      input: stageInput,
+      context: stageContext(state.stageCall, active.config),
     });
-    call.log(stageLog(call, "before", active, beforeRun));
-    trace.before = { input: call.arguments, run: beforeRun };
-    const value = beforeRun.value as BeforeReturn | undefined;
-    if (beforeRun.outcome === "error" || !value) return hookFailed(call, beforeRun);
-    if (value.action === "reject") return refusal(value.reason, value.message, { tool: tool.publicName, source: "hook" });
-    upstreamArguments = value.arguments;
-    if (value.action === "require_approval") hookApproval = { reason: value.reason };
+    state.logs.push(stageRunLog(state.stageCall, "before", active, beforeRun));
   }
-  trace.before = { input: call.arguments, run: beforeRun };
+  state.observed.before = { input: stageInput, active: beforeRun };
+  if (beforeRun) {
+    const value = beforeRun.value as BeforeReturn | undefined;
+    if (beforeRun.outcome === "error" || !value) return hookFailed(state, beforeRun);
+    if (value.action === "reject") return hookRefused(state, value.reason, value.message);
+    upstreamArguments = value.arguments;
+    if (value.action === "require_approval") hookApproval = { reason: value.reason, message: value.message };
+  }
 
   const upstreamCheck = checkAgainstSchema(tool.definition.inputSchema, upstreamArguments);
   if (!upstreamCheck.valid) {
-    return refuse("invalid_upstream_arguments", "The hook produced arguments the upstream's schema rejects", active?.revisionId ?? null, {
+    return refuse(state, "invalid_upstream_arguments", "The hook produced arguments the upstream's schema rejects", revisionId, {
       violations: upstreamCheck.violations,
     });
   }
   return { active, upstreamArguments, hookApproval };
 }
 
-function stageContext(call: CallRequest, calledAt: string) {
-  return {
-    calledAt,
-    requestId: call.requestId,
-    workspaceUid: call.workspaceId,
-    connectionId: call.tool.serviceId,
-    toolUid: call.tool.uid,
-    toolName: call.tool.name,
-  };
+/** The shadow revision to run after the response, if one is deployed and loads. */
+async function shadowRevision(state: CallState, pointers: ToolDeployments): Promise<DeployedRevision | null> {
+  if (!pointers.shadow) return null;
+  try {
+    return await withBundle(state.input.env, pointers.shadow);
+  } catch (error) {
+    // Shadow is best-effort: the live call goes on, and the row says why shadow did not run.
+    console.error("shadow bundle unreadable", error);
+    state.logs.push(
+      logEntry(logKey(state), {
+        stage: "pre_dispatch",
+        channel: "shadow",
+        outcome: "refused",
+        code: "hook_unavailable",
+        revisionId: pointers.shadow.revisionId,
+      }),
+    );
+    return null;
+  }
 }
 
 /** With an outputSchema, `after` returns the structured result; otherwise a whole CallToolResult. */
-function rebuildResult(tool: CatalogTool, value: JsonValue): CallToolResult | null {
+function rebuildResult(tool: CatalogTool, value: unknown): CallToolResult | null {
   if (tool.definition.outputSchema) {
     if (!value || typeof value !== "object" || Array.isArray(value)) return null;
-    return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
+    return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> };
   }
   const parsed = CallToolResultSchema.safeParse(value);
   return parsed.success ? (parsed.data as CallToolResult) : null;
 }
 
-function hookFailed(call: CallRequest, run: StageRun): CallToolResult {
-  const code = run.error?.code ?? "invalid_return";
-  // Internal detail stays out of the agent's view unless payload capture allows it.
-  const details = call.tool.captureDetails ? { error: run.error } : { error: { code } };
-  return refusal("hook_failed", "The tool's hook failed, so the call was stopped", { tool: call.tool.publicName, ...details });
-}
-
 async function claimApproval(
-  call: CallRequest,
+  state: CallState,
   active: DeployedRevision | null,
   upstreamArguments: JsonObject,
   source: "policy" | "hook",
   reason: string,
 ) {
-  const callHash = await sha256Hex(canonicalJson({ tool: call.tool.uid, arguments: upstreamArguments }));
-  const stub = call.env.WORKSPACE.getByName(call.workspaceId);
-  return stub.claimOrRequestApproval({
-    toolUid: call.tool.uid,
-    publicName: call.tool.publicName,
-    keyId: call.keyId,
+  const { input, tool } = state;
+  const callHash = await sha256Hex(canonicalJson({ tool: tool.uid, arguments: upstreamArguments }));
+  return input.env.WORKSPACE.getByName(input.workspaceId).claimOrRequestApproval({
+    toolUid: tool.uid,
+    publicName: tool.publicName,
+    keyId: input.keyId,
     revisionId: active?.revisionId ?? null,
     callHash,
     argumentsJson: JSON.stringify(upstreamArguments),
@@ -283,65 +305,43 @@ async function claimApproval(
   });
 }
 
-function preDispatch(
-  call: CallRequest,
+const logKey = (state: CallState) => ({ toolUid: state.tool.uid, requestId: state.input.requestId });
+
+function refusalLog(
+  state: CallState,
   code: string,
-  revisionId: string | null,
   message: string,
+  revisionId: string | null,
   stage: CallLogEntry["stage"] = "pre_dispatch",
 ): CallLogEntry {
-  return {
-    toolUid: call.tool.uid,
-    requestId: call.requestId,
-    stage,
-    channel: "active",
-    outcome: "refused",
-    code,
-    durationMs: 0,
-    revisionId,
-    shadowDiffered: null,
-    details: { message },
-  };
+  return logEntry(logKey(state), { stage, outcome: "refused", code, revisionId, details: { message } });
 }
 
-function upstreamLog(call: CallRequest, outcome: string, code: string | null, active: DeployedRevision | null): CallLogEntry {
-  return {
-    toolUid: call.tool.uid,
-    requestId: call.requestId,
-    stage: "upstream",
-    channel: "active",
-    outcome,
-    code,
-    durationMs: 0,
-    revisionId: active?.revisionId ?? null,
-    shadowDiffered: null,
-  };
+/** A gateway refusal before dispatch: logged as a pre-dispatch row, answered with the code. */
+function refuse(
+  state: CallState,
+  code: GatewayRefusalCode,
+  message: string,
+  revisionId: string | null,
+  details?: Record<string, unknown>,
+): CallOutcome {
+  state.logs.push(refusalLog(state, code, message, revisionId));
+  return refused(state, code, message, details);
 }
 
-export function stageLog(
-  call: Pick<CallRequest, "tool" | "requestId">,
-  stage: "before" | "after",
-  revision: DeployedRevision,
-  run: StageRun,
-  channel: "active" | "shadow" = "active",
-  shadowDiffered: boolean | null = null,
-): CallLogEntry {
-  const value = run.value as { reason?: string; message?: string } | undefined;
-  return {
-    toolUid: call.tool.uid,
-    requestId: call.requestId,
-    stage,
-    channel,
-    outcome: run.outcome,
-    code: run.error?.code ?? null,
-    durationMs: run.usage.durationMs,
-    revisionId: revision.revisionId,
-    shadowDiffered,
-    details: {
-      ...(value?.reason ? { reason: value.reason } : {}),
-      ...(value?.message ? { message: value.message } : {}),
-      ...(run.error ? { error: run.error.message } : {}),
-      ...(run.logs.length ? { logs: run.logs } : {}),
-    },
-  };
+/** A gateway refusal whose row, if any, the caller already logged. */
+function refused(state: CallState, code: GatewayRefusalCode, message: string, details?: Record<string, unknown>): CallOutcome {
+  return { kind: "refused", source: "gateway", code, message, details: { tool: state.tool.publicName, ...details } };
+}
+
+/** The hook rejected (`before`) or failed (`after`) the call with its own reason; its stage row is logged already. */
+function hookRefused(state: CallState, reason: string, message: string): CallOutcome {
+  return { kind: "refused", source: "hook", code: reason, message, details: { tool: state.tool.publicName, source: "hook" } };
+}
+
+function hookFailed(state: CallState, run: StageRun): CallOutcome {
+  const code = run.error?.code ?? "invalid_return";
+  // Internal detail stays out of the agent's view unless payload capture allows it.
+  const error = state.tool.captureDetails ? run.error : { code };
+  return refused(state, "hook_failed", "The tool's hook failed, so the call was stopped", { error });
 }

@@ -1,9 +1,27 @@
 import type { JsonValue } from "../../schema/hooks/contract.ts";
-import { runStage, type StageRun } from "../hooks/isolate/index.ts";
+import { runStage, type StageInput, type StageRun } from "../hooks/isolate/index.ts";
+import { stageContext, type StageCall } from "../hooks/stage-call.ts";
 import { canonicalJson } from "../lib/crypto.ts";
 import type { CallLogEntry } from "../logs/logs.store.ts";
 import type { DeployedRevision } from "./deployment.ts";
-import { stageLog, type CallRequest, type CallTrace } from "./pipeline.ts";
+import { logEntry } from "./outcome.ts";
+import { stageRunLog } from "./stage-log.ts";
+
+/** One stage as the active path ran it: the exact input, and what active decided (null: active has no such stage). */
+export interface ObservedStage {
+  input: StageInput;
+  active: StageRun | null;
+}
+
+/** What the caller runs after the live response: the shadow revision on the inputs the active path saw. */
+export interface ShadowWork {
+  call: StageCall;
+  revision: DeployedRevision;
+  /** The tool's current upstream definition hash: a shadow built for another one must not run. */
+  definitionHash: string;
+  before?: ObservedStage;
+  after?: ObservedStage;
+}
 
 /**
  * What a stage decided, comparable across revisions: outcome, returned value,
@@ -15,23 +33,35 @@ function verdict(run: StageRun | null, passThrough: { action: "continue" | "retu
 }
 
 /**
- * Runs the shadow revision's stages on the inputs the active path saw, after the
- * live response, and logs whether each differed from active. It never touches the
- * live call and never calls the upstream; a failing shadow is only a log row.
+ * Runs the shadow revision's stages on the inputs the active path saw and
+ * returns one log row per stage, saying whether it differed from active. It
+ * never touches the live call and never calls the upstream; a failing shadow is
+ * only a row. A shadow compiled against an earlier upstream definition does not
+ * run: its row says `hook_outdated`, as an active one would refuse the call.
  */
-export async function runShadow(call: CallRequest, shadow: DeployedRevision, trace: CallTrace): Promise<void> {
+export async function runShadow(work: ShadowWork): Promise<CallLogEntry[]> {
+  const { call, revision } = work;
+  if (revision.definitionHash !== work.definitionHash) {
+    return [
+      logEntry(
+        { toolUid: call.tool.uid, requestId: call.requestId },
+        { stage: "pre_dispatch", channel: "shadow", outcome: "refused", code: "hook_outdated", revisionId: revision.revisionId },
+      ),
+    ];
+  }
+  const context = stageContext(call, revision.config);
   const entries: CallLogEntry[] = [];
-  const context = { ...trace.context, config: shadow.config };
-  if (trace.before && shadow.stages.includes("before")) {
-    const run = await runStage({ bundle: shadow.bundle, stage: "before", input: { arguments: trace.before.input }, context });
-    const active = verdict(trace.before.run, { action: "continue", arguments: trace.before.input });
-    entries.push(stageLog(call, "before", shadow, run, "shadow", verdict(run, { action: "continue" }) !== active));
+  if (work.before && revision.stages.includes("before")) {
+    const { input, active } = work.before;
+    const run = await runStage({ bundle: revision.bundle, stage: "before", input, context });
+    const differed = verdict(run, { action: "continue" }) !== verdict(active, { action: "continue", arguments: input.arguments });
+    entries.push(stageRunLog(call, "before", revision, run, "shadow", differed));
   }
-  if (trace.after && shadow.stages.includes("after")) {
-    const input = { arguments: trace.after.arguments, result: trace.after.result as JsonValue };
-    const run = await runStage({ bundle: shadow.bundle, stage: "after", input, context });
-    const active = verdict(trace.after.run, { action: "return", result: trace.after.result });
-    entries.push(stageLog(call, "after", shadow, run, "shadow", verdict(run, { action: "return" }) !== active));
+  if (work.after && revision.stages.includes("after")) {
+    const { input, active } = work.after;
+    const run = await runStage({ bundle: revision.bundle, stage: "after", input, context });
+    const differed = verdict(run, { action: "return" }) !== verdict(active, { action: "return", result: input.result as JsonValue });
+    entries.push(stageRunLog(call, "after", revision, run, "shadow", differed));
   }
-  await call.record(entries);
+  return entries;
 }

@@ -1,18 +1,25 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { resolvePrincipal } from "../auth/authenticate.ts";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
-import { decideAccess, isListed } from "../calls/access.ts";
-import { loadCatalog, type CatalogTool } from "../calls/catalog.ts";
+import { loadCatalog } from "../calls/catalog.ts";
+import { listedTools } from "../calls/discovery.ts";
+import type { CallOutcome, ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
-import { projectOutputSchema } from "../calls/projection.ts";
-import type { PublicContract } from "../hooks/compiler/index.ts";
-import { afterResponse } from "../lib/after-response.ts";
+import { runShadow } from "../calls/shadow.ts";
+import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
 import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
 import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
+import { refusal } from "./mcp.results.ts";
 
 /** Who is calling /mcp: an API key with tools:call, bound to one workspace and profile. */
 interface Caller {
@@ -74,82 +81,53 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
-    const tools: Tool[] = [];
-    for (const tool of catalog.tools.values()) {
-      if (!isListed(catalog, caller.profileId, tool)) continue;
-      tools.push(publicDefinition(tool, catalog.deployments.get(tool.uid)?.active?.contract ?? null));
-    }
-    tools.sort((a, b) => (a.name < b.name ? -1 : 1));
-    return { tools };
+    return { tools: listedTools(catalog, caller.profileId) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
-    const publicName = request.params.name;
-    const tool = catalog.tools.get(publicName);
-    const access = tool ? decideAccess(catalog, caller.profileId, tool) : undefined;
-    if (!tool || (access && !access.allowed && (access.code === "tool_blocked" || access.code === "no_access_profile"))) {
-      if (tool && access && !access.allowed) {
-        // Still a pre-dispatch refusal worth an admin's eye, though the client only sees "unknown".
-        const refused = blockedLog(tool.uid, access.code, access.message);
-        afterResponse(waitUntil, "call log write", () => writeLogs(env, caller.workspaceId, tool.captureDetails, [refused]));
-      }
-      // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${publicName}`);
-    }
-    const entries: CallLogEntry[] = [];
-    const record = (batch: CallLogEntry[]) => writeLogs(env, caller.workspaceId, tool.captureDetails, batch);
-    try {
-      return await runToolCall({
-        env,
-        waitUntil,
-        catalog,
-        tool,
-        workspaceId: caller.workspaceId,
-        keyId: caller.keyId,
-        profileId: caller.profileId,
-        arguments: (request.params.arguments ?? {}) as JsonObject,
-        requestId: newId("req"),
-        approvalsUrl: `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`,
-        log: (entry) => entries.push(entry),
-        record,
-      });
-    } catch (error) {
-      if (error instanceof McpError) throw new UpstreamRpcError(error);
-      throw error;
-    } finally {
-      // Written after the response: a local D1 write would otherwise hold the thread while the response goes out.
-      if (entries.length) afterResponse(waitUntil, "call log write", () => record(entries));
-    }
+    const run = await runToolCall({
+      env,
+      catalog,
+      publicName: request.params.name,
+      workspaceId: caller.workspaceId,
+      keyId: caller.keyId,
+      profileId: caller.profileId,
+      arguments: (request.params.arguments ?? {}) as JsonObject,
+      requestId: newId("req"),
+      approvalsUrl: `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`,
+    });
+    scheduleAfterResponse(env, waitUntil, caller.workspaceId, run);
+    return toWire(run.outcome, request.params.name);
   });
   return server;
 }
 
-/** What discovery shows: the active hook's public contract where it replaces the upstream's, and the projection. */
-function publicDefinition(tool: CatalogTool, contract: PublicContract | null): Tool {
-  const definition = tool.definition;
-  return {
-    ...definition,
-    name: tool.publicName,
-    description: contract?.description ?? definition.description,
-    inputSchema: (contract?.inputSchema ?? definition.inputSchema) as Tool["inputSchema"],
-    outputSchema: projectOutputSchema(contract?.outputSchema ?? definition.outputSchema, tool.projection) as Tool["outputSchema"],
-  };
+/**
+ * The one place a call's deferred work starts: its log rows, and the shadow
+ * revision's run with its own rows. Both wait for the response to go out,
+ * because a local D1 write or a QuickJS run would otherwise hold the thread.
+ */
+function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, workspaceId: string, run: ToolCallRun): void {
+  const write = (entries: CallLogEntry[]) => writeLogs(env, workspaceId, run.captureDetails, entries);
+  if (run.logs.length) afterResponse(waitUntil, "call log write", () => write(run.logs));
+  const shadow = run.shadow;
+  if (shadow) afterResponse(waitUntil, "shadow run", async () => write(await runShadow(shadow)));
 }
 
-function blockedLog(toolUid: string, code: string, message: string): CallLogEntry {
-  return {
-    toolUid,
-    requestId: newId("req"),
-    stage: "pre_dispatch",
-    channel: "active",
-    outcome: "refused",
-    code,
-    durationMs: 0,
-    revisionId: null,
-    shadowDiffered: null,
-    details: { message },
-  };
+/** A call's outcome as MCP puts it on the wire. */
+function toWire(outcome: CallOutcome, publicName: string): CallToolResult {
+  switch (outcome.kind) {
+    case "result":
+      return outcome.result;
+    case "refused":
+      return refusal(outcome.code, outcome.message, outcome.details);
+    case "hidden":
+      // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${publicName}`);
+    case "upstream_rpc_error":
+      throw new UpstreamRpcError(outcome.error);
+  }
 }
 
 async function writeLogs(env: Env, workspaceId: string, captureDetails: boolean, entries: CallLogEntry[]): Promise<void> {

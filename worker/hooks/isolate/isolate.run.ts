@@ -12,7 +12,8 @@ import { IsolateSession, openSession } from "./isolate.session.ts";
 import { containsLoneSurrogate } from "./isolate.text.ts";
 import type { HookLog, IsolateError, IsolateUsage, StageContextInput, StageName } from "./isolate.types.ts";
 
-export type StageInput = { arguments: JsonObject; result?: JsonValue };
+/** `after` also gets the arguments sent upstream and the result; see worker/hooks/stage-call.ts. */
+export type StageInput = { arguments: JsonObject; upstreamArguments?: JsonObject; result?: JsonValue };
 
 export interface StageRequest {
   /** A "rayrun bundle v1": classic script leaving the adapter at `globalThis.__rayrun.default`. */

@@ -155,8 +155,10 @@ buildRoutes.openapi(
       tool,
       bundle: compiled.bundle,
       contract: compiled.contract,
+      stages: compiled.stages,
       stage: body.stage,
       arguments: body.arguments,
+      upstreamArguments: body.upstreamArguments,
       result: body.result,
       config,
     });

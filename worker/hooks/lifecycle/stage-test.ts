@@ -1,8 +1,10 @@
 import type { HookStage, JsonObject as ContractJsonObject, JsonValue } from "../../../schema/hooks/contract.ts";
-import { checkAgainstSchema } from "../../calls/validation.ts";
+import { checkAgainstSchema } from "../../lib/json-schema.ts";
 import type { ToolRecord } from "../../tools/tools.store.ts";
 import type { PublicContract } from "../compiler/index.ts";
-import { runStage, type StageRun } from "../isolate/index.ts";
+import { runStage, type StageContextInput, type StageRun } from "../isolate/index.ts";
+import { afterInput, beforeInput, stageContext } from "../stage-call.ts";
+import { ApiError } from "../../http/errors.ts";
 import type { JsonObject } from "./lifecycle.types.ts";
 
 export interface SchemaCheckReport {
@@ -24,8 +26,13 @@ export interface StageTestInput {
   tool: ToolRecord;
   bundle: string;
   contract: PublicContract | null;
+  /** The stages the compiled draft defines. */
+  stages: HookStage[];
   stage: HookStage;
+  /** The client's public arguments. */
   arguments: JsonObject;
+  /** For `after`: the arguments sent upstream; derived as live when absent. */
+  upstreamArguments?: JsonObject;
   result: unknown;
   config: JsonObject;
 }
@@ -55,31 +62,30 @@ function check(
 
 /**
  * Runs one stage of a compiled draft as the call path would, with no upstream
- * call: `after` receives the caller's mock result. Then checks each value the
- * call path would check: the public arguments, the transformed arguments
- * against the upstream inputSchema, the mock against the upstream outputSchema,
- * and the returned result against the public (else upstream) outputSchema.
+ * call: the same context and the same stage input as live (worker/hooks/stage-call.ts).
+ * `after` receives the caller's mock result, the caller's public arguments, and
+ * the arguments that would go upstream: the caller's `upstreamArguments`, else
+ * what the draft's own `before` returns for the public arguments (as live), else
+ * the public arguments themselves. Then checks each value the call path would
+ * check: the public arguments, the transformed arguments against the upstream
+ * inputSchema, the mock against the upstream outputSchema, and the returned
+ * result against the public (else upstream) outputSchema.
  */
 export async function testStage(input: StageTestInput): Promise<StageTest> {
   const { tool, contract } = input;
   const upstream = tool.definition;
-  const run = await runStage({
-    bundle: input.bundle,
-    stage: input.stage,
-    input: {
-      arguments: input.arguments as ContractJsonObject,
-      ...(input.stage === "after" ? { result: input.result as JsonValue } : {}),
-    },
-    context: {
-      calledAt: new Date().toISOString(),
-      requestId: `test_${crypto.randomUUID()}`,
-      workspaceUid: input.workspaceId,
-      connectionId: tool.serviceId,
-      toolUid: tool.uid,
-      toolName: tool.publicName,
-      config: input.config as ContractJsonObject,
-    },
-  });
+  const publicArguments = input.arguments as ContractJsonObject;
+  const call = { calledAt: new Date().toISOString(), requestId: `test_${crypto.randomUUID()}`, workspaceId: input.workspaceId, tool };
+  const context = stageContext(call, input.config as ContractJsonObject);
+  const stageInput =
+    input.stage === "before"
+      ? beforeInput(publicArguments)
+      : afterInput(
+          publicArguments,
+          (input.upstreamArguments as ContractJsonObject | undefined) ?? (await upstreamArgumentsFromBefore(input, context)),
+          input.result as JsonValue,
+        );
+  const run = await runStage({ bundle: input.bundle, stage: input.stage, input: stageInput, context });
 
   const checks: (SchemaCheckReport | null)[] = [];
   const value = run.value;
@@ -96,4 +102,23 @@ export async function testStage(input: StageTestInput): Promise<StageTest> {
   const reports = checks.filter((report): report is SchemaCheckReport => report !== null);
   const valid = reports.every((report) => report.valid);
   return { run, validation: { valid, checks: reports }, passed: run.outcome !== "error" && valid };
+}
+
+/**
+ * What live `after` would get as `upstreamArguments` when the test names none:
+ * the draft's `before` output for the same public arguments. A `before` that
+ * would not let the call through leaves `after` nothing to test.
+ */
+async function upstreamArgumentsFromBefore(input: StageTestInput, context: StageContextInput): Promise<ContractJsonObject> {
+  const publicArguments = input.arguments as ContractJsonObject;
+  if (!input.stages.includes("before")) return publicArguments;
+  const run = await runStage({ bundle: input.bundle, stage: "before", input: beforeInput(publicArguments), context });
+  const value = run.value;
+  if (value && (value.action === "continue" || value.action === "require_approval")) return value.arguments;
+  throw new ApiError(
+    400,
+    "invalid_request",
+    `The draft's before answers ${run.error?.code ?? run.outcome} for these arguments, so after would never run; give \`upstreamArguments\` to test after alone`,
+    { issues: [{ field: "json.upstreamArguments", message: "Required when before does not let the call through" }] },
+  );
 }

@@ -1,0 +1,35 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { PublicContract } from "../hooks/compiler/index.ts";
+import { isListed } from "./access.ts";
+import type { Catalog, CatalogTool } from "./catalog.ts";
+import { projectOutputSchema } from "./projection.ts";
+
+/**
+ * What `tools/list` shows this client: only tools it could call now, each as
+ * the client sees it. A tool whose active hook was built for an earlier
+ * upstream definition is left out: every call to it is refused as
+ * `hook_outdated` until the hook is redeployed, and its public contract may no
+ * longer describe the tool. Calling it by name still explains why.
+ */
+export function listedTools(catalog: Catalog, profileId: string | null): Tool[] {
+  const tools: Tool[] = [];
+  for (const tool of catalog.tools.values()) {
+    if (!isListed(catalog, profileId, tool)) continue;
+    const active = catalog.deployments.get(tool.uid)?.active;
+    if (active && active.definitionHash !== tool.definitionHash) continue;
+    tools.push(publicDefinition(tool, active?.contract ?? null));
+  }
+  return tools.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/** The active hook's public contract where it replaces the upstream's, and the projection. */
+function publicDefinition(tool: CatalogTool, contract: PublicContract | null): Tool {
+  const definition = tool.definition;
+  return {
+    ...definition,
+    name: tool.publicName,
+    description: contract?.description ?? definition.description,
+    inputSchema: (contract?.inputSchema ?? definition.inputSchema) as Tool["inputSchema"],
+    outputSchema: projectOutputSchema(contract?.outputSchema ?? definition.outputSchema, tool.projection) as Tool["outputSchema"],
+  };
+}
