@@ -107,7 +107,62 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       const server = mutableServer(mutable.get(key) ?? 0, (call) => push(calls, `mutable-${key}`, call));
       return serveMcp(server, req, res, body);
     }
+    const seed = /^\/fixtures\/seed\/([\w-]+)\/mcp$/.exec(path);
+    if (seed) {
+      const tag = `seed-${seed[1]!}`;
+      const body = await readJson(req);
+      noteMethods(tag, body, req);
+      return serveMcp(
+        seedSearchServer((call) => push(calls, tag, call)),
+        req,
+        res,
+        body,
+      );
+    }
+    const sessionful = /^\/fixtures\/sessions\/([\w-]+)\/(mcp|state)$/.exec(path);
+    if (sessionful) return serveSessionful(sessionful[1]!, sessionful[2] === "state", req, res);
     sendJson(res, 404, { error: "not found" });
+  }
+
+  /**
+   * An upstream that keeps MCP sessions, as most real servers do, and can be
+   * told to forget them (as after a restart) or to drop every connection.
+   */
+  const sessionfuls = new Map<string, { transports: Map<string, StreamableHTTPServerTransport>; down: boolean }>();
+  async function serveSessionful(key: string, control: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const state = sessionfuls.get(key) ?? { transports: new Map(), down: false };
+    sessionfuls.set(key, state);
+    const tag = `sessions-${key}`;
+    const body = await readJson(req);
+    if (control) {
+      const change = body as { forget?: boolean; down?: boolean };
+      if (change.forget) state.transports.clear();
+      if (change.down !== undefined) state.down = change.down;
+      return sendJson(res, 200, { sessions: state.transports.size, down: state.down });
+    }
+    if (state.down) {
+      req.socket.destroy();
+      return;
+    }
+    noteMethods(tag, body, req);
+    const sessionId = req.headers["mcp-session-id"];
+    if (typeof sessionId === "string") {
+      const transport = state.transports.get(sessionId);
+      if (!transport) return sendJson(res, 404, { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null });
+      return transport.handleRequest(req, res, body);
+    }
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => void state.transports.set(id, transport),
+    });
+    const mcp = listingServer([generatedTool("ping")], 10);
+    mcp.setRequestHandler(CallToolRequestSchema, (request) => {
+      push(calls, tag, { tool: request.params.name, arguments: request.params.arguments, at: new Date().toISOString() });
+      return { content: [{ type: "text", text: "pong" }] };
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res, body);
   }
 
   function noteMethods(tag: string, body: unknown, req: IncomingMessage): void {
@@ -178,6 +233,26 @@ function mutableServer(variant: number, record: (call: ReceivedCall) => void): S
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     record({ tool: request.params.name, arguments: request.params.arguments, at: new Date().toISOString() });
     return { content: [{ type: "text", text: JSON.stringify(request.params.arguments ?? {}) }] };
+  });
+  return server;
+}
+
+/**
+ * The upstream of the seed's own hook example: \`search_release_notes\` takes
+ * \`q\` (the hook's public contract takes \`query\`) and returns \`{ items }\`.
+ */
+function seedSearchServer(record: (call: ReceivedCall) => void): Server {
+  const tool: Tool = {
+    name: "search_release_notes",
+    description: "Full-text search over release notes",
+    inputSchema: { type: "object", properties: { q: { type: "string" }, limit: { type: "integer" } }, required: ["q"] },
+    outputSchema: { type: "object", properties: { items: { type: "array", items: { type: "object" } } }, required: ["items"] },
+  };
+  const server = listingServer([tool], 10);
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    record({ tool: request.params.name, arguments: request.params.arguments, at: new Date().toISOString() });
+    const items = [{ title: `Notes about ${String(request.params.arguments?.q)}` }];
+    return { content: [{ type: "text", text: JSON.stringify({ items }) }], structuredContent: { items } };
   });
   return server;
 }

@@ -1,0 +1,473 @@
+import { env } from "cloudflare:test";
+import { describe, it } from "vitest";
+import {
+  addService,
+  api,
+  connectMcp,
+  createKey,
+  createWorkspace,
+  eventually,
+  newTag,
+  upstreamOrigin,
+  upstreamReceived,
+  type TestWorkspace,
+} from "../../test/helpers.ts";
+import { RELEASE_NOTES_HOOK } from "../hooks/compiler/compiler.fixtures.ts";
+import { loadCatalog, type Catalog } from "./catalog.ts";
+import { runToolCall } from "./pipeline.ts";
+import { keyCaller, type Caller } from "../hooks/lifecycle/lifecycle.fixtures.ts";
+
+const META = "dev.rayrun/error";
+const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
+
+/** A workspace with one service at `url`, a client key, a hooks:write key, and hook helpers for one of its tools. */
+async function gatewayFor(slug: string, url: string, workspace?: TestWorkspace) {
+  const ws = workspace ?? (await createWorkspace());
+  const { service } = await addService(ws, { slug, url });
+  const clientKey = await createKey(ws, ["tools:call"], ws.defaultProfileId);
+  const writer = keyCaller(await createKey(ws, ["hooks:write", "hooks:read"]));
+  const tools = (await api(`/v1/workspaces/${ws.ws}/tools`, { key: ws.adminKey })).body.tools as { uid: string; name: string }[];
+  const uidOf = (name: string) => tools.find((tool) => tool.name === name)!.uid;
+  const hook = (uid: string) => `/v1/workspaces/${ws.ws}/tools/${uid}/hook`;
+  const as = (caller: Caller, path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) =>
+    api(path, { method: init.method, body: init.body, headers: { ...caller.headers, ...init.headers } });
+
+  async function save(uid: string, source: string, config: Record<string, unknown> = {}) {
+    const draft = await as(writer, `${hook(uid)}/draft`);
+    const saved = await as(writer, `${hook(uid)}/draft`, {
+      method: "PUT",
+      body: { source, config },
+      headers: { "if-match": draft.body.etag },
+    });
+    if (saved.status !== 200) throw new Error(`save: ${saved.status} ${JSON.stringify(saved.body)}`);
+    return saved;
+  }
+  /** Saves the source, runs the given tests (each must pass), creates a revision. */
+  async function revision(uid: string, source: string, tests: Record<string, unknown>[], config: Record<string, unknown> = {}) {
+    const saved = await save(uid, source, config);
+    const runs = [];
+    for (const test of tests) {
+      const run = await as(writer, `${hook(uid)}/test`, { body: test });
+      if (!run.body.passed) throw new Error(`test: ${run.status} ${JSON.stringify(run.body)}`);
+      runs.push(run.body);
+    }
+    const created = await as(writer, `${hook(uid)}/revisions`, { body: { versionId: saved.body.versionId } });
+    if (created.status !== 201) throw new Error(`revision: ${created.status} ${JSON.stringify(created.body)}`);
+    return { revisionId: created.body.revisionId as string, bundleKey: created.body.bundleKey as string, runs };
+  }
+  const deploy = async (uid: string, slot: "active" | "shadow", revisionId: string) => {
+    const res = await as(writer, `${hook(uid)}/deployments/${slot}`, { method: "PUT", body: { revisionId } });
+    if (res.status !== 200) throw new Error(`deploy: ${res.status} ${JSON.stringify(res.body)}`);
+  };
+  const logs = (uid: string) => api(`${hook(uid)}/logs`, { key: ws.adminKey }).then((res) => res.body.logs as Record<string, any>[]);
+  return { ...ws, service, clientKey, writer, uidOf, hook, as, save, revision, deploy, logs };
+}
+
+describe("one call path: hook tests and live calls see the same values", () => {
+  it("runs the seed's own example live: public `query` in, upstream `q` out, and after sees both", async ({ expect }) => {
+    const tag = newTag();
+    const gateway = await gatewayFor("seed", `${upstreamOrigin()}/fixtures/seed/${tag}/mcp`);
+    const uid = gateway.uidOf("search_release_notes");
+    // The seed's hook, with an after that reports what it was given.
+    const source = RELEASE_NOTES_HOOK.replace(
+      'after({ result }) {\n    return { action: "return", result: { items: result.items } };',
+      "after({ result, arguments: args, upstreamArguments, context }) {\n" +
+        '    return { action: "return", result: { items: result.items, query: args.query, q: upstreamArguments.q, tool: context.toolName } };',
+    );
+    expect(source).not.toBe(RELEASE_NOTES_HOOK);
+    const mock = { items: [{ title: "mock" }] };
+    const { revisionId, runs } = await gateway.revision(
+      uid,
+      source,
+      [
+        { stage: "before", arguments: { query: "sso" } },
+        { stage: "after", arguments: { query: "sso" }, result: mock },
+      ],
+      { prefix: "v2 " },
+    );
+    // The test of after derived the upstream arguments from the draft's own before, as a live call does.
+    expect(runs[1].value).toEqual({
+      action: "return",
+      result: { items: mock.items, query: "sso", q: "v2 sso", tool: "seed__search_release_notes" },
+    });
+    await gateway.deploy(uid, "active", revisionId);
+
+    const client = await connectMcp(gateway.clientKey);
+    const live = await client.callTool({ name: "seed__search_release_notes", arguments: { query: "sso" } });
+    expect(live.isError).toBeFalsy();
+    expect((await upstreamReceived(`seed-${tag}`)).calls.map((call) => call.arguments)).toEqual([{ q: "v2 sso" }]);
+    expect(live.structuredContent).toEqual({
+      items: [{ title: "Notes about v2 sso" }],
+      query: "sso",
+      q: "v2 sso",
+      tool: "seed__search_release_notes",
+    });
+  });
+
+  it("gives a hook that branches on context.toolName the same answer in a test and live", async ({ expect }) => {
+    const tag = newTag();
+    const gateway = await gatewayFor("seed", `${upstreamOrigin()}/fixtures/seed/${tag}/mcp`);
+    const uid = gateway.uidOf("search_release_notes");
+    const source = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args, context }) {
+    if (context.toolName !== "seed__search_release_notes") {
+      return { action: "reject", reason: "wrong_tool_name", message: "toolName was " + context.toolName };
+    }
+    return { action: "continue", arguments: args };
+  },
+});
+`;
+    const { revisionId, runs } = await gateway.revision(uid, source, [{ stage: "before", arguments: { q: "sso" } }]);
+    expect(runs[0].outcome).toBe("continue");
+    await gateway.deploy(uid, "active", revisionId);
+    const client = await connectMcp(gateway.clientKey);
+    const live = await client.callTool({ name: "seed__search_release_notes", arguments: { q: "sso" } });
+    expect(live.isError).toBeFalsy();
+  });
+
+  it("tests after with explicit upstreamArguments, and refuses to guess them when before would not continue", async ({ expect }) => {
+    const tag = newTag();
+    const gateway = await gatewayFor("seed", `${upstreamOrigin()}/fixtures/seed/${tag}/mcp`);
+    const uid = gateway.uidOf("search_release_notes");
+    const source = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args }) {
+    if (args.q === "forbidden") return { action: "reject", reason: "forbidden_query", message: "No." };
+    return { action: "continue", arguments: args };
+  },
+  after({ result, upstreamArguments }) {
+    return { action: "return", result: { items: result.items, sent: upstreamArguments } };
+  },
+});
+`;
+    await gateway.save(uid, source);
+    const explicit = await gateway.as(gateway.writer, `${gateway.hook(uid)}/test`, {
+      body: { stage: "after", arguments: { q: "forbidden" }, upstreamArguments: { q: "chosen" }, result: { items: [] } },
+    });
+    expect(explicit.status).toBe(200);
+    expect(explicit.body.value).toEqual({ action: "return", result: { items: [], sent: { q: "chosen" } } });
+    const refused = await gateway.as(gateway.writer, `${gateway.hook(uid)}/test`, {
+      body: { stage: "after", arguments: { q: "forbidden" }, result: { items: [] } },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({
+      code: "invalid_request",
+      details: { issues: [{ field: "json.upstreamArguments", message: "Required when before does not let the call through" }] },
+    });
+  });
+});
+
+/** A before-only hook that prefixes the query with `label`, so each revision's upstream arguments tell it apart. */
+const prefixHook = (label: string) => `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args }) {
+    return { action: "continue", arguments: { ...args, query: "${label} " + args.query } };
+  },
+});
+`;
+const BEFORE_TEST = [{ stage: "before", arguments: { query: "sso" } }];
+const PASS_THROUGH = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args }) { return { action: "continue", arguments: args }; },
+});
+`;
+
+/** The env with the workspace Durable Object's pointer read wrapped: the real read, then `around` decides. */
+function withPointerRead(around: (read: () => Promise<unknown>) => Promise<unknown>): Env {
+  const namespace = env.WORKSPACE;
+  const wrapped = {
+    getByName(name: string) {
+      const stub = namespace.getByName(name);
+      return new Proxy(stub, {
+        get(target, property) {
+          if (property === "toolDeployments") return (toolUid: string) => around(() => target.toolDeployments(toolUid));
+          return Reflect.get(target, property);
+        },
+      });
+    },
+  };
+  return { ...env, WORKSPACE: wrapped as unknown as Env["WORKSPACE"] };
+}
+
+async function demoHookGateway() {
+  const tag = newTag();
+  const gateway = await gatewayFor("demo", `${upstreamOrigin()}/t/${tag}/mcp`);
+  const uid = gateway.uidOf("search_release_notes");
+  const call = (environment: Env, catalog: Catalog) =>
+    runToolCall({
+      env: environment,
+      catalog,
+      publicName: "demo__search_release_notes",
+      workspaceId: gateway.ws,
+      keyId: "key_direct",
+      profileId: gateway.defaultProfileId,
+      arguments: { query: "sso" },
+      requestId: `req_${newTag()}`,
+      approvalsUrl: "https://rayrun.test/approvals",
+    });
+  const snapshot = () => loadCatalog(env, gateway.ws, () => {});
+  return { ...gateway, tag, uid, call, snapshot };
+}
+
+describe("every refusal of the call path", () => {
+  it("re-reads the active revision before dispatch and runs once more on the current one when the snapshot was stale", async ({
+    expect,
+  }) => {
+    const gateway = await demoHookGateway();
+    const a = await gateway.revision(gateway.uid, prefixHook("A"), BEFORE_TEST);
+    const b = await gateway.revision(gateway.uid, prefixHook("B"), BEFORE_TEST);
+    await gateway.deploy(gateway.uid, "active", a.revisionId);
+    const stale = await gateway.snapshot();
+    await gateway.deploy(gateway.uid, "active", b.revisionId);
+
+    const run = await gateway.call(env, stale);
+    expect(run.outcome.kind).toBe("result");
+    expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ query: "B sso" }]);
+    expect(run.logs.map((row) => [row.stage, row.outcome, row.revisionId])).toEqual([
+      ["before", "continue", a.revisionId],
+      ["before", "continue", b.revisionId],
+    ]);
+  });
+
+  it("fails closed with revision_changed when the active revision moves again during the retry", async ({ expect }) => {
+    const gateway = await demoHookGateway();
+    const [a, b, c] = [
+      await gateway.revision(gateway.uid, prefixHook("A"), BEFORE_TEST),
+      await gateway.revision(gateway.uid, prefixHook("B"), BEFORE_TEST),
+      await gateway.revision(gateway.uid, prefixHook("C"), BEFORE_TEST),
+    ];
+    await gateway.deploy(gateway.uid, "active", a.revisionId);
+    const stale = await gateway.snapshot();
+    await gateway.deploy(gateway.uid, "active", b.revisionId);
+    let reads = 0;
+    const moving = withPointerRead(async (read) => {
+      const pointers = await read();
+      // Right after the first re-read, another admin deploys C.
+      if (++reads === 1) await gateway.deploy(gateway.uid, "active", c.revisionId);
+      return pointers;
+    });
+
+    const run = await gateway.call(moving, stale);
+    expect(run.outcome).toMatchObject({ kind: "refused", source: "gateway", code: "revision_changed" });
+    expect(reads).toBe(2);
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+    expect(run.logs.map((row) => [row.stage, row.code, row.revisionId])).toEqual([
+      ["before", null, a.revisionId],
+      ["before", null, b.revisionId],
+      ["pre_dispatch", "revision_changed", b.revisionId],
+    ]);
+  });
+
+  it("fails closed with hook_unavailable when the bundle is gone from R2 or the Durable Object cannot be read", async ({ expect }) => {
+    const gateway = await demoHookGateway();
+    const a = await gateway.revision(gateway.uid, prefixHook("A"), BEFORE_TEST);
+    await gateway.deploy(gateway.uid, "active", a.revisionId);
+    // Deleted before any call, so no isolate holds the bundle yet.
+    await env.BUNDLES.delete(a.bundleKey);
+    const client = await connectMcp(gateway.clientKey);
+    const missing = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
+    expect(missing.isError).toBe(true);
+    expect(meta(missing)).toMatchObject({ code: "hook_unavailable", details: { tool: "demo__search_release_notes" } });
+    const rows = await eventually(
+      () => gateway.logs(gateway.uid),
+      (logs) => logs.length === 1,
+    );
+    expect(rows[0]).toMatchObject({ stage: "pre_dispatch", outcome: "refused", code: "hook_unavailable" });
+
+    const b = await gateway.revision(gateway.uid, prefixHook("B"), BEFORE_TEST);
+    await gateway.deploy(gateway.uid, "active", b.revisionId);
+    const broken = withPointerRead(() => Promise.reject(new Error("storage unavailable")));
+    const unreadable = await gateway.call(broken, await gateway.snapshot());
+    expect(unreadable.outcome).toMatchObject({ kind: "refused", source: "gateway", code: "hook_unavailable" });
+    expect(unreadable.logs.map((row) => [row.stage, row.code])).toEqual([
+      ["before", null],
+      ["pre_dispatch", "hook_unavailable"],
+    ]);
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
+
+  it("refuses an active hook built for an earlier upstream definition, hides it from discovery, and never runs such a shadow", async ({
+    expect,
+  }) => {
+    const key = newTag();
+    const setVariant = (variant: number) =>
+      fetch(`${upstreamOrigin()}/fixtures/mutable/${key}/state`, { method: "POST", body: JSON.stringify({ variant }) });
+    await setVariant(0);
+    const gateway = await gatewayFor("mut", `${upstreamOrigin()}/fixtures/mutable/${key}/mcp`);
+    const echo = gateway.uidOf("echo");
+    const first = await gateway.revision(echo, PASS_THROUGH, [{ stage: "before", arguments: { message: "hi" } }]);
+    const shadow = await gateway.revision(echo, `// shadow\n${PASS_THROUGH}`, [{ stage: "before", arguments: { message: "hi" } }]);
+    await gateway.deploy(echo, "active", first.revisionId);
+    await gateway.deploy(echo, "shadow", shadow.revisionId);
+    const client = await connectMcp(gateway.clientKey);
+    expect((await client.callTool({ name: "mut__echo", arguments: { message: "hi" } })).isError).toBeFalsy();
+
+    await setVariant(1);
+    await api(`/v1/workspaces/${gateway.ws}/services/${gateway.service.id}/refresh`, { method: "POST", key: gateway.adminKey });
+    const changed = (await api(`/v1/workspaces/${gateway.ws}/tools/${echo}`, { key: gateway.adminKey })).body;
+    const review = await api(`/v1/workspaces/${gateway.ws}/tools/${echo}/review`, {
+      key: gateway.adminKey,
+      body: { definitionHash: changed.definitionHash },
+    });
+    expect(review.status).toBe(200);
+
+    const outdated = await client.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } });
+    expect(meta(outdated)).toMatchObject({ code: "hook_outdated", details: { tool: "mut__echo" } });
+    expect((await upstreamReceived(`mutable-${key}`)).calls).toHaveLength(1);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["mut__retired", "mut__stable"]);
+
+    // A current active revision serves again; the shadow built for the earlier definition stays deployed but never runs.
+    const current = await gateway.revision(echo, `// current\n${PASS_THROUGH}`, [
+      { stage: "before", arguments: { message: "hi", loud: true } },
+    ]);
+    await gateway.deploy(echo, "active", current.revisionId);
+    expect((await client.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } })).isError).toBeFalsy();
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["mut__echo", "mut__retired", "mut__stable"]);
+    const rows = await eventually(
+      () => gateway.logs(echo),
+      (logs) => logs.some((row) => row.channel === "shadow" && row.code === "hook_outdated"),
+    );
+    const shadowRows = rows.filter((row) => row.channel === "shadow");
+    expect(shadowRows.map((row) => [row.stage, row.outcome, row.code, row.revisionId])).toEqual([
+      ["pre_dispatch", "refused", "hook_outdated", shadow.revisionId],
+      ["before", "continue", null, shadow.revisionId],
+    ]);
+  });
+
+  it("refuses a tool of a service that needs upstream authorization, and leaves it out of discovery", async ({ expect }) => {
+    const tag = newTag();
+    const workspace = await createWorkspace();
+    await addService(workspace, { slug: "locked", url: `${upstreamOrigin()}/t/${tag}/mcp`, requiresAuthorization: true });
+    const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
+    expect((await client.listTools()).tools).toEqual([]);
+    const refused = await client.callTool({ name: "locked__search_release_notes", arguments: { query: "sso" } });
+    expect(refused.isError).toBe(true);
+    expect(meta(refused)).toMatchObject({ code: "upstream_authorization_required", details: { tool: "locked__search_release_notes" } });
+    expect((await upstreamReceived(tag)).calls).toEqual([]);
+  });
+
+  it("re-establishes a session the upstream forgot, and answers upstream_unreachable when the upstream is down", async ({ expect }) => {
+    const key = newTag();
+    const control = (change: { forget?: boolean; down?: boolean }) =>
+      fetch(`${upstreamOrigin()}/fixtures/sessions/${key}/state`, { method: "POST", body: JSON.stringify(change) });
+    const gateway = await gatewayFor("stateful", `${upstreamOrigin()}/fixtures/sessions/${key}/mcp`);
+    const client = await connectMcp(gateway.clientKey);
+    const ping = () => client.callTool({ name: "stateful__ping", arguments: {} });
+    expect((await ping()).isError).toBeFalsy();
+    await control({ forget: true });
+    expect((await ping()).isError).toBeFalsy();
+    const received = await upstreamReceived(`sessions-${key}`);
+    expect(received.calls).toHaveLength(2);
+    // Indexing's own session, the first call's, and the one after the upstream forgot it.
+    expect(received.methods.filter((message) => message.method === "initialize")).toHaveLength(3);
+
+    await control({ down: true });
+    const down = await ping();
+    expect(down.isError).toBe(true);
+    expect(meta(down)).toMatchObject({ code: "upstream_unreachable", details: { tool: "stateful__ping" } });
+    const rows = await eventually(
+      () => gateway.logs(gateway.uidOf("ping")),
+      (logs) => logs.length === 1,
+    );
+    expect(rows[0]).toMatchObject({ stage: "upstream", outcome: "upstream_failed", code: "upstream_unreachable" });
+    await control({ down: false });
+  });
+
+  it("holds a policy approval on a hooked tool whose hook continues, and a hook's approval under an allowing policy", async ({
+    expect,
+  }) => {
+    const gateway = await demoHookGateway();
+    const approvalHook = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args }) {
+    if (args.query === "ask") {
+      return { action: "require_approval", arguments: { query: "asked" }, reason: "needs_review", message: "Searching for 'asked' on behalf of the agent" };
+    }
+    return { action: "continue", arguments: { query: "hooked " + args.query } };
+  },
+});
+`;
+    const hooked = await gateway.revision(gateway.uid, approvalHook, BEFORE_TEST);
+    await gateway.deploy(gateway.uid, "active", hooked.revisionId);
+    const client = await connectMcp(gateway.clientKey);
+    const call = (query: string) => client.callTool({ name: "demo__search_release_notes", arguments: { query } });
+    const approve = (id: string) => api(`/v1/workspaces/${gateway.ws}/approvals/${id}/approve`, { method: "POST", key: gateway.adminKey });
+
+    // The hook asks for approval under an allowing policy: the approver and the agent both read its message.
+    const asked = meta(await call("ask"));
+    expect(asked).toMatchObject({
+      code: "approval_required",
+      details: { reason: "needs_review", message: "Searching for 'asked' on behalf of the agent" },
+    });
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+
+    // Policy approval holds though the hook continues; once approved, the hook's rewrite goes upstream.
+    const policy = await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.uid}/policy`, {
+      method: "PUT",
+      key: gateway.adminKey,
+      body: { profileId: gateway.defaultProfileId, mode: "approval" },
+    });
+    expect(policy.status).toBe(200);
+    const needed = meta(await call("sso"));
+    expect(needed).toMatchObject({ code: "approval_required", details: { reason: "policy_approval" } });
+    expect(needed.details).not.toHaveProperty("message");
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+    await approve(needed.details.approvalId);
+    expect((await call("sso")).isError).toBeFalsy();
+    expect((await upstreamReceived(gateway.tag)).calls.map((received) => received.arguments)).toEqual([{ query: "hooked sso" }]);
+  });
+
+  it("keeps log details only when both the service's payload capture and the workspace's detail policy allow them", async ({ expect }) => {
+    const gateway = await demoHookGateway();
+    const client = await connectMcp(gateway.clientKey);
+    const setCapture = (payloadCapture: boolean, detailPolicy: "metadata" | "payloads") =>
+      Promise.all([
+        api(`/v1/workspaces/${gateway.ws}/services/${gateway.service.id}`, {
+          method: "PATCH",
+          key: gateway.adminKey,
+          body: { payloadCapture },
+        }),
+        api(`/v1/workspaces/${gateway.ws}`, { method: "PATCH", key: gateway.adminKey, body: { detailPolicy } }),
+      ]);
+    const refusedCall = () => client.callTool({ name: "demo__search_release_notes", arguments: { query: 42 } });
+    const detailsOfLastRow = async (count: number) => {
+      const rows = await eventually(
+        () => gateway.logs(gateway.uid),
+        (logs) => logs.length === count,
+      );
+      return rows[0]!.details;
+    };
+
+    await setCapture(true, "metadata");
+    expect(meta(await refusedCall()).code).toBe("invalid_arguments");
+    expect(await detailsOfLastRow(1)).toBeNull();
+    await setCapture(false, "payloads");
+    await refusedCall();
+    expect(await detailsOfLastRow(2)).toBeNull();
+    await setCapture(true, "payloads");
+    await refusedCall();
+    expect(await detailsOfLastRow(3)).toEqual({ message: "The arguments do not match the tool's input schema" });
+  });
+
+  it("shows the active hook's public outputSchema in discovery instead of the upstream's", async ({ expect }) => {
+    const gateway = await demoHookGateway();
+    const source = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  publicContract: {
+    outputSchema: { type: "object", properties: { count: { type: "integer" } }, required: ["count"] },
+  },
+  after({ result }) {
+    return { action: "return", result: { count: result.items.length } };
+  },
+});
+`;
+    const revision = await gateway.revision(gateway.uid, source, [{ stage: "after", arguments: { query: "sso" }, result: { items: [] } }]);
+    await gateway.deploy(gateway.uid, "active", revision.revisionId);
+    const client = await connectMcp(gateway.clientKey);
+    const listed = (await client.listTools()).tools.find((tool) => tool.name === "demo__search_release_notes")!;
+    expect(listed.outputSchema).toEqual({ type: "object", properties: { count: { type: "integer" } }, required: ["count"] });
+    const result = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
+    expect(result.structuredContent).toEqual({ count: 1 });
+  });
+});
