@@ -100,7 +100,7 @@ async function runSteps(call: CallRequest, trace: CallTrace): Promise<CallToolRe
 
   // Approvals bind the verified active revision and the exact transformed call; a claim is single-use.
   if (access.needsApproval || hookApproval) {
-    const reason = hookApproval?.reason ?? "policy_approval";
+    const reason = hookApproval?.reason ?? (access.needsApproval ? access.approvalReason : "policy_approval");
     const claim = await claimApproval(call, active, upstreamArguments, hookApproval ? "hook" : "policy", reason);
     if (!claim.claimed) {
       return refuse(
