@@ -36,7 +36,7 @@ export function createDemoServer(record: (call: ReceivedCall) => void): McpServe
       description: "Search the product's public release notes by keyword.",
       inputSchema: { query: z.string().describe("Words to look for in titles and summaries") },
       outputSchema: { items: z.array(releaseNote) },
-      annotations: { readOnlyHint: true },
+      annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {
       received("search_release_notes", args);
@@ -52,7 +52,7 @@ export function createDemoServer(record: (call: ReceivedCall) => void): McpServe
       description: "Look up a customer record by email address.",
       inputSchema: { email: z.string().describe("The customer's email address") },
       outputSchema: { name: z.string(), email: z.string(), phone: z.string(), plan: z.string() },
-      annotations: { readOnlyHint: true },
+      annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {
       received("lookup_customer", args);
@@ -82,6 +82,8 @@ export function createDemoServer(record: (call: ReceivedCall) => void): McpServe
     {
       description: "Export a usage report. The report service is always down in the demo.",
       inputSchema: { month: z.string().describe("Month as YYYY-MM") },
+      // Says nothing about destructiveHint, so risk rules meet a tool that leaves a hint to the spec default.
+      annotations: { openWorldHint: true },
     },
     async (args) => {
       received("export_report", args);

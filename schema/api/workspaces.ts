@@ -48,13 +48,66 @@ export const MemberSchema = z.object({ id: z.string(), email: z.string(), role: 
 
 export const PutMemberBody = z.object({ email: z.email(), role: RoleSchema }).openapi("PutMember");
 
+const DEFAULT_MODE_DESCRIPTION = "The mode of a tool without a per-tool override (`PUT …/tools/{toolUid}/policy`)";
+
+export const RiskRuleSchema = z
+  .strictObject({
+    mode: z.enum(["approval", "block"]).openapi({
+      description: "What a matching tool needs: a one-call approval (reason `risk_destructive_hint` / `risk_open_world_hint`) or a block",
+    }),
+    whenMissing: z
+      .enum(["match", "ignore"])
+      .default("match")
+      .openapi({
+        description:
+          "How a tool that omits the hint (or gives a non-boolean) is read. `match` (default): the MCP spec default, true for both " +
+          "hints (destructiveHint does not apply to a tool that declares readOnlyHint: true), so an upstream cannot escape the rule " +
+          "by saying nothing. `ignore`: only an explicit `true` matches.",
+      }),
+  })
+  .openapi("RiskRule");
+
+export const RiskRulesSchema = z
+  .strictObject({ destructiveHint: RiskRuleSchema.optional(), openWorldHint: RiskRuleSchema.optional() })
+  .openapi("RiskRules", {
+    description:
+      "Modes by MCP tool annotation. A rule is a floor: a tool's mode is the strictest (block > approval > allow) of its per-tool " +
+      "override (else the profile's defaultMode) and every rule it matches, so neither an override nor a hook can lift it. " +
+      "Annotations are the upstream's own hints: a rule guards against an honest upstream's risky tools, not a lying one.",
+  });
+
 export const ProfileSchema = z
-  .object({ id: z.string(), name: z.string(), defaultMode: PolicyModeSchema, createdAt: z.string() })
+  .object({
+    id: z.string(),
+    name: z.string(),
+    defaultMode: PolicyModeSchema.openapi({ description: DEFAULT_MODE_DESCRIPTION }),
+    riskRules: RiskRulesSchema,
+    createdAt: z.string(),
+    updatedBy: z.string().nullable().openapi({ description: "Actor of the last update; null until the first" }),
+    updatedAt: z.string().nullable(),
+  })
   .openapi("AccessProfile");
 
 export const CreateProfileBody = z
-  .object({ name: z.string().trim().min(1).max(100), defaultMode: PolicyModeSchema.default("allow") })
+  .object({
+    name: z.string().trim().min(1).max(100),
+    defaultMode: PolicyModeSchema.default("allow").openapi({ description: DEFAULT_MODE_DESCRIPTION }),
+    riskRules: RiskRulesSchema.default({}),
+  })
   .openapi("CreateAccessProfile");
+
+export const ProfileParams = z.object({
+  ws: z.string().openapi({ param: { name: "ws", in: "path" } }),
+  profileId: z.string().openapi({ param: { name: "profileId", in: "path" } }),
+});
+
+export const UpdateProfileBody = z
+  .strictObject({
+    defaultMode: PolicyModeSchema.optional().openapi({ description: DEFAULT_MODE_DESCRIPTION }),
+    riskRules: RiskRulesSchema.optional().openapi({ description: "Replaces the whole set; `{}` removes every rule" }),
+  })
+  .refine((body) => body.defaultMode !== undefined || body.riskRules !== undefined, "give defaultMode, riskRules or both")
+  .openapi("UpdateAccessProfile");
 
 export const UpdateWorkspaceBody = z
   .object({

@@ -1,10 +1,18 @@
-import type { Catalog, CatalogTool } from "./catalog.ts";
+import type { PolicyMode } from "../policy/profiles.store.ts";
+import { matchRiskRules, type RiskApprovalReason } from "../policy/risk.ts";
+import type { Catalog, CatalogProfile, CatalogTool } from "./catalog.ts";
 
 /** Why the gateway refuses a call before any hook or upstream sees it. Stable codes. */
 export type AccessRefusal = "tool_blocked" | "tool_review_required" | "upstream_authorization_required" | "no_access_profile";
 
+/** The code an approval required by the access profile carries: a risk rule's, else `policy_approval`. */
+export type PolicyApprovalReason = "policy_approval" | RiskApprovalReason;
+
 /** `needsApproval`: policy allows the call only with a one-call human approval (step 3 of the pipeline). */
-export type AccessDecision = { allowed: true; needsApproval: boolean } | { allowed: false; code: AccessRefusal; message: string };
+export type AccessDecision =
+  | { allowed: true; needsApproval: false }
+  | { allowed: true; needsApproval: true; approvalReason: PolicyApprovalReason }
+  | { allowed: false; code: AccessRefusal; message: string };
 
 /**
  * Step 1 of the call pipeline: ordinary access policy on the public tool. Checks
@@ -27,9 +35,32 @@ export function decideAccess(catalog: Catalog, profileId: string | null, tool: C
       message: "The service needs upstream authorization before its tools can be called",
     };
   }
-  const mode = profile.overrides.get(tool.uid) ?? profile.defaultMode;
-  if (mode === "block") return { allowed: false, code: "tool_blocked", message: `${tool.publicName} is blocked by policy` };
-  return { allowed: true, needsApproval: mode === "approval" };
+  return decideMode(profile, tool);
+}
+
+const STRICTNESS: Record<PolicyMode, number> = { allow: 0, approval: 1, block: 2 };
+
+/**
+ * The profile's mode for the tool: the strictest of its per-tool override (else the
+ * default mode) and every risk rule the tool's annotations match. Risk rules are a
+ * floor, so an override can tighten them but never lift them.
+ */
+function decideMode(profile: CatalogProfile, tool: CatalogTool): AccessDecision {
+  const policyMode = profile.overrides.get(tool.uid) ?? profile.defaultMode;
+  const risks = matchRiskRules(profile.riskRules, tool.definition.annotations);
+  const mode = risks.reduce<PolicyMode>(
+    (strictest, risk) => (STRICTNESS[risk.mode] > STRICTNESS[strictest] ? risk.mode : strictest),
+    policyMode,
+  );
+  if (mode === "block") {
+    const rule = policyMode === "block" ? undefined : risks.find((risk) => risk.mode === "block");
+    const by = rule ? `the access profile's ${rule.hint} rule` : "policy";
+    return { allowed: false, code: "tool_blocked", message: `${tool.publicName} is blocked by ${by}` };
+  }
+  if (mode === "allow") return { allowed: true, needsApproval: false };
+  // A risk rule names why the tool is risky, which tells an approver more than `policy_approval`.
+  const risk = risks.find((match) => match.mode === "approval");
+  return { allowed: true, needsApproval: true, approvalReason: risk?.approvalReason ?? "policy_approval" };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { WaitUntil } from "../lib/after-response.ts";
 import { RefreshAheadCache } from "../lib/refresh-ahead.ts";
 import type { PolicyMode } from "../policy/profiles.store.ts";
+import type { RiskRules } from "../policy/risk.ts";
 import { readAllPointers, type ToolDeployments } from "./deployment.ts";
 import { upstreamTargetFor } from "../services/services.store.ts";
 import type { UpstreamTarget } from "../services/upstream.ts";
@@ -21,6 +22,12 @@ export interface CatalogTool {
   captureDetails: boolean;
 }
 
+export interface CatalogProfile {
+  defaultMode: PolicyMode;
+  overrides: Map<string, PolicyMode>;
+  riskRules: RiskRules;
+}
+
 export interface Catalog {
   tools: Map<string, CatalogTool>;
   /**
@@ -30,8 +37,8 @@ export interface Catalog {
    * CATALOG_TTL_MS, like any policy change.
    */
   deployments: Map<string, ToolDeployments>;
-  /** profileId → default mode and per-tool overrides. */
-  profiles: Map<string, { defaultMode: PolicyMode; overrides: Map<string, PolicyMode> }>;
+  /** profileId → default mode, per-tool overrides and risk rules. */
+  profiles: Map<string, CatalogProfile>;
   targets: Map<string, UpstreamTarget>;
 }
 
@@ -76,7 +83,7 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
        FROM tools t JOIN services s ON s.id = t.service_id JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
     ).bind(workspaceId),
-    env.DB.prepare("SELECT id, default_mode FROM access_profiles WHERE workspace_id = ?").bind(workspaceId),
+    env.DB.prepare("SELECT id, default_mode, risk_rules FROM access_profiles WHERE workspace_id = ?").bind(workspaceId),
     env.DB.prepare("SELECT profile_id, tool_uid, mode FROM tool_policies WHERE workspace_id = ?").bind(workspaceId),
   ]);
 
@@ -107,8 +114,12 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
       );
     }
   }
-  for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode }[]) {
-    catalog.profiles.set(row.id, { defaultMode: row.default_mode, overrides: new Map() });
+  for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode; risk_rules: string }[]) {
+    catalog.profiles.set(row.id, {
+      defaultMode: row.default_mode,
+      overrides: new Map(),
+      riskRules: JSON.parse(row.risk_rules) as RiskRules,
+    });
   }
   for (const row of (policies?.results ?? []) as { profile_id: string; tool_uid: string; mode: PolicyMode }[]) {
     catalog.profiles.get(row.profile_id)?.overrides.set(row.tool_uid, row.mode);

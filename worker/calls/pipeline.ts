@@ -114,7 +114,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   // Approvals bind the verified active revision and the exact transformed call; a claim is single-use.
   // A policy approval holds even when the hook asks for none, and the hook's holds under an allowing policy.
   if (access.needsApproval || hookApproval) {
-    const reason = hookApproval?.reason ?? "policy_approval";
+    const reason = hookApproval?.reason ?? (access.needsApproval ? access.approvalReason : "policy_approval");
     const claim = await claimApproval(state, active, upstreamArguments, hookApproval ? "hook" : "policy", reason);
     if (!claim.claimed) {
       return refuse(

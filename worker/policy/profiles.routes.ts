@@ -1,10 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
-import { CreateProfileBody, ProfileSchema } from "../../schema/api/workspaces.ts";
+import { CreateProfileBody, ProfileParams, ProfileSchema, UpdateProfileBody } from "../../schema/api/workspaces.ts";
 import { guard } from "../auth/guard.ts";
+import { invalidateCatalog } from "../calls/catalog.ts";
 import { createRouter } from "../http/app.ts";
-import { ApiError } from "../http/errors.ts";
-import { createProfile, listProfiles } from "./profiles.store.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import { createProfile, listProfiles, updateProfile } from "./profiles.store.ts";
 
 export const profileRoutes = createRouter();
 
@@ -33,8 +34,30 @@ profileRoutes.openapi(
   }),
   async (c) => {
     const body = c.req.valid("json");
-    const profile = await createProfile(c.env.DB, c.req.valid("param").ws, body.name, body.defaultMode);
+    const profile = await createProfile(c.env.DB, c.req.valid("param").ws, body);
     if (!profile) throw new ApiError(409, "conflict", `A profile named '${body.name}' already exists`, { field: "json.name" });
     return c.json(profile, 201);
+  },
+);
+
+profileRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/workspaces/{ws}/profiles/{profileId}",
+    tags: ["policy"],
+    summary: "Change an access profile's default mode or risk rules",
+    description:
+      "Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the " +
+      "profile's whole set. The name cannot be changed.",
+    middleware: guard("admin"),
+    request: { params: ProfileParams, body: jsonBody(UpdateProfileBody) },
+    responses: { 200: json(ProfileSchema, "The profile"), ...errorResponses(400, 404) },
+  }),
+  async (c) => {
+    const { ws, profileId } = c.req.valid("param");
+    const profile = await updateProfile(c.env.DB, ws, profileId, { ...c.req.valid("json"), updatedBy: c.get("actor").id });
+    if (!profile) throw notFound("Access profile");
+    invalidateCatalog(ws);
+    return c.json(profile, 200);
   },
 );
