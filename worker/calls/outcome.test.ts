@@ -1,0 +1,24 @@
+import { describe, it } from "vitest";
+import readme from "../../README.md?raw";
+import { GATEWAY_REFUSAL_CODES } from "./outcome.ts";
+
+/** The codes in the first column of the README's `isError` table (the rows indented under the /mcp bullet). */
+function documentedRefusalCodes(markdown: string): string[] {
+  const start = markdown.indexOf("**`isError` tool results**");
+  const end = markdown.indexOf("An upstream tool error", start);
+  const codes: string[] = [];
+  for (const line of markdown.slice(start, end).split("\n")) {
+    // A code cell starts with a code span; "_the hook's `reason`_" is the hook's own codes, not the gateway's.
+    const cell = /^\s+\|\s*(`[^|]+)\|/.exec(line)?.[1];
+    if (cell) codes.push(...[...cell.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!));
+  }
+  return codes.sort();
+}
+
+describe("gateway refusal codes", () => {
+  it("are exactly the codes the README's isError table documents", ({ expect }) => {
+    const documented = documentedRefusalCodes(readme);
+    expect(documented.length).toBeGreaterThan(0);
+    expect(documented).toEqual([...GATEWAY_REFUSAL_CODES].sort());
+  });
+});
