@@ -1,0 +1,5 @@
+/** Vite's `?raw` imports: the file's text (tests read README.md this way). */
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}
