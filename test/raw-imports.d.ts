@@ -1,4 +1,4 @@
-/** Vite's `?raw` imports: a file's text, used by tests that hold documentation to the code. */
+/** Vite's `?raw` imports: the file's text (tests read README.md this way). */
 declare module "*?raw" {
   const text: string;
   export default text;

@@ -16,7 +16,7 @@ export function createApp() {
   const app = createRouter();
   app.onError(handleError);
   app.notFound(() => {
-    throw new ApiError(404, "not_found", "No such route");
+    throw new ApiError("not_found", { message: "No such route" });
   });
 
   app.use("/v1/*", jsonBody());

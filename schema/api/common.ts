@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
+import { codesWithStatus, ERROR_CODES, type ErrorStatus } from "./errors.ts";
 
 export const ErrorSchema = z
   .object({
     error: z.object({
-      code: z.string().openapi({ example: "not_found" }),
+      code: z.enum(ERROR_CODES).openapi({ example: "not_found" }),
       message: z.string(),
       details: z.record(z.string(), z.unknown()).optional(),
     }),
@@ -14,22 +15,34 @@ export const WorkspaceParams = z.object({
   ws: z.string().openapi({ param: { name: "ws", in: "path" }, example: "ws_0123456789abcdefghij" }),
 });
 
-/** Standard error responses, so every route documents the shape it fails with. */
-export function errorResponses(...statuses: number[]) {
-  const descriptions: Record<number, string> = {
-    400: "Malformed JSON (`invalid_json`) or a body that fails the schema (`invalid_request`)",
-    401: "Missing or invalid credentials (`unauthorized`)",
-    403: "The credential lacks the required scope (`forbidden`)",
-    404: "Not found in this workspace (`not_found`)",
-    409: "Conflicts with current state",
-    413: "Over a documented limit",
-    502: "The upstream MCP server failed (`upstream_unreachable`, `upstream_protocol_error`)",
-  };
+const STATUS_SUMMARIES: Record<ErrorStatus, string> = {
+  400: "Malformed JSON or a request that fails the schema or a rule",
+  401: "Missing or invalid credentials",
+  403: "The credential lacks the required scope",
+  404: "Not found in this workspace",
+  409: "Conflicts with current state",
+  412: "The `If-Match` etag is stale",
+  413: "Over a documented limit",
+  415: "The body is not JSON",
+  422: "The hook does not compile",
+  428: "`If-Match` is required",
+  429: "Over a rate quota; see `Retry-After`",
+  500: "A bug; details go to the Worker log only",
+  502: "The upstream MCP server failed",
+};
+
+/**
+ * Standard error responses, so every route documents the shape it fails with;
+ * each status lists the codes it may carry (all codes with that status in `ERROR_STATUS`).
+ */
+export function errorResponses(...statuses: ErrorStatus[]) {
+  const documented: ErrorStatus[] = [401, 403, ...statuses];
   return Object.fromEntries(
-    [401, 403, ...statuses].map((status) => [
-      status,
-      { description: descriptions[status] ?? "Error", content: { "application/json": { schema: ErrorSchema } } },
-    ]),
+    documented.map((status) => {
+      const codes = codesWithStatus(status).map((code) => `\`${code}\``);
+      const description = `${STATUS_SUMMARIES[status]}: ${codes.join(", ")}`;
+      return [status, { description, content: { "application/json": { schema: ErrorSchema } } }];
+    }),
   );
 }
 

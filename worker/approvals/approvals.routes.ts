@@ -75,14 +75,10 @@ for (const decision of ["approve", "deny"] as const) {
       );
       if (!outcome.ok && outcome.reason === "not_found") throw notFound("Approval");
       if (!outcome.ok) {
-        throw new ApiError(
-          409,
-          "approval_not_pending",
-          `This approval is ${outcome.approval?.status}; only pending approvals can be decided`,
-          {
-            status: outcome.approval?.status,
-          },
-        );
+        throw new ApiError("approval_not_pending", {
+          message: `This approval is ${outcome.approval?.status}; only pending approvals can be decided`,
+          details: { status: outcome.approval?.status },
+        });
       }
       return c.json(present(outcome.approval), 200);
     },

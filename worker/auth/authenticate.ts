@@ -9,7 +9,7 @@ import { findActiveKey } from "./keys.store.ts";
 import { effectiveScopes, type Channel, type Principal } from "./principal.ts";
 import { findUserByEmail } from "./users.store.ts";
 
-const unauthorized = (message: string) => new ApiError(401, "unauthorized", message, undefined, { "www-authenticate": "Bearer" });
+const unauthorized = (message: string) => new ApiError("unauthorized", { message, headers: { "www-authenticate": "Bearer" } });
 
 /** The CLI says who it is, so history can attribute its changes to the `cli` channel. */
 const keyChannel = (clientHeader: string | undefined): Channel => (clientHeader === "rayrun-cli" ? "cli" : "api");

@@ -12,11 +12,11 @@ import { findUserByEmail } from "./users.store.ts";
 export const devLoginRoutes = new Hono<AppEnv>();
 
 devLoginRoutes.post("/dev/login", async (c) => {
-  if (c.env.DEV_LOGIN !== "on") throw new ApiError(404, "not_found", "Not found");
+  if (c.env.DEV_LOGIN !== "on") throw new ApiError("not_found", { message: "Not found" });
   const body = (await c.req.json().catch(() => null)) as { email?: unknown } | null;
   const email = typeof body?.email === "string" ? body.email : "";
   const user = email ? await findUserByEmail(c.env.DB, email) : null;
-  if (!user) throw new ApiError(401, "unauthorized", "No member with that email; an admin must add you first");
+  if (!user) throw new ApiError("unauthorized", { message: "No member with that email; an admin must add you first" });
   setCookie(c, DEV_SESSION_COOKIE, await issueDevSession(user.email, c.env.SECRETS_KEY), {
     httpOnly: true,
     sameSite: "Strict",

@@ -12,17 +12,17 @@ import { membershipRole } from "./users.store.ts";
 export async function actorFor(c: Context<AppEnv>, workspaceId: string): Promise<Actor> {
   const principal = c.get("principal");
   if (principal.kind === "key") {
-    if (principal.workspaceId !== workspaceId) throw new ApiError(404, "not_found", "Workspace not found");
+    if (principal.workspaceId !== workspaceId) throw new ApiError("not_found", { message: "Workspace not found" });
     return { id: principal.id, kind: "key", channel: principal.channel, workspaceId, scopes: principal.scopes, role: null };
   }
   const role = await membershipRole(c.env.DB, workspaceId, principal.id);
-  if (!role) throw new ApiError(404, "not_found", "Workspace not found");
+  if (!role) throw new ApiError("not_found", { message: "Workspace not found" });
   return { id: principal.id, kind: "user", channel: "browser", workspaceId, scopes: scopesForRole(role), role };
 }
 
 export function assertScope(actor: Actor, scope: Scope): void {
   if (!actor.scopes.has(scope)) {
-    throw new ApiError(403, "forbidden", `This credential lacks the '${scope}' scope`, { required: scope });
+    throw new ApiError("forbidden", { message: `This credential lacks the '${scope}' scope`, details: { required: scope } });
   }
 }
 
@@ -30,7 +30,7 @@ export function assertScope(actor: Actor, scope: Scope): void {
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
   return async function requireScope(c, next) {
     const workspaceId = c.req.param("ws");
-    if (!workspaceId) throw new ApiError(404, "not_found", "Workspace not found");
+    if (!workspaceId) throw new ApiError("not_found", { message: "Workspace not found" });
     const actor = await actorFor(c, workspaceId);
     assertScope(actor, scope);
     c.set("actor", actor);

@@ -20,7 +20,10 @@ export function createRouter(): OpenAPIHono<AppEnv> {
         message: issue.message,
       }));
       const first = issues[0];
-      throw new ApiError(400, "invalid_request", first ? `Invalid ${first.field}: ${first.message}` : "Invalid request", { issues });
+      throw new ApiError("invalid_request", {
+        message: first ? `Invalid ${first.field}: ${first.message}` : "Invalid request",
+        details: { issues },
+      });
     },
   });
 }

@@ -1,43 +1,35 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ERROR_STATUS, type ErrorCode, type ErrorStatus } from "../../schema/api/errors.ts";
 
-/**
- * Every stable error code the REST API returns. The README lists them; clients
- * may branch on them, so a code is never renamed or reused for something else.
- */
-export type ErrorCode =
-  | "unauthorized"
-  | "forbidden"
-  | "not_found"
-  | "invalid_json"
-  | "invalid_request"
-  | "unsupported_media_type"
-  | "conflict"
-  | "url_not_allowed"
-  | "upstream_unreachable"
-  | "upstream_protocol_error"
-  | "too_many_tools"
-  | "payload_too_large"
-  | "service_has_tools_in_use"
-  | "hook_history_exists"
-  | "internal_error";
+export type { ErrorCode } from "../../schema/api/errors.ts";
 
 export interface ErrorBody {
-  error: { code: ErrorCode | string; message: string; details?: Record<string, unknown> };
+  error: { code: ErrorCode; message: string; details?: Record<string, unknown> };
 }
 
-/** An error meant for the client: status, stable code, message, optional details. */
+export interface ApiErrorOptions {
+  message: string;
+  details?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  /** What failed underneath: written to the Worker log, never sent to the client. */
+  cause?: unknown;
+}
+
+/** An error meant for the client: a stable code (its status comes from `ERROR_STATUS`), message, optional details. */
 export class ApiError extends Error {
-  constructor(
-    readonly status: ContentfulStatusCode,
-    readonly code: ErrorCode | string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-    readonly headers?: Record<string, string>,
-  ) {
-    super(message);
+  readonly code: ErrorCode;
+  readonly status: ErrorStatus;
+  readonly details?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, { message, details, headers, cause }: ApiErrorOptions) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = "ApiError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    if (details) this.details = details;
+    if (headers) this.headers = headers;
   }
 
   toBody(): ErrorBody {
@@ -45,17 +37,25 @@ export class ApiError extends Error {
   }
 }
 
-export const notFound = (what: string) => new ApiError(404, "not_found", `${what} not found`);
+export const notFound = (what: string) => new ApiError("not_found", { message: `${what} not found` });
 
-/** The one place thrown errors become the wire shape; internal detail stays in logs. */
+/**
+ * Hono throws its own `HTTPException` only from its request validator (400,
+ * e.g. malformed JSON); the code follows the status as it always has.
+ */
+function fromHonoException(error: HTTPException): ApiError {
+  const code = error.status === 401 ? "unauthorized" : error.status === 404 ? "not_found" : "invalid_request";
+  return new ApiError(code, { message: error.message || "Request failed" });
+}
+
+/** The one place thrown errors become the wire shape; a cause and anything unexpected go to the Worker log only. */
 export function handleError(error: Error, c: Context): Response {
-  if (error instanceof ApiError) {
-    return c.json(error.toBody(), error.status, error.headers);
-  }
-  if (error instanceof HTTPException) {
-    const code = error.status === 401 ? "unauthorized" : error.status === 404 ? "not_found" : "invalid_request";
-    return c.json({ error: { code, message: error.message || "Request failed" } }, error.status);
-  }
-  console.error("unhandled error", error);
-  return c.json({ error: { code: "internal_error", message: "Internal error" } }, 500);
+  const apiError =
+    error instanceof ApiError
+      ? error
+      : error instanceof HTTPException
+        ? fromHonoException(error)
+        : new ApiError("internal_error", { message: "Internal error", cause: error });
+  if (apiError.cause !== undefined) console.error(`${apiError.code}: ${apiError.message}`, apiError.cause);
+  return c.json(apiError.toBody(), apiError.status, apiError.headers);
 }

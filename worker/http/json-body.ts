@@ -15,21 +15,21 @@ export function jsonBody(): MiddlewareHandler<AppEnv> {
     if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
     const length = Number(c.req.header("content-length") ?? "0");
     if (length > MAX_BODY_BYTES) {
-      throw new ApiError(413, "payload_too_large", `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+      throw new ApiError("payload_too_large", { message: `Request body exceeds ${MAX_BODY_BYTES} bytes` });
     }
     const type = c.req.header("content-type") ?? "";
     if (!type) {
       const text = await c.req.text();
       if (text.length === 0) return next();
-      throw new ApiError(415, "unsupported_media_type", "Send the request body as application/json");
+      throw new ApiError("unsupported_media_type", { message: "Send the request body as application/json" });
     }
     if (!/^application\/json\b/i.test(type)) {
-      throw new ApiError(415, "unsupported_media_type", "Send the request body as application/json");
+      throw new ApiError("unsupported_media_type", { message: "Send the request body as application/json" });
     }
     try {
       await c.req.json();
     } catch {
-      throw new ApiError(400, "invalid_json", "The request body is not valid JSON");
+      throw new ApiError("invalid_json", { message: "The request body is not valid JSON" });
     }
     return next();
   };

@@ -35,7 +35,8 @@ profileRoutes.openapi(
   async (c) => {
     const body = c.req.valid("json");
     const profile = await createProfile(c.env.DB, c.req.valid("param").ws, body);
-    if (!profile) throw new ApiError(409, "conflict", `A profile named '${body.name}' already exists`, { field: "json.name" });
+    if (!profile)
+      throw new ApiError("conflict", { message: `A profile named '${body.name}' already exists`, details: { field: "json.name" } });
     return c.json(profile, 201);
   },
 );

@@ -11,21 +11,18 @@ import {
 } from "./services.store.ts";
 import { listUpstreamTools, MAX_TOOLS_PER_SERVICE, UpstreamFailure } from "./upstream.ts";
 
-const STATUS: Record<UpstreamFailure["code"], 400 | 413 | 502> = {
-  url_not_allowed: 400,
-  too_many_tools: 413,
-  upstream_unreachable: 502,
-  upstream_protocol_error: 502,
-};
-
 /** Turns an upstream failure during indexing into the REST error the caller sees. */
 export function indexingError(error: unknown): unknown {
   if (error instanceof UpstreamFailure) {
     const details = error.code === "too_many_tools" ? { limit: MAX_TOOLS_PER_SERVICE } : undefined;
-    return new ApiError(STATUS[error.code], error.code, error.message, details);
+    return new ApiError(error.code, { message: error.message, details });
   }
   if (error instanceof McpError) {
-    return new ApiError(502, "upstream_protocol_error", `The upstream answered tools/list with an error: ${error.message}`);
+    return new ApiError("upstream_protocol_error", {
+      message: `The upstream answered tools/list with an error: ${error.message}`,
+      // The upstream's JSON-RPC code and data go to the Worker log.
+      cause: error,
+    });
   }
   return error;
 }

@@ -15,7 +15,8 @@ export const serviceRoutes = createRouter();
 
 function assertUrlAllowed(env: Env, url: string): void {
   const verdict = checkUpstreamUrl(url, parseAllowList(env.DEV_ALLOWED_HOSTS));
-  if (!verdict.ok) throw new ApiError(400, "url_not_allowed", `Service URL refused: ${verdict.reason}`, { field: "json.url" });
+  if (!verdict.ok)
+    throw new ApiError("url_not_allowed", { message: `Service URL refused: ${verdict.reason}`, details: { field: "json.url" } });
 }
 
 serviceRoutes.openapi(
@@ -37,7 +38,7 @@ serviceRoutes.openapi(
     const body = c.req.valid("json");
     assertUrlAllowed(c.env, body.url);
     if (await slugTaken(c.env.DB, ws, body.slug)) {
-      throw new ApiError(409, "conflict", `A service with slug '${body.slug}' already exists`, { field: "json.slug" });
+      throw new ApiError("conflict", { message: `A service with slug '${body.slug}' already exists`, details: { field: "json.slug" } });
     }
     const pending = await prepareService(c.env, ws, {
       slug: body.slug,
@@ -145,8 +146,11 @@ serviceRoutes.openapi(
     // Deleting would strand hook history behind a tool nobody can edit; reset those hooks first.
     const withHistory = await toolsWithHookHistory(c.env.DB, ws, svc);
     if (withHistory.length > 0) {
-      throw new ApiError(409, "hook_history_exists", "Tools of this service have hook history; export and reset their hooks first", {
-        tools: withHistory.map((tool) => tool.toolUid),
+      throw new ApiError("hook_history_exists", {
+        message: "Tools of this service have hook history; export and reset their hooks first",
+        details: {
+          tools: withHistory.map((tool) => tool.toolUid),
+        },
       });
     }
     if (!(await softDeleteService(c.env.DB, ws, svc))) throw notFound("Service");

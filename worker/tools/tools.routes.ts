@@ -65,12 +65,18 @@ toolRoutes.openapi(
     const tool = await findTool(c.env.DB, ws, toolUid);
     if (!tool) throw notFound("Tool");
     if (tool.status !== "review_required") {
-      throw new ApiError(409, "no_review_pending", "This tool has no changed definition awaiting review", { status: tool.status });
+      throw new ApiError("no_review_pending", {
+        message: "This tool has no changed definition awaiting review",
+        details: { status: tool.status },
+      });
     }
     const { definitionHash } = c.req.valid("json");
     if (!(await approveDefinition(c.env.DB, ws, toolUid, definitionHash))) {
-      throw new ApiError(409, "definition_changed", "The definition changed since you read it; review the current one", {
-        definitionHash: tool.definitionHash,
+      throw new ApiError("definition_changed", {
+        message: "The definition changed since you read it; review the current one",
+        details: {
+          definitionHash: tool.definitionHash,
+        },
       });
     }
     invalidateCatalog(ws);
@@ -134,12 +140,15 @@ toolRoutes.openapi(
     if (!tool) throw notFound("Tool");
     const properties = Object.keys((tool.definition.outputSchema?.properties ?? {}) as Record<string, unknown>);
     if (fields && !tool.definition.outputSchema) {
-      throw new ApiError(400, "projection_requires_output_schema", "Projection needs a tool with an outputSchema");
+      throw new ApiError("projection_requires_output_schema", { message: "Projection needs a tool with an outputSchema" });
     }
     const unknown = (fields ?? []).filter((field) => !properties.includes(field));
     if (unknown.length) {
-      throw new ApiError(400, "invalid_request", `Not properties of the output schema: ${unknown.join(", ")}`, {
-        issues: unknown.map((field) => ({ field: "json.fields", message: `unknown field ${field}` })),
+      throw new ApiError("invalid_request", {
+        message: `Not properties of the output schema: ${unknown.join(", ")}`,
+        details: {
+          issues: unknown.map((field) => ({ field: "json.fields", message: `unknown field ${field}` })),
+        },
       });
     }
     await setProjection(c.env.DB, ws, toolUid, fields);

@@ -37,7 +37,7 @@ workspaceRoutes.openapi(
   async (c) => {
     const presented = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
     if (!c.env.BOOTSTRAP_SECRET || !timingSafeEqual(presented, c.env.BOOTSTRAP_SECRET)) {
-      throw new ApiError(401, "unauthorized", "Creating a workspace needs the deployment bootstrap secret");
+      throw new ApiError("unauthorized", { message: "Creating a workspace needs the deployment bootstrap secret" });
     }
     const body = c.req.valid("json");
     const { workspace, defaultProfileId } = await createWorkspace(c.env.DB, body.name);
@@ -104,13 +104,19 @@ workspaceRoutes.openapi(
     const body = c.req.valid("json");
     const callsTools = body.scopes.includes("tools:call");
     if (callsTools && !body.profileId) {
-      throw new ApiError(400, "invalid_request", "A key with tools:call must name the access profile it belongs to", {
-        issues: [{ field: "json.profileId", message: "Required with tools:call" }],
+      throw new ApiError("invalid_request", {
+        message: "A key with tools:call must name the access profile it belongs to",
+        details: {
+          issues: [{ field: "json.profileId", message: "Required with tools:call" }],
+        },
       });
     }
     if (body.profileId && !(await findProfile(c.env.DB, ws, body.profileId))) {
-      throw new ApiError(400, "invalid_request", "Unknown access profile", {
-        issues: [{ field: "json.profileId", message: "No such profile in this workspace" }],
+      throw new ApiError("invalid_request", {
+        message: "Unknown access profile",
+        details: {
+          issues: [{ field: "json.profileId", message: "No such profile in this workspace" }],
+        },
       });
     }
     const created = await createApiKey(c.env.DB, {

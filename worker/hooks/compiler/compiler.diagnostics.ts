@@ -38,13 +38,13 @@ export interface Diagnostic {
   pointer?: string;
 }
 
-/** Codes that mean "too big to look at" (HTTP 413); everything else is 422. */
-const PAYLOAD_TOO_LARGE: ReadonlySet<DiagnosticCode> = new Set<DiagnosticCode>([
-  "source_too_large",
-  "config_too_large",
-  "compiled_too_large",
-]);
+/** Codes that mean "too big to look at" (HTTP 413, under the code itself); everything else is 422. */
+export type OversizeCode = "source_too_large" | "config_too_large" | "compiled_too_large";
+const OVERSIZE_CODES: ReadonlySet<DiagnosticCode> = new Set<OversizeCode>(["source_too_large", "config_too_large", "compiled_too_large"]);
+
+export const isOversize = (diagnostic: Diagnostic): diagnostic is Diagnostic & { code: OversizeCode } =>
+  OVERSIZE_CODES.has(diagnostic.code);
 
 export function statusFor(diagnostics: readonly Diagnostic[]): 413 | 422 {
-  return diagnostics.some((d) => PAYLOAD_TOO_LARGE.has(d.code)) ? 413 : 422;
+  return diagnostics.some(isOversize) ? 413 : 422;
 }

@@ -1,6 +1,6 @@
 /** The hook compiler: what routes and the hook lifecycle call. */
 export { compileHook, type CompileFailure, type CompileInput, type CompileResult, type CompileSuccess } from "./compiler.compile.ts";
-export type { Diagnostic, DiagnosticCode } from "./compiler.diagnostics.ts";
+export { isOversize, type Diagnostic, type DiagnosticCode } from "./compiler.diagnostics.ts";
 export { formatHookSource } from "./compiler.format.ts";
 export { COMPILED_MAX_BYTES, CONFIG_MAX_BYTES, SOURCE_MAX_BYTES } from "./compiler.limits.ts";
 export type { PublicContract } from "./compiler.contract.ts";

@@ -140,8 +140,11 @@ buildRoutes.openapi(
     const { ws, toolUid } = c.req.valid("param");
     const body = c.req.valid("json");
     if (body.stage === "after" && body.result === undefined) {
-      throw new ApiError(400, "invalid_request", "Testing after needs a mock `result`", {
-        issues: [{ field: "json.result", message: "Required for stage after" }],
+      throw new ApiError("invalid_request", {
+        message: "Testing after needs a mock `result`",
+        details: {
+          issues: [{ field: "json.result", message: "Required for stage after" }],
+        },
       });
     }
     const tool = await requireWritableTool(c.env, ws, toolUid);
@@ -182,11 +185,9 @@ buildRoutes.openapi(
       draft.versionId,
     );
     if (!recorded) {
-      throw new ApiError(
-        409,
-        "hook_reset",
-        "The tool's hook was reset while the test ran, so the run was not recorded; test the new draft",
-      );
+      throw new ApiError("hook_reset", {
+        message: "The tool's hook was reset while the test ran, so the run was not recorded; test the new draft",
+      });
     }
     const { run } = tested;
     return c.json(
@@ -229,9 +230,12 @@ buildRoutes.openapi(
     const compiled = await chargedCompile(c.env, ws, actor.id, tool, version.source, version.config);
     const untested = await untestedStages(c.env.DB, ws, toolUid, version.contentHash, tool.definitionHash, compiled.stages);
     if (untested.length > 0) {
-      throw new ApiError(409, "not_tested", `Run passing tests of ${untested.join(" and ")} for this exact source and config first`, {
-        untestedStages: untested,
-        contentHash: version.contentHash,
+      throw new ApiError("not_tested", {
+        message: `Run passing tests of ${untested.join(" and ")} for this exact source and config first`,
+        details: {
+          untestedStages: untested,
+          contentHash: version.contentHash,
+        },
       });
     }
     const { revision } = unwrap(

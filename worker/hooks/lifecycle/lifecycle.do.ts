@@ -72,7 +72,6 @@ export interface HookUsage {
 
 const rateLimited = (quota: string, charge: { used: number; limit: number; retryAfterSeconds: number }, what: string) =>
   failure(
-    429,
     "rate_limited",
     `${what}: ${charge.limit} per hour; try again in ${charge.retryAfterSeconds} s`,
     { quota, used: charge.used, limit: charge.limit, retryAfterSeconds: charge.retryAfterSeconds },
@@ -111,13 +110,7 @@ export class HookLifecycle {
       const current = this.#drafts.get(input.toolUid);
       const etag = etagOf(current?.versionId ?? null);
       if (!etagMatches(input.ifMatch, etag)) {
-        return failure(
-          412,
-          "precondition_failed",
-          "The draft changed since you read it; reload it and reapply your change",
-          { etag },
-          { etag },
-        );
+        return failure("precondition_failed", "The draft changed since you read it; reload it and reapply your change", { etag }, { etag });
       }
       if (current && current.contentHash === input.contentHash) {
         return { ok: true, etag, versionId: current.versionId, created: false };
@@ -130,7 +123,6 @@ export class HookLifecycle {
       if (!history.ok) {
         this.#quotas.refund(charge.eventId);
         return failure(
-          413,
           "history_full",
           "The workspace's draft history is full; export the versions you need, then reset hooks to reclaim it",
           {
@@ -186,7 +178,7 @@ export class HookLifecycle {
     return this.#locks.run(input.toolUid, async () => {
       // A reset may have run since the route read the version.
       if (!(await findVersion(this.#env.DB, input.workspaceId, input.toolUid, input.versionId))) {
-        return failure(404, "not_found", "Version not found");
+        return failure("not_found", "Version not found");
       }
       const revisionId = newId("rev");
       const revision: RevisionRecord = {
@@ -221,11 +213,10 @@ export class HookLifecycle {
   deploy(input: DeployInput): Promise<Outcome<{ deployment: DeploymentPointer; event: DeploymentEvent }>> {
     return this.#locks.run(input.toolUid, async () => {
       const stored = await findRevision(this.#env.DB, input.workspaceId, input.toolUid, input.revisionId);
-      if (!stored) return failure(404, "not_found", "Revision not found");
+      if (!stored) return failure("not_found", "Revision not found");
       const revision = toRevisionRecord(stored);
       if (revision.definitionHash !== input.currentDefinitionHash) {
         return failure(
-          409,
           "incompatible_revision",
           "The revision was compiled against a different upstream definition than the tool's current one",
           {
@@ -236,7 +227,7 @@ export class HookLifecycle {
       }
       const otherBytes = this.#deployments.deployedBytesExcept(input.toolUid, input.slot);
       if (otherBytes + revision.compiledBytes > QUOTAS.deployedBytes) {
-        return failure(413, "deployed_code_full", "Active and shadow code of this workspace would exceed its allowance", {
+        return failure("deployed_code_full", "Active and shadow code of this workspace would exceed its allowance", {
           usedBytes: otherBytes,
           limitBytes: QUOTAS.deployedBytes,
           revisionBytes: revision.compiledBytes,
@@ -268,7 +259,7 @@ export class HookLifecycle {
   undeploy(input: Omit<DeployInput, "revisionId" | "currentDefinitionHash">): Promise<Outcome<{ event: DeploymentEvent }>> {
     return this.#locks.run(input.toolUid, async () => {
       const previous = this.#deployments.forTool(input.toolUid)[input.slot];
-      if (!previous) return failure(404, "not_found", `Nothing is deployed to ${input.slot}`);
+      if (!previous) return failure("not_found", `Nothing is deployed to ${input.slot}`);
       this.#deployments.remove(input.toolUid, input.slot);
       const event = await this.#recordEvent(input, "remove", null, previous);
       return { ok: true, event };

@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../../../schema/api/errors.ts";
 import type { Channel } from "../../auth/principal.ts";
 
 /** Who made a hook change, as recorded on every version, revision and event. */
@@ -10,12 +11,11 @@ export interface HookActor {
 /**
  * A refusal from the lifecycle. The Durable Object returns these instead of
  * throwing, because an error thrown across RPC keeps only its message; the
- * route turns one into an `ApiError` with the same status, code and headers.
+ * route turns one into an `ApiError` with the same code, details and headers.
  */
 export interface HookFailure {
   ok: false;
-  status: 404 | 409 | 412 | 413 | 422 | 428 | 429;
-  code: string;
+  code: ErrorCode;
   message: string;
   details?: Record<string, unknown>;
   headers?: Record<string, string>;
@@ -24,12 +24,11 @@ export interface HookFailure {
 export type Outcome<T> = ({ ok: true } & T) | HookFailure;
 
 export const failure = (
-  status: HookFailure["status"],
-  code: string,
+  code: ErrorCode,
   message: string,
   details?: Record<string, unknown>,
   headers?: Record<string, string>,
-): HookFailure => ({ ok: false, status, code, message, ...(details ? { details } : {}), ...(headers ? { headers } : {}) });
+): HookFailure => ({ ok: false, code, message, ...(details ? { details } : {}), ...(headers ? { headers } : {}) });
 
 export type JsonObject = Record<string, unknown>;
 export type DeploymentSlot = "active" | "shadow";

@@ -4,7 +4,7 @@ import type { WorkspaceDO } from "../../workspaces/workspace.do.ts";
 import { ApiError, notFound } from "../../http/errors.ts";
 import { findService } from "../../services/services.store.ts";
 import { findTool, type ToolRecord } from "../../tools/tools.store.ts";
-import { CONFIG_MAX_BYTES, SOURCE_MAX_BYTES, type CompileFailure } from "../compiler/index.ts";
+import { CONFIG_MAX_BYTES, isOversize, SOURCE_MAX_BYTES, type CompileFailure } from "../compiler/index.ts";
 import { utf8Bytes } from "./content.ts";
 import type { HookActor, HookFailure, JsonObject } from "./lifecycle.types.ts";
 
@@ -38,12 +38,10 @@ export function hookActor(c: HookContext): HookActor {
 }
 
 /** The Durable Object's refusals become the API's one error shape; success passes through. */
-export function unwrap<T extends { ok: boolean }>(outcome: T): Extract<T, { ok: true }> {
-  if (!outcome.ok) {
-    const refusal = outcome as unknown as HookFailure;
-    throw new ApiError(refusal.status, refusal.code, refusal.message, refusal.details, refusal.headers);
-  }
-  return outcome as Extract<T, { ok: true }>;
+export function unwrap<T extends { ok: true }>(outcome: T | HookFailure): T {
+  if (outcome.ok) return outcome;
+  const { code, message, details, headers } = outcome;
+  throw new ApiError(code, { message, details, headers });
 }
 
 export async function requireTool(env: Env, workspaceId: string, toolUid: string): Promise<ToolRecord> {
@@ -60,8 +58,11 @@ export async function requireWritableTool(env: Env, workspaceId: string, toolUid
   const tool = await requireTool(env, workspaceId, toolUid);
   const service = await findService(env.DB, workspaceId, tool.serviceId);
   if (!service || service.deletedAt) {
-    throw new ApiError(409, "service_deleted", "The tool's service was deleted; its hook history can only be listed, exported or reset", {
-      serviceId: tool.serviceId,
+    throw new ApiError("service_deleted", {
+      message: "The tool's service was deleted; its hook history can only be listed, exported or reset",
+      details: {
+        serviceId: tool.serviceId,
+      },
     });
   }
   return tool;
@@ -70,7 +71,7 @@ export async function requireWritableTool(env: Env, workspaceId: string, toolUid
 export function requireIfMatch(c: HookContext): string {
   const ifMatch = c.req.header("if-match");
   if (!ifMatch) {
-    throw new ApiError(428, "precondition_required", "Send the draft's etag as If-Match (GET the draft to read it)");
+    throw new ApiError("precondition_required", { message: "Send the draft's etag as If-Match (GET the draft to read it)" });
   }
   return ifMatch;
 }
@@ -79,28 +80,36 @@ export function requireIfMatch(c: HookContext): string {
 export function assertDraftSizes(source: string, config: JsonObject): void {
   const sourceBytes = utf8Bytes(source);
   if (sourceBytes > SOURCE_MAX_BYTES) {
-    throw new ApiError(413, "source_too_large", `The source is over ${SOURCE_MAX_BYTES} bytes (UTF-8)`, {
-      bytes: sourceBytes,
-      limitBytes: SOURCE_MAX_BYTES,
+    throw new ApiError("source_too_large", {
+      message: `The source is over ${SOURCE_MAX_BYTES} bytes (UTF-8)`,
+      details: {
+        bytes: sourceBytes,
+        limitBytes: SOURCE_MAX_BYTES,
+      },
     });
   }
   const configBytes = utf8Bytes(JSON.stringify(config));
   if (configBytes > CONFIG_MAX_BYTES) {
-    throw new ApiError(413, "config_too_large", `The config is over ${CONFIG_MAX_BYTES} bytes as JSON`, {
-      bytes: configBytes,
-      limitBytes: CONFIG_MAX_BYTES,
+    throw new ApiError("config_too_large", {
+      message: `The config is over ${CONFIG_MAX_BYTES} bytes as JSON`,
+      details: {
+        bytes: configBytes,
+        limitBytes: CONFIG_MAX_BYTES,
+      },
     });
   }
 }
 
 /** 422 `compile_failed` with the compiler's diagnostics; 413 under the size diagnostic's own code. */
 export function compileError(result: CompileFailure): ApiError {
+  const oversize = result.diagnostics.find(isOversize);
+  if (oversize) return new ApiError(oversize.code, { message: oversize.message, details: { diagnostics: result.diagnostics } });
   const [first] = result.diagnostics;
-  if (result.status === 413 && first) {
-    return new ApiError(413, first.code, first.message, { diagnostics: result.diagnostics });
-  }
-  return new ApiError(422, "compile_failed", first ? `The hook does not compile: ${first.message}` : "The hook does not compile", {
-    diagnostics: result.diagnostics,
+  return new ApiError("compile_failed", {
+    message: first ? `The hook does not compile: ${first.message}` : "The hook does not compile",
+    details: {
+      diagnostics: result.diagnostics,
+    },
   });
 }
 

@@ -115,10 +115,8 @@ async function upstreamArgumentsFromBefore(input: StageTestInput, context: Stage
   const run = await runStage({ bundle: input.bundle, stage: "before", input: beforeInput(publicArguments), context });
   const value = run.value;
   if (value && (value.action === "continue" || value.action === "require_approval")) return value.arguments;
-  throw new ApiError(
-    400,
-    "invalid_request",
-    `The draft's before answers ${run.error?.code ?? run.outcome} for these arguments, so after would never run; give \`upstreamArguments\` to test after alone`,
-    { issues: [{ field: "json.upstreamArguments", message: "Required when before does not let the call through" }] },
-  );
+  throw new ApiError("invalid_request", {
+    message: `The draft's before answers ${run.error?.code ?? run.outcome} for these arguments, so after would never run; give \`upstreamArguments\` to test after alone`,
+    details: { issues: [{ field: "json.upstreamArguments", message: "Required when before does not let the call through" }] },
+  });
 }
