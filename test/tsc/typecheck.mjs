@@ -78,3 +78,26 @@ test("without an outputSchema, after receives the MCP CallToolResult", () => {
   const wrong = hook.replace("result.content[0]", "result.items[0]");
   assert.match(typecheck(tool, wrong).output, /error TS2339: Property 'items' does not exist/);
 });
+
+test("after sees the client's arguments typed by the public contract and upstreamArguments typed by the upstream schema", () => {
+  const hook = RELEASE_NOTES_HOOK.replace(
+    "after({ result }) {",
+    "after({ result, arguments: args, upstreamArguments }) {\n    const sent: string = upstreamArguments.q;\n    const asked: string = args.query;",
+  );
+  assert.notEqual(hook, RELEASE_NOTES_HOOK);
+  const { status, output } = typecheck(SEARCH_TOOL, hook);
+  assert.equal(status, 0, output);
+  const wrong = hook.replace("upstreamArguments.q;", "upstreamArguments.query;");
+  // The upstream schema has no `query` (other keys are open, so unknown): not a string.
+  assert.match(typecheck(SEARCH_TOOL, wrong).output, /error TS2322: Type 'unknown' is not assignable to type 'string'/);
+});
+
+test("a require_approval may carry a message for the approver, and only a string one", () => {
+  const ask = RELEASE_NOTES_HOOK.replace(
+    'action: "continue",',
+    'action: "require_approval", reason: "needs_review", message: "Check the query",',
+  );
+  assert.equal(typecheck(SEARCH_TOOL, ask).status, 0, typecheck(SEARCH_TOOL, ask).output);
+  const wrong = ask.replace('message: "Check the query"', "message: 7");
+  assert.match(typecheck(SEARCH_TOOL, wrong).output, /error TS2322/);
+});
