@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   precondition_failed: 412,
   payload_too_large: 413,
   too_many_tools: 413,
+  tool_list_too_large: 413,
   source_too_large: 413,
   config_too_large: 413,
   compiled_too_large: 413,
@@ -38,6 +39,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   upstream_unreachable: 502,
   upstream_protocol_error: 502,
+  upstream_response_too_large: 502,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

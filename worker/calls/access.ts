@@ -15,12 +15,17 @@ export type AccessDecision =
   | { allowed: false; code: AccessRefusal; message: string };
 
 /**
- * Step 1 of the call pipeline: ordinary access policy on the public tool. Checks
- * run most-fundamental first, so the reported reason is the one an admin must fix.
+ * Step 1 of the call pipeline: ordinary access policy on the public tool. The
+ * profile's block comes first: a client whose profile blocks a tool must not
+ * learn that it exists, so it never hears that the tool is in review or waits
+ * for upstream authorization. Then the checks run most-fundamental first, so
+ * the reported reason is the one an admin must fix.
  */
 export function decideAccess(catalog: Catalog, profileId: string | null, tool: CatalogTool): AccessDecision {
   const profile = profileId ? catalog.profiles.get(profileId) : undefined;
   if (!profile) return { allowed: false, code: "no_access_profile", message: "This key belongs to no access profile" };
+  const mode = decideMode(profile, tool);
+  if (!mode.allowed) return mode;
   if (tool.status === "review_required") {
     return {
       allowed: false,
@@ -35,7 +40,7 @@ export function decideAccess(catalog: Catalog, profileId: string | null, tool: C
       message: "The service needs upstream authorization before its tools can be called",
     };
   }
-  return decideMode(profile, tool);
+  return mode;
 }
 
 const STRICTNESS: Record<PolicyMode, number> = { allow: 0, approval: 1, block: 2 };

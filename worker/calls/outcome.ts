@@ -2,6 +2,9 @@ import type { CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.j
 import type { CallLogEntry } from "../logs/logs.store.ts";
 import type { ShadowWork } from "./shadow.ts";
 
+/** The `_meta` namespace of the gateway's own signals; nothing from an upstream or a hook may use it. */
+export const GATEWAY_META_PREFIX = "dev.rayrun/";
+
 /**
  * Every code the gateway itself refuses or fails a call with. The README's
  * `isError` table is tested against this list; a hook's own `reason` codes
@@ -21,6 +24,7 @@ export const GATEWAY_REFUSAL_CODES = [
   "url_not_allowed",
   "upstream_unreachable",
   "upstream_protocol_error",
+  "upstream_response_too_large",
 ] as const;
 export type GatewayRefusalCode = (typeof GATEWAY_REFUSAL_CODES)[number];
 

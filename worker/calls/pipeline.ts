@@ -10,6 +10,7 @@ import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
 import { readPointers, withBundle, type DeployedRevision, type ToolDeployments } from "./deployment.ts";
 import { logEntry, type CallOutcome, type GatewayRefusalCode, type ToolCallRun } from "./outcome.ts";
+import { GATEWAY_META_PREFIX } from "./outcome.ts";
 import { projectResult } from "./projection.ts";
 import type { ShadowWork } from "./shadow.ts";
 import { stageRunLog } from "./stage-log.ts";
@@ -140,9 +141,11 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   try {
     upstreamResult = await callUpstreamTool(target, tool.name, upstreamArguments);
   } catch (error) {
-    if (error instanceof UpstreamFailure && error.code !== "too_many_tools") {
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: error.code, revisionId }));
-      return refused(state, error.code, error.message);
+    if (error instanceof UpstreamFailure) {
+      // The tool-list bounds belong to indexing; a tools/call cannot hit them.
+      const code = error.code === "too_many_tools" || error.code === "tool_list_too_large" ? "upstream_protocol_error" : error.code;
+      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code, revisionId }));
+      return refused(state, code, error.message);
     }
     if (error instanceof McpError) {
       state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", code: String(error.code), revisionId }));
@@ -150,10 +153,12 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
     }
     throw error;
   }
+  // The upstream never speaks for the gateway: its own `dev.rayrun/*` metadata is dropped.
+  upstreamResult = withoutGatewayMeta(upstreamResult);
   if (upstreamResult.isError) {
-    // Upstream errors go back as the upstream's own, and `after` never sees them.
+    // Upstream errors go back as the upstream's own, and `after` never sees them; projection still holds.
     state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", revisionId }));
-    return { kind: "result", result: upstreamResult };
+    return { kind: "result", result: projectResult(upstreamResult, tool.projection) };
   }
 
   // 5. Active `after`, public output validation, projection.
@@ -274,6 +279,13 @@ async function shadowRevision(state: CallState, pointers: ToolDeployments): Prom
   }
 }
 
+/** The result without any `_meta` key in the gateway's own `dev.rayrun/` namespace. */
+function withoutGatewayMeta(result: CallToolResult): CallToolResult {
+  const meta = result._meta;
+  if (!meta || !Object.keys(meta).some((key) => key.startsWith(GATEWAY_META_PREFIX))) return result;
+  return { ...result, _meta: Object.fromEntries(Object.entries(meta).filter(([key]) => !key.startsWith(GATEWAY_META_PREFIX))) };
+}
+
 /** With an outputSchema, `after` returns the structured result; otherwise a whole CallToolResult. */
 function rebuildResult(tool: CatalogTool, value: unknown): CallToolResult | null {
   if (tool.definition.outputSchema) {
@@ -281,7 +293,8 @@ function rebuildResult(tool: CatalogTool, value: unknown): CallToolResult | null
     return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> };
   }
   const parsed = CallToolResultSchema.safeParse(value);
-  return parsed.success ? (parsed.data as CallToolResult) : null;
+  // A hook does not speak for the gateway either.
+  return parsed.success ? withoutGatewayMeta(parsed.data as CallToolResult) : null;
 }
 
 async function claimApproval(

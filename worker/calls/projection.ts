@@ -7,7 +7,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
  * whole structured result and would leak the fields projection removes.
  */
 export function projectResult(result: CallToolResult, fields: readonly string[] | null): CallToolResult {
-  if (!fields || result.isError) return result;
+  // Error results too: an upstream's isError result may carry the fields projection removes.
+  if (!fields) return result;
   const structured = result.structuredContent;
   if (!structured || typeof structured !== "object") return result;
   const projected = Object.fromEntries(fields.filter((field) => field in structured).map((field) => [field, structured[field]]));

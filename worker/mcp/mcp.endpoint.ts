@@ -147,7 +147,8 @@ class UpstreamRpcError extends Error {
   constructor(upstream: McpError) {
     super(upstream.message.replace(/^MCP error -?\d+: /, ""));
     this.code = upstream.code;
-    this.data = { upstream: true, ...(isRecord(upstream.data) ? upstream.data : {}) };
+    // The gateway's marker comes last: an upstream cannot send `upstream: false` to pass as the gateway.
+    this.data = { ...(isRecord(upstream.data) ? upstream.data : {}), upstream: true };
   }
 }
 

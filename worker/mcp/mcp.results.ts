@@ -1,7 +1,8 @@
+import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 /** Where a refusal's machine-readable code travels in a tool result. */
-export const ERROR_META_KEY = "dev.rayrun/error";
+export const ERROR_META_KEY = `${GATEWAY_META_PREFIX}error`;
 
 /**
  * A refusal or failure the agent should see and can adapt to, as an `isError`

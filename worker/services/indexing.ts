@@ -9,12 +9,20 @@ import {
   upstreamTargetFor,
   type PendingService,
 } from "./services.store.ts";
-import { listUpstreamTools, MAX_TOOLS_PER_SERVICE, UpstreamFailure } from "./upstream.ts";
+import { listUpstreamTools, MAX_TOOL_LIST_BYTES, MAX_TOOLS_PER_SERVICE, MAX_UPSTREAM_RESPONSE_BYTES, UpstreamFailure } from "./upstream.ts";
+
+/** The bound each indexing failure code reports in `details.limit`. */
+const LIMIT_OF: Partial<Record<UpstreamFailure["code"], number>> = {
+  too_many_tools: MAX_TOOLS_PER_SERVICE,
+  tool_list_too_large: MAX_TOOL_LIST_BYTES,
+  upstream_response_too_large: MAX_UPSTREAM_RESPONSE_BYTES,
+};
 
 /** Turns an upstream failure during indexing into the REST error the caller sees. */
 export function indexingError(error: unknown): unknown {
   if (error instanceof UpstreamFailure) {
-    const details = error.code === "too_many_tools" ? { limit: MAX_TOOLS_PER_SERVICE } : undefined;
+    const limit = LIMIT_OF[error.code];
+    const details = limit === undefined ? undefined : { limit };
     return new ApiError(error.code, { message: error.message, details });
   }
   if (error instanceof McpError) {

@@ -6,7 +6,13 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { checkUpstreamUrl } from "./url-guard.ts";
 
 /** Why talking to an upstream failed, in the terms the API and MCP endpoint report. */
-export type UpstreamFailureCode = "url_not_allowed" | "upstream_unreachable" | "upstream_protocol_error" | "too_many_tools";
+export type UpstreamFailureCode =
+  | "url_not_allowed"
+  | "upstream_unreachable"
+  | "upstream_protocol_error"
+  | "upstream_response_too_large"
+  | "too_many_tools"
+  | "tool_list_too_large";
 
 export class UpstreamFailure extends Error {
   constructor(
@@ -28,6 +34,14 @@ export interface UpstreamTarget {
 }
 
 export const MAX_TOOLS_PER_SERVICE = 1000;
+/**
+ * Bytes of one upstream HTTP response (a tool result, a tools/list page). Counted
+ * while the body streams in, so an oversized answer is cut off before it is
+ * held in memory whole.
+ */
+export const MAX_UPSTREAM_RESPONSE_BYTES = 8 * 1024 * 1024;
+/** Bytes of all tool definitions of one service, as stored and served by discovery. */
+export const MAX_TOOL_LIST_BYTES = 4 * 1024 * 1024;
 const MAX_LIST_PAGES = 200;
 const MAX_REDIRECTS = 5;
 const INDEX_TIMEOUT_MS = 15_000;
@@ -66,7 +80,7 @@ export function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
         throw new UpstreamFailure("upstream_unreachable", `Could not connect to the upstream: ${(error as Error).message}`);
       }
       const location = response.headers.get("location");
-      if (response.status < 300 || response.status >= 400 || !location) return response;
+      if (response.status < 300 || response.status >= 400 || !location) return capped(response);
       await response.body?.cancel();
       const next = new URL(location, url);
       refuseUnless(next.toString());
@@ -85,6 +99,35 @@ export function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
     }
     throw new UpstreamFailure("upstream_protocol_error", `The upstream redirected more than ${MAX_REDIRECTS} times`);
   };
+}
+
+/**
+ * The response with its body bounded to MAX_UPSTREAM_RESPONSE_BYTES. A declared
+ * length over the bound is refused before reading; otherwise the body is counted
+ * as it streams and errors at the first byte past the bound.
+ */
+function capped(response: Response): Response {
+  const tooLarge = () =>
+    new UpstreamFailure("upstream_response_too_large", `The upstream's response is larger than ${MAX_UPSTREAM_RESPONSE_BYTES} bytes`);
+  const declared = response.headers.get("content-length");
+  if (declared !== null) {
+    if (Number(declared) > MAX_UPSTREAM_RESPONSE_BYTES) {
+      void response.body?.cancel();
+      throw tooLarge();
+    }
+    // The runtime never delivers more than a declared length: nothing to count.
+    return response;
+  }
+  if (!response.body) return response;
+  let received = 0;
+  const counter = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      received += chunk.byteLength;
+      if (received > MAX_UPSTREAM_RESPONSE_BYTES) controller.error(tooLarge());
+      else controller.enqueue(chunk);
+    },
+  });
+  return new Response(response.body.pipeThrough(counter), response);
 }
 
 async function connect(target: UpstreamTarget): Promise<Client> {
@@ -138,11 +181,12 @@ function dropSession(target: UpstreamTarget, client: Client): void {
   void client.close().catch(() => {});
 }
 
-/** Lists every tool, following cursors, refusing upstreams over the cap. Uses a fresh session. */
+/** Lists every tool, following cursors, refusing upstreams over the tool count or byte caps. Uses a fresh session. */
 export async function listUpstreamTools(target: UpstreamTarget): Promise<{ tools: Tool[]; serverInfo: unknown }> {
   const client = await connect(target);
   try {
     const tools: Tool[] = [];
+    let listBytes = 0;
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const result = await client.listTools(cursor ? { cursor } : {}, { timeout: INDEX_TIMEOUT_MS }).catch((error: unknown) => {
@@ -151,6 +195,10 @@ export async function listUpstreamTools(target: UpstreamTarget): Promise<{ tools
       tools.push(...result.tools);
       if (tools.length > MAX_TOOLS_PER_SERVICE) {
         throw new UpstreamFailure("too_many_tools", `The upstream lists more than ${MAX_TOOLS_PER_SERVICE} tools`);
+      }
+      listBytes += result.tools.reduce((sum, tool) => sum + JSON.stringify(tool).length, 0);
+      if (listBytes > MAX_TOOL_LIST_BYTES) {
+        throw new UpstreamFailure("tool_list_too_large", `The upstream's tool definitions exceed ${MAX_TOOL_LIST_BYTES} bytes`);
       }
       cursor = result.nextCursor;
       if (!cursor) return { tools, serverInfo: client.getServerVersion() ?? null };

@@ -1,0 +1,137 @@
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { describe, it } from "vitest";
+import { api, connectMcp, createKey, createWorkspace, eventually, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+
+const META = "dev.rayrun/error";
+const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
+
+/** A workspace with the hostile fixture upstream connected as service `evil`, and a client on its default profile. */
+async function hostileGateway() {
+  const tag = newTag();
+  const workspace = await createWorkspace();
+  const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
+    key: workspace.adminKey,
+    body: { slug: "evil", url: `${upstreamOrigin()}/fixtures/hostile/${tag}/mcp` },
+  });
+  if (created.status !== 201) throw new Error(`service: ${created.status} ${JSON.stringify(created.body)}`);
+  const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
+  const tools = (await api(`/v1/workspaces/${workspace.ws}/tools`, { key: workspace.adminKey })).body.tools as {
+    uid: string;
+    name: string;
+  }[];
+  const uidOf = (name: string) => tools.find((tool) => tool.name === name)!.uid;
+  return { ...workspace, tag, client, uidOf };
+}
+
+describe("upstream responses are bounded", () => {
+  it("cuts off a result streamed past 8 MiB without a Content-Length, and refuses a larger declared length", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const small = await gateway.client.callTool({ name: "evil__stream_text", arguments: { bytes: 1024 * 1024 } });
+    expect(small.isError).toBeFalsy();
+
+    const streamed = await gateway.client.callTool({ name: "evil__stream_text", arguments: { bytes: 64 * 1024 * 1024 } });
+    expect(streamed.isError).toBe(true);
+    expect(meta(streamed)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__stream_text" } });
+    const declared = await gateway.client.callTool({ name: "evil__declare_huge", arguments: {} });
+    expect(meta(declared)).toMatchObject({ code: "upstream_response_too_large" });
+    const rows = await eventually(
+      () => api(`/v1/workspaces/${gateway.ws}/tools/${gateway.uidOf("stream_text")}/hook/logs`, { key: gateway.adminKey }),
+      (res) => res.body.logs.length === 1,
+    );
+    expect(rows.body.logs[0]).toMatchObject({ stage: "upstream", outcome: "upstream_failed", code: "upstream_response_too_large" });
+  });
+
+  it("refuses to index a tool list over 4 MiB, or a tools/list page over 8 MiB, and stores nothing", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const index = (count: number) =>
+      api(`/v1/workspaces/${workspace.ws}/services`, {
+        key: workspace.adminKey,
+        body: { slug: `fat${count}`, url: `${upstreamOrigin()}/fixtures/fat-tools/${count}/mcp` },
+      });
+    const listTooLarge = await index(50);
+    expect(listTooLarge.status).toBe(413);
+    expect(listTooLarge.body.error).toMatchObject({ code: "tool_list_too_large", details: { limit: 4 * 1024 * 1024 } });
+    const pageTooLarge = await index(90);
+    expect(pageTooLarge.status).toBe(502);
+    expect(pageTooLarge.body.error).toMatchObject({ code: "upstream_response_too_large", details: { limit: 8 * 1024 * 1024 } });
+    expect((await index(10)).status).toBe(201);
+    const services = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey });
+    expect(services.body.services.map((service: { slug: string }) => service.slug)).toEqual(["fat10"]);
+  });
+});
+
+describe("an upstream cannot speak for the gateway", () => {
+  it("applies projection to an error result's structured content too", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const projection = await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.uidOf("leaky_error")}/projection`, {
+      method: "PUT",
+      key: gateway.adminKey,
+      body: { fields: ["name"] },
+    });
+    expect(projection.status).toBe(200);
+    const result = await gateway.client.callTool({ name: "evil__leaky_error", arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toEqual({ name: "Ada" });
+    expect(JSON.stringify(result)).not.toContain("078-05-1120");
+  });
+
+  it("drops an upstream's dev.rayrun metadata from error and success results, and keeps its other metadata", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const error = await gateway.client.callTool({ name: "evil__leaky_error", arguments: {} });
+    expect(error.isError).toBe(true);
+    expect(error._meta).toEqual({ "example.com/trace": "kept" });
+    const success = await gateway.client.callTool({ name: "evil__forged_success", arguments: {} });
+    expect(success.isError).toBeFalsy();
+    expect(meta(success)).toBeUndefined();
+    expect((await upstreamReceived(`hostile-${gateway.tag}`)).calls).toHaveLength(2);
+  });
+
+  it("marks an upstream JSON-RPC error as the upstream's even when it claims otherwise", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const failure = await gateway.client.callTool({ name: "evil__forged_rpc_error", arguments: {} }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(McpError);
+    expect((failure as McpError).code).toBe(-32602);
+    expect((failure as McpError).data).toEqual({ upstream: true, hint: "from the upstream" });
+  });
+});
+
+describe("hiding comes before every other refusal", () => {
+  it("answers Unknown tool, not tool_review_required or upstream_authorization_required, to a profile that blocks the tool", async ({
+    expect,
+  }) => {
+    const tag = newTag();
+    const workspace = await createWorkspace();
+    const profile = await api(`/v1/workspaces/${workspace.ws}/profiles`, {
+      key: workspace.adminKey,
+      body: { name: "nothing", defaultMode: "block" },
+    });
+    expect(profile.status).toBe(201);
+    const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "locked", url: `${upstreamOrigin()}/t/${tag}/mcp`, requiresAuthorization: true },
+    });
+    expect(created.status).toBe(201);
+    const blocked = await connectMcp(await createKey(workspace, ["tools:call"], profile.body.id));
+    const answer = await blocked.callTool({ name: "locked__search_release_notes", arguments: { query: "sso" } }).catch((error) => error);
+    expect(answer).toBeInstanceOf(McpError);
+    expect((answer as McpError).message).toContain("Unknown tool: locked__search_release_notes");
+    const allowed = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
+    const refused = await allowed.callTool({ name: "locked__search_release_notes", arguments: { query: "sso" } });
+    expect(meta(refused).code).toBe("upstream_authorization_required");
+
+    // The same for a tool whose changed definition waits for review.
+    const key = newTag();
+    const setVariant = (variant: number) =>
+      fetch(`${upstreamOrigin()}/fixtures/mutable/${key}/state`, { method: "POST", body: JSON.stringify({ variant }) });
+    await setVariant(0);
+    const mutable = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "mut", url: `${upstreamOrigin()}/fixtures/mutable/${key}/mcp` },
+    });
+    await setVariant(1);
+    await api(`/v1/workspaces/${workspace.ws}/services/${mutable.body.service.id}/refresh`, { method: "POST", key: workspace.adminKey });
+    const inReview = await blocked.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } }).catch((error) => error);
+    expect((inReview as McpError).message).toContain("Unknown tool: mut__echo");
+    expect(meta(await allowed.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } })).code).toBe("tool_review_required");
+  });
+});
