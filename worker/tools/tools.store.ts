@@ -52,12 +52,6 @@ interface ToolRow {
  */
 export const publicToolName = (slug: string, name: string) => `${slug}__${name}`;
 
-export function splitPublicName(publicName: string): { slug: string; name: string } | null {
-  const at = publicName.indexOf("__");
-  if (at <= 0) return null;
-  return { slug: publicName.slice(0, at), name: publicName.slice(at + 2) };
-}
-
 const toRecord = (row: ToolRow): ToolRecord => ({
   uid: row.uid,
   serviceId: row.service_id,
