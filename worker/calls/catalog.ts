@@ -41,7 +41,7 @@ export interface Catalog {
  * through this isolate drop the snapshot at once (`dropCatalogAfterWrites`, on
  * every write route); other isolates converge within the TTL (README).
  */
-export const CATALOG_TTL_MS = 2_000;
+const CATALOG_TTL_MS = 2_000;
 const snapshots = new RefreshAheadCache<string, Catalog>("catalog", CATALOG_TTL_MS, 1_000);
 
 export function invalidateCatalog(workspaceId: string): void {

@@ -18,7 +18,7 @@ const STATUS: Record<UpstreamFailure["code"], 400 | 413 | 502> = {
 };
 
 /** Turns an upstream failure during indexing into the REST error the caller sees. */
-export function indexingError(error: unknown): unknown {
+function indexingError(error: unknown): unknown {
   if (error instanceof UpstreamFailure) {
     const details = error.code === "too_many_tools" ? { limit: MAX_TOOLS_PER_SERVICE } : undefined;
     return new ApiError(STATUS[error.code], error.code, error.message, details);

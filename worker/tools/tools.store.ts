@@ -70,7 +70,7 @@ const toRecord = (row: ToolRow): ToolRecord => ({
 
 const SELECT = `SELECT t.*, s.slug FROM tools t JOIN services s ON s.id = t.service_id`;
 
-export function definitionOf(tool: Tool): ToolDefinition {
+function definitionOf(tool: Tool): ToolDefinition {
   const definition: ToolDefinition = { name: tool.name, inputSchema: tool.inputSchema as Record<string, unknown> };
   if (tool.title !== undefined) definition.title = tool.title;
   if (tool.description !== undefined) definition.description = tool.description;
