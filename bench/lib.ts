@@ -7,7 +7,7 @@ export const quietEnv = {
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
 };
 
-export function percentile(sorted: number[], p: number): number {
+function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[index]!;

@@ -4,6 +4,7 @@ import { createRouter } from "./http/app.ts";
 import { ApiError, handleError } from "./http/errors.ts";
 import { hookRoutes } from "./hooks/lifecycle/hooks.routes.ts";
 import { jsonBody } from "./http/json-body.ts";
+import { dropCatalogAfterWrites } from "./http/catalog-writes.ts";
 import { logRoutes } from "./logs/logs.routes.ts";
 import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
 import { profileRoutes } from "./policy/profiles.routes.ts";
@@ -20,6 +21,7 @@ export function createApp() {
   });
 
   app.use("/v1/*", jsonBody());
+  app.use("/v1/workspaces/:ws/*", dropCatalogAfterWrites());
   app.route("/", workspaceRoutes);
   app.route("/", profileRoutes);
   app.route("/", serviceRoutes);

@@ -145,10 +145,6 @@ declare function defineToolAdapter<PublicArgs = UpstreamArguments, Result = Upst
 ): Rayrun.ToolAdapter<PublicArgs, Result>;
 `;
 
-/** Upstream types for a file not tied to one tool (docs, a blank editor). */
-export const GENERIC_UPSTREAM_DECLARATIONS = `type UpstreamArguments = Rayrun.JsonObject;
-type UpstreamResult = Rayrun.JsonValue;`;
-
 /**
  * The complete `.d.ts` for one tool: a header, the tool's upstream types
  * (declaring `UpstreamArguments` and `UpstreamResult`), then the contract.

@@ -41,7 +41,7 @@ const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
 });
 
 /** `rr_` and 32 random bytes: the secret is shown once and only its hash is stored. */
-export function generateKeySecret(): string {
+function generateKeySecret(): string {
   return `rr_${base64UrlEncode(crypto.getRandomValues(new Uint8Array(32)))}`;
 }
 
@@ -108,7 +108,7 @@ export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: s
  * A revocation is immediate in the isolate that served it and takes effect
  * everywhere within KEY_CACHE_TTL_MS (documented in the README).
  */
-export const KEY_CACHE_TTL_MS = 2_000;
+const KEY_CACHE_TTL_MS = 2_000;
 const keyCache = new RefreshAheadCache<string, ApiKeyRecord | null>("API key lookup", KEY_CACHE_TTL_MS, 10_000);
 
 function forgetCachedKeys(): void {

@@ -9,7 +9,7 @@ import { membershipRole } from "./users.store.ts";
  * parameter. A caller with no standing there gets 404, the same answer as for a
  * workspace that does not exist, so ids of other tenants leak nothing.
  */
-export async function actorFor(c: Context<AppEnv>, workspaceId: string): Promise<Actor> {
+async function actorFor(c: Context<AppEnv>, workspaceId: string): Promise<Actor> {
   const principal = c.get("principal");
   if (principal.kind === "key") {
     if (principal.workspaceId !== workspaceId) throw new ApiError("not_found", { message: "Workspace not found" });
@@ -20,7 +20,7 @@ export async function actorFor(c: Context<AppEnv>, workspaceId: string): Promise
   return { id: principal.id, kind: "user", channel: "browser", workspaceId, scopes: scopesForRole(role), role };
 }
 
-export function assertScope(actor: Actor, scope: Scope): void {
+function assertScope(actor: Actor, scope: Scope): void {
   if (!actor.scopes.has(scope)) {
     throw new ApiError("forbidden", { message: `This credential lacks the '${scope}' scope`, details: { required: scope } });
   }

@@ -45,10 +45,10 @@ export interface Catalog {
 /**
  * The call path reads tools, policy and upstream targets on every request, so
  * each isolate keeps a snapshot per workspace for CATALOG_TTL_MS. Writes made
- * through this isolate drop the snapshot at once; other isolates converge within
- * the TTL (documented in the README).
+ * through this isolate drop the snapshot at once (`dropCatalogAfterWrites`, on
+ * every write route); other isolates converge within the TTL (README).
  */
-export const CATALOG_TTL_MS = 2_000;
+const CATALOG_TTL_MS = 2_000;
 const snapshots = new RefreshAheadCache<string, Catalog>("catalog", CATALOG_TTL_MS, 1_000);
 
 export function invalidateCatalog(workspaceId: string): void {

@@ -20,8 +20,8 @@ export interface StoredCallLog extends Omit<CallLogEntry, "details"> {
 }
 
 /** Metadata always; payload details removed retention-wise after this long (README). */
-export const LOG_DETAIL_RETENTION_DAYS = 7;
-export const LOG_RETENTION_DAYS = 30;
+const LOG_DETAIL_RETENTION_DAYS = 7;
+const LOG_RETENTION_DAYS = 30;
 
 export function insertLogStatements(
   db: D1Database,

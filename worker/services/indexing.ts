@@ -1,7 +1,6 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { ApiError } from "../http/errors.ts";
 import { indexStatements, listTools, type IndexSummary } from "../tools/tools.store.ts";
-import { invalidateCatalog } from "../calls/catalog.ts";
 import {
   insertServiceStatement,
   markServiceIndexed,
@@ -19,7 +18,7 @@ const LIMIT_OF: Partial<Record<UpstreamFailure["code"], number>> = {
 };
 
 /** Turns an upstream failure during indexing into the REST error the caller sees. */
-export function indexingError(error: unknown): unknown {
+function indexingError(error: unknown): unknown {
   if (error instanceof UpstreamFailure) {
     const limit = LIMIT_OF[error.code];
     const details = limit === undefined ? undefined : { limit };
@@ -43,7 +42,6 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   });
   const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, []);
   await env.DB.batch([insertServiceStatement(env.DB, service, listing.serverInfo), ...statements]);
-  invalidateCatalog(service.workspaceId);
   return summary;
 }
 
@@ -58,6 +56,5 @@ export async function refreshService(env: Env, workspaceId: string, serviceId: s
   const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing);
   if (statements.length) await env.DB.batch(statements);
   await markServiceIndexed(env.DB, serviceId, listing.serverInfo);
-  invalidateCatalog(workspaceId);
   return summary;
 }

@@ -3,7 +3,6 @@ import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/ap
 import { HookHistoryToolSchema } from "../../schema/api/hooks.ts";
 import { CreateServiceBody, IndexSummarySchema, ServiceParams, ServiceSchema, UpdateServiceBody } from "../../schema/api/services.ts";
 import { guard } from "../auth/guard.ts";
-import { invalidateCatalog } from "../calls/catalog.ts";
 import { createRouter } from "../http/app.ts";
 import { toolsWithHookHistory } from "../hooks/lifecycle/events.store.ts";
 import { ApiError, notFound } from "../http/errors.ts";
@@ -105,7 +104,6 @@ serviceRoutes.openapi(
     if (body.url !== undefined) assertUrlAllowed(c.env, body.url);
     const service = await updateService(c.env, ws, svc, body);
     if (!service) throw notFound("Service");
-    invalidateCatalog(ws);
     return c.json(service, 200);
   },
 );
@@ -154,7 +152,6 @@ serviceRoutes.openapi(
       });
     }
     if (!(await softDeleteService(c.env.DB, ws, svc))) throw notFound("Service");
-    invalidateCatalog(ws);
     return c.body(null, 204);
   },
 );

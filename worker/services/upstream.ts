@@ -45,7 +45,7 @@ export const MAX_TOOL_LIST_BYTES = 4 * 1024 * 1024;
 const MAX_LIST_PAGES = 200;
 const MAX_REDIRECTS = 5;
 const INDEX_TIMEOUT_MS = 15_000;
-export const CALL_TIMEOUT_MS = 30_000;
+const CALL_TIMEOUT_MS = 30_000;
 
 /**
  * fetch for upstream traffic: every redirect hop is checked against the URL
@@ -57,7 +57,7 @@ export const CALL_TIMEOUT_MS = 30_000;
  * used as they are on every hop (a string can be sent again after a redirect),
  * which spares a Request copy and a body read on every call.
  */
-export function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
+function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
   return async (input, init) => {
     if (input instanceof Request || (init?.body != null && typeof init.body !== "string")) {
       throw new TypeError("guardedFetch takes a URL and a string body, as the SDK transport sends them");

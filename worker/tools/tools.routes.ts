@@ -10,7 +10,6 @@ import {
   ToolSchema,
 } from "../../schema/api/tools.ts";
 import { guard } from "../auth/guard.ts";
-import { invalidateCatalog } from "../calls/catalog.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { listToolPolicies, setToolPolicy } from "../policy/policy.store.ts";
@@ -79,7 +78,6 @@ toolRoutes.openapi(
         },
       });
     }
-    invalidateCatalog(ws);
     return c.json((await findTool(c.env.DB, ws, toolUid))!, 200);
   },
 );
@@ -117,7 +115,6 @@ toolRoutes.openapi(
     if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
     if (!(await findProfile(c.env.DB, ws, body.profileId))) throw notFound("Access profile");
     const policy = await setToolPolicy(c.env.DB, ws, { ...body, toolUid, updatedBy: c.get("actor").id });
-    invalidateCatalog(ws);
     return c.json(policy, 200);
   },
 );
@@ -152,7 +149,6 @@ toolRoutes.openapi(
       });
     }
     await setProjection(c.env.DB, ws, toolUid, fields);
-    invalidateCatalog(ws);
     return c.json((await findTool(c.env.DB, ws, toolUid))!, 200);
   },
 );

@@ -52,12 +52,6 @@ interface ToolRow {
  */
 export const publicToolName = (slug: string, name: string) => `${slug}__${name}`;
 
-export function splitPublicName(publicName: string): { slug: string; name: string } | null {
-  const at = publicName.indexOf("__");
-  if (at <= 0) return null;
-  return { slug: publicName.slice(0, at), name: publicName.slice(at + 2) };
-}
-
 const toRecord = (row: ToolRow): ToolRecord => ({
   uid: row.uid,
   serviceId: row.service_id,
@@ -76,7 +70,7 @@ const toRecord = (row: ToolRow): ToolRecord => ({
 
 const SELECT = `SELECT t.*, s.slug FROM tools t JOIN services s ON s.id = t.service_id`;
 
-export function definitionOf(tool: Tool): ToolDefinition {
+function definitionOf(tool: Tool): ToolDefinition {
   const definition: ToolDefinition = { name: tool.name, inputSchema: tool.inputSchema as Record<string, unknown> };
   if (tool.title !== undefined) definition.title = tool.title;
   if (tool.description !== undefined) definition.description = tool.description;

@@ -20,7 +20,6 @@ import { ApiError, notFound } from "../http/errors.ts";
 import { timingSafeEqual } from "../lib/crypto.ts";
 import { findProfile } from "../policy/profiles.store.ts";
 import { createWorkspace, getWorkspace, updateWorkspace } from "./workspaces.store.ts";
-import { invalidateCatalog } from "../calls/catalog.ts";
 
 export const workspaceRoutes = createRouter();
 
@@ -84,7 +83,6 @@ workspaceRoutes.openapi(
     const { ws } = c.req.valid("param");
     const workspace = await updateWorkspace(c.env.DB, ws, c.req.valid("json"));
     if (!workspace) throw notFound("Workspace");
-    invalidateCatalog(ws);
     return c.json(workspace, 200);
   },
 );

@@ -7,7 +7,7 @@ export interface WorkspaceRecord {
   createdAt: string;
 }
 
-export const DEFAULT_PROFILE_NAME = "default";
+const DEFAULT_PROFILE_NAME = "default";
 
 /** Creates the workspace with its default access profile in one batch. */
 export async function createWorkspace(db: D1Database, name: string): Promise<{ workspace: WorkspaceRecord; defaultProfileId: string }> {

@@ -41,7 +41,7 @@ it("reports top-level failures with the runStage codes", async ({ expect }) => {
   }
 });
 
-it("resolves workspace limits only downward", ({ expect }) => {
+it("resolves limit overrides only downward", ({ expect }) => {
   expect(resolveLimits()).toEqual(DEFAULT_LIMITS);
   const lowered = resolveLimits({ workBudgetPolls: 10, outputBytes: 1e12, logCount: "5", wasmMemoryBytes: 1, deadlineMs: Number.NaN });
   expect(lowered).toMatchObject({

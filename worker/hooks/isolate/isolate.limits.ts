@@ -1,7 +1,7 @@
 /**
- * Bounds of one isolate run. The defaults are the platform ceiling: a workspace
- * may lower any of them, never raise one (see `resolveLimits`). docs/isolate.md
- * holds the same table for readers.
+ * Bounds of one isolate run. Every live and test run uses the defaults; a
+ * per-run override (used by the isolate's tests) may lower them, never raise
+ * one (see `resolveLimits`). docs/isolate.md holds the same table for readers.
  */
 export interface IsolateLimits {
   /**
@@ -57,7 +57,7 @@ export const WASM_RETAIN_BYTES = 24 * MiB;
 export const WASM_RUN_HEADROOM_BYTES = 16 * MiB;
 
 /**
- * Lowest values a workspace may choose. Below them a stage could not even
+ * Lowest values an override may set. Below them a stage could not even
  * start (the wasm instance begins at 16 MiB), so lower requests are raised to these.
  */
 const MINIMUM_LIMITS: Readonly<IsolateLimits> = Object.freeze({
@@ -75,7 +75,7 @@ const MINIMUM_LIMITS: Readonly<IsolateLimits> = Object.freeze({
 export type LimitOverrides = Partial<Record<keyof IsolateLimits, unknown>>;
 
 /**
- * Applies workspace overrides to the defaults. An override only ever lowers a
+ * Applies per-run overrides to the defaults. An override only ever lowers a
  * limit: values above the default are clamped to it, values below the minimum
  * are raised to the minimum, and anything that is not a finite number is
  * ignored (the default stays), so a malformed setting can never raise a bound.

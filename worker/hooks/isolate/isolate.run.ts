@@ -21,7 +21,7 @@ export interface StageRequest {
   stage: StageName;
   input: StageInput;
   context: StageContextInput;
-  /** Workspace overrides; they can only lower the defaults. */
+  /** Per-run overrides; they can only lower the defaults. */
   limits?: LimitOverrides;
 }
 

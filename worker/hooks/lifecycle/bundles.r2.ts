@@ -12,11 +12,6 @@ export async function putBundle(bucket: R2Bucket, key: string, bundle: string, s
   });
 }
 
-export async function readBundle(bucket: R2Bucket, key: string): Promise<string | null> {
-  const object = await bucket.get(key);
-  return object ? object.text() : null;
-}
-
 /**
  * Every bundle key under the tool's prefix, including any a failed revision
  * creation left behind, so a reset leaves nothing in R2.

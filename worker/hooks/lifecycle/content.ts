@@ -15,7 +15,7 @@ export const versionBytes = (source: string, config: JsonObject, note: string | 
   utf8Bytes(source) + utf8Bytes(JSON.stringify(config)) + (note ? utf8Bytes(note) : 0);
 
 /** The draft's etag is its version id: it changes exactly when a new version is written. */
-export const EMPTY_DRAFT_ETAG = '"empty"';
+const EMPTY_DRAFT_ETAG = '"empty"';
 export const etagOf = (versionId: string | null) => (versionId ? `"${versionId}"` : EMPTY_DRAFT_ETAG);
 
 /** Strong comparison, tolerant of a client that drops the quotes. */

@@ -15,7 +15,6 @@ import { createRouter } from "../../http/app.ts";
 import type { DeploymentPointer } from "./deployments.do.ts";
 import { listDeploymentEvents, listResetEvents } from "./events.store.ts";
 import { hookActor, requireTool, requireWritableTool, unwrap, workspaceStub } from "./routes.support.ts";
-import { invalidateCatalog } from "../../calls/catalog.ts";
 
 export const deployRoutes = createRouter();
 const HOOK = "/v1/workspaces/{ws}/tools/{toolUid}/hook";
@@ -71,7 +70,6 @@ deployRoutes.openapi(
         actor: hookActor(c),
       }),
     );
-    invalidateCatalog(ws);
     return c.json({ deployment, event }, 200);
   },
 );
@@ -90,7 +88,6 @@ deployRoutes.openapi(
     const { ws, toolUid, slot } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
     const { event } = unwrap(await workspaceStub(c.env, ws).undeployHook({ workspaceId: ws, toolUid, slot, actor: hookActor(c) }));
-    invalidateCatalog(ws);
     return c.json({ event }, 200);
   },
 );
@@ -110,7 +107,6 @@ deployRoutes.openapi(
     const { ws, toolUid } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
     const { reset } = unwrap(await workspaceStub(c.env, ws).resetHook({ workspaceId: ws, toolUid, actor: hookActor(c) }));
-    invalidateCatalog(ws);
     return c.json({ reset }, 200);
   },
 );

@@ -200,26 +200,33 @@ describe("hook API contract", () => {
     const res = await api("/v1/openapi.json");
     expect(res.status).toBe(200);
     const hook = "/v1/workspaces/{ws}/tools/{toolUid}/hook";
-    expect(Object.keys(res.body.paths)).toEqual(
-      expect.arrayContaining([
-        hook,
-        `${hook}/draft`,
-        `${hook}/types`,
-        `${hook}/compile`,
-        `${hook}/test`,
-        `${hook}/versions`,
-        `${hook}/versions/{versionId}`,
-        `${hook}/versions/{versionId}/diff`,
-        `${hook}/versions/{versionId}/restore`,
-        `${hook}/export`,
-        `${hook}/revisions`,
-        `${hook}/deployments`,
-        `${hook}/deployments/{slot}`,
-        `${hook}/resets`,
-        "/v1/workspaces/{ws}/hooks/usage",
-        "/v1/workspaces/{ws}/services/{svc}/hook-history",
-      ]),
-    );
+    // Every operation on a hook path (the tool's hook, workspace hook usage, a service's hook history), exactly.
+    const hookOperations = Object.entries(res.body.paths as Record<string, Record<string, unknown>>)
+      .filter(([path]) => /\/hooks?[/-]|\/hook$/.test(path))
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+    expect(hookOperations).toEqual([
+      `DELETE ${hook}`,
+      `DELETE ${hook}/deployments/{slot}`,
+      "GET /v1/workspaces/{ws}/hooks/usage",
+      "GET /v1/workspaces/{ws}/services/{svc}/hook-history",
+      `GET ${hook}/deployments`,
+      `GET ${hook}/draft`,
+      `GET ${hook}/export`,
+      `GET ${hook}/logs`,
+      `GET ${hook}/resets`,
+      `GET ${hook}/revisions`,
+      `GET ${hook}/types`,
+      `GET ${hook}/versions`,
+      `GET ${hook}/versions/{versionId}`,
+      `GET ${hook}/versions/{versionId}/diff`,
+      `POST ${hook}/compile`,
+      `POST ${hook}/revisions`,
+      `POST ${hook}/test`,
+      `POST ${hook}/versions/{versionId}/restore`,
+      `PUT ${hook}/deployments/{slot}`,
+      `PUT ${hook}/draft`,
+    ]);
     const put = res.body.paths[`${hook}/draft`].put;
     expect(put.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: "if-match", in: "header" })]));
     expect(put.responses["412"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
