@@ -40,6 +40,7 @@ const V1_ROUTES = [
   "POST /v1/workspaces/{ws}/approvals/{id}/deny",
   "POST /v1/workspaces/{ws}/keys",
   "POST /v1/workspaces/{ws}/profiles",
+  "PATCH /v1/workspaces/{ws}/profiles/{profileId}",
   "POST /v1/workspaces/{ws}/services",
   "POST /v1/workspaces/{ws}/services/{svc}/refresh",
   "POST /v1/workspaces/{ws}/tools/{toolUid}/hook/compile",

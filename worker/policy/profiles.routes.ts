@@ -2,7 +2,6 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
 import { CreateProfileBody, ProfileParams, ProfileSchema, UpdateProfileBody } from "../../schema/api/workspaces.ts";
 import { guard } from "../auth/guard.ts";
-import { invalidateCatalog } from "../calls/catalog.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { createProfile, listProfiles, updateProfile } from "./profiles.store.ts";
@@ -58,7 +57,6 @@ profileRoutes.openapi(
     const { ws, profileId } = c.req.valid("param");
     const profile = await updateProfile(c.env.DB, ws, profileId, { ...c.req.valid("json"), updatedBy: c.get("actor").id });
     if (!profile) throw notFound("Access profile");
-    invalidateCatalog(ws);
     return c.json(profile, 200);
   },
 );
