@@ -6,6 +6,7 @@ import { refusal } from "../mcp/mcp.results.ts";
 import { afterResponse } from "../lib/after-response.ts";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
+import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
 import { readPointers, withBundle, type DeployedRevision, type ToolDeployments } from "./deployment.ts";
@@ -270,8 +271,7 @@ async function claimApproval(
   reason: string,
 ) {
   const callHash = await sha256Hex(canonicalJson({ tool: call.tool.uid, arguments: upstreamArguments }));
-  const stub = call.env.WORKSPACE.getByName(call.workspaceId);
-  return stub.claimOrRequestApproval({
+  return workspaceClient(call.env, call.workspaceId).claimOrRequestApproval({
     toolUid: call.tool.uid,
     publicName: call.tool.publicName,
     keyId: call.keyId,
@@ -279,6 +279,7 @@ async function claimApproval(
     callHash,
     argumentsJson: JSON.stringify(upstreamArguments),
     reason,
+    message: null,
     source,
   });
 }

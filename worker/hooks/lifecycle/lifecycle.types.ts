@@ -1,4 +1,8 @@
+import type { JsonObject } from "../../../schema/hooks/contract.ts";
 import type { Channel } from "../../auth/principal.ts";
+
+/** Config and other JSON crossing into the workspace Durable Object: JSON values, so RPC typing keeps them. */
+export type { JsonObject };
 
 /** Who made a hook change, as recorded on every version, revision and event. */
 export interface HookActor {
@@ -31,5 +35,4 @@ export const failure = (
   headers?: Record<string, string>,
 ): HookFailure => ({ ok: false, status, code, message, ...(details ? { details } : {}), ...(headers ? { headers } : {}) });
 
-export type JsonObject = Record<string, unknown>;
 export type DeploymentSlot = "active" | "shadow";
