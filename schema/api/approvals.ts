@@ -11,7 +11,11 @@ export const ApprovalSchema = z
     revisionId: z.string().nullable().openapi({ description: "The active hook revision the approval is bound to (null: no hook)" }),
     callHash: z.string().openapi({ description: "SHA-256 of the exact transformed call" }),
     arguments: z.unknown().openapi({ description: "The transformed arguments that will reach the upstream" }),
-    reason: z.string(),
+    reason: z.string().openapi({ description: "Stable snake_case code: `policy_approval`, or the one the hook gave" }),
+    message: z
+      .string()
+      .nullable()
+      .openapi({ description: "The hook's readable explanation for the approver (1–1,000 characters); null for policy approvals" }),
     source: z.enum(["policy", "hook"]),
     status: ApprovalStatusSchema,
     createdAt: z.string(),

@@ -11,7 +11,9 @@ export const SlotParams = HookParams.extend({
 });
 
 const Channel = z.enum(["browser", "api", "cli"]);
-const JsonObject = z.record(z.string(), z.unknown());
+/** Any JSON value; typed, so config and arguments reach the workspace Durable Object as JSON types. */
+const JsonValue = z.json().openapi("JsonValue");
+const JsonObject = z.record(z.string(), JsonValue);
 const Stage = z.enum(["before", "after"]);
 
 export const IfMatchHeader = z.object({

@@ -23,9 +23,16 @@ export const REASON_MAX_LENGTH = 64;
 export const MESSAGE_MIN_LENGTH = 1;
 export const MESSAGE_MAX_LENGTH = 1000;
 
-/** A JSON value as it crosses the isolate boundary (copied, never shared). */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
+/**
+ * A JSON value as it crosses the isolate boundary (copied, never shared). The
+ * recursion runs through interfaces: Durable Object RPC typing maps every
+ * field, and through a recursive type alias that is too deep for TypeScript.
+ */
+export type JsonValue = null | boolean | number | string | JsonArray | JsonObject;
+export interface JsonArray extends Array<JsonValue> {}
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
 
 export type BeforeContinue = { action: "continue"; arguments: JsonObject };
 export type BeforeReject = { action: "reject"; reason: string; message: string };

@@ -1,7 +1,8 @@
 /**
- * One-call approvals, stored in the workspace Durable Object so that claiming an
- * approval is atomic: each method below runs synchronous SQL with no await, so no
- * two calls can both consume the same approval.
+ * One-call approvals, stored in the workspace Durable Object (whose migrations
+ * create the table) so that claiming an approval is atomic: each method below
+ * runs synchronous SQL with no await, so no two calls can both consume the
+ * same approval.
  */
 export type ApprovalStatus = "pending" | "approved" | "denied" | "used" | "expired";
 export type ApprovalSource = "policy" | "hook";
@@ -18,7 +19,10 @@ export interface ApprovalRequest {
   callHash: string;
   /** JSON text of the transformed arguments (text, so the RPC type stays flat). */
   argumentsJson: string;
+  /** Stable snake_case code: `policy_approval`, or the hook's own. */
   reason: string;
+  /** The hook's readable explanation for the approver (1–1,000 characters); null for policy approvals. */
+  message: string | null;
   source: ApprovalSource;
 }
 
@@ -43,6 +47,7 @@ interface ApprovalRow {
   call_hash: string;
   arguments: string;
   reason: string;
+  message: string | null;
   source: ApprovalSource;
   status: ApprovalStatus;
   created_at: number;
@@ -66,6 +71,7 @@ function toApproval(row: ApprovalRow, now: number): Approval {
     callHash: row.call_hash,
     argumentsJson: row.arguments,
     reason: row.reason,
+    message: row.message,
     source: row.source,
     status: lapsed ? "expired" : row.status,
     createdAt: iso(row.created_at)!,
@@ -81,26 +87,6 @@ export class ApprovalStore {
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    sql.exec(`CREATE TABLE IF NOT EXISTS approvals (
-      id TEXT PRIMARY KEY,
-      tool_uid TEXT NOT NULL,
-      public_name TEXT NOT NULL,
-      key_id TEXT NOT NULL,
-      revision_id TEXT,
-      call_hash TEXT NOT NULL,
-      arguments TEXT NOT NULL,
-      reason TEXT NOT NULL,
-      source TEXT NOT NULL,
-      status TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
-      expires_at INTEGER NOT NULL,
-      decided_by TEXT,
-      decided_at INTEGER,
-      used_at INTEGER
-    )`);
-    sql.exec("CREATE INDEX IF NOT EXISTS approvals_by_call ON approvals (key_id, tool_uid, call_hash, status)");
-    // Lists page by rowid now; the old time index would only cost a write per insert.
-    sql.exec("DROP INDEX IF EXISTS approvals_by_time");
   }
 
   /**
@@ -132,8 +118,9 @@ export class ApprovalStore {
     if (pending) return { claimed: false, approval: toApproval(pending, now) };
 
     this.#sql.exec(
-      `INSERT INTO approvals (id, tool_uid, public_name, key_id, revision_id, call_hash, arguments, reason, source, status, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      `INSERT INTO approvals (id, tool_uid, public_name, key_id, revision_id, call_hash, arguments, reason, message, source, status,
+         created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
       newId,
       request.toolUid,
       request.publicName,
@@ -142,6 +129,7 @@ export class ApprovalStore {
       request.callHash,
       request.argumentsJson,
       request.reason,
+      request.message,
       request.source,
       now,
       now + APPROVAL_TTL_MS,

@@ -10,7 +10,8 @@ const request = (n: number): ApprovalRequest => ({
   revisionId: null,
   callHash: `hash-${n}`,
   argumentsJson: JSON.stringify({ id: `r${n}` }),
-  reason: "policy requires approval",
+  reason: "policy_approval",
+  message: null,
   source: "policy",
 });
 

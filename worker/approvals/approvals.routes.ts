@@ -4,6 +4,7 @@ import { errorResponses, json, WorkspaceParams } from "../../schema/api/common.t
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
+import { workspaceClient } from "../workspaces/workspace.client.ts";
 import type { Approval } from "./approvals.do.ts";
 
 /** The wire shape: arguments as JSON, not the Durable Object's stored text. */
@@ -27,7 +28,7 @@ approvalRoutes.openapi(
   async (c) => {
     const { ws } = c.req.valid("param");
     const query = c.req.valid("query");
-    const page = await c.env.WORKSPACE.getByName(ws).listApprovals({
+    const page = await workspaceClient(c.env, ws).listApprovals({
       status: query.status,
       limit: query.limit,
       before: query.cursor ? Number(query.cursor) : undefined,
@@ -49,7 +50,7 @@ approvalRoutes.openapi(
   }),
   async (c) => {
     const { ws, id } = c.req.valid("param");
-    const approval = await c.env.WORKSPACE.getByName(ws).getApproval(id);
+    const approval = await workspaceClient(c.env, ws).getApproval(id);
     if (!approval) throw notFound("Approval");
     return c.json(present(approval), 200);
   },
@@ -68,7 +69,7 @@ for (const decision of ["approve", "deny"] as const) {
     }),
     async (c) => {
       const { ws, id } = c.req.valid("param");
-      const outcome = await c.env.WORKSPACE.getByName(ws).decideApproval(
+      const outcome = await workspaceClient(c.env, ws).decideApproval(
         id,
         decision === "approve" ? "approved" : "denied",
         c.get("actor").id,

@@ -401,6 +401,8 @@ describe("every refusal of the call path", () => {
       details: { reason: "needs_review", message: "Searching for 'asked' on behalf of the agent" },
     });
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+    const pending = await api(`/v1/workspaces/${gateway.ws}/approvals/${asked.details.approvalId}`, { key: gateway.adminKey });
+    expect(pending.body).toMatchObject({ reason: "needs_review", message: "Searching for 'asked' on behalf of the agent", source: "hook" });
 
     // Policy approval holds though the hook continues; once approved, the hook's rewrite goes upstream.
     const policy = await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.uid}/policy`, {

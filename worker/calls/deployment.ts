@@ -1,6 +1,7 @@
 import type { HookStage, JsonObject } from "../../schema/hooks/contract.ts";
 import type { PublicContract } from "../hooks/compiler/index.ts";
 import type { DeploymentPointer, ToolDeployments } from "../hooks/lifecycle/deployments.do.ts";
+import { workspaceClient } from "../workspaces/workspace.client.ts";
 
 export type { ToolDeployments };
 
@@ -41,19 +42,18 @@ export async function withBundle(env: Env, pointer: DeploymentPointer | undefine
     bundle: await bundleFor(env, pointer.bundleKey),
     stages: pointer.stages,
     contract: pointer.contract,
-    config: pointer.config as JsonObject,
+    config: pointer.config,
     definitionHash: pointer.definitionHash,
   };
 }
 
 /** The tool's active and shadow pointers, read fresh from the workspace Durable Object. */
-export async function readPointers(env: Env, workspaceId: string, toolUid: string): Promise<ToolDeployments> {
-  // RPC typing maps open JSON (`unknown`) fields to `never`; the values are plain structured-clone data.
-  return (await env.WORKSPACE.getByName(workspaceId).toolDeployments(toolUid)) as unknown as ToolDeployments;
+export function readPointers(env: Env, workspaceId: string, toolUid: string): Promise<ToolDeployments> {
+  return workspaceClient(env, workspaceId).toolDeployments(toolUid);
 }
 
-/** Every tool's pointers, for the call catalog's snapshot. */
+/** Every tool's pointers (only tools that have one), for the call catalog's snapshot. */
 export async function readAllPointers(env: Env, workspaceId: string): Promise<Map<string, ToolDeployments>> {
-  const all = (await env.WORKSPACE.getByName(workspaceId).allToolDeployments()) as unknown as Record<string, ToolDeployments>;
-  return new Map(Object.entries(all).filter(([, pointers]) => pointers.active || pointers.shadow));
+  const tools = await workspaceClient(env, workspaceId).allToolDeployments();
+  return new Map(tools.map(({ toolUid, ...pointers }) => [toolUid, pointers]));
 }

@@ -6,6 +6,7 @@ import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
 import type { CallLogEntry } from "../logs/logs.store.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
+import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
 import { readPointers, withBundle, type DeployedRevision, type ToolDeployments } from "./deployment.ts";
@@ -116,7 +117,14 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   // A policy approval holds even when the hook asks for none, and the hook's holds under an allowing policy.
   if (access.needsApproval || hookApproval) {
     const reason = hookApproval?.reason ?? (access.needsApproval ? access.approvalReason : "policy_approval");
-    const claim = await claimApproval(state, active, upstreamArguments, hookApproval ? "hook" : "policy", reason);
+    const claim = await claimApproval(
+      state,
+      active,
+      upstreamArguments,
+      hookApproval ? "hook" : "policy",
+      reason,
+      hookApproval?.message ?? null,
+    );
     if (!claim.claimed) {
       return refuse(
         state,
@@ -303,10 +311,11 @@ async function claimApproval(
   upstreamArguments: JsonObject,
   source: "policy" | "hook",
   reason: string,
+  message: string | null,
 ) {
   const { input, tool } = state;
   const callHash = await sha256Hex(canonicalJson({ tool: tool.uid, arguments: upstreamArguments }));
-  return input.env.WORKSPACE.getByName(input.workspaceId).claimOrRequestApproval({
+  return workspaceClient(input.env, input.workspaceId).claimOrRequestApproval({
     toolUid: tool.uid,
     publicName: tool.publicName,
     keyId: input.keyId,
@@ -314,6 +323,7 @@ async function claimApproval(
     callHash,
     argumentsJson: JSON.stringify(upstreamArguments),
     reason,
+    message,
     source,
   });
 }

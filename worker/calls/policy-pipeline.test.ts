@@ -32,7 +32,13 @@ describe("policy approvals", () => {
 
     const listed = await api(`/v1/workspaces/${gateway.ws}/approvals?status=pending`, { key: gateway.adminKey });
     expect(listed.body.approvals).toHaveLength(1);
-    expect(listed.body.approvals[0]).toMatchObject({ id: approvalId, arguments: { id: "r1" }, source: "policy", status: "pending" });
+    expect(listed.body.approvals[0]).toMatchObject({
+      id: approvalId,
+      arguments: { id: "r1" },
+      source: "policy",
+      message: null,
+      status: "pending",
+    });
 
     const reader = await createKey(gateway, ["hooks:read", "hooks:write"]);
     expect((await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, { method: "POST", key: reader })).status).toBe(403);

@@ -1,9 +1,10 @@
 import { type OutputUnit, type Schema, Validator, dereference } from "@cfworker/json-schema";
+import type { JsonObject } from "../../../schema/hooks/contract.ts";
 import type { Diagnostic } from "./compiler.diagnostics.ts";
 import { JSON_SCHEMA_2020_12_METASCHEMA } from "./compiler.metaschema.ts";
 
 /** A JSON Schema whose root accepts objects: what MCP requires of input and output schemas. */
-export type ObjectSchema = { type: "object" } & Record<string, unknown>;
+export type ObjectSchema = { type: "object" } & JsonObject;
 
 /** What a hook may declare about its public tool: each part replaces the upstream one. */
 export interface PublicContract {

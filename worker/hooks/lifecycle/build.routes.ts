@@ -18,21 +18,14 @@ import { newId, nowIso } from "../../lib/ids.ts";
 import type { ToolRecord } from "../../tools/tools.store.ts";
 import { compileHook, generateToolDeclarations, type CompileSuccess } from "../compiler/index.ts";
 import { contentHash } from "./content.ts";
-import type { JsonObject } from "./lifecycle.types.ts";
+import type { HookActor, JsonObject } from "./lifecycle.types.ts";
 import { listRevisions } from "./revisions.store.ts";
-import {
-  assertDraftSizes,
-  compileError,
-  cursorOf,
-  hookActor,
-  requireTool,
-  requireWritableTool,
-  unwrap,
-  workspaceStub,
-} from "./routes.support.ts";
+import { assertDraftSizes, compileError, cursorOf, hookActor, requireTool, requireWritableTool, unwrap } from "./routes.support.ts";
 import { testStage } from "./stage-test.ts";
 import { insertTestRun, untestedStages } from "./test-runs.store.ts";
 import { findVersion } from "./versions.store.ts";
+import { actorQuotas } from "../../quotas/actor-quota.client.ts";
+import { workspaceClient } from "../../workspaces/workspace.client.ts";
 
 export const buildRoutes = createRouter();
 const HOOK = "/v1/workspaces/{ws}/tools/{toolUid}/hook";
@@ -40,18 +33,11 @@ const tags = ["hooks"];
 
 /**
  * Every compile is charged to the caller's hourly compile quota first (in the
- * Durable Object), then runs here in the Worker, where it cannot hold up the
- * workspace's other requests.
+ * caller's own Durable Object, across workspaces), then runs here in the
+ * Worker, where it cannot hold up the workspace's other requests.
  */
-async function chargedCompile(
-  env: Env,
-  ws: string,
-  actorId: string,
-  tool: ToolRecord,
-  source: string,
-  config: JsonObject,
-): Promise<CompileSuccess> {
-  unwrap(await workspaceStub(env, ws).chargeHookCompile(actorId));
+async function chargedCompile(env: Env, actor: HookActor, tool: ToolRecord, source: string, config: JsonObject): Promise<CompileSuccess> {
+  unwrap(await actorQuotas(env, actor).chargeCompile());
   const result = await compileHook({ source, config, upstreamDefinition: tool.definition });
   if (!result.ok) throw compileError(result);
   return result;
@@ -64,7 +50,7 @@ async function contentFor(env: Env, ws: string, toolUid: string, versionId: stri
     if (!version) throw notFound("Version");
     return { source: version.source, config: version.config, versionId };
   }
-  const draft = await workspaceStub(env, ws).hookDraft(toolUid);
+  const draft = await workspaceClient(env, ws).hookDraft(toolUid);
   if (draft.versionId === null) throw notFound("Draft");
   return { source: draft.source, config: draft.config, versionId: draft.versionId };
 }
@@ -107,7 +93,7 @@ buildRoutes.openapi(
     const versionId = (c.req.valid("json") as { versionId?: string } | undefined)?.versionId;
     const tool = await requireWritableTool(c.env, ws, toolUid);
     const { source, config } = await contentFor(c.env, ws, toolUid, versionId);
-    const compiled = await chargedCompile(c.env, ws, c.get("actor").id, tool, source, config);
+    const compiled = await chargedCompile(c.env, hookActor(c), tool, source, config);
     return c.json(
       {
         ok: true as const,
@@ -152,7 +138,7 @@ buildRoutes.openapi(
     const config = body.config ?? draft.config;
     assertDraftSizes(draft.source, config);
     const actor = hookActor(c);
-    const compiled = await chargedCompile(c.env, ws, actor.id, tool, draft.source, config);
+    const compiled = await chargedCompile(c.env, actor, tool, draft.source, config);
     const tested = await testStage({
       workspaceId: ws,
       tool,
@@ -227,7 +213,7 @@ buildRoutes.openapi(
     const version = await findVersion(c.env.DB, ws, toolUid, versionId);
     if (!version) throw notFound("Version");
     const actor = hookActor(c);
-    const compiled = await chargedCompile(c.env, ws, actor.id, tool, version.source, version.config);
+    const compiled = await chargedCompile(c.env, actor, tool, version.source, version.config);
     const untested = await untestedStages(c.env.DB, ws, toolUid, version.contentHash, tool.definitionHash, compiled.stages);
     if (untested.length > 0) {
       throw new ApiError("not_tested", {
@@ -239,7 +225,7 @@ buildRoutes.openapi(
       });
     }
     const { revision } = unwrap(
-      await workspaceStub(c.env, ws).commitHookRevision({
+      await workspaceClient(c.env, ws).commitHookRevision({
         workspaceId: ws,
         toolUid,
         versionId,

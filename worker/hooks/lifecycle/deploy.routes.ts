@@ -14,7 +14,9 @@ import { guard } from "../../auth/guard.ts";
 import { createRouter } from "../../http/app.ts";
 import type { DeploymentPointer } from "./deployments.do.ts";
 import { listDeploymentEvents, listResetEvents } from "./events.store.ts";
-import { hookActor, requireTool, requireWritableTool, unwrap, workspaceStub } from "./routes.support.ts";
+import { hookActor, requireTool, requireWritableTool, unwrap } from "./routes.support.ts";
+import { actorQuotas } from "../../quotas/actor-quota.client.ts";
+import { workspaceClient } from "../../workspaces/workspace.client.ts";
 
 export const deployRoutes = createRouter();
 const HOOK = "/v1/workspaces/{ws}/tools/{toolUid}/hook";
@@ -36,7 +38,7 @@ deployRoutes.openapi(
     const { ws, toolUid } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
     const [pointers, events] = await Promise.all([
-      workspaceStub(c.env, ws).toolDeployments(toolUid),
+      workspaceClient(c.env, ws).toolDeployments(toolUid),
       listDeploymentEvents(c.env.DB, ws, toolUid, 100),
     ]);
     return c.json({ active: orNull(pointers.active), shadow: orNull(pointers.shadow), events }, 200);
@@ -61,7 +63,7 @@ deployRoutes.openapi(
     const { revisionId } = c.req.valid("json");
     const tool = await requireWritableTool(c.env, ws, toolUid);
     const { deployment, event } = unwrap(
-      await workspaceStub(c.env, ws).deployHook({
+      await workspaceClient(c.env, ws).deployHook({
         workspaceId: ws,
         toolUid,
         slot,
@@ -87,7 +89,7 @@ deployRoutes.openapi(
   async (c) => {
     const { ws, toolUid, slot } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
-    const { event } = unwrap(await workspaceStub(c.env, ws).undeployHook({ workspaceId: ws, toolUid, slot, actor: hookActor(c) }));
+    const { event } = unwrap(await workspaceClient(c.env, ws).undeployHook({ workspaceId: ws, toolUid, slot, actor: hookActor(c) }));
     return c.json({ event }, 200);
   },
 );
@@ -106,7 +108,7 @@ deployRoutes.openapi(
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
-    const { reset } = unwrap(await workspaceStub(c.env, ws).resetHook({ workspaceId: ws, toolUid, actor: hookActor(c) }));
+    const { reset } = unwrap(await workspaceClient(c.env, ws).resetHook({ workspaceId: ws, toolUid, actor: hookActor(c) }));
     return c.json({ reset }, 200);
   },
 );
@@ -140,6 +142,10 @@ deployRoutes.openapi(
   }),
   async (c) => {
     const { ws } = c.req.valid("param");
-    return c.json(await workspaceStub(c.env, ws).hookUsage(ws, c.get("actor").id), 200);
+    const [workspace, compileAttempts] = await Promise.all([
+      workspaceClient(c.env, ws).hookUsage(),
+      actorQuotas(c.env, hookActor(c)).compileUsage(),
+    ]);
+    return c.json({ ...workspace, compileAttempts }, 200);
   },
 );

@@ -26,6 +26,14 @@ export interface ToolDeployments {
   shadow?: DeploymentPointer;
 }
 
+/**
+ * One tool's pointers with its uid. Lists are arrays of these rather than a
+ * record keyed by uid, whose RPC type is too deep for TypeScript to check.
+ */
+export interface ToolPointers extends ToolDeployments {
+  toolUid: string;
+}
+
 interface PointerRow {
   tool_uid: string;
   slot: DeploymentSlot;
@@ -41,22 +49,6 @@ interface PointerRow {
   deployed_at: string;
   [key: string]: SqlStorageValue;
 }
-
-const DDL = `CREATE TABLE IF NOT EXISTS hook_deployments (
-  tool_uid        TEXT NOT NULL,
-  slot            TEXT NOT NULL CHECK (slot IN ('active', 'shadow')),
-  revision_id     TEXT NOT NULL,
-  version_id      TEXT NOT NULL,
-  bundle_key      TEXT NOT NULL,
-  bundle_bytes    INTEGER NOT NULL,
-  stages          TEXT NOT NULL,
-  contract        TEXT,
-  config          TEXT NOT NULL,
-  definition_hash TEXT NOT NULL,
-  deployed_by     TEXT NOT NULL,
-  deployed_at     TEXT NOT NULL,
-  PRIMARY KEY (tool_uid, slot)
-)`;
 
 const toPointer = (row: PointerRow): DeploymentPointer => ({
   revisionId: row.revision_id,
@@ -77,7 +69,6 @@ export class DeploymentTable {
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    sql.exec(DDL);
   }
 
   /** One indexed read of at most two rows: the call path does this once per call. */
@@ -89,13 +80,15 @@ export class DeploymentTable {
     return deployments;
   }
 
-  /** Every tool's pointers, for listing public contracts without one read per tool. */
-  all(): Record<string, ToolDeployments> {
-    const byTool: Record<string, ToolDeployments> = {};
+  /** Every tool with a pointer, for listing public contracts without one read per tool. */
+  all(): ToolPointers[] {
+    const byTool = new Map<string, ToolPointers>();
     for (const row of this.#sql.exec<PointerRow>("SELECT * FROM hook_deployments")) {
-      (byTool[row.tool_uid] ??= {})[row.slot] = toPointer(row);
+      let tool = byTool.get(row.tool_uid);
+      if (!tool) byTool.set(row.tool_uid, (tool = { toolUid: row.tool_uid }));
+      tool[row.slot] = toPointer(row);
     }
-    return byTool;
+    return [...byTool.values()];
   }
 
   /** Bundle bytes under every pointer of the workspace. */

@@ -22,17 +22,9 @@ import { nowIso } from "../../lib/ids.ts";
 import { formatHookSource, SOURCE_MAX_BYTES } from "../compiler/index.ts";
 import { contentHash, utf8Bytes, versionBytes } from "./content.ts";
 import type { JsonObject } from "./lifecycle.types.ts";
-import {
-  assertDraftSizes,
-  cursorOf,
-  hookActor,
-  requireIfMatch,
-  requireTool,
-  requireWritableTool,
-  unwrap,
-  workspaceStub,
-} from "./routes.support.ts";
+import { assertDraftSizes, cursorOf, hookActor, requireIfMatch, requireTool, requireWritableTool, unwrap } from "./routes.support.ts";
 import { findVersion, listVersions, previousVersion, toVersionRecord, versionsAfter, type StoredVersion } from "./versions.store.ts";
+import { workspaceClient } from "../../workspaces/workspace.client.ts";
 
 export const draftRoutes = createRouter();
 const HOOK = "/v1/workspaces/{ws}/tools/{toolUid}/hook";
@@ -51,7 +43,7 @@ draftRoutes.openapi(
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
-    const draft = await workspaceStub(c.env, ws).hookDraft(toolUid);
+    const draft = await workspaceClient(c.env, ws).hookDraft(toolUid);
     return c.json(draft, 200, { etag: draft.etag });
   },
 );
@@ -82,7 +74,7 @@ draftRoutes.openapi(
     const source = utf8Bytes(formatted) > SOURCE_MAX_BYTES ? body.source : formatted;
     const note = body.note ?? null;
     const saved = unwrap(
-      await workspaceStub(c.env, ws).saveHookDraft({
+      await workspaceClient(c.env, ws).saveHookDraft({
         workspaceId: ws,
         toolUid,
         source,
@@ -197,7 +189,7 @@ draftRoutes.openapi(
     const ifMatch = requireIfMatch(c);
     const restoreNote = (c.req.valid("json") as { note?: string } | undefined)?.note ?? null;
     const saved = unwrap(
-      await workspaceStub(c.env, ws).saveHookDraft({
+      await workspaceClient(c.env, ws).saveHookDraft({
         workspaceId: ws,
         toolUid,
         source: version.source,

@@ -20,15 +20,6 @@ interface DraftRow {
   [key: string]: SqlStorageValue;
 }
 
-const DDL = `CREATE TABLE IF NOT EXISTS hook_drafts (
-  tool_uid     TEXT PRIMARY KEY,
-  source       TEXT NOT NULL,
-  config       TEXT NOT NULL,
-  content_hash TEXT NOT NULL,
-  version_id   TEXT NOT NULL,
-  updated_at   TEXT NOT NULL
-)`;
-
 /**
  * Hook drafts in the workspace Durable Object's SQLite. Every method is
  * synchronous SQL; the lifecycle serialises writers per tool around them.
@@ -38,7 +29,6 @@ export class DraftTable {
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    sql.exec(DDL);
   }
 
   get(toolUid: string): Draft | null {

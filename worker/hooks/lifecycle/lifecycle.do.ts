@@ -3,7 +3,7 @@ import { newId, nowIso } from "../../lib/ids.ts";
 import type { PublicContract } from "../compiler/index.ts";
 import { bundleKey, deleteBundles, listToolBundles, putBundle } from "./bundles.r2.ts";
 import { etagMatches, etagOf } from "./content.ts";
-import { DeploymentTable, type DeploymentPointer, type ToolDeployments } from "./deployments.do.ts";
+import { DeploymentTable, type DeploymentPointer, type ToolDeployments, type ToolPointers } from "./deployments.do.ts";
 import { DraftTable } from "./drafts.do.ts";
 import {
   historyCounts,
@@ -14,7 +14,7 @@ import {
   type ResetEvent,
 } from "./events.store.ts";
 import { failure, type DeploymentSlot, type HookActor, type JsonObject, type Outcome } from "./lifecycle.types.ts";
-import { QuotaTable, QUOTAS } from "./quotas.do.ts";
+import { HistoryAllowanceTable, QUOTAS, rateLimited, RateQuotaTable } from "./quotas.do.ts";
 import { findRevision, insertRevision, toRevisionRecord, type RevisionRecord } from "./revisions.store.ts";
 import { ToolLocks } from "./tool-locks.ts";
 import { findVersion, insertVersion, type NewVersion } from "./versions.store.ts";
@@ -63,20 +63,12 @@ export interface DeployInput {
   actor: HookActor;
 }
 
-export interface HookUsage {
+/** The workspace's share of the hook usage; compile attempts are counted per actor (ActorQuotaDO). */
+export interface WorkspaceHookUsage {
   draftSaves: { used: number; limit: number };
-  compileAttempts: { used: number; limit: number };
   historyBytes: { used: number; limit: number };
   deployedBytes: { used: number; limit: number };
 }
-
-const rateLimited = (quota: string, charge: { used: number; limit: number; retryAfterSeconds: number }, what: string) =>
-  failure(
-    "rate_limited",
-    `${what}: ${charge.limit} per hour; try again in ${charge.retryAfterSeconds} s`,
-    { quota, used: charge.used, limit: charge.limit, retryAfterSeconds: charge.retryAfterSeconds },
-    { "retry-after": String(charge.retryAfterSeconds) },
-  );
 
 /**
  * The hook lifecycle's single-writer half, living in the workspace Durable
@@ -88,14 +80,16 @@ const rateLimited = (quota: string, charge: { used: number; limit: number; retry
 export class HookLifecycle {
   readonly #env: Env;
   readonly #drafts: DraftTable;
-  readonly #quotas: QuotaTable;
+  readonly #quotas: RateQuotaTable;
+  readonly #history: HistoryAllowanceTable;
   readonly #deployments: DeploymentTable;
   readonly #locks = new ToolLocks();
 
   constructor(sql: SqlStorage, env: Env) {
     this.#env = env;
     this.#drafts = new DraftTable(sql);
-    this.#quotas = new QuotaTable(sql);
+    this.#quotas = new RateQuotaTable(sql);
+    this.#history = new HistoryAllowanceTable(sql);
     this.#deployments = new DeploymentTable(sql);
   }
 
@@ -119,7 +113,7 @@ export class HookLifecycle {
       const now = Date.now();
       const charge = this.#quotas.charge("draft_saves", input.workspaceId, QUOTAS.draftSavesPerHour, now);
       if (!charge.ok) return rateLimited("draft_saves", charge, "Too many draft saves in this workspace");
-      const history = this.#quotas.reserveHistory(input.toolUid, input.bytes, QUOTAS.historyBytes);
+      const history = this.#history.reserveHistory(input.toolUid, input.bytes, QUOTAS.historyBytes);
       if (!history.ok) {
         this.#quotas.refund(charge.eventId);
         return failure(
@@ -151,7 +145,7 @@ export class HookLifecycle {
         });
       } catch (error) {
         this.#quotas.refund(charge.eventId);
-        this.#quotas.releaseHistory(input.toolUid, input.bytes);
+        this.#history.releaseHistory(input.toolUid, input.bytes);
         throw error;
       }
       this.#drafts.put({
@@ -164,13 +158,6 @@ export class HookLifecycle {
       });
       return { ok: true, etag: etagOf(versionId), versionId, created: true };
     });
-  }
-
-  /** Counts one compile attempt of this user or key; compile, test and revision creation each call it first. */
-  chargeCompile(actorId: string): Outcome<{ used: number; limit: number }> {
-    const charge = this.#quotas.charge("compile_attempts", actorId, QUOTAS.compilesPerHour, Date.now());
-    if (!charge.ok) return rateLimited("compile_attempts", charge, "Too many compile attempts by this user or key");
-    return { ok: true, used: charge.used, limit: charge.limit };
   }
 
   /** Stores a compiled, tested version as a revision: bundle to R2, then metadata to D1. */
@@ -291,7 +278,7 @@ export class HookLifecycle {
       await resetToolHistory(this.#env.DB, input.workspaceId, { ...reset, actor: input.actor });
       this.#deployments.removeTool(input.toolUid);
       this.#drafts.delete(input.toolUid);
-      this.#quotas.clearHistory(input.toolUid);
+      this.#history.clearHistory(input.toolUid);
       await deleteBundles(this.#env.BUNDLES, bundleKeys);
       return { ok: true, reset };
     });
@@ -301,16 +288,15 @@ export class HookLifecycle {
     return this.#deployments.forTool(toolUid);
   }
 
-  allDeployments(): Record<string, ToolDeployments> {
+  allDeployments(): ToolPointers[] {
     return this.#deployments.all();
   }
 
-  usage(workspaceId: string, actorId: string): HookUsage {
+  usage(workspaceId: string): WorkspaceHookUsage {
     const now = Date.now();
     return {
       draftSaves: { used: this.#quotas.used("draft_saves", workspaceId, now), limit: QUOTAS.draftSavesPerHour },
-      compileAttempts: { used: this.#quotas.used("compile_attempts", actorId, now), limit: QUOTAS.compilesPerHour },
-      historyBytes: { used: this.#quotas.historyBytes(), limit: QUOTAS.historyBytes },
+      historyBytes: { used: this.#history.historyBytes(), limit: QUOTAS.historyBytes },
       deployedBytes: { used: this.#deployments.deployedBytes(), limit: QUOTAS.deployedBytes },
     };
   }

@@ -12,11 +12,7 @@ const versionCount = async (ws: string, toolUid: string) =>
 
 /** Runs SQL inside the workspace's Durable Object, where quotas and allowances live. */
 const inWorkspaceDO = (ws: string, sql: (storage: SqlStorage) => void) =>
-  runInDurableObject(env.WORKSPACE.getByName(ws), async (_instance, state) => {
-    // The hook tables are created when the lifecycle first runs; a draft read makes sure they exist.
-    await (_instance as unknown as { hookDraft(toolUid: string): unknown }).hookDraft("tool_none");
-    sql(state.storage.sql);
-  });
+  runInDurableObject(env.WORKSPACE.getByName(ws), (_instance, state) => sql(state.storage.sql));
 
 describe("draft saves and etags", () => {
   it("requires If-Match (428) and refuses a stale etag (412 with the current etag), writing nothing", async ({ expect }) => {

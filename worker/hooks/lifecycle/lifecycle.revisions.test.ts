@@ -1,15 +1,21 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { addService, api, connectMcp, createKey, newTag, upstreamOrigin, upstreamReceived } from "../../../test/helpers.ts";
-import { BAD_ARGUMENTS_HOOK, hookGateway, keyCaller, MOCK_RESULT, SEARCH_HOOK, searchHookVariant } from "./lifecycle.fixtures.ts";
+import {
+  BAD_ARGUMENTS_HOOK,
+  hookGateway,
+  keyCaller,
+  MOCK_RESULT,
+  SEARCH_HOOK,
+  searchHookVariant,
+  type Caller,
+} from "./lifecycle.fixtures.ts";
 import { QUOTAS } from "./quotas.do.ts";
 import { insertTestRun } from "./test-runs.store.ts";
+import { workspaceClient } from "../../workspaces/workspace.client.ts";
 
 const inWorkspaceDO = (ws: string, sql: (storage: SqlStorage) => void) =>
-  runInDurableObject(env.WORKSPACE.getByName(ws), async (instance, state) => {
-    await (instance as unknown as { hookDraft(toolUid: string): unknown }).hookDraft("tool_none");
-    sql(state.storage.sql);
-  });
+  runInDurableObject(env.WORKSPACE.getByName(ws), (_instance, state) => sql(state.storage.sql));
 
 describe("compile and types", () => {
   it("compiles the draft or a version, and answers a broken one with 422 compile_failed and positioned diagnostics", async ({ expect }) => {
@@ -243,9 +249,13 @@ describe("compile quota", () => {
     const g = await hookGateway();
     const keys = (await api(`/v1/workspaces/${g.ws}/keys`, { key: g.adminKey })).body.keys as { id: string; prefix: string }[];
     const writerId = keys.find((key) => g.writerKey.startsWith(key.prefix))!.id;
-    await inWorkspaceDO(g.ws, (sql) => {
+    await runInDurableObject(env.ACTOR_QUOTA.getByName(`key:${writerId}`), (_instance, state) => {
       for (let n = 0; n < QUOTAS.compilesPerHour - 4; n++) {
-        sql.exec("INSERT INTO quota_events (quota, subject, at) VALUES ('compile_attempts', ?, ?)", writerId, Date.now() - 60_000);
+        state.storage.sql.exec(
+          "INSERT INTO quota_events (quota, subject, at) VALUES ('compile_attempts', ?, ?)",
+          writerId,
+          Date.now() - 60_000,
+        );
       }
     });
     const saved = await g.saveLatest({ source: SEARCH_HOOK });
@@ -261,6 +271,39 @@ describe("compile quota", () => {
     // Another key of the same workspace has its own allowance.
     const other = keyCaller(await createKey(g, ["hooks:write"]));
     expect((await g.call(other, `${g.base()}/compile`, { method: "POST" })).status).toBe(200);
+  });
+
+  it("counts a browser user's attempts across every workspace they are a member of", async ({ expect }) => {
+    const [a, b] = [await hookGateway(), await hookGateway()];
+    const email = `${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
+    const memberIds = new Set<string>();
+    for (const g of [a, b]) {
+      const member = await api(`/v1/workspaces/${g.ws}/members`, { method: "PUT", key: g.adminKey, body: { email, role: "editor" } });
+      memberIds.add(member.body.id);
+      await g.saveLatest({ source: SEARCH_HOOK });
+    }
+    expect(memberIds.size).toBe(1); // one user, a member of both
+    const [userId] = memberIds;
+    const login = await api("/dev/login", { body: { email } });
+    const user: Caller = { headers: { cookie: login.headers.get("set-cookie")!.split(";")[0]! } };
+    await runInDurableObject(env.ACTOR_QUOTA.getByName(`user:${userId}`), (_instance, state) => {
+      for (let n = 0; n < QUOTAS.compilesPerHour - 1; n++) {
+        state.storage.sql.exec(
+          "INSERT INTO quota_events (quota, subject, at) VALUES ('compile_attempts', ?, ?)",
+          userId,
+          Date.now() - 60_000,
+        );
+      }
+    });
+
+    expect((await a.call(user, `${a.base()}/compile`, { method: "POST" })).status).toBe(200); // 120, in workspace A
+    const over = await b.call(user, `${b.base()}/compile`, { method: "POST" });
+    expect(over.status).toBe(429);
+    expect(over.body.error).toMatchObject({ code: "rate_limited", details: { quota: "compile_attempts", used: 120, limit: 120 } });
+    expect(Number(over.headers.get("retry-after"))).toBe(over.body.error.details.retryAfterSeconds);
+    expect((await b.call(user, `/v1/workspaces/${b.ws}/hooks/usage`)).body.compileAttempts).toEqual({ used: 120, limit: 120 });
+    // The workspace's keys keep their own allowance.
+    expect((await b.call(b.writer, `${b.base()}/compile`, { method: "POST" })).status).toBe(200);
   });
 });
 
@@ -287,10 +330,7 @@ describe("reset and service deletion", () => {
       actorKind: "key",
     });
 
-    const pointers = await runInDurableObject(env.WORKSPACE.getByName(g.ws), (instance) =>
-      (instance as unknown as { toolDeployments(toolUid: string): unknown }).toolDeployments(g.toolUid),
-    );
-    expect(pointers).toEqual({});
+    expect(await workspaceClient(env, g.ws).toolDeployments(g.toolUid)).toEqual({});
     expect((await env.BUNDLES.list({ prefix: `bundles/${g.ws}/${g.toolUid}/` })).objects).toEqual([]);
     for (const table of ["hook_versions", "hook_test_runs", "hook_revisions", "hook_deployment_events"]) {
       const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tool_uid = ?`).bind(g.toolUid).first<{ n: number }>();

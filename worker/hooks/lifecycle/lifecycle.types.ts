@@ -1,5 +1,9 @@
 import type { ErrorCode } from "../../../schema/api/errors.ts";
+import type { JsonObject } from "../../../schema/hooks/contract.ts";
 import type { Channel } from "../../auth/principal.ts";
+
+/** Config and other JSON crossing into the workspace Durable Object: JSON values, so RPC typing keeps them. */
+export type { JsonObject };
 
 /** Who made a hook change, as recorded on every version, revision and event. */
 export interface HookActor {
@@ -30,5 +34,4 @@ export const failure = (
   headers?: Record<string, string>,
 ): HookFailure => ({ ok: false, code, message, ...(details ? { details } : {}), ...(headers ? { headers } : {}) });
 
-export type JsonObject = Record<string, unknown>;
 export type DeploymentSlot = "active" | "shadow";

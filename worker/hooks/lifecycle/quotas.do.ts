@@ -1,7 +1,10 @@
+import { failure } from "./lifecycle.types.ts";
+
 /**
- * Rate quotas and the history allowance, in the workspace Durable Object.
- * Every check-and-charge below is one synchronous run of SQL with no await in
- * between, so concurrent requests can never overrun a limit.
+ * Rate quotas and the history allowance, in the workspace Durable Object
+ * (compile attempts: in each actor's ActorQuotaDO); the objects' migrations
+ * create the tables. Every check-and-charge below is one synchronous run of
+ * SQL with no await in between, so concurrent requests can never overrun a limit.
  */
 
 export const HOUR_MS = 60 * 60 * 1000;
@@ -11,7 +14,7 @@ const MiB = 1024 * 1024;
 export const QUOTAS = {
   /** Draft saves (and restores) per workspace per rolling hour. */
   draftSavesPerHour: 120,
-  /** Compile attempts per browser user or API key per rolling hour; tests and revision creation each compile once. */
+  /** Compile attempts per browser user (across workspaces) or API key per rolling hour; tests and revision creation each compile once. */
   compilesPerHour: 120,
   /** Bytes of all draft versions kept per workspace. */
   historyBytes: 64 * MiB,
@@ -24,26 +27,21 @@ export type RateQuota = "draft_saves" | "compile_attempts";
 export type Charge =
   { ok: true; used: number; limit: number; eventId: number } | { ok: false; used: number; limit: number; retryAfterSeconds: number };
 
-const DDL = [
-  `CREATE TABLE IF NOT EXISTS quota_events (
-    id      INTEGER PRIMARY KEY AUTOINCREMENT,
-    quota   TEXT NOT NULL,
-    subject TEXT NOT NULL,   -- workspace for saves, actor id for compiles
-    at      INTEGER NOT NULL -- epoch ms
-  )`,
-  "CREATE INDEX IF NOT EXISTS quota_events_window ON quota_events (quota, subject, at)",
-  `CREATE TABLE IF NOT EXISTS hook_history_usage (
-    tool_uid TEXT PRIMARY KEY,
-    bytes    INTEGER NOT NULL
-  )`,
-];
+/** The 429 a rolling-hour quota answers with once it is used up. */
+export const rateLimited = (quota: RateQuota, charge: { used: number; limit: number; retryAfterSeconds: number }, what: string) =>
+  failure(
+    "rate_limited",
+    `${what}: ${charge.limit} per hour; try again in ${charge.retryAfterSeconds} s`,
+    { quota, used: charge.used, limit: charge.limit, retryAfterSeconds: charge.retryAfterSeconds },
+    { "retry-after": String(charge.retryAfterSeconds) },
+  );
 
-export class QuotaTable {
+/** Uses of rolling-hour quotas (`quota_events`), in the workspace's and each actor's Durable Object. */
+export class RateQuotaTable {
   readonly #sql: SqlStorage;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    for (const statement of DDL) sql.exec(statement);
   }
 
   /** Counts one use of a rolling-hour quota, or refuses with the seconds until the oldest use expires. */
@@ -83,6 +81,15 @@ export class QuotaTable {
         now - HOUR_MS,
       )
       .one().n;
+  }
+}
+
+/** Bytes of each tool's draft versions (`hook_history_usage`), for the workspace's history allowance. */
+export class HistoryAllowanceTable {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
   }
 
   historyBytes(): number {

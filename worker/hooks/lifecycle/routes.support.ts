@@ -1,36 +1,13 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/app.ts";
-import type { WorkspaceDO } from "../../workspaces/workspace.do.ts";
 import { ApiError, notFound } from "../../http/errors.ts";
 import { findService } from "../../services/services.store.ts";
 import { findTool, type ToolRecord } from "../../tools/tools.store.ts";
 import { CONFIG_MAX_BYTES, isOversize, SOURCE_MAX_BYTES, type CompileFailure } from "../compiler/index.ts";
 import { utf8Bytes } from "./content.ts";
-import type { HookActor, HookFailure, JsonObject } from "./lifecycle.types.ts";
+import type { HookActor, JsonObject, Outcome } from "./lifecycle.types.ts";
 
 type HookContext = Context<AppEnv>;
-
-/** The workspace Durable Object's hook methods, as plain async calls. */
-type HookMethods = Pick<
-  WorkspaceDO,
-  | "hookDraft"
-  | "saveHookDraft"
-  | "chargeHookCompile"
-  | "commitHookRevision"
-  | "deployHook"
-  | "undeployHook"
-  | "resetHook"
-  | "hookUsage"
-  | "toolDeployments"
->;
-type HookStub = { [K in keyof HookMethods]: (...args: Parameters<HookMethods[K]>) => Promise<Awaited<ReturnType<HookMethods[K]>>> };
-
-/**
- * The workspace's Durable Object. RPC typing maps open JSON fields (config,
- * contracts) to `never`, but every value crossing is plain structured-clone
- * data of exactly the declared types, so the stub is typed as the methods are.
- */
-export const workspaceStub = (env: Env, workspaceId: string) => env.WORKSPACE.getByName(workspaceId) as unknown as HookStub;
 
 export function hookActor(c: HookContext): HookActor {
   const actor = c.get("actor");
@@ -38,10 +15,12 @@ export function hookActor(c: HookContext): HookActor {
 }
 
 /** The Durable Object's refusals become the API's one error shape; success passes through. */
-export function unwrap<T extends { ok: true }>(outcome: T | HookFailure): T {
-  if (outcome.ok) return outcome;
-  const { code, message, details, headers } = outcome;
-  throw new ApiError(code, { message, details, headers });
+export function unwrap<T>(outcome: Outcome<T>): { ok: true } & T {
+  if (!outcome.ok) {
+    const { code, message, details, headers } = outcome;
+    throw new ApiError(code, { message, details, headers });
+  }
+  return outcome;
 }
 
 export async function requireTool(env: Env, workspaceId: string, toolUid: string): Promise<ToolRecord> {

@@ -1,0 +1,68 @@
+import type { Approval, ApprovalRequest, ApprovalStatus, ClaimResult } from "../approvals/approvals.do.ts";
+import type { DeploymentEvent, ResetEvent } from "../hooks/lifecycle/events.store.ts";
+import type {
+  CommitRevisionInput,
+  DeployInput,
+  DraftView,
+  SaveDraftInput,
+  SaveDraftResult,
+  WorkspaceHookUsage,
+} from "../hooks/lifecycle/lifecycle.do.ts";
+import type { DeploymentPointer, ToolDeployments, ToolPointers } from "../hooks/lifecycle/deployments.do.ts";
+import type { HookActor, Outcome } from "../hooks/lifecycle/lifecycle.types.ts";
+import type { RevisionRecord } from "../hooks/lifecycle/revisions.store.ts";
+
+/**
+ * RPC typing turns a result it cannot prove serialisable (for example one with
+ * an `unknown` field) into `never`, which would satisfy any annotation. This
+ * identity refuses `never` ("Expected 2 arguments"), so every method below
+ * compiles only while the object returns plain data of the stated type; the
+ * domain types use JSON value types (schema/hooks/contract.ts), not `unknown`.
+ */
+function serialisable<R>(result: R, ..._refused: [R] extends [never] ? [rpcResultIsNotSerialisable: never] : []): R {
+  return result;
+}
+
+/**
+ * The one way Worker code reaches a workspace's Durable Object (WorkspaceDO),
+ * addressed by workspace id. Each method resolves to the plain type it states.
+ */
+export function workspaceClient(env: Env, workspaceId: string) {
+  const stub = env.WORKSPACE.getByName(workspaceId);
+  return {
+    /** The call path's one read per call: the tool's active and shadow pointers. */
+    toolDeployments: (toolUid: string): Promise<ToolDeployments> => serialisable(stub.toolDeployments(toolUid)),
+    /** Every tool that has a pointer, with its pointers. */
+    allToolDeployments: (): Promise<ToolPointers[]> => serialisable(stub.allToolDeployments()),
+
+    hookDraft: (toolUid: string): Promise<DraftView> => serialisable(stub.hookDraft(toolUid)),
+    saveHookDraft: (input: SaveDraftInput): Promise<Outcome<SaveDraftResult>> => serialisable(stub.saveHookDraft(input)),
+    commitHookRevision: (input: CommitRevisionInput): Promise<Outcome<{ revision: RevisionRecord }>> =>
+      serialisable(stub.commitHookRevision(input)),
+    deployHook: (input: DeployInput): Promise<Outcome<{ deployment: DeploymentPointer; event: DeploymentEvent }>> =>
+      serialisable(stub.deployHook(input)),
+    undeployHook: (input: Omit<DeployInput, "revisionId" | "currentDefinitionHash">): Promise<Outcome<{ event: DeploymentEvent }>> =>
+      serialisable(stub.undeployHook(input)),
+    resetHook: (input: { workspaceId: string; toolUid: string; actor: HookActor }): Promise<Outcome<{ reset: ResetEvent }>> =>
+      serialisable(stub.resetHook(input)),
+    /** Draft saves, history and deployed bytes of the workspace (compile attempts: actor-quota.client.ts). */
+    hookUsage: (): Promise<WorkspaceHookUsage> => serialisable(stub.hookUsage(workspaceId)),
+
+    /** Consumes the approval of this exact call if there is one, else returns the pending request (created if new). */
+    claimOrRequestApproval: (request: ApprovalRequest): Promise<ClaimResult> => serialisable(stub.claimOrRequestApproval(request)),
+    getApproval: (id: string): Promise<Approval | null> => serialisable(stub.getApproval(id)),
+    listApprovals: (filter: {
+      status?: ApprovalStatus;
+      limit: number;
+      before?: number;
+    }): Promise<{ approvals: Approval[]; nextBefore: number | null }> => serialisable(stub.listApprovals(filter)),
+    decideApproval: (
+      id: string,
+      decision: "approved" | "denied",
+      actorId: string,
+    ): Promise<{ ok: true; approval: Approval } | { ok: false; reason: "not_found" | "not_pending"; approval?: Approval }> =>
+      serialisable(stub.decideApproval(id, decision, actorId)),
+  };
+}
+
+export type WorkspaceClient = ReturnType<typeof workspaceClient>;
