@@ -70,7 +70,7 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   const MAX_LENGTH = 9007199254740991;
   /** Characters of a string copied, filled or scanned per unit. */
   const CHARS_PER_UNIT = 16;
-  const FILL_CHARS_PER_UNIT = 128;
+  const FILL_CHARS_PER_UNIT = 32;
   /** Longest string QuickJS builds (JS_STRING_LEN_MAX); past it a native throws RangeError before any work. */
   const MAX_STRING_LENGTH = 1073741823;
   const ArrayOf = Array;
