@@ -13,12 +13,17 @@
  * - `Math.random` is reseeded from the host for every run: QuickJS seeds its
  *   own generator once per context, so every run restored from the same image
  *   would otherwise draw the same numbers.
- * - Built-ins that loop natively over a receiver's length (Array, TypedArray
- *   and String methods) never reach an interrupt poll, so `new Array(1e9).join()`
- *   would run for seconds unbounded. Each is replaced by a Proxy whose `apply`
- *   trap charges the call to the work budget *before* the native runs; when the
- *   budget is gone the call throws and the next poll interrupts the run
- *   uncatchably. The Proxy keeps the method's `name` and `length`.
+ * - Built-ins that loop natively (Array, TypedArray and String methods, typed
+ *   array constructors, Array.from, Object.keys and kin) never reach an
+ *   interrupt poll, so `new Array(1e9).join()` would run for seconds unbounded.
+ *   Each is replaced by a Proxy whose `apply` trap charges the work the native
+ *   will do *before* it runs, from lengths, counts and needles read once and
+ *   pinned (receiver and arguments); when the budget is gone the call throws and
+ *   the next poll interrupts the run uncatchably. The Proxy keeps the method's
+ *   `name` and `length`. `concat` (with non-genuine arguments), `flat` and
+ *   `flatMap` run as JavaScript, and `JSON.stringify` gets a pass-through
+ *   replacer, so the elements they visit are interpreter ticks.
+ * - BigInt is removed: its operators cannot be charged (docs/isolate.md).
  * - `context` is built per run (`begin`) from host JSON: deep-frozen config,
  *   base64 helpers, and log functions whose payloads are JSON-escaped, so lone
  *   surrogates survive the copy to the host exactly.
