@@ -13,7 +13,8 @@ const HOSTILE_HOOK = `export default defineToolAdapter({
   before({ arguments: args, context }) {
     switch (args.query) {
       case "timeout": while (true) {}
-      case "memory_exceeded": return { action: "continue", arguments: { query: "x".repeat(2 ** 28) } };
+      case "memory_exceeded": { let s = "x".repeat(1 << 20); while (s.length < 2 ** 28) s += s; return { action: "continue", arguments: { query: s } }; }
+      case "sparse flat": [new Array(1e8)].flat(); return { action: "continue", arguments: args };
       case "stack_overflow": { const f = () => f(); return f(); }
       case "exception": throw new Error("boom");
       case "invalid_return": return { action: "reject", reason: "Has Spaces", message: "no" };
@@ -95,10 +96,17 @@ describe("hooked tool calls", () => {
         details: { tool: "demo__search_release_notes", error: { code } },
       });
     }
+    // Native work found through an argument (a sparse array of length 1e8 inside flat) is bounded too: no live call is held.
+    const sparse = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sparse flat" } });
+    expect(meta(sparse)).toEqual({
+      code: "hook_failed",
+      message: "The tool's hook failed, so the call was stopped",
+      details: { tool: "demo__search_release_notes", error: { code: "timeout" } },
+    });
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
     const logs = await eventually(
       () => logsOf(gateway, gateway.adminKey, "?stage=before&outcome=error"),
-      (rows) => rows.length === 8,
+      (rows) => rows.length === 9,
     );
     expect(logs.map((row) => row.code).sort()).toEqual([
       "exception",
@@ -107,6 +115,7 @@ describe("hooked tool calls", () => {
       "memory_exceeded",
       "output_too_large",
       "stack_overflow",
+      "timeout",
       "timeout",
       "unresolved_promise",
     ]);

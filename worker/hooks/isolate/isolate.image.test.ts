@@ -30,7 +30,9 @@ it("starts every run from the same pristine state, whatever the previous run cha
   await runBefore(vandal);
   expect((await runBefore(probe)).value).toEqual({ action: "continue", arguments: clean });
   // A run that died mid-allocation leaves nothing behind either.
-  const exhausted = await runBefore(beforeBundle(`const a = []; while (true) a.push("x".repeat(1 << 20))`));
+  const exhausted = await runBefore(
+    beforeBundle(`const base = "x".repeat(1 << 20); const a = []; for (let i = 0; ; i++) a.push(base + i)`),
+  );
   expect(exhausted.error?.code).toBe("memory_exceeded");
   expect((await runBefore(probe)).value).toEqual({ action: "continue", arguments: clean });
 });

@@ -13,12 +13,17 @@
  * - `Math.random` is reseeded from the host for every run: QuickJS seeds its
  *   own generator once per context, so every run restored from the same image
  *   would otherwise draw the same numbers.
- * - Built-ins that loop natively over a receiver's length (Array, TypedArray
- *   and String methods) never reach an interrupt poll, so `new Array(1e9).join()`
- *   would run for seconds unbounded. Each is replaced by a Proxy whose `apply`
- *   trap charges the call to the work budget *before* the native runs; when the
- *   budget is gone the call throws and the next poll interrupts the run
- *   uncatchably. The Proxy keeps the method's `name` and `length`.
+ * - Built-ins that loop natively (Array, TypedArray and String methods, typed
+ *   array constructors, Array.from, Object.keys and kin) never reach an
+ *   interrupt poll, so `new Array(1e9).join()` would run for seconds unbounded.
+ *   Each is replaced by a Proxy whose `apply` trap charges the work the native
+ *   will do *before* it runs, from lengths, counts and needles read once and
+ *   pinned (receiver and arguments); when the budget is gone the call throws and
+ *   the next poll interrupts the run uncatchably. The Proxy keeps the method's
+ *   `name` and `length`. `concat` (with non-genuine arguments), `flat` and
+ *   `flatMap` run as JavaScript, and `JSON.stringify` gets a pass-through
+ *   replacer, so the elements they visit are interpreter ticks.
+ * - BigInt is removed: its operators cannot be charged (docs/isolate.md).
  * - `context` is built per run (`begin`) from host JSON: deep-frozen config,
  *   base64 helpers, and log functions whose payloads are JSON-escaped, so lone
  *   surrogates survive the copy to the host exactly.
@@ -26,6 +31,13 @@
  *   serialize) are what the host calls; they use built-ins captured before
  *   hook code ran.
  */
+/**
+ * A BigInt literal (`10n`, `0x1fn`, `1_000n`): a numeric literal directly followed by `n`, not part of an
+ * identifier or a decimal. It may also match inside a string or comment; such source is refused too, which errs
+ * on the closed side.
+ */
+export const BIGINT_LITERAL = /(?<![\w$.])(?:0[xXoObB][\da-fA-F_]+|\d[\d_]*)n(?![\w$])/;
+
 export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64Source) {
   "use strict";
   const G = globalThis;
@@ -40,6 +52,7 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   const toStringOf = String;
   const ProxyOf = Proxy;
   const evalGlobal = eval;
+  const bigIntLiteralSource = ${JSON.stringify(BIGINT_LITERAL.source)};
   const ceil = Math.ceil;
   const log2 = Math.log2;
   const RealDate = Date;
@@ -54,37 +67,296 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   let context;
 
   // ---- work charging for natively looping built-ins ----
+  // A native loop never reaches an interrupt poll, so it is charged before it runs, by the work it will do: every
+  // length it will read, taken once here and pinned so a getter, valueOf or Proxy cannot report less to the charge
+  // than to the native. Where the work hides in arguments (concat, flat), the loop runs in JavaScript instead, so
+  // interpreter ticks count it. JS calls made by a native (getters, traps, callbacks) are ticks too.
   const FLUSH_UNITS = 20000;
+  const MAX_LENGTH = 9007199254740991;
+  /** Characters of a string copied, filled or scanned per unit. */
+  const CHARS_PER_UNIT = 16;
+  const FILL_CHARS_PER_UNIT = 32;
+  /** Longest string QuickJS builds (JS_STRING_LEN_MAX); past it a native throws RangeError before any work. */
+  const MAX_STRING_LENGTH = 1073741823;
+  const ArrayOf = Array;
+  const isArray = Array.isArray;
+  const floor = Math.floor;
+  const reflectGet = Reflect.get;
+  const symbolSpecies = Symbol.species;
+  const symbolSpreadable = Symbol.isConcatSpreadable;
+  const TypedArray = Object.getPrototypeOf(Uint8Array);
+  const typedArrayLength = Object.getOwnPropertyDescriptor(TypedArray.prototype, "length").get;
+  const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get;
   let pendingUnits = 0;
   function charge(units) {
-    pendingUnits += units;
-    if (pendingUnits < FLUSH_UNITS) return;
-    const flushed = pendingUnits;
+    // NaN (an unknown amount) is charged as the whole budget: the host counts it as Infinity.
+    if (pendingUnits + units < FLUSH_UNITS) { pendingUnits += units; return; }
+    const flushed = pendingUnits + units;
     pendingUnits = 0;
     if (hostCharge(flushed)) throw new RangeError("work budget exhausted");
   }
-  function lengthOf(receiver) {
-    if (receiver === null || receiver === undefined) return 0;
-    const length = receiver.length;
-    return typeof length === "number" && length > 0 ? length : 0;
+
+  // Every Proxy hook code creates is recorded, so a Proxy of an array is never taken for a genuine one.
+  const proxies = new WeakSet();
+  const revocableProxy = Proxy.revocable;
+  G.Proxy = new ProxyOf(ProxyOf, { __proto__: null, construct(target, args, newTarget) {
+    const proxy = construct(target, args, newTarget);
+    apply(weakSetAdd, proxies, [proxy]);
+    return proxy;
+  } });
+  ProxyOf.revocable = function revocable(target, handler) {
+    const pair = apply(revocableProxy, ProxyOf, [target, handler]);
+    apply(weakSetAdd, proxies, [pair.proxy]);
+    return pair;
+  };
+  function isObject(value) {
+    return value !== null && (typeof value === "object" || typeof value === "function");
   }
-  function charging(costOf) {
-    return { __proto__: null, apply(target, receiver, args) { charge(costOf(receiver, args)); return apply(target, receiver, args); } };
+  /** An Array whose "length" is its own exotic data property: exact, no code runs to read it. */
+  function isGenuineArray(value) {
+    return isArray(value) && !apply(weakSetHas, proxies, [value]);
   }
-  const linear = charging(lengthOf);
-  const sorting = charging(function (receiver) {
-    const length = lengthOf(receiver);
-    return length > 1 ? length * ceil(log2(length)) : length;
-  });
-  // Strings are charged 16 characters per unit; substring search is quadratic in the worst case (naive search), so n*m.
-  const scanning = charging(function (receiver) {
-    return typeof receiver === "string" ? receiver.length / 16 : 0;
-  });
-  const searching = charging(function (receiver, args) {
-    const needle = typeof args[0] === "string" ? args[0].length : 0;
-    return typeof receiver === "string" ? (receiver.length * (needle > 1 ? needle : 1)) / 16 : 0;
-  });
-  function wrapMethods(proto, skip, special, plain, specialHandler) {
+  /** A typed array's own element count (what its methods loop over), or -1 for anything else. */
+  function typedLengthOf(value) {
+    try { return apply(typedArrayLength, value, []); } catch (error) { return -1; }
+  }
+  function isArrayBuffer(value) {
+    try { apply(arrayBufferByteLength, value, []); return true; } catch (error) { return false; }
+  }
+  // ToLength: the one read of a length (ToNumber calls valueOf once, and throws where the native would).
+  function toLength(value) {
+    const number = +value;
+    if (!(number > 0)) return 0;
+    return number > MAX_LENGTH ? MAX_LENGTH : floor(number);
+  }
+  function toIntegerOrInfinity(value) {
+    const number = +value;
+    if (number !== number) return 0;
+    return number < 0 ? -floor(-number) : floor(number);
+  }
+  /** "target" as the native sees it, with "length" pinned to the value that was charged. */
+  function pinnedLength(target, length) {
+    return new ProxyOf(target, { __proto__: null, get(object, key, receiver) { return key === "length" ? length : reflectGet(object, key, receiver); } });
+  }
+  /**
+   * An array-like argument (concat items aside) as the native will read it, and its charge: genuine arrays and
+   * typed arrays as they are, other objects with their length pinned; an ArrayBuffer is viewed, not copied.
+   */
+  function arrayLikeArgument(value) {
+    if (!isObject(value)) return { value, length: 0 };
+    if (isGenuineArray(value)) return { value, length: value.length };
+    const typedLength = typedLengthOf(value);
+    if (typedLength >= 0) return { value, length: typedLength };
+    if (isArrayBuffer(value)) return { value, length: 0 };
+    const length = toLength(value.length);
+    return { value: pinnedLength(value, length), length };
+  }
+  function chargingArrayLike(costOf) {
+    return { __proto__: null, apply(target, receiver, args) {
+      if (isGenuineArray(receiver) || !isObject(receiver)) {
+        charge(costOf(typeof receiver === "string" || isGenuineArray(receiver) ? receiver.length : 0));
+        return apply(target, receiver, args);
+      }
+      const length = toLength(receiver.length);
+      charge(costOf(length));
+      const pinned = pinnedLength(receiver, length);
+      const result = apply(target, pinned, args);
+      return result === pinned ? receiver : result;
+    } };
+  }
+  function chargingTyped(costOf) {
+    // A typed array's methods loop over its internal length, whatever an own "length" property says.
+    return { __proto__: null, apply(target, receiver, args) {
+      const length = typedLengthOf(receiver);
+      charge(costOf(length > 0 ? length : 0));
+      return apply(target, receiver, args);
+    } };
+  }
+  function linearCost(length) { return length; }
+  function sortCost(length) { return length > 1 ? length * ceil(log2(length)) : length; }
+
+  function createDataProperty(target, index, value) {
+    defineProperty(target, index, { value, writable: true, enumerable: true, configurable: true });
+  }
+  function toObject(value, method) {
+    if (value === null || value === undefined) throw new TypeError("Array.prototype." + method + " called on null or undefined");
+    return Object(value);
+  }
+  function arraySpeciesCreate(original) {
+    if (!isArray(original)) return new ArrayOf(0);
+    let C = original.constructor;
+    if (isObject(C)) {
+      C = C[symbolSpecies];
+      if (C === null) C = undefined;
+    }
+    return C === undefined ? new ArrayOf(0) : construct(C, [0]);
+  }
+  // concat, flat and flatMap take their work from arguments and elements; their JavaScript versions below follow
+  // the specification, and each element they visit costs interpreter ticks, holes included.
+  function isConcatSpreadable(value) {
+    if (!isObject(value)) return false;
+    const spreadable = value[symbolSpreadable];
+    return spreadable !== undefined ? !!spreadable : isArray(value);
+  }
+  function concatSlowly(object, items) {
+    const result = arraySpeciesCreate(object);
+    let n = 0;
+    for (let i = -1; i < items.length; i++) {
+      const item = i < 0 ? object : items[i];
+      if (isConcatSpreadable(item)) {
+        const length = toLength(item.length);
+        if (n + length > MAX_LENGTH) throw new TypeError("concat: the result is too long");
+        for (let k = 0; k < length; k++, n++) if (k in item) createDataProperty(result, n, item[k]);
+      } else {
+        if (n >= MAX_LENGTH) throw new TypeError("concat: the result is too long");
+        createDataProperty(result, n++, item);
+      }
+    }
+    result.length = n;
+    return result;
+  }
+  const concatNative = Array.prototype.concat;
+  function flattenInto(target, source, sourceLength, start, depth, mapper, thisArg) {
+    let targetIndex = start;
+    for (let i = 0; i < sourceLength; i++) {
+      if (!(i in source)) continue;
+      let element = source[i];
+      if (mapper !== undefined) element = apply(mapper, thisArg, [element, i, source]);
+      if (depth > 0 && isArray(element)) {
+        targetIndex = flattenInto(target, element, toLength(element.length), targetIndex, depth - 1);
+      } else {
+        if (targetIndex >= MAX_LENGTH) throw new TypeError("flat: the result is too long");
+        createDataProperty(target, targetIndex++, element);
+      }
+    }
+    return targetIndex;
+  }
+  const arrayMethods = {
+    concat(item) {
+      const items = [];
+      for (let i = 0; i < arguments.length; i++) items[i] = arguments[i];
+      // Fast path: a genuine receiver and genuine or primitive items, charged the sum of their lengths.
+      if (isGenuineArray(this)) {
+        let units = this.length;
+        let genuine = true;
+        for (let i = 0; i < items.length && genuine; i++) {
+          if (isGenuineArray(items[i])) units += items[i].length;
+          else genuine = !isObject(items[i]);
+        }
+        if (genuine) {
+          charge(units);
+          return apply(concatNative, this, items);
+        }
+      }
+      return concatSlowly(toObject(this, "concat"), items);
+    },
+    flat() {
+      const object = toObject(this, "flat");
+      const length = toLength(object.length);
+      const depth = arguments[0] === undefined ? 1 : toIntegerOrInfinity(arguments[0]);
+      const result = arraySpeciesCreate(object);
+      flattenInto(result, object, length, 0, depth < 0 ? 0 : depth);
+      return result;
+    },
+    flatMap(mapper) {
+      const object = toObject(this, "flatMap");
+      const length = toLength(object.length);
+      if (typeof mapper !== "function") throw new TypeError("flatMap: the mapper is not a function");
+      const result = arraySpeciesCreate(object);
+      flattenInto(result, object, length, 0, 1, mapper, arguments[1]);
+      return result;
+    },
+  };
+
+  // Strings: the receiver is converted once (a lying toString cannot shrink the charge), and every argument that
+  // sets the work (a needle, a replacement, a count, a target length) is converted once and passed on converted.
+  function toStringOnce(value) {
+    return typeof value === "string" ? value : "" + toStringOf(value);
+  }
+  function toStringOnce(value) {
+    if (typeof value === "string") return value;
+    if (typeof value === "symbol") throw new TypeError("cannot convert a Symbol value to a string");
+    return toStringOf(value);
+  }
+  const symbolMatch = Symbol.match;
+  const regExpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source").get;
+  function isRegExp(value) {
+    if (!isObject(value)) return false;
+    const matcher = value[symbolMatch];
+    if (matcher !== undefined) return !!matcher;
+    try { apply(regExpSource, value, []); return true; } catch (error) { return false; }
+  }
+  const stringIncludes = String.prototype.includes;
+  const DELEGATE = { __proto__: null, replace: Symbol.replace, replaceAll: Symbol.replace, split: Symbol.split };
+  /** indexOf, lastIndexOf, includes, replace, replaceAll, split: naive search costs receiver × needle. */
+  function searching(name) {
+    const symbol = DELEGATE[name];
+    return { __proto__: null, apply(target, receiver, args) {
+      if (receiver === null || receiver === undefined) return apply(target, receiver, args);
+      const converted = [];
+      for (let i = 0; i < args.length; i++) converted[i] = args[i];
+      let needle = args[0];
+      if (isObject(needle)) {
+        // The specification's own dispatch, done once here, so the native never asks the object again.
+        if (symbol !== undefined) {
+          if (name === "replaceAll" && isRegExp(needle)) {
+            const flags = needle.flags;
+            if (flags === null || flags === undefined || !apply(stringIncludes, toStringOnce(flags), ["g"])) {
+              throw new TypeError("replaceAll must be called with a global RegExp");
+            }
+          }
+          const method = needle[symbol];
+          if (method !== undefined && method !== null) return apply(method, needle, [receiver, args[1]]);
+        } else if (name === "includes" && isRegExp(needle)) {
+          throw new TypeError("the first argument must not be a regular expression");
+        }
+      }
+      const string = toStringOnce(receiver);
+      if (!(name === "split" && needle === undefined)) converted[0] = needle = toStringOnce(needle);
+      const scanned = string.length * (needle !== undefined && needle.length > 1 ? needle.length : 1);
+      let written = 0;
+      if ((name === "replace" || name === "replaceAll") && typeof args[1] !== "function") {
+        converted[1] = toStringOnce(args[1]);
+        const matches = name === "replace" ? 1 : needle.length > 0 ? string.length / needle.length : string.length + 1;
+        written = matches * converted[1].length;
+      }
+      charge((scanned + written) / CHARS_PER_UNIT);
+      return apply(target, string, converted);
+    } };
+  }
+  /** repeat, padStart, padEnd: the work is the string they build, set by an argument. */
+  function building(name) {
+    return { __proto__: null, apply(target, receiver, args) {
+      if (receiver === null || receiver === undefined) return apply(target, receiver, args);
+      const string = toStringOnce(receiver);
+      let built;
+      let pieces;
+      let converted;
+      if (name === "repeat") {
+        const count = toIntegerOrInfinity(args[0]);
+        converted = [count];
+        built = string.length * count;
+        pieces = string.length > 1 ? count : 0;
+      } else {
+        const targetLength = toLength(args[0]);
+        const filler = args[1] === undefined ? undefined : toStringOnce(args[1]);
+        converted = [targetLength, filler];
+        built = targetLength;
+        pieces = filler !== undefined && filler.length > 1 ? targetLength / filler.length : 0;
+      }
+      // Out of range (negative, infinite, longer than a string can be), the native throws before any work.
+      if (built >= 0 && built <= MAX_STRING_LENGTH) charge(built / FILL_CHARS_PER_UNIT + pieces / CHARS_PER_UNIT);
+      return apply(target, string, converted);
+    } };
+  }
+  function scanning(target, receiver, args) {
+    if (receiver === null || receiver === undefined) return apply(target, receiver, args);
+    const string = toStringOnce(receiver);
+    charge(string.length / CHARS_PER_UNIT);
+    return apply(target, string, args);
+  }
+
+  function wrapMethods(proto, skip, handlerOf) {
     const names = Object.getOwnPropertyNames(proto);
     for (let i = 0; i < names.length; i++) {
       const name = names[i];
@@ -93,18 +365,108 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
       // skipped by name. An unknown accessor either throws here (every run fails closed) or yields no function.
       const original = proto[name];
       // Assignment keeps the built-in's attributes (writable, configurable, not enumerable).
-      if (typeof original === "function") proto[name] = new ProxyOf(original, special[name] === true ? specialHandler : plain);
+      if (typeof original === "function") proto[name] = new ProxyOf(original, handlerOf(name));
     }
   }
   const SKIP_ARRAY = { __proto__: null, constructor: true, keys: true, values: true, entries: true, at: true, push: true, pop: true,
     buffer: true, byteLength: true, byteOffset: true, length: true };
   const SORTS = { __proto__: null, sort: true, toSorted: true };
-  wrapMethods(Array.prototype, SKIP_ARRAY, SORTS, linear, sorting);
-  wrapMethods(Object.getPrototypeOf(Uint8Array.prototype), SKIP_ARRAY, SORTS, linear, sorting);
+  const arrayLinear = chargingArrayLike(linearCost);
+  const arraySorting = chargingArrayLike(sortCost);
+  wrapMethods(Array.prototype, SKIP_ARRAY, function (name) { return SORTS[name] === true ? arraySorting : arrayLinear; });
+  Array.prototype.concat = arrayMethods.concat;
+  Array.prototype.flat = arrayMethods.flat;
+  Array.prototype.flatMap = arrayMethods.flatMap;
+  const typedLinear = chargingTyped(linearCost);
+  const typedSorting = chargingTyped(sortCost);
+  wrapMethods(TypedArray.prototype, SKIP_ARRAY, function (name) { return SORTS[name] === true ? typedSorting : typedLinear; });
+  const SEARCHES = { __proto__: null, indexOf: true, lastIndexOf: true, includes: true, split: true, replace: true, replaceAll: true };
+  const BUILDS = { __proto__: null, repeat: true, padStart: true, padEnd: true };
+  const stringScanning = { __proto__: null, apply: scanning };
   wrapMethods(String.prototype,
     { __proto__: null, constructor: true, at: true, charAt: true, charCodeAt: true, codePointAt: true, toString: true, valueOf: true },
-    { __proto__: null, indexOf: true, lastIndexOf: true, includes: true, split: true, replace: true, replaceAll: true },
-    scanning, searching);
+    function (name) { return SEARCHES[name] === true ? searching(name) : BUILDS[name] === true ? building(name) : stringScanning; });
+
+  // Constructors and statics that copy an array-like argument: charged by its length, which is pinned.
+  const copyingFirstArgument = { __proto__: null,
+    apply(target, receiver, args) { return apply(target, receiver, chargedFirst(args)); },
+    construct(target, args, newTarget) { return construct(target, chargedFirst(args), newTarget); },
+  };
+  function chargedFirst(args) {
+    const copy = [];
+    for (let i = 0; i < args.length; i++) copy[i] = args[i];
+    if (typeof copy[0] === "string") charge(copy[0].length);
+    else {
+      const argument = arrayLikeArgument(copy[0]);
+      charge(argument.length);
+      copy[0] = argument.value;
+    }
+    return copy;
+  }
+  const TYPED_ARRAYS = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
+    "Float32Array", "Float64Array"];
+  for (let i = 0; i < TYPED_ARRAYS.length; i++) {
+    const Constructor = G[TYPED_ARRAYS[i]];
+    const guarded = new ProxyOf(Constructor, copyingFirstArgument);
+    G[TYPED_ARRAYS[i]] = guarded;
+    defineProperty(Constructor.prototype, "constructor", { value: guarded });
+  }
+  ArrayOf.from = new ProxyOf(ArrayOf.from, copyingFirstArgument);
+  TypedArray.from = new ProxyOf(TypedArray.from, copyingFirstArgument);
+  // Own keys of a typed array or string are one per element, created on the spot.
+  const keyedByElement = { __proto__: null, apply(target, receiver, args) {
+    const value = args[0];
+    const typedLength = typedLengthOf(value);
+    charge(typedLength >= 0 ? typedLength : typeof value === "string" ? value.length : 0);
+    return apply(target, receiver, args);
+  } };
+  const KEYED = ["keys", "values", "entries", "getOwnPropertyNames", "getOwnPropertyDescriptors"];
+  for (let i = 0; i < KEYED.length; i++) Object[KEYED[i]] = new ProxyOf(Object[KEYED[i]], keyedByElement);
+  Reflect.ownKeys = new ProxyOf(Reflect.ownKeys, keyedByElement);
+  // JSON.stringify without a replacer function gets one that returns each value unchanged (the same output): each
+  // value it visits, holes included, is then a call the interpreter counts.
+  function keepValue(key, value) { return value; }
+  JSON.stringify = new ProxyOf(stringify, { __proto__: null, apply(target, receiver, args) {
+    const replacer = args[1];
+    return apply(target, receiver, [args[0], isObject(replacer) ? replacer : keepValue, args[2]]);
+  } });
+
+  // ---- no BigInt ----
+  // BigInt operators run natively with no poll and no way to charge them (String(1n << 1000000n) takes seconds), so
+  // hooks get no BigInt: no globals that create one, and source with a BigInt literal does not compile.
+  delete G.BigInt;
+  delete G.BigInt64Array;
+  delete G.BigUint64Array;
+  delete DataView.prototype.getBigInt64;
+  delete DataView.prototype.getBigUint64;
+  delete DataView.prototype.setBigInt64;
+  delete DataView.prototype.setBigUint64;
+  const regExpExec = RegExp.prototype.exec;
+  const BIGINT_LITERAL = new RegExp(bigIntLiteralSource);
+  function checkedSource(value) {
+    const source = toStringOnce(value);
+    if (apply(regExpExec, BIGINT_LITERAL, [source]) !== null) throw new SyntaxError("BigInt is not available in hooks");
+    return source;
+  }
+  G.eval = new ProxyOf(evalGlobal, { __proto__: null, apply(target, receiver, args) {
+    return typeof args[0] === "string" ? apply(target, receiver, [checkedSource(args[0])]) : args[0];
+  } });
+  function checkedSources(args) {
+    const sources = [];
+    for (let i = 0; i < args.length; i++) sources[i] = checkedSource(args[i]);
+    return sources;
+  }
+  const compiling = { __proto__: null,
+    apply(target, receiver, args) { return construct(target, checkedSources(args)); },
+    construct(target, args, newTarget) { return construct(target, checkedSources(args), newTarget); },
+  };
+  const compilerPrototypes = [Function.prototype, Object.getPrototypeOf(async function () {}),
+    Object.getPrototypeOf(function* () {}), Object.getPrototypeOf(async function* () {})];
+  for (let i = 0; i < compilerPrototypes.length; i++) {
+    const guarded = new ProxyOf(compilerPrototypes[i].constructor, compiling);
+    defineProperty(compilerPrototypes[i], "constructor", { value: guarded });
+    if (i === 0) G.Function = guarded;
+  }
 
   // ---- the clock is calledAt ----
   function FixedDate(...args) {
@@ -141,7 +503,7 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
       const messageJson = stringify(typeof message === "string" ? message : toStringOf(message));
       let dataJson;
       if (data !== undefined) {
-        dataJson = stringify(data);
+        dataJson = stringify(data, keepValue);
         if (typeof dataJson !== "string") throw new TypeError("log data must be JSON-serialisable");
       }
       if (hostLog(level, messageJson, dataJson)) throw new RangeError("log limit exceeded");

@@ -1,6 +1,7 @@
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
 import type { IsolateInstance, InstanceHost } from "./isolate.instance.ts";
+import { BIGINT_LITERAL } from "./isolate.prelude.ts";
 import { WASM_RUN_HEADROOM_BYTES, type IsolateLimits } from "./isolate.limits.ts";
 import { acquireInstance, discardInstance, retainOrDiscard } from "./isolate.module.ts";
 import { replaceLoneSurrogates, utf8Length } from "./isolate.text.ts";
@@ -136,8 +137,9 @@ export class IsolateSession implements InstanceHost {
   // ---- host functions handed to the prelude ----
 
   charge(units: QuickJSHandle): QuickJSHandle {
-    const amount = this.vm.getNumber(units);
-    this.chargedUnits += Number.isFinite(amount) && amount > 0 ? amount : 0;
+    const amount = this.vm.typeof(units) === "number" ? this.vm.getNumber(units) : NaN;
+    // An amount that is not a finite number (an infinite or unreadable length) is the whole budget, never nothing.
+    this.chargedUnits += amount > 0 && Number.isFinite(amount) ? amount : amount <= 0 ? 0 : Infinity;
     if (this.workSpent() > this.limits.workBudgetPolls) {
       this.fail("timeout", `work budget of ${this.limits.workBudgetPolls} polls exhausted`);
     }
@@ -201,6 +203,8 @@ export class IsolateSession implements InstanceHost {
   /** Evaluates the bundle's top level (a classic script) and runs the jobs it queued. */
   evaluateBundle(bundle: string): void {
     if (this.firstFault) return;
+    // BigInt arithmetic cannot be charged (see the prelude), so a bundle that writes a BigInt literal does not run.
+    if (BIGINT_LITERAL.test(bundle)) return this.fail("exception", "SyntaxError: BigInt is not available in hooks");
     this.guarded(() => {
       const result = this.vm.evalCode(bundle, "bundle.js", { type: "global" });
       if (result.error) return this.failFromThrown(result.error, "exception");
