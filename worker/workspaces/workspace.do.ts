@@ -1,6 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { ApprovalStore, type ApprovalRequest, type ApprovalStatus } from "../approvals/approvals.do.ts";
-import { HookLifecycle, type CommitRevisionInput, type DeployInput, type SaveDraftInput } from "../hooks/lifecycle/lifecycle.do.ts";
+import {
+  HookLifecycle,
+  type CommitRevisionInput,
+  type DeployInput,
+  type DraftSavePrecheck,
+  type SaveDraftInput,
+} from "../hooks/lifecycle/lifecycle.do.ts";
 import type { HookActor } from "../hooks/lifecycle/lifecycle.types.ts";
 import { newId } from "../lib/ids.ts";
 
@@ -31,6 +37,10 @@ export class WorkspaceDO extends DurableObject<Env> {
 
   hookDraft(toolUid: string) {
     return this.#hookLifecycle().draft(toolUid);
+  }
+
+  precheckHookDraftSave(input: DraftSavePrecheck) {
+    return this.#hookLifecycle().precheckDraftSave(input);
   }
 
   saveHookDraft(input: SaveDraftInput) {

@@ -14,6 +14,7 @@ type HookContext = Context<AppEnv>;
 type HookMethods = Pick<
   WorkspaceDO,
   | "hookDraft"
+  | "precheckHookDraftSave"
   | "saveHookDraft"
   | "chargeHookCompile"
   | "commitHookRevision"
