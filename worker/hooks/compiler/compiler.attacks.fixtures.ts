@@ -12,7 +12,7 @@ export function nestedBracketsSource(depth = 40_000): string {
 
 /** A draft of `depth` chained conditionals, the same attack without a single bracket (item 2). */
 export function chainedTernariesSource(depth = 20_000): string {
-  return `export default ${"a ? b : ".repeat(depth)}c;\n`;
+  return `export default ${"a?b:".repeat(depth)}c;\n`;
 }
 
 /**
