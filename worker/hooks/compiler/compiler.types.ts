@@ -75,9 +75,9 @@ function newScope(root: unknown, rootName: string, budget: number): Scope {
 }
 
 function declare(alias: string, schema: unknown, scope: Scope): string {
-  const text = `${jsDoc(schema, "")}type ${alias} = ${typeOf(schema, scope, TOP)};`;
-  spend(scope, text.length);
-  return text;
+  const head = `${jsDoc(schema, "")}type ${alias} = `;
+  spend(scope, head.length + 1);
+  return `${head}${typeOf(schema, scope, TOP)};`;
 }
 
 /** Charges output against the budget; every piece of text is charged once, where it is written. */
