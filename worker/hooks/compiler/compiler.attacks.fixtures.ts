@@ -29,10 +29,12 @@ export function exponentialRefTool(levels = 25): UpstreamToolDefinition {
   return { name: "exponential_refs", inputSchema: { type: "object", properties } };
 }
 
-/** Two saved versions of `lines` lines each with no line in common: a quadratic diff (item 5). */
+/**
+ * Two versions of `lines` lines each with no line in common (48 KiB each, so
+ * both save, unformatted): a diff quadratic in the lines (item 5).
+ */
 export function unrelatedVersions(lines = 12_000): { before: string; after: string } {
-  const text = (tag: string) => Array.from({ length: lines }, (_, line) => `// ${tag} ${line}`).join("\n") + "\n";
-  return { before: text("a"), after: text("b") };
+  return { before: "//a\n".repeat(lines), after: "//b\n".repeat(lines) };
 }
 
 /**
