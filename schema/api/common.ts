@@ -24,11 +24,12 @@ const STATUS_SUMMARIES: Record<ErrorStatus, string> = {
   412: "The `If-Match` etag is stale",
   413: "Over a documented limit",
   415: "The body is not JSON",
-  422: "The hook does not compile",
+  422: "The hook does not compile, or its tool's declarations are too large to generate",
   428: "`If-Match` is required",
   429: "Over a rate quota; see `Retry-After`",
   500: "A bug; details go to the Worker log only",
   502: "The upstream MCP server failed",
+  503: "The compiler failed and is being restarted; retry",
 };
 
 /**

@@ -34,12 +34,14 @@ export const ERROR_STATUS = {
   deployed_code_full: 413,
   unsupported_media_type: 415,
   compile_failed: 422,
+  declarations_too_large: 422,
   precondition_required: 428,
   rate_limited: 429,
   internal_error: 500,
   upstream_unreachable: 502,
   upstream_protocol_error: 502,
   upstream_response_too_large: 502,
+  compiler_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -63,6 +63,18 @@ export const SavedDraftSchema = z
   })
   .openapi("SavedHookDraft");
 
+export const SavedFormattedDraftSchema = SavedDraftSchema.extend({
+  formatted: z.boolean().openapi({ description: "Whether Prettier formatted the source before it was stored" }),
+  formatSkipped: z
+    .enum(["too_large", "too_nested", "unparsable"])
+    .optional()
+    .openapi({
+      description:
+        "Why the source was stored as sent: over 32 KiB (or formatting would push it over the source limit), nested past the " +
+        "formatter's bound (64 levels, 12 nested arrow functions, 2,000 tokens in one expression), or it does not parse",
+    }),
+}).openapi("SavedFormattedHookDraft");
+
 const VersionSummaryFields = {
   versionId: z.string(),
   toolUid: z.string(),
@@ -85,8 +97,18 @@ export const VersionDiffSchema = z
   .object({
     versionId: z.string(),
     previousVersionId: z.string().nullable().openapi({ description: "null for the first version (diffed against empty)" }),
-    source: z.string().openapi({ description: "Unified diff of the source" }),
-    config: z.string().openapi({ description: "Unified diff of the config as indented JSON" }),
+    tooLarge: z.boolean().openapi({
+      description: "true when the two versions differ in more than 1,000 lines: no diffs, both versions' texts instead",
+    }),
+    source: z.string().nullable().openapi({ description: "Unified diff of the source; null when tooLarge" }),
+    config: z.string().nullable().openapi({ description: "Unified diff of the config as indented JSON; null when tooLarge" }),
+    texts: z
+      .object({
+        previous: z.object({ source: z.string(), config: z.string() }).openapi({ description: "Empty strings for the first version" }),
+        current: z.object({ source: z.string(), config: z.string() }),
+      })
+      .optional()
+      .openapi({ description: "Only when tooLarge: both versions as text (config as indented JSON), to compare elsewhere" }),
   })
   .openapi("HookVersionDiff");
 

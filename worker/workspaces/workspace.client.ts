@@ -3,6 +3,7 @@ import type { DeploymentEvent, ResetEvent } from "../hooks/lifecycle/events.stor
 import type {
   CommitRevisionInput,
   DeployInput,
+  DraftSavePrecheck,
   DraftView,
   SaveDraftInput,
   SaveDraftResult,
@@ -36,6 +37,7 @@ export function workspaceClient(env: Env, workspaceId: string) {
     allToolDeployments: (): Promise<ToolPointers[]> => serialisable(stub.allToolDeployments()),
 
     hookDraft: (toolUid: string): Promise<DraftView> => serialisable(stub.hookDraft(toolUid)),
+    precheckHookDraftSave: (input: DraftSavePrecheck): Promise<Outcome<object>> => serialisable(stub.precheckHookDraftSave(input)),
     saveHookDraft: (input: SaveDraftInput): Promise<Outcome<SaveDraftResult>> => serialisable(stub.saveHookDraft(input)),
     commitHookRevision: (input: CommitRevisionInput): Promise<Outcome<{ revision: RevisionRecord }>> =>
       serialisable(stub.commitHookRevision(input)),

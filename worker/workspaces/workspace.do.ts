@@ -1,6 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { ApprovalStore, type ApprovalRequest, type ApprovalStatus } from "../approvals/approvals.do.ts";
-import { HookLifecycle, type CommitRevisionInput, type DeployInput, type SaveDraftInput } from "../hooks/lifecycle/lifecycle.do.ts";
+import {
+  HookLifecycle,
+  type CommitRevisionInput,
+  type DeployInput,
+  type DraftSavePrecheck,
+  type SaveDraftInput,
+} from "../hooks/lifecycle/lifecycle.do.ts";
 import type { HookActor } from "../hooks/lifecycle/lifecycle.types.ts";
 import { newId } from "../lib/ids.ts";
 import { applyMigrations } from "../lib/sqlite-migrations.ts";
@@ -40,6 +46,10 @@ export class WorkspaceDO extends DurableObject<Env> {
 
   hookDraft(toolUid: string) {
     return this.#hooks.draft(toolUid);
+  }
+
+  precheckHookDraftSave(input: DraftSavePrecheck) {
+    return this.#hooks.precheckDraftSave(input);
   }
 
   saveHookDraft(input: SaveDraftInput) {

@@ -1,5 +1,5 @@
 import type { Diagnostic, DiagnosticCode } from "./compiler.diagnostics.ts";
-import { type esbuild, getEsbuild, isBuildFailure, resetEsbuild } from "./compiler.esbuild.ts";
+import { type esbuild, EsbuildStackOverflowError, isBuildFailure, withEsbuild } from "./compiler.esbuild.ts";
 
 /** Name esbuild gives the hook's source in its messages. */
 const SOURCE_FILE = "hook.ts";
@@ -45,27 +45,32 @@ const WARNINGS_AS_ERRORS: Record<string, DiagnosticCode> = {
  * esbuild itself.
  */
 export async function checkSource(source: string): Promise<StaticCheckResult> {
-  const esbuild = await getEsbuild();
   let result: esbuild.BuildResult<{ metafile: true; write: false }>;
   try {
-    result = await esbuild.build({
-      stdin: { contents: source, loader: "ts", sourcefile: SOURCE_FILE },
-      bundle: true,
-      write: false,
-      metafile: true,
-      format: "esm",
-      platform: "neutral",
-      target: "es2022",
-      supported: { "top-level-await": false },
-      // Keep every value import (TypeScript would drop unused ones) so each is reported.
-      tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } },
-      logLevel: "silent",
-      logOverride: Object.fromEntries(Object.keys(WARNINGS_AS_ERRORS).map((id) => [id, "error" as const])),
-      plugins: [rejectEveryImport],
-    });
+    result = await withEsbuild((esbuild) =>
+      esbuild.build({
+        stdin: { contents: source, loader: "ts", sourcefile: SOURCE_FILE },
+        bundle: true,
+        write: false,
+        metafile: true,
+        format: "esm",
+        platform: "neutral",
+        target: "es2022",
+        supported: { "top-level-await": false },
+        // Keep every value import (TypeScript would drop unused ones) so each is reported.
+        tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } },
+        logLevel: "silent",
+        logOverride: Object.fromEntries(Object.keys(WARNINGS_AS_ERRORS).map((id) => [id, "error" as const])),
+        plugins: [rejectEveryImport],
+      }),
+    );
   } catch (error) {
     if (isBuildFailure(error)) return { ok: false, diagnostics: error.errors.map(toDiagnostic) };
-    return { ok: false, diagnostics: [await esbuildCrashed(error)] };
+    // A shape compiler.shape.ts does not count still overflowed esbuild's stack (on a fresh service, too).
+    if (error instanceof EsbuildStackOverflowError) {
+      return { ok: false, diagnostics: [{ code: "nesting_too_deep", message: "the source is nested too deeply to compile" }] };
+    }
+    throw error;
   }
   const output = result.outputFiles[0];
   const input = result.metafile.inputs[SOURCE_FILE];
@@ -85,19 +90,6 @@ export async function checkSource(source: string): Promise<StaticCheckResult> {
   const diagnostics = await checkExports(source, exportNames);
   if (diagnostics.length > 0) return { ok: false, diagnostics };
   return { ok: true, esm: output.text };
-}
-
-/**
- * The Go runtime inside esbuild-wasm dies on input it cannot handle (a
- * JavaScript stack overflow on deeply nested code) and then rejects every
- * later call: report the input and start a fresh esbuild next time.
- */
-async function esbuildCrashed(error: unknown): Promise<Diagnostic> {
-  await resetEsbuild();
-  if (error instanceof RangeError || /call stack/i.test(String(error))) {
-    return { code: "nesting_too_deep", message: "the source is nested too deeply to compile" };
-  }
-  throw error;
 }
 
 function toDiagnostic(message: esbuild.Message): Diagnostic {
@@ -169,14 +161,15 @@ async function locateExports(source: string, names: readonly string[]): Promise<
  */
 export async function locateExport(source: string, name: string): Promise<Position | undefined> {
   const probe = unusedIdentifier(source);
-  const esbuild = await getEsbuild();
   try {
-    await esbuild.transform(`${source}\n;const ${probe} = 0;\nexport { ${probe} as ${JSON.stringify(name)} };\n`, {
-      loader: "ts",
-      format: "esm",
-      sourcefile: SOURCE_FILE,
-      logLevel: "silent",
-    });
+    await withEsbuild((esbuild) =>
+      esbuild.transform(`${source}\n;const ${probe} = 0;\nexport { ${probe} as ${JSON.stringify(name)} };\n`, {
+        loader: "ts",
+        format: "esm",
+        sourcefile: SOURCE_FILE,
+        logLevel: "silent",
+      }),
+    );
   } catch (error) {
     if (!isBuildFailure(error)) throw error;
     for (const message of error.errors) {
@@ -212,14 +205,15 @@ export async function toClassicScript(esm: string): Promise<string> {
     const body = esm.slice(0, trailing.index);
     return `${BUNDLE_BANNER}\nvar __rayrun = (() => {\n${body}\nreturn { default: ${trailing[1]} };\n})();\n`;
   }
-  const esbuild = await getEsbuild();
-  const result = await esbuild.transform(esm, {
-    loader: "js",
-    format: "iife",
-    globalName: "__rayrun",
-    target: "es2022",
-    banner: BUNDLE_BANNER,
-    logLevel: "silent",
-  });
+  const result = await withEsbuild((esbuild) =>
+    esbuild.transform(esm, {
+      loader: "js",
+      format: "iife",
+      globalName: "__rayrun",
+      target: "es2022",
+      banner: BUNDLE_BANNER,
+      logLevel: "silent",
+    }),
+  );
   return result.code;
 }

@@ -1,4 +1,6 @@
-import { describe, it } from "vitest";
+import * as esbuild from "esbuild-wasm";
+import { describe, expect, it } from "vitest";
+import { chainedTernariesSource, nestedBracketsSource } from "./compiler.attacks.fixtures.ts";
 import { compileHook, type CompileFailure, type CompileResult } from "./compiler.compile.ts";
 import { PASS_THROUGH_BEFORE, RELEASE_NOTES_HOOK, SEARCH_TOOL, hookWith } from "./compiler.fixtures.ts";
 
@@ -224,23 +226,62 @@ describe("compileHook bounds the top-level evaluation:", () => {
   });
 });
 
-describe("compileHook survives pathological nesting", () => {
-  const nested: [string, string][] = [
-    ["100,000 unary operators", `const x = ${"!".repeat(100_000)}0;\n`],
-    ["50,000 nested arrays", `const x = ${"[".repeat(50_000)}${"]".repeat(50_000)};\n`],
-    ["100,000 nested parentheses (over the size limit too)", `const x = ${"(".repeat(100_000)}1${")".repeat(100_000)};\n`],
+describe("compileHook bounds nesting before esbuild sees the source", () => {
+  it("answers nesting_too_deep at the first bracket past 64 levels; 64 compile", async ({ expect }) => {
+    const nestedBy = (depth: number) => `const x = ${"[".repeat(depth)}${"]".repeat(depth)};\n${hookWith(PASS_THROUGH_BEFORE)}`;
+    expect(await compile(nestedBy(64))).toMatchObject({ ok: true });
+    const result = failed(await compile(nestedBy(65)));
+    expect(result.status).toBe(422);
+    expect(result.diagnostics).toEqual([
+      { code: "nesting_too_deep", message: expect.stringContaining("64 levels"), line: 1, column: 11 + 64 },
+    ]);
+  });
+
+  const attacks: [string, string, Record<string, unknown>][] = [
+    ["40,000 nested brackets", nestedBracketsSource(), { line: 1, column: 16 + 64 }],
+    ["20,000 chained conditionals", chainedTernariesSource(), { line: 1 }],
+    ["100,000 unary operators", `const x = ${"!".repeat(100_000)}0;\n`, { message: expect.stringContaining("2000 tokens") }],
+    ["3,000 nested arrow functions", `const x = ${"a=>".repeat(3000)}1;\n`, { line: 1 }],
   ];
-  for (const [name, prefix] of nested) {
-    it(`${name}: a clean diagnostic, and the next compile works`, async ({ expect }) => {
-      const result = failed(await compile(prefix + hookWith(PASS_THROUGH_BEFORE)));
-      expect(["nesting_too_deep", "source_too_large", "top_level_stack_overflow"]).toContain(result.diagnostics[0]?.code);
+  for (const [name, source, position] of attacks) {
+    it(`${name}: nesting_too_deep with its position, and the next compile works`, async ({ expect }) => {
+      const result = failed(await compile(source));
+      expect(result.diagnostics).toEqual([
+        { code: "nesting_too_deep", message: expect.any(String), line: 1, column: expect.any(Number), ...position },
+      ]);
       expect(await compile(hookWith(PASS_THROUGH_BEFORE))).toMatchObject({ ok: true });
     });
   }
+});
 
-  it("2,000 nested arrays either compile or fail cleanly", async ({ expect }) => {
-    const result = await compile(`const x = ${"[".repeat(2000)}${"]".repeat(2000)};\n${hookWith(PASS_THROUGH_BEFORE)}`);
-    if (!result.ok) expect(["nesting_too_deep", "top_level_stack_overflow"]).toContain(result.diagnostics[0]?.code);
+describe("a dead esbuild service is replaced", () => {
+  /** Kills the service for real: the attack input, straight to esbuild, overflows its Go runtime's stack. */
+  const killEsbuild = async () => {
+    await compile(hookWith(PASS_THROUGH_BEFORE)); // the compiler's service is running
+    const crash = await esbuild.build({ stdin: { contents: nestedBracketsSource(), loader: "ts" }, write: false, logLevel: "silent" }).then(
+      () => "survived",
+      (error: unknown) => String(error),
+    );
+    expect(crash).toMatch(/call stack/);
+    // Dead: every later call on it fails the same way.
+    await expect(esbuild.transform("1", { loader: "ts" })).rejects.toThrow(/call stack/);
+  };
+
+  it("the next compile after the service died succeeds", async ({ expect }) => {
+    await killEsbuild();
+    expect(await compile(hookWith(PASS_THROUGH_BEFORE))).toMatchObject({ ok: true });
+    expect(await compile(RELEASE_NOTES_HOOK)).toMatchObject({ ok: true });
+  });
+
+  it("compiles that shared the service with the input that killed it still succeed", async ({ expect }) => {
+    await compile(hookWith(PASS_THROUGH_BEFORE));
+    const [crash, ...compiles] = await Promise.all([
+      esbuild.build({ stdin: { contents: nestedBracketsSource(), loader: "ts" }, write: false, logLevel: "silent" }).catch(String),
+      compile(hookWith(PASS_THROUGH_BEFORE)),
+      compile(RELEASE_NOTES_HOOK),
+    ]);
+    expect(crash).toMatch(/call stack/);
+    expect(compiles).toMatchObject([{ ok: true }, { ok: true }]);
   });
 });
 

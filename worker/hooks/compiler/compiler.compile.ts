@@ -4,7 +4,7 @@ import { evaluateAdapter } from "../isolate/index.ts";
 import { checkSource, locateExport, toClassicScript } from "./compiler.checks.ts";
 import { type PublicContract, validatePublicContract } from "./compiler.contract.ts";
 import { type Diagnostic, type DiagnosticCode, statusFor } from "./compiler.diagnostics.ts";
-import { checkConfig, checkSourceSize, utf8Length } from "./compiler.inputs.ts";
+import { checkConfig, checkSourceShape, checkSourceSize, utf8Length } from "./compiler.inputs.ts";
 import { COMPILED_MAX_BYTES } from "./compiler.limits.ts";
 import type { UpstreamToolDefinition } from "./compiler.types.ts";
 
@@ -36,15 +36,19 @@ export interface CompileFailure {
 export type CompileResult = CompileSuccess | CompileFailure;
 
 /**
- * Compiles a hook: sizes first (nothing parses an oversized input), then
+ * Compiles a hook: sizes first (nothing parses an oversized input), then its
+ * nesting on the text (nothing recursive sees a too deeply nested one), then
  * esbuild's transpile and static checks, then one bounded evaluation of the
  * module's top level in QuickJS to read the adapter's apiVersion, stages and
  * publicContract. The contract is fixed here, with the revision: a hook cannot
- * change its public definition per request.
+ * change its public definition per request. Throws `CompilerUnavailableError`
+ * when esbuild itself failed (not the source): the caller answers 503.
  */
 export async function compileHook({ source, config, upstreamDefinition }: CompileInput): Promise<CompileResult> {
   const inputProblems = [...checkSourceSize(source), ...checkConfig(config)];
   if (inputProblems.length > 0) return failure(inputProblems);
+  const shapeProblems = checkSourceShape(source);
+  if (shapeProblems.length > 0) return failure(shapeProblems);
 
   const checked = await checkSource(source);
   if (!checked.ok) return failure(checked.diagnostics);

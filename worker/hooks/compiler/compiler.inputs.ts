@@ -1,5 +1,6 @@
 import type { Diagnostic } from "./compiler.diagnostics.ts";
-import { CONFIG_MAX_BYTES, SOURCE_MAX_BYTES } from "./compiler.limits.ts";
+import { COMPILE_SHAPE, CONFIG_MAX_BYTES, SOURCE_MAX_BYTES } from "./compiler.limits.ts";
+import { findShapeProblem, type ShapeProblem } from "./compiler.shape.ts";
 
 const encoder = new TextEncoder();
 
@@ -14,6 +15,19 @@ function utf8LengthUpTo(text: string, limit: number): number {
 export function checkSourceSize(source: string): Diagnostic[] {
   if (utf8LengthUpTo(source, SOURCE_MAX_BYTES) <= SOURCE_MAX_BYTES) return [];
   return [{ code: "source_too_large", message: `the source is over ${SOURCE_MAX_BYTES} bytes (UTF-8)` }];
+}
+
+const SHAPE_MESSAGES: Record<ShapeProblem["kind"], (limit: number) => string> = {
+  nesting: (limit) => `nesting (brackets, template literals, conditionals and arrow functions) goes deeper than ${limit} levels here`,
+  arrow_nesting: (limit) => `arrow functions nest deeper than ${limit} levels here`,
+  expression_tokens: (limit) => `this expression is longer than ${limit} tokens; split it into statements`,
+};
+
+/** Checked on the text before esbuild parses it: esbuild recurses on nesting and cannot be interrupted. */
+export function checkSourceShape(source: string): Diagnostic[] {
+  const problem = findShapeProblem(source, COMPILE_SHAPE);
+  if (!problem) return [];
+  return [{ code: "nesting_too_deep", message: SHAPE_MESSAGES[problem.kind](problem.limit), line: problem.line, column: problem.column }];
 }
 
 /** Config is deployed with the revision and handed to every stage: a small JSON object. */

@@ -1,6 +1,7 @@
 import { describe, it } from "vitest";
 import { HOOK_DECLARATIONS } from "../../../schema/hooks/declarations.ts";
-import { generateToolDeclarations, schemaToDeclarations, schemaToType } from "./compiler.types.ts";
+import { exponentialRefTool } from "./compiler.attacks.fixtures.ts";
+import { DeclarationsTooLargeError, generateToolDeclarations, schemaToDeclarations, schemaToType } from "./compiler.types.ts";
 import { SEARCH_TOOL } from "./compiler.fixtures.ts";
 
 describe("schemaToType", () => {
@@ -105,6 +106,36 @@ type Args_node = {
   children?: Args_node[];
 };
 type Args__9_lives = 9;`);
+  });
+
+  it("declares other local pointers a $ref reaches once, as aliases, so a fanning reference graph stays linear", ({ expect }) => {
+    const tool = exponentialRefTool(25);
+    const text = schemaToDeclarations(tool.inputSchema, "Args");
+    expect(text).toContain(
+      "type Args_properties_l1 = {\n  left?: Args_properties_l2;\n  right?: Args_properties_l2;\n  [key: string]: unknown;\n};",
+    );
+    expect(text).toContain("type Args_properties_l25 = string;");
+    expect(text.length).toBeLessThan(10_000);
+  });
+
+  it("follows a chain of bare $refs, and types a cycle of them as unknown", ({ expect }) => {
+    const schema = {
+      type: "object",
+      properties: { a: { $ref: "#/properties/b" }, b: { $ref: "#/properties/c" }, c: { $ref: "#/properties/a" } },
+      additionalProperties: false,
+    };
+    expect(schemaToDeclarations(schema, "Args")).toBe("type Args = {\n  a?: unknown;\n  b?: unknown;\n  c?: unknown;\n};");
+  });
+
+  it("stops with DeclarationsTooLargeError when the output would pass its budget", ({ expect }) => {
+    const properties = Object.fromEntries(
+      Array.from({ length: 200 }, (_, n) => [`p${n}`, { description: "x".repeat(100), type: "string" }]),
+    );
+    const schema = { type: "object", properties };
+    expect(() => schemaToDeclarations(schema, "Args", 10_000)).toThrow(DeclarationsTooLargeError);
+    expect(schemaToDeclarations(schema, "Args", 40_000)).toContain("p199?: string;");
+    const enumOfLongStrings = { enum: Array.from({ length: 20_000 }, (_, n) => `${n}`.padEnd(60, "x")) };
+    expect(() => generateToolDeclarations({ name: "t", inputSchema: enumOfLongStrings })).toThrow(DeclarationsTooLargeError);
   });
 
   it("types refs it cannot follow as unknown", ({ expect }) => {

@@ -17,54 +17,97 @@ type JsonObject = { [key: string]: unknown };
 const MAX_DEPTH = 32;
 const INDENT = "  ";
 
+/**
+ * The most text one tool's upstream declarations may take (UTF-16 code
+ * units, about bytes for schema text): generation stops as soon as it is spent.
+ */
+export const DECLARATIONS_MAX_CHARS = 1024 * 1024;
+
+/** The upstream declarations would exceed DECLARATIONS_MAX_CHARS. */
+export class DeclarationsTooLargeError extends Error {
+  override name = "DeclarationsTooLargeError";
+}
+
+interface AliasDefinition {
+  alias: string;
+  schema: unknown;
+}
+
 interface Scope {
   root: unknown;
   rootName: string;
-  /** `$defs`/`definitions` pointer ("#/$defs/a") → generated alias name. */
+  /** Pointer ("#/$defs/a", "#/properties/b") → generated alias name. */
   aliases: Map<string, string>;
-  /** Pointers being inlined right now, to stop a cycle through non-alias refs. */
-  inlining: Set<string>;
+  /** Names already taken by an alias (or the root). */
+  used: Set<string>;
+  /** Aliases still to declare, in order: each `$defs` entry, then every other pointer a `$ref` reaches. */
+  pending: AliasDefinition[];
+  /** Characters of output still allowed. */
+  budget: number;
 }
 
 /**
  * Declarations for one schema: `type <name> = …;` plus one alias per `$defs`
- * (and legacy `definitions`) entry, each with its description as JSDoc.
+ * (and legacy `definitions`) entry, each with its description as JSDoc, and
+ * one per other local pointer a `$ref` reaches. Every reference is a name, so
+ * the output grows with the schema, not with the paths through its reference
+ * graph; `budget` bounds it all the same.
  */
-export function schemaToDeclarations(schema: unknown, name: string): string {
-  const scope: Scope = { root: schema, rootName: name, aliases: new Map(), inlining: new Set() };
-  const definitions = collectDefinitions(schema, name, scope.aliases);
-  const out = [`${jsDoc(schema, "")}type ${name} = ${typeOf(schema, scope, TOP)};`];
-  for (const { pointer, alias, schema: definition } of definitions) {
-    scope.inlining.add(pointer);
-    out.push(`${jsDoc(definition, "")}type ${alias} = ${typeOf(definition, scope, TOP)};`);
-    scope.inlining.delete(pointer);
+export function schemaToDeclarations(schema: unknown, name: string, budget = DECLARATIONS_MAX_CHARS): string {
+  const scope = newScope(schema, name, budget);
+  collectDefinitions(schema, scope);
+  const out = [declare(name, schema, scope)];
+  // Declaring an alias may queue more: the loop ends when every reached pointer is declared.
+  for (let index = 0; index < scope.pending.length; index++) {
+    const { alias, schema: definition } = scope.pending[index]!;
+    out.push(declare(alias, definition, scope));
   }
   return out.join("\n");
 }
 
 /** The TypeScript type expression for one schema (exported for tests). */
 export function schemaToType(schema: unknown): string {
-  const scope: Scope = { root: schema, rootName: "unknown", aliases: new Map(), inlining: new Set() };
-  return typeOf(schema, scope, TOP);
+  return typeOf(schema, newScope(schema, "unknown", DECLARATIONS_MAX_CHARS), TOP);
 }
 
-function collectDefinitions(schema: unknown, rootName: string, aliases: Map<string, string>) {
-  const found: { pointer: string; alias: string; schema: unknown }[] = [];
-  if (!isObject(schema)) return found;
-  const used = new Set<string>([rootName]);
+function newScope(root: unknown, rootName: string, budget: number): Scope {
+  return { root, rootName, aliases: new Map(), used: new Set([rootName]), pending: [], budget };
+}
+
+function declare(alias: string, schema: unknown, scope: Scope): string {
+  const head = `${jsDoc(schema, "")}type ${alias} = `;
+  spend(scope, head.length + 1);
+  return `${head}${typeOf(schema, scope, TOP)};`;
+}
+
+/** Charges output against the budget; every piece of text is charged once, where it is written. */
+function spend(scope: Scope, chars: number): void {
+  scope.budget -= chars;
+  if (scope.budget < 0) throw new DeclarationsTooLargeError("the generated declarations are over the size limit");
+}
+
+const spent = (scope: Scope, text: string) => {
+  spend(scope, text.length);
+  return text;
+};
+
+function aliasFor(pointer: string, name: string, schema: unknown, scope: Scope): string {
+  let alias = `${scope.rootName}_${identifierPart(name)}`;
+  while (scope.used.has(alias)) alias += "_";
+  scope.used.add(alias);
+  scope.aliases.set(pointer, alias);
+  scope.pending.push({ alias, schema });
+  return alias;
+}
+
+function collectDefinitions(schema: unknown, scope: Scope): void {
+  if (!isObject(schema)) return;
   for (const keyword of ["$defs", "definitions"]) {
     const defs = schema[keyword];
     if (!isObject(defs)) continue;
-    for (const [defName, definition] of Object.entries(defs)) {
-      let alias = `${rootName}_${identifierPart(defName)}`;
-      while (used.has(alias)) alias += "_";
-      used.add(alias);
-      const pointer = `#/${keyword}/${escapePointer(defName)}`;
-      aliases.set(pointer, alias);
-      found.push({ pointer, alias, schema: definition });
-    }
+    for (const [defName, definition] of Object.entries(defs))
+      aliasFor(`#/${keyword}/${escapePointer(defName)}`, defName, definition, scope);
   }
-  return found;
 }
 
 /** How deep the walk is (bounded by MAX_DEPTH) and how far the output is indented. */
@@ -80,12 +123,14 @@ const deeper = (at: Level): Level => ({ depth: at.depth + 1, indent: at.indent }
 const nested = (at: Level): Level => ({ depth: at.depth + 1, indent: at.indent + 1 });
 
 function typeOf(schema: unknown, scope: Scope, at: Level): string {
+  // Every subschema visited costs at least a character, so the walk is bounded even where it writes little.
+  spend(scope, 1);
   if (schema === true || schema === undefined) return "unknown";
   if (schema === false) return "never";
   if (!isObject(schema) || at.depth > MAX_DEPTH) return "unknown";
 
   const parts: string[] = [];
-  if (typeof schema.$ref === "string") parts.push(refType(schema.$ref, scope, at));
+  if (typeof schema.$ref === "string") parts.push(refType(schema.$ref, scope));
   const own = ownType(schema, scope, at);
   if (own !== undefined) parts.push(own);
   for (const member of arrayOf(schema.allOf)) parts.push(typeOf(member, scope, deeper(at)));
@@ -102,8 +147,8 @@ function typeOf(schema: unknown, scope: Scope, at: Level): string {
 
 /** The type from `const`, `enum` or `type` (with the keywords that refine it). */
 function ownType(schema: JsonObject, scope: Scope, at: Level): string | undefined {
-  if ("const" in schema) return literal(schema.const);
-  if (Array.isArray(schema.enum)) return union(schema.enum.map(literal));
+  if ("const" in schema) return spent(scope, literal(schema.const));
+  if (Array.isArray(schema.enum)) return union(schema.enum.map((value) => spent(scope, literal(value))));
   const types = Array.isArray(schema.type) ? schema.type : typeof schema.type === "string" ? [schema.type] : undefined;
   if (types) return union(types.map((type) => typeFor(String(type), schema, scope, at)));
   if ("properties" in schema || "additionalProperties" in schema || "required" in schema) return objectType(schema, scope, at);
@@ -151,7 +196,10 @@ function objectType(schema: JsonObject, scope: Scope, at: Level): string {
     const optional = !required.has(name);
     propertyTypes.push(type);
     if (optional) propertyTypes.push("undefined");
-    lines.push(`${jsDoc(propertySchema, pad)}${pad}${propertyKey(name)}${optional ? "?" : ""}: ${type};`);
+    const doc = jsDoc(propertySchema, pad);
+    const key = propertyKey(name);
+    spend(scope, doc.length + pad.length + key.length + 4);
+    lines.push(`${doc}${pad}${key}${optional ? "?" : ""}: ${type};`);
   }
   // Required names without a property schema still exist on the object.
   for (const name of required) {
@@ -177,19 +225,37 @@ function indexSignatureType(schema: JsonObject, scope: Scope, at: Level, propert
   return union([type, ...propertyTypes]);
 }
 
-function refType(ref: string, scope: Scope, at: Level): string {
-  if (ref === "#") return scope.rootName;
-  const alias = scope.aliases.get(ref);
-  if (alias) return alias;
-  // Any other local pointer is inlined, unless it is already being inlined (a cycle).
-  if (!ref.startsWith("#/") || scope.inlining.has(ref)) return "unknown";
-  const target = resolvePointer(scope.root, ref.slice(1));
-  if (target === undefined) return "unknown";
-  scope.inlining.add(ref);
-  const type = typeOf(target, scope, deeper(at));
-  scope.inlining.delete(ref);
-  return type;
+/**
+ * A `$ref` is always a name, never a copy of its target: inlining would repeat
+ * a target once per path to it, exponential in a reference graph that fans
+ * out. `$defs` entries have their aliases already; any other local pointer
+ * gets one the first time it is reached. A target that is itself only a
+ * `$ref` is followed instead, so `a → b → $defs/c` is simply `c`'s alias.
+ */
+function refType(start: string, scope: Scope): string {
+  const followed = new Set<string>();
+  let ref = start;
+  for (;;) {
+    if (ref === "#") return scope.rootName;
+    const alias = scope.aliases.get(ref);
+    if (alias) return alias;
+    if (!ref.startsWith("#/") || followed.has(ref)) return "unknown";
+    followed.add(ref);
+    const target = resolvePointer(scope.root, ref.slice(1));
+    if (target === undefined || target === true) return "unknown";
+    if (target === false) return "never";
+    if (isObject(target) && typeof target.$ref === "string" && isOnlyRef(target)) {
+      ref = target.$ref;
+      continue;
+    }
+    return aliasFor(ref, ref.slice(2).replaceAll("/", "_"), target, scope);
+  }
 }
+
+/** Keywords that do not change a schema's type: a schema with only these and `$ref` is its target. */
+const ANNOTATIONS = new Set(["$ref", "$comment", "title", "description", "default", "deprecated", "examples", "readOnly", "writeOnly"]);
+
+const isOnlyRef = (schema: JsonObject) => Object.keys(schema).every((key) => ANNOTATIONS.has(key));
 
 function resolvePointer(root: unknown, pointer: string): unknown {
   let node: unknown = root;

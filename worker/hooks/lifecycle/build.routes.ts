@@ -16,7 +16,14 @@ import { createRouter } from "../../http/app.ts";
 import { ApiError, notFound } from "../../http/errors.ts";
 import { newId, nowIso } from "../../lib/ids.ts";
 import type { ToolRecord } from "../../tools/tools.store.ts";
-import { compileHook, generateToolDeclarations, type CompileSuccess } from "../compiler/index.ts";
+import {
+  compileHook,
+  CompilerUnavailableError,
+  DECLARATIONS_MAX_CHARS,
+  DeclarationsTooLargeError,
+  generateToolDeclarations,
+  type CompileSuccess,
+} from "../compiler/index.ts";
 import { contentHash } from "./content.ts";
 import type { HookActor, JsonObject } from "./lifecycle.types.ts";
 import { listRevisions } from "./revisions.store.ts";
@@ -38,9 +45,33 @@ const tags = ["hooks"];
  */
 async function chargedCompile(env: Env, actor: HookActor, tool: ToolRecord, source: string, config: JsonObject): Promise<CompileSuccess> {
   unwrap(await actorQuotas(env, actor).chargeCompile());
-  const result = await compileHook({ source, config, upstreamDefinition: tool.definition });
+  let result;
+  try {
+    result = await compileHook({ source, config, upstreamDefinition: tool.definition });
+  } catch (error) {
+    if (!(error instanceof CompilerUnavailableError)) throw error;
+    // esbuild itself failed, not the source; a fresh service is started for the next attempt.
+    throw new ApiError("compiler_unavailable", {
+      message: "The compiler failed and is being restarted; try again",
+      headers: { "retry-after": "1" },
+      cause: error,
+    });
+  }
   if (!result.ok) throw compileError(result);
   return result;
+}
+
+/** The tool's declarations, or 422 `declarations_too_large` when its upstream schemas would generate more than the bound. */
+function declarationsFor(tool: ToolRecord): string {
+  try {
+    return generateToolDeclarations(tool.definition);
+  } catch (error) {
+    if (!(error instanceof DeclarationsTooLargeError)) throw error;
+    throw new ApiError("declarations_too_large", {
+      message: `The tool's upstream schemas generate more than ${DECLARATIONS_MAX_CHARS} characters of declarations`,
+      details: { limitChars: DECLARATIONS_MAX_CHARS },
+    });
+  }
 }
 
 /** The source and config to build: a version's, or the draft's; `versionId` is the version they are. */
@@ -65,13 +96,13 @@ buildRoutes.openapi(
     request: { params: HookParams },
     responses: {
       200: { description: "A .d.ts file", content: { "text/plain": { schema: z.string() } } },
-      ...errorResponses(404),
+      ...errorResponses(404, 422),
     },
   }),
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
     const tool = await requireTool(c.env, ws, toolUid);
-    return c.text(generateToolDeclarations(tool.definition), 200, {
+    return c.text(declarationsFor(tool), 200, {
       "content-disposition": `inline; filename="${tool.publicName}.d.ts"`,
     });
   },
@@ -86,7 +117,7 @@ buildRoutes.openapi(
     description: "Counts against the caller's hourly compile attempts. 422 `compile_failed` with `details.diagnostics`.",
     middleware: guard("hooks:write"),
     request: { params: HookParams, body: { required: false, content: { "application/json": { schema: CompileBody } } } },
-    responses: { 200: json(CompiledSchema, "Compiled"), ...errorResponses(400, 404, 409, 413, 422, 429) },
+    responses: { 200: json(CompiledSchema, "Compiled"), ...errorResponses(400, 404, 409, 413, 422, 429, 503) },
   }),
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
@@ -120,7 +151,7 @@ buildRoutes.openapi(
       "A test still running when the hook is reset is not recorded: 409 `hook_reset`.",
     middleware: guard("hooks:write"),
     request: { params: HookParams, body: jsonBody(TestBody) },
-    responses: { 200: json(TestResultSchema, "The run"), ...errorResponses(400, 404, 409, 413, 422, 429) },
+    responses: { 200: json(TestResultSchema, "The run"), ...errorResponses(400, 404, 409, 413, 422, 429, 503) },
   }),
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
@@ -204,7 +235,7 @@ buildRoutes.openapi(
       "needs a passing latest test run for exactly this source+config against the current upstream definition: 409 `not_tested`.",
     middleware: guard("hooks:write"),
     request: { params: HookParams, body: jsonBody(CreateRevisionBody) },
-    responses: { 201: json(RevisionSchema, "Created"), ...errorResponses(400, 404, 409, 413, 422, 429) },
+    responses: { 201: json(RevisionSchema, "Created"), ...errorResponses(400, 404, 409, 413, 422, 429, 503) },
   }),
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");

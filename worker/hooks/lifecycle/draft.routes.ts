@@ -10,6 +10,7 @@ import {
   PutDraftBody,
   RestoreBody,
   SavedDraftSchema,
+  SavedFormattedDraftSchema,
   VersionDiffSchema,
   VersionPageSchema,
   VersionParams,
@@ -19,7 +20,7 @@ import { guard } from "../../auth/guard.ts";
 import { createRouter } from "../../http/app.ts";
 import { notFound } from "../../http/errors.ts";
 import { nowIso } from "../../lib/ids.ts";
-import { formatHookSource, SOURCE_MAX_BYTES } from "../compiler/index.ts";
+import { formatHookSource, SOURCE_MAX_BYTES, type FormatOutcome } from "../compiler/index.ts";
 import { contentHash, utf8Bytes, versionBytes } from "./content.ts";
 import type { JsonObject } from "./lifecycle.types.ts";
 import { assertDraftSizes, cursorOf, hookActor, requireIfMatch, requireTool, requireWritableTool, unwrap } from "./routes.support.ts";
@@ -55,12 +56,14 @@ draftRoutes.openapi(
     tags,
     summary: "Save the draft under If-Match; every non-identical save is a new attributed version",
     description:
-      "Source that parses is formatted first. An identical save (same formatted source and config) changes nothing: " +
-      "`created: false`, same etag, no quota used. 428 `precondition_required` without If-Match, 412 `precondition_failed` " +
-      "with the current etag when it is stale, 413 `source_too_large`/`config_too_large`/`history_full`, 429 `rate_limited`.",
+      "The etag (428 `precondition_required` without If-Match, 412 `precondition_failed` with the current etag when it is " +
+      "stale) and the save quota (429 `rate_limited`) are checked before anything else. Then source that parses is formatted, " +
+      "within bounds: `formatted: false` with `formatSkipped` says it was stored as sent. An identical save (same formatted " +
+      "source and config) changes nothing: `created: false`, same etag, no quota used. 413 `source_too_large`/" +
+      "`config_too_large`/`history_full`.",
     middleware: guard("hooks:write"),
     request: { params: HookParams, headers: IfMatchHeader, body: jsonBody(PutDraftBody) },
-    responses: { 200: json(SavedDraftSchema, "Saved"), ...errorResponses(400, 404, 409, 412, 413, 428, 429) },
+    responses: { 200: json(SavedFormattedDraftSchema, "Saved"), ...errorResponses(400, 404, 409, 412, 413, 428, 429) },
   }),
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
@@ -69,12 +72,21 @@ draftRoutes.openapi(
     await requireWritableTool(c.env, ws, toolUid);
     const ifMatch = requireIfMatch(c);
     assertDraftSizes(body.source, config);
-    const formatted = await formatHookSource(body.source);
+    const workspace = workspaceClient(c.env, ws);
+    // Refusals first: a save that will be refused must not cost a Prettier run.
+    unwrap(
+      await workspace.precheckHookDraftSave({ workspaceId: ws, toolUid, ifMatch, contentHash: await contentHash(body.source, config) }),
+    );
+    const formatting = await formatHookSource(body.source);
     // Formatting must never make a save fail: a draft it would push over the limit is kept as written.
-    const source = utf8Bytes(formatted) > SOURCE_MAX_BYTES ? body.source : formatted;
+    const outcome: FormatOutcome =
+      formatting.formatted && utf8Bytes(formatting.source) > SOURCE_MAX_BYTES
+        ? { source: body.source, formatted: false, skipped: "too_large" }
+        : formatting;
+    const { source } = outcome;
     const note = body.note ?? null;
     const saved = unwrap(
-      await workspaceClient(c.env, ws).saveHookDraft({
+      await workspace.saveHookDraft({
         workspaceId: ws,
         toolUid,
         source,
@@ -87,7 +99,8 @@ draftRoutes.openapi(
         actor: hookActor(c),
       }),
     );
-    return c.json({ etag: saved.etag, versionId: saved.versionId, created: saved.created }, 200, { etag: saved.etag });
+    const formatReport = outcome.formatted ? { formatted: true } : { formatted: false, formatSkipped: outcome.skipped };
+    return c.json({ etag: saved.etag, versionId: saved.versionId, created: saved.created, ...formatReport }, 200, { etag: saved.etag });
   },
 );
 
@@ -135,12 +148,26 @@ draftRoutes.openapi(
 
 const configText = (config: JsonObject | undefined) => (config ? `${JSON.stringify(config, null, 2)}\n` : "");
 
+/**
+ * Myers' diff costs time proportional to the lines times the differences, and
+ * runs synchronously: past this many differing lines it stops (the `diff`
+ * package's `maxEditLength`; its `timeout` cannot work in Workers, whose clock
+ * stands still while code runs) and the route offers both texts instead.
+ */
+export const DIFF_MAX_EDIT_LINES = 1000;
+
+const boundedPatch = (from: string, to: string, before: string, after: string) =>
+  createTwoFilesPatch(from, to, before, after, undefined, undefined, { maxEditLength: DIFF_MAX_EDIT_LINES });
+
 draftRoutes.openapi(
   createRoute({
     method: "get",
     path: `${HOOK}/versions/{versionId}/diff`,
     tags,
     summary: "Unified diffs of a version's source and config against its predecessor",
+    description:
+      "Versions that differ in more than 1,000 lines are not diffed: `tooLarge: true`, `source` and `config` null, and " +
+      "`texts` carries both versions to compare elsewhere.",
     middleware: guard("hooks:read"),
     request: { params: VersionParams },
     responses: { 200: json(VersionDiffSchema, "The diff"), ...errorResponses(404) },
@@ -150,20 +177,17 @@ draftRoutes.openapi(
     const version = await requireVersion(c.env, ws, toolUid, versionId);
     const previous = await previousVersion(c.env.DB, ws, toolUid, version.seq);
     const from = previous?.versionId ?? "empty";
-    return c.json(
-      {
-        versionId,
-        previousVersionId: previous?.versionId ?? null,
-        source: createTwoFilesPatch(`${from}/hook.ts`, `${versionId}/hook.ts`, previous?.source ?? "", version.source),
-        config: createTwoFilesPatch(
-          `${from}/config.json`,
-          `${versionId}/config.json`,
-          configText(previous?.config),
-          configText(version.config),
-        ),
-      },
-      200,
-    );
+    const texts = {
+      previous: { source: previous?.source ?? "", config: configText(previous?.config) },
+      current: { source: version.source, config: configText(version.config) },
+    };
+    const source = boundedPatch(`${from}/hook.ts`, `${versionId}/hook.ts`, texts.previous.source, texts.current.source);
+    const config = source && boundedPatch(`${from}/config.json`, `${versionId}/config.json`, texts.previous.config, texts.current.config);
+    const previousVersionId = previous?.versionId ?? null;
+    if (source === undefined || config === undefined) {
+      return c.json({ versionId, previousVersionId, tooLarge: true, source: null, config: null, texts }, 200);
+    }
+    return c.json({ versionId, previousVersionId, tooLarge: false, source, config }, 200);
   },
 );
 

@@ -31,6 +31,14 @@ export interface SaveDraftInput extends Omit<NewVersion, "id" | "createdAt"> {
   ifMatch: string;
 }
 
+/** A save as the route received it, before formatting: `contentHash` is of the source as sent. */
+export interface DraftSavePrecheck {
+  workspaceId: string;
+  toolUid: string;
+  contentHash: string;
+  ifMatch: string;
+}
+
 export interface SaveDraftResult {
   etag: string;
   versionId: string;
@@ -70,6 +78,9 @@ export interface WorkspaceHookUsage {
   deployedBytes: { used: number; limit: number };
 }
 
+const staleEtag = (etag: string) =>
+  failure("precondition_failed", "The draft changed since you read it; reload it and reapply your change", { etag }, { etag });
+
 /**
  * The hook lifecycle's single-writer half, living in the workspace Durable
  * Object: drafts and etags, quotas and allowances, deployment pointers. Every
@@ -99,13 +110,28 @@ export class HookLifecycle {
     return { source: draft.source, config: draft.config, etag: etagOf(draft.versionId), versionId: draft.versionId };
   }
 
+  /**
+   * A save's cheap refusals, answered before the route formats the source
+   * (Prettier is synchronous): 412 for a stale etag, and 429 when the save
+   * quota is used up, unless the content is exactly the draft's (identical
+   * saves are free). Nothing is charged; `saveDraft` checks both again under
+   * the tool's lock.
+   */
+  precheckDraftSave(input: DraftSavePrecheck): Outcome<object> {
+    const current = this.#drafts.get(input.toolUid);
+    const etag = etagOf(current?.versionId ?? null);
+    if (!etagMatches(input.ifMatch, etag)) return staleEtag(etag);
+    if (current?.contentHash === input.contentHash) return { ok: true };
+    const refusal = this.#quotas.refusal("draft_saves", input.workspaceId, QUOTAS.draftSavesPerHour, Date.now());
+    if (refusal) return rateLimited("draft_saves", refusal, "Too many draft saves in this workspace");
+    return { ok: true };
+  }
+
   saveDraft(input: SaveDraftInput): Promise<Outcome<SaveDraftResult>> {
     return this.#locks.run(input.toolUid, async () => {
       const current = this.#drafts.get(input.toolUid);
       const etag = etagOf(current?.versionId ?? null);
-      if (!etagMatches(input.ifMatch, etag)) {
-        return failure("precondition_failed", "The draft changed since you read it; reload it and reapply your change", { etag }, { etag });
-      }
+      if (!etagMatches(input.ifMatch, etag)) return staleEtag(etag);
       if (current && current.contentHash === input.contentHash) {
         return { ok: true, etag, versionId: current.versionId, created: false };
       }

@@ -33,7 +33,7 @@ describe("hook lifecycle, whole path", () => {
     // 2. The same content again (even unformatted) is a no-op: same version, same etag, no quota.
     const again = await g.save({ source: messy, config: { prefix: "" } }, first.body.etag, api_);
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ etag: first.body.etag, versionId: first.body.versionId, created: false });
+    expect(again.body).toEqual({ etag: first.body.etag, versionId: first.body.versionId, created: false, formatted: true });
     expect((await g.call(g.writer, `/v1/workspaces/${g.ws}/hooks/usage`)).body.draftSaves.used).toBe(1);
 
     // 3. The API key changes the config: a second version.

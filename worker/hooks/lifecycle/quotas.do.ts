@@ -46,6 +46,17 @@ export class RateQuotaTable {
 
   /** Counts one use of a rolling-hour quota, or refuses with the seconds until the oldest use expires. */
   charge(quota: RateQuota, subject: string, limit: number, now: number): Charge {
+    const refusal = this.refusal(quota, subject, limit, now);
+    if (refusal) return refusal;
+    const used = this.used(quota, subject, now);
+    const eventId = this.#sql
+      .exec<{ id: number }>("INSERT INTO quota_events (quota, subject, at) VALUES (?, ?, ?) RETURNING id", quota, subject, now)
+      .one().id;
+    return { ok: true, used: used + 1, limit, eventId };
+  }
+
+  /** The refusal `charge` would answer now, without counting a use; null when a use is left. */
+  refusal(quota: RateQuota, subject: string, limit: number, now: number): Extract<Charge, { ok: false }> | null {
     const windowStart = now - HOUR_MS;
     this.#sql.exec("DELETE FROM quota_events WHERE quota = ? AND subject = ? AND at <= ?", quota, subject, windowStart);
     const used = this.used(quota, subject, now);
@@ -61,10 +72,7 @@ export class RateQuotaTable {
         .one().at;
       return { ok: false, used, limit, retryAfterSeconds: Math.max(1, Math.ceil((oldest + HOUR_MS - now) / 1000)) };
     }
-    const eventId = this.#sql
-      .exec<{ id: number }>("INSERT INTO quota_events (quota, subject, at) VALUES (?, ?, ?) RETURNING id", quota, subject, now)
-      .one().id;
-    return { ok: true, used: used + 1, limit, eventId };
+    return null;
   }
 
   /** Gives back a use whose operation did not happen (e.g. its D1 write failed). */
