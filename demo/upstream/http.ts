@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
 
 /** One JSON-RPC message as it arrived, with the HTTP headers it came with. */
@@ -118,6 +119,9 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
         res,
         body,
       );
+    }
+    if (path === "/fixtures/hostile-schemas/mcp") {
+      return serveMcp(hostileSchemaServer(), req, res, await readJson(req));
     }
     const sessionful = /^\/fixtures\/sessions\/([\w-]+)\/(mcp|state)$/.exec(path);
     if (sessionful) return serveSessionful(sessionful[1]!, sessionful[2] === "state", req, res);
@@ -253,6 +257,16 @@ function seedSearchServer(record: (call: ReceivedCall) => void): Server {
     record({ tool: request.params.name, arguments: request.params.arguments, at: new Date().toISOString() });
     const items = [{ title: `Notes about ${String(request.params.arguments?.q)}` }];
     return { content: [{ type: "text", text: JSON.stringify({ items }) }], structuredContent: { items } };
+  });
+  return server;
+}
+
+/** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */
+function hostileSchemaServer(): Server {
+  const server = listingServer(hostileSchemaTools() as Tool[], 100);
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    const structuredContent = request.params.arguments ?? {};
+    return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
   });
   return server;
 }

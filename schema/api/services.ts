@@ -68,7 +68,9 @@ export const IndexSummarySchema = z
     unchanged: z.number().int(),
     schemaTooComplex: z
       .array(z.object({ name: z.string(), bound: z.string() }))
-      .openapi({ description: "Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex`" }),
+      .openapi({
+        description: "Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex`",
+      }),
   })
   .openapi("IndexSummary");
 

@@ -4,11 +4,7 @@ import type { Catalog, CatalogProfile, CatalogTool } from "./catalog.ts";
 
 /** Why the gateway refuses a call before any hook or upstream sees it. Stable codes. */
 export type AccessRefusal =
-  | "tool_blocked"
-  | "tool_review_required"
-  | "schema_too_complex"
-  | "upstream_authorization_required"
-  | "no_access_profile";
+  "tool_blocked" | "tool_review_required" | "schema_too_complex" | "upstream_authorization_required" | "no_access_profile";
 
 /** The code an approval required by the access profile carries: a risk rule's, else `policy_approval`. */
 export type PolicyApprovalReason = "policy_approval" | RiskApprovalReason;

@@ -248,7 +248,12 @@ class Parser {
     if (char === "(") {
       this.at++;
       if (source.startsWith("?:", this.at)) this.at += 2;
-      else if (source.startsWith("?=", this.at) || source.startsWith("?!", this.at) || source.startsWith("?<=", this.at) || source.startsWith("?<!", this.at)) {
+      else if (
+        source.startsWith("?=", this.at) ||
+        source.startsWith("?!", this.at) ||
+        source.startsWith("?<=", this.at) ||
+        source.startsWith("?<!", this.at)
+      ) {
         throw new Unsupported("uses lookaround");
       } else if (source.startsWith("?<", this.at)) this.at = source.indexOf(">", this.at) + 1;
       const inner = this.parseAlternation();

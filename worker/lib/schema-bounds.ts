@@ -54,7 +54,14 @@ const IN_PLACE_LISTS = ["allOf", "anyOf", "oneOf"] as const;
 const IN_PLACE_SINGLE = ["not", "if", "then", "else"] as const;
 const IN_PLACE_MAPS = ["dependentSchemas", "dependencies"] as const;
 /** Keywords that apply a subschema to some or every child of the value. */
-const DESCENT_SINGLE = ["additionalProperties", "unevaluatedProperties", "propertyNames", "additionalItems", "unevaluatedItems", "contains"];
+const DESCENT_SINGLE = [
+  "additionalProperties",
+  "unevaluatedProperties",
+  "propertyNames",
+  "additionalItems",
+  "unevaluatedItems",
+  "contains",
+];
 
 export function analyseSchema(schema: Record<string, unknown>): SchemaAnalysis {
   const shape = measureShape(schema);
@@ -127,7 +134,10 @@ function checkPatterns(patterns: string[], usesPatternProperties: boolean): Sche
   for (const pattern of patterns) {
     const compiled = compileLinearPattern(pattern);
     if (!compiled.ok) {
-      return { bound: "pattern", message: `pattern ${JSON.stringify(pattern.slice(0, 80))} ${compiled.reason}, so it cannot be matched in bounded time` };
+      return {
+        bound: "pattern",
+        message: `pattern ${JSON.stringify(pattern.slice(0, 80))} ${compiled.reason}, so it cannot be matched in bounded time`,
+      };
     }
   }
   return null;

@@ -65,20 +65,20 @@ export function splitPublicName(publicName: string): { slug: string; name: strin
 function toRecord(row: ToolRow): ToolRecord {
   const definition = JSON.parse(row.definition) as ToolDefinition;
   return {
-  uid: row.uid,
-  serviceId: row.service_id,
-  serviceSlug: row.slug,
-  name: row.name,
-  publicName: publicToolName(row.slug, row.name),
-  definition,
-  definitionHash: row.definition_hash,
-  approvedHash: row.approved_hash,
-  previousDefinition: row.previous_definition ? (JSON.parse(row.previous_definition) as ToolDefinition) : null,
-  status: row.status,
-  projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
-  schemaBreach: definitionBreach(definition),
-  firstSeenAt: row.first_seen_at,
-  updatedAt: row.updated_at,
+    uid: row.uid,
+    serviceId: row.service_id,
+    serviceSlug: row.slug,
+    name: row.name,
+    publicName: publicToolName(row.slug, row.name),
+    definition,
+    definitionHash: row.definition_hash,
+    approvedHash: row.approved_hash,
+    previousDefinition: row.previous_definition ? (JSON.parse(row.previous_definition) as ToolDefinition) : null,
+    status: row.status,
+    projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
+    schemaBreach: definitionBreach(definition),
+    firstSeenAt: row.first_seen_at,
+    updatedAt: row.updated_at,
   };
 }
 
