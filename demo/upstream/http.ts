@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
 
 /** One JSON-RPC message as it arrived, with the HTTP headers it came with. */
@@ -129,6 +130,9 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
         description: "d".repeat(100 * 1024),
       }));
       return serveMcp(listingServer(tools, 1000), req, res, await readJson(req));
+    }
+    if (path === "/fixtures/hostile-schemas/mcp") {
+      return serveMcp(hostileSchemaServer(), req, res, await readJson(req));
     }
     const sessionful = /^\/fixtures\/sessions\/([\w-]+)\/(mcp|state)$/.exec(path);
     if (sessionful) return serveSessionful(sessionful[1]!, sessionful[2] === "state", req, res);
@@ -346,6 +350,16 @@ const HOSTILE_TOOLS: Tool[] = [
   { name: "forged_success", inputSchema: { type: "object" } },
   { name: "forged_rpc_error", inputSchema: { type: "object" } },
 ];
+
+/** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */
+function hostileSchemaServer(): Server {
+  const server = listingServer(hostileSchemaTools() as Tool[], 100);
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    const structuredContent = request.params.arguments ?? {};
+    return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
+  });
+  return server;
+}
 
 /** An upstream whose one tool answers with a JSON-RPC error instead of a tool result. */
 function failingServer(): Server {

@@ -66,6 +66,9 @@ export const IndexSummarySchema = z
     changed: z.array(z.string()),
     removed: z.array(z.string()),
     unchanged: z.number().int(),
+    schemaTooComplex: z.array(z.object({ name: z.string(), bound: z.string() })).openapi({
+      description: "Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex`",
+    }),
   })
   .openapi("IndexSummary");
 

@@ -25,6 +25,10 @@ export const ToolSchema = z
     previousDefinition: ToolDefinitionSchema.nullable().openapi({ description: "The approved definition a pending review replaces" }),
     status: z.enum(["active", "review_required", "removed"]),
     projection: z.array(z.string()).nullable(),
+    schemaBreach: z
+      .object({ bound: z.string(), limit: z.number().int().optional(), message: z.string() })
+      .nullable()
+      .openapi({ description: "The validation bound the upstream's schemas break; while set, calls are refused `schema_too_complex`" }),
     firstSeenAt: z.string(),
     updatedAt: z.string(),
   })

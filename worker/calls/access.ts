@@ -3,7 +3,8 @@ import { matchRiskRules, type RiskApprovalReason } from "../policy/risk.ts";
 import type { Catalog, CatalogProfile, CatalogTool } from "./catalog.ts";
 
 /** Why the gateway refuses a call before any hook or upstream sees it. Stable codes. */
-export type AccessRefusal = "tool_blocked" | "tool_review_required" | "upstream_authorization_required" | "no_access_profile";
+export type AccessRefusal =
+  "tool_blocked" | "tool_review_required" | "schema_too_complex" | "upstream_authorization_required" | "no_access_profile";
 
 /** The code an approval required by the access profile carries: a risk rule's, else `policy_approval`. */
 export type PolicyApprovalReason = "policy_approval" | RiskApprovalReason;
@@ -12,7 +13,7 @@ export type PolicyApprovalReason = "policy_approval" | RiskApprovalReason;
 export type AccessDecision =
   | { allowed: true; needsApproval: false }
   | { allowed: true; needsApproval: true; approvalReason: PolicyApprovalReason }
-  | { allowed: false; code: AccessRefusal; message: string };
+  | { allowed: false; code: AccessRefusal; message: string; details?: Record<string, unknown> };
 
 /**
  * Step 1 of the call pipeline: ordinary access policy on the public tool. The
@@ -31,6 +32,16 @@ export function decideAccess(catalog: Catalog, profileId: string | null, tool: C
       allowed: false,
       code: "tool_review_required",
       message: `The upstream changed ${tool.publicName}'s definition; an admin must review it before it can be called`,
+    };
+  }
+  if (tool.schemaBreach) {
+    // Validating this tool's calls would cost unbounded work: it is refused, and hidden from discovery like a tool in review.
+    const { bound, limit, message } = tool.schemaBreach;
+    return {
+      allowed: false,
+      code: "schema_too_complex",
+      message: `${tool.publicName}'s upstream schema is past a validation bound (${message}), so it cannot be called`,
+      details: { bound, ...(limit !== undefined ? { limit } : {}) },
     };
   }
   if (tool.serviceRequiresAuthorization) {
@@ -70,7 +81,8 @@ function decideMode(profile: CatalogProfile, tool: CatalogTool): AccessDecision 
 
 /**
  * Discovery shows only what this client could call now (a tool under policy
- * approval counts as callable). A tool in review or awaiting upstream authorization is hidden, but
+ * approval counts as callable). A tool in review, with an upstream schema past a validation bound, or
+ * awaiting upstream authorization is hidden, but
  * calling it by name explains why it is refused; a blocked tool stays unknown.
  */
 export function isListed(catalog: Catalog, profileId: string | null, tool: CatalogTool): boolean {

@@ -5,7 +5,8 @@ import type { RiskRules } from "../policy/risk.ts";
 import { readAllPointers, type ToolDeployments } from "./deployment.ts";
 import { upstreamTargetFor } from "../services/services.store.ts";
 import type { UpstreamTarget } from "../services/upstream.ts";
-import { publicToolName, type ToolDefinition, type ToolStatus } from "../tools/tools.store.ts";
+import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
+import { definitionBreach, publicToolName, type ToolDefinition, type ToolStatus } from "../tools/tools.store.ts";
 
 /** What the client endpoint needs about one tool to list it or decide a call. */
 export interface CatalogTool {
@@ -18,6 +19,8 @@ export interface CatalogTool {
   projection: string[] | null;
   serviceId: string;
   serviceRequiresAuthorization: boolean;
+  /** The validation bound the tool's upstream input or output schema breaks: every call is refused. */
+  schemaBreach: SchemaBoundBreach | null;
   /** Hook-log details may be stored: the service captures payloads and the workspace policy allows it. */
   captureDetails: boolean;
 }
@@ -95,13 +98,15 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
   };
   for (const row of (tools?.results ?? []) as CatalogRow[]) {
     const publicName = publicToolName(row.slug, row.name);
+    const definition = JSON.parse(row.definition) as ToolDefinition;
     catalog.tools.set(publicName, {
       uid: row.uid,
       publicName,
       name: row.name,
       status: row.status,
-      definition: JSON.parse(row.definition) as ToolDefinition,
+      definition,
       definitionHash: row.definition_hash,
+      schemaBreach: definitionBreach(definition),
       projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
       serviceId: row.service_id,
       serviceRequiresAuthorization: row.requires_authorization === 1,

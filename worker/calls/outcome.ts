@@ -21,6 +21,7 @@ export const GATEWAY_REFUSAL_CODES = [
   "hook_unavailable",
   "revision_changed",
   "invalid_output",
+  "schema_too_complex",
   "url_not_allowed",
   "upstream_unreachable",
   "upstream_protocol_error",

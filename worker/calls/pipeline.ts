@@ -4,6 +4,7 @@ import { runStage, type StageRun } from "../hooks/isolate/index.ts";
 import { afterInput, afterResult, beforeInput, stageContext, type StageCall } from "../hooks/stage-call.ts";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
+import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import type { CallLogEntry } from "../logs/logs.store.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
@@ -78,7 +79,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
       state.logs.push(refusalLog(state, access.code, access.message, null));
       return { kind: "hidden" };
     }
-    return refuse(state, access.code, access.message, null);
+    return refuse(state, access.code, access.message, null, access.details);
   }
 
   // 2–3 run the snapshot's revision; step 4 verifies it is still the active one.
@@ -194,6 +195,10 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   const publicOutput = active?.contract?.outputSchema ?? tool.definition.outputSchema;
   if (publicOutput) {
     const outputCheck = checkAgainstSchema(publicOutput, result.structuredContent);
+    if ("breach" in outputCheck) {
+      state.logs.push(refusalLog(state, "schema_too_complex", outputCheck.breach.message, revisionId, "after"));
+      return refused(state, "schema_too_complex", tooComplexMessage("result"), breachDetails(outputCheck.breach));
+    }
     if (!outputCheck.valid) {
       state.logs.push(refusalLog(state, "invalid_output", "output failed the public output schema", revisionId, "after"));
       return refused(state, "invalid_output", "The tool's result does not match its output schema", { violations: outputCheck.violations });
@@ -230,6 +235,9 @@ async function prepare(state: CallState, pointers: ToolDeployments): Promise<Pre
   const revisionId = active?.revisionId ?? null;
   const publicInput = active?.contract?.inputSchema ?? tool.definition.inputSchema;
   const argumentCheck = checkAgainstSchema(publicInput, input.arguments);
+  if ("breach" in argumentCheck) {
+    return refuse(state, "schema_too_complex", tooComplexMessage("arguments"), revisionId, breachDetails(argumentCheck.breach));
+  }
   if (!argumentCheck.valid) {
     return refuse(state, "invalid_arguments", "The arguments do not match the tool's input schema", revisionId, {
       violations: argumentCheck.violations,
@@ -258,6 +266,9 @@ async function prepare(state: CallState, pointers: ToolDeployments): Promise<Pre
   }
 
   const upstreamCheck = checkAgainstSchema(tool.definition.inputSchema, upstreamArguments);
+  if ("breach" in upstreamCheck) {
+    return refuse(state, "schema_too_complex", tooComplexMessage("arguments"), revisionId, breachDetails(upstreamCheck.breach));
+  }
   if (!upstreamCheck.valid) {
     return refuse(state, "invalid_upstream_arguments", "The hook produced arguments the upstream's schema rejects", revisionId, {
       violations: upstreamCheck.violations,
@@ -265,6 +276,16 @@ async function prepare(state: CallState, pointers: ToolDeployments): Promise<Pre
   }
   return { active, upstreamArguments, hookApproval };
 }
+
+const tooComplexMessage = (what: "arguments" | "result") =>
+  `Checking the ${what} against the tool's schema would exceed a validation bound, so the call was stopped`;
+
+/** Which bound was passed, and how far it goes, for the agent and the admin. */
+const breachDetails = (breach: SchemaBoundBreach) => ({
+  bound: breach.bound,
+  ...(breach.limit !== undefined ? { limit: breach.limit } : {}),
+  reason: breach.message,
+});
 
 /** The shadow revision to run after the response, if one is deployed and loads. */
 async function shadowRevision(state: CallState, pointers: ToolDeployments): Promise<DeployedRevision | null> {

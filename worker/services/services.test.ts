@@ -16,6 +16,7 @@ describe("connecting a service", () => {
       changed: [],
       removed: [],
       unchanged: 0,
+      schemaTooComplex: [],
     });
     expect(res.body.service).toMatchObject({ slug: "demo", secretHeaderNames: ["X-Api-Key"] });
     expect(JSON.stringify(res.body)).not.toContain("very-secret-value");
@@ -174,9 +175,9 @@ describe("refreshing a service", () => {
     const before = await tools();
     const echoUid = before.find((tool) => tool.name === "echo")!.uid;
 
-    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: [], unchanged: 3 });
+    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: [], unchanged: 3, schemaTooComplex: [] });
     await setVariant(1);
-    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2 });
+    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2, schemaTooComplex: [] });
     const changed = (await tools()).find((tool) => tool.name === "echo")!;
     expect(changed).toMatchObject({ uid: echoUid, status: "review_required" });
     expect(changed.previousDefinition).toMatchObject({ inputSchema: { required: ["message"] } });
@@ -204,7 +205,7 @@ describe("refreshing a service", () => {
     expect((await upstreamReceived(`mutable-${key}`)).calls.map((call) => call.arguments)).toEqual([{ message: "hi", loud: true }]);
 
     await setVariant(2);
-    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: ["retired"], unchanged: 2 });
+    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: ["retired"], unchanged: 2, schemaTooComplex: [] });
     const retired = (await tools()).find((tool) => tool.name === "retired")!;
     expect(retired.status).toBe("removed");
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["mut__echo", "mut__stable"]);
@@ -215,7 +216,7 @@ describe("refreshing a service", () => {
     await setVariant(1);
     await refresh();
     await setVariant(0);
-    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2 });
+    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2, schemaTooComplex: [] });
     expect((await tools()).find((tool) => tool.name === "echo")!.status).toBe("active");
   });
 });

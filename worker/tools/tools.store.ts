@@ -1,6 +1,8 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { newId, nowIso } from "../lib/ids.ts";
+import { schemaBreach } from "../lib/json-schema.ts";
+import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 
 export type ToolStatus = "active" | "review_required" | "removed";
 
@@ -26,6 +28,8 @@ export interface ToolRecord {
   previousDefinition: ToolDefinition | null;
   status: ToolStatus;
   projection: string[] | null;
+  /** The validation bound the upstream's input or output schema breaks; calls are refused while it does. */
+  schemaBreach: SchemaBoundBreach | null;
   firstSeenAt: string;
   updatedAt: string;
 }
@@ -52,21 +56,34 @@ interface ToolRow {
  */
 export const publicToolName = (slug: string, name: string) => `${slug}__${name}`;
 
-const toRecord = (row: ToolRow): ToolRecord => ({
-  uid: row.uid,
-  serviceId: row.service_id,
-  serviceSlug: row.slug,
-  name: row.name,
-  publicName: publicToolName(row.slug, row.name),
-  definition: JSON.parse(row.definition) as ToolDefinition,
-  definitionHash: row.definition_hash,
-  approvedHash: row.approved_hash,
-  previousDefinition: row.previous_definition ? (JSON.parse(row.previous_definition) as ToolDefinition) : null,
-  status: row.status,
-  projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
-  firstSeenAt: row.first_seen_at,
-  updatedAt: row.updated_at,
-});
+function toRecord(row: ToolRow): ToolRecord {
+  const definition = JSON.parse(row.definition) as ToolDefinition;
+  return {
+    uid: row.uid,
+    serviceId: row.service_id,
+    serviceSlug: row.slug,
+    name: row.name,
+    publicName: publicToolName(row.slug, row.name),
+    definition,
+    definitionHash: row.definition_hash,
+    approvedHash: row.approved_hash,
+    previousDefinition: row.previous_definition ? (JSON.parse(row.previous_definition) as ToolDefinition) : null,
+    status: row.status,
+    projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
+    schemaBreach: definitionBreach(definition),
+    firstSeenAt: row.first_seen_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * The first validation bound the definition's schemas break. It is a function
+ * of the stored definition, so it is derived (and cached with the validator)
+ * rather than stored: a re-index that fixes the schema clears it.
+ */
+export function definitionBreach(definition: ToolDefinition): SchemaBoundBreach | null {
+  return schemaBreach(definition.inputSchema) ?? (definition.outputSchema ? schemaBreach(definition.outputSchema) : null);
+}
 
 const SELECT = `SELECT t.*, s.slug FROM tools t JOIN services s ON s.id = t.service_id`;
 
@@ -132,6 +149,8 @@ export interface IndexSummary {
   changed: string[];
   removed: string[];
   unchanged: number;
+  /** Listed tools whose schemas break a validation bound: stored, but every call is refused `schema_too_complex`. */
+  schemaTooComplex: { name: string; bound: SchemaBoundBreach["bound"] }[];
 }
 
 /**
@@ -152,12 +171,15 @@ export async function indexStatements(
   const byName = new Map(existing.map((tool) => [tool.name, tool]));
   const seen = new Set<string>();
   const statements: D1PreparedStatement[] = [];
-  const summary: IndexSummary = { added: [], changed: [], removed: [], unchanged: 0 };
+  const summary: IndexSummary = { added: [], changed: [], removed: [], unchanged: 0, schemaTooComplex: [] };
 
   for (const tool of upstreamTools) {
     if (seen.has(tool.name)) continue;
     seen.add(tool.name);
     const definition = definitionOf(tool);
+    // A schema past a bound never fails the refresh: the tool is kept, and refused when called.
+    const breach = definitionBreach(definition);
+    if (breach) summary.schemaTooComplex.push({ name: tool.name, bound: breach.bound });
     const hash = await definitionHash(definition);
     const current = byName.get(tool.name);
     if (!current) {

@@ -1,4 +1,5 @@
 import { describe, it } from "vitest";
+import { anyOfChainSchema } from "../../lib/schema-bounds.fixtures.ts";
 import { validatePublicContract } from "./compiler.contract.ts";
 
 const objectSchema = (extra: Record<string, unknown> = {}) => ({ type: "object", ...extra });
@@ -30,6 +31,11 @@ describe("validatePublicContract", () => {
       $defs: { node: { type: "object", properties: { children: { type: "array", items: { $ref: "#/$defs/node" } } } } },
     });
     expect(validatePublicContract({ inputSchema })).toMatchObject({ ok: true });
+  });
+
+  it("rejects a schema past a validation bound: a 22-level anyOf chain through $defs", ({ expect }) => {
+    expect(codesAndPointers({ inputSchema: anyOfChainSchema(22) })).toEqual([{ code: "schema_too_complex", pointer: "/inputSchema" }]);
+    expect(codesAndPointers({ outputSchema: anyOfChainSchema(7) })).toEqual([]);
   });
 
   it("rejects shapes that are not a contract", ({ expect }) => {

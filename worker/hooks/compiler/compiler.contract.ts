@@ -1,6 +1,7 @@
 import { type OutputUnit, type Schema, Validator, dereference } from "@cfworker/json-schema";
 import type { JsonObject } from "../../../schema/hooks/contract.ts";
 import type { Diagnostic } from "./compiler.diagnostics.ts";
+import { analyseSchema } from "../../lib/schema-bounds.ts";
 import { JSON_SCHEMA_2020_12_METASCHEMA } from "./compiler.metaschema.ts";
 
 /** A JSON Schema whose root accepts objects: what MCP requires of input and output schemas. */
@@ -21,8 +22,9 @@ const CONTRACT_KEYS: ReadonlySet<string> = new Set(["description", ...SCHEMA_KEY
 /**
  * Checks the `publicContract` read from the hook's top level: its shape, each
  * schema against the JSON Schema 2020-12 meta-schema, local `$ref`s that
- * resolve, and no `pattern`/`patternProperties` anywhere (regular expressions
- * are not time-bounded, and these schemas validate every call).
+ * resolve, no `pattern`/`patternProperties` anywhere (regular expressions
+ * are not time-bounded, and these schemas validate every call), and the
+ * validation bounds of worker/lib/schema-bounds.ts (depth, size, branching).
  */
 export function validatePublicContract(value: unknown): ContractValidation {
   if (value === undefined || value === null) return { ok: true, contract: null };
@@ -72,7 +74,14 @@ function checkObjectSchema(schema: unknown, path: string[]): Diagnostic[] {
       },
     ];
   }
-  return unresolvedRefs(schema, path);
+  const refs = unresolvedRefs(schema, path);
+  if (refs.length > 0) return refs;
+  // The same bounds an upstream schema must keep: this schema validates every call too.
+  const breach = analyseSchema(schema).breach;
+  if (!breach) return [];
+  return [
+    { code: "schema_too_complex", message: `${where} is past the ${breach.bound} bound: ${breach.message}`, pointer: pointerOf(path) },
+  ];
 }
 
 /** JSON Schema keywords whose values are data, never subschemas. */

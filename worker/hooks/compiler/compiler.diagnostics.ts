@@ -21,6 +21,7 @@ export type DiagnosticCode =
   | "no_stages"
   | "invalid_public_contract"
   | "schema_pattern_forbidden"
+  | "schema_too_complex"
   | "top_level_timeout"
   | "top_level_memory"
   | "top_level_stack_overflow"

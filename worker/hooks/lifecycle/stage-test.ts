@@ -56,7 +56,12 @@ function check(
     target,
     schema: publicSchema ? "public" : "upstream",
     valid: outcome.valid,
-    errors: outcome.valid ? [] : outcome.violations,
+    errors: outcome.valid
+      ? []
+      : "breach" in outcome
+        ? // The live call would refuse as schema_too_complex: the test fails with the same bound.
+          [{ pointer: "", message: `schema_too_complex (${outcome.breach.bound}): ${outcome.breach.message}` }]
+        : outcome.violations,
   };
 }
 

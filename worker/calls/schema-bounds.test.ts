@@ -1,0 +1,92 @@
+import { describe, it } from "vitest";
+import { addService, api, connectMcp, createKey, createWorkspace, upstreamOrigin } from "../../test/helpers.ts";
+import { evilPatternSubject, uniqueItemsArguments } from "../lib/schema-bounds.fixtures.ts";
+import { VALUE_LIMITS } from "../lib/schema-bounds.ts";
+
+const META = "dev.rayrun/error";
+const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
+
+/** A workspace indexing the hostile upstream as service `hostile`, with a client connected over /mcp. */
+async function hostileGateway() {
+  const ws = await createWorkspace();
+  const created = await addService(ws, { slug: "hostile", url: `${upstreamOrigin()}/fixtures/hostile-schemas/mcp` });
+  const client = await connectMcp(await createKey(ws, ["tools:call"], ws.defaultProfileId));
+  return { ...ws, created, client };
+}
+
+describe("upstream JSON Schemas are validated with bounded work", () => {
+  it("indexes every tool, names the ones past a bound, and hides them from discovery", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const index = gateway.created.index as { added: string[]; schemaTooComplex: { name: string; bound: string }[] };
+    expect(index.added).toHaveLength(5);
+    expect(index.schemaTooComplex).toEqual([
+      { name: "backreference_pattern", bound: "pattern" },
+      { name: "anyof_chain", bound: "branching" },
+    ]);
+    const tools = (await api(`/v1/workspaces/${gateway.ws}/tools`, { key: gateway.adminKey })).body.tools as Record<string, any>[];
+    const chain = tools.find((tool) => tool.name === "anyof_chain")!;
+    expect(chain.status).toBe("active");
+    expect(chain.schemaBreach).toMatchObject({ bound: "branching", limit: 1_000 });
+    expect(tools.find((tool) => tool.name === "evil_input_pattern")!.schemaBreach).toBeNull();
+
+    // A refresh of the same upstream succeeds too: the bound marks tools, it never fails the service.
+    const refresh = await api(`/v1/workspaces/${gateway.ws}/services/${gateway.created.service.id}/refresh`, {
+      method: "POST",
+      key: gateway.adminKey,
+    });
+    expect(refresh.status).toBe(200);
+    expect(refresh.body.schemaTooComplex).toHaveLength(2);
+
+    const listed = (await gateway.client.listTools()).tools.map((tool) => tool.name).sort();
+    expect(listed).toEqual(["hostile__evil_input_pattern", "hostile__evil_output_pattern", "hostile__unique_items"]);
+  });
+
+  it("refuses a 22-level anyOf chain through $defs as schema_too_complex (branching) instead of validating 2^22 times", async ({
+    expect,
+  }) => {
+    const { client } = await hostileGateway();
+    const result = await client.callTool({ name: "hostile__anyof_chain", arguments: { value: "x" } });
+    expect(result.isError).toBe(true);
+    expect(meta(result)).toMatchObject({
+      code: "schema_too_complex",
+      details: { tool: "hostile__anyof_chain", bound: "branching", limit: 1_000 },
+    });
+  });
+
+  it("refuses a pattern no linear-time matcher can run (a backreference) as schema_too_complex (pattern)", async ({ expect }) => {
+    const { client } = await hostileGateway();
+    const result = await client.callTool({ name: "hostile__backreference_pattern", arguments: { text: "aa" } });
+    expect(meta(result)).toMatchObject({ code: "schema_too_complex", details: { bound: "pattern" } });
+  });
+
+  it("matches ^(a+)+$ on input in linear time: the hostile string is simply invalid, a matching one goes through", async ({ expect }) => {
+    const { client } = await hostileGateway();
+    const hostile = await client.callTool({ name: "hostile__evil_input_pattern", arguments: { text: evilPatternSubject(40) } });
+    expect(meta(hostile)).toMatchObject({ code: "invalid_arguments", details: { violations: [{ pointer: "/text" }] } });
+    const fine = await client.callTool({ name: "hostile__evil_input_pattern", arguments: { text: "aaaa" } });
+    expect(fine.isError).toBeFalsy();
+    expect(fine.structuredContent).toEqual({ text: "aaaa" });
+  });
+
+  it("matches ^(a+)+$ on the upstream's output in linear time", async ({ expect }) => {
+    const { client } = await hostileGateway();
+    const result = await client.callTool({ name: "hostile__evil_output_pattern", arguments: { text: evilPatternSubject(40) } });
+    expect(meta(result)).toMatchObject({ code: "invalid_output", details: { violations: [{ pointer: "/text" }] } });
+  });
+
+  it("stops pattern matching past its step budget with schema_too_complex (pattern_work)", async ({ expect }) => {
+    const { client } = await hostileGateway();
+    const result = await client.callTool({ name: "hostile__evil_input_pattern", arguments: { text: "a".repeat(600_000) } });
+    expect(meta(result)).toMatchObject({ code: "schema_too_complex", details: { bound: "pattern_work", limit: VALUE_LIMITS.patternWork } });
+  });
+
+  it("refuses uniqueItems over 30,000 items as schema_too_complex (unique_items) and checks arrays under the cap", async ({ expect }) => {
+    const { client } = await hostileGateway();
+    const big = await client.callTool({ name: "hostile__unique_items", arguments: uniqueItemsArguments(30_000) });
+    expect(meta(big)).toMatchObject({ code: "schema_too_complex", details: { bound: "unique_items", limit: VALUE_LIMITS.uniqueItems } });
+    const duplicate = await client.callTool({ name: "hostile__unique_items", arguments: { ids: [1, 2, 1] } });
+    expect(meta(duplicate)).toMatchObject({ code: "invalid_arguments" });
+    const fine = await client.callTool({ name: "hostile__unique_items", arguments: uniqueItemsArguments(VALUE_LIMITS.uniqueItems) });
+    expect(fine.isError).toBeFalsy();
+  });
+});
