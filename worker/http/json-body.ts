@@ -49,7 +49,8 @@ export function jsonBody(): MiddlewareHandler<AppEnv> {
     }
     const text = await readBoundedText(c.req.raw.body, MAX_BODY_BYTES);
     // The route reads this copy of the request, never the unbounded original stream.
-    c.req.raw = new Request(c.req.raw, { body: text });
+    // An empty body stays empty: a "" body would gain a text/plain content type.
+    c.req.raw = new Request(c.req.raw, { body: text || null });
     if (!type) {
       if (text.length === 0) return next();
       throw new ApiError("unsupported_media_type", { message: "Send the request body as application/json" });
