@@ -29,7 +29,7 @@ import {
   requireIfMatch,
   requireTool,
   requireWritableTool,
-  unwrap,
+  unwrapDraftWrite,
   workspaceStub,
 } from "./routes.support.ts";
 import { findVersion, listVersions, previousVersion, toVersionRecord, versionsAfter, type StoredVersion } from "./versions.store.ts";
@@ -65,7 +65,7 @@ draftRoutes.openapi(
     description:
       "Source that parses is formatted first. An identical save (same formatted source and config) changes nothing: " +
       "`created: false`, same etag, no quota used. 428 `precondition_required` without If-Match, 412 `precondition_failed` " +
-      "with the current etag when it is stale, 413 `source_too_large`/`config_too_large`/`history_full`, 429 `rate_limited`.",
+      "when it is stale, with the current etag only for a caller holding hooks:read, 413 `source_too_large`/`config_too_large`/`history_full`, 429 `rate_limited`.",
     middleware: guard("hooks:write"),
     request: { params: HookParams, headers: IfMatchHeader, body: jsonBody(PutDraftBody) },
     responses: { 200: json(SavedDraftSchema, "Saved"), ...errorResponses(400, 404, 409, 412, 413, 428, 429) },
@@ -81,7 +81,8 @@ draftRoutes.openapi(
     // Formatting must never make a save fail: a draft it would push over the limit is kept as written.
     const source = utf8Bytes(formatted) > SOURCE_MAX_BYTES ? body.source : formatted;
     const note = body.note ?? null;
-    const saved = unwrap(
+    const saved = unwrapDraftWrite(
+      c,
       await workspaceStub(c.env, ws).saveHookDraft({
         workspaceId: ws,
         toolUid,
@@ -196,7 +197,8 @@ draftRoutes.openapi(
     const version = await requireVersion(c.env, ws, toolUid, versionId);
     const ifMatch = requireIfMatch(c);
     const restoreNote = (c.req.valid("json") as { note?: string } | undefined)?.note ?? null;
-    const saved = unwrap(
+    const saved = unwrapDraftWrite(
+      c,
       await workspaceStub(c.env, ws).saveHookDraft({
         workspaceId: ws,
         toolUid,

@@ -240,6 +240,37 @@ describe("history reads", () => {
 });
 
 describe("access", () => {
+  it("answers a stale save or restore by a hooks:write key without hooks:read with a 412 that carries no etag", async ({ expect }) => {
+    const g = await hookGateway();
+    const first = await g.save({ source: SEARCH_HOOK }, '"empty"');
+    const second = await g.save({ source: searchHookVariant(1) }, first.body.etag);
+    const writeOnly = keyCaller(await createKey(g, ["hooks:write"]));
+    expect((await g.draft(writeOnly)).status).toBe(403);
+
+    const stale = await g.save({ source: searchHookVariant(2) }, '"empty"', writeOnly);
+    expect(stale.status).toBe(412);
+    expect(stale.body).toEqual({
+      error: {
+        code: "precondition_failed",
+        message: "The If-Match etag is not the draft's current one; reading the current etag needs the 'hooks:read' scope",
+      },
+    });
+    expect(stale.headers.get("etag")).toBeNull();
+    const restore = await g.call(writeOnly, `${g.base()}/versions/${first.body.versionId}/restore`, {
+      method: "POST",
+      headers: { "if-match": first.body.etag },
+    });
+    expect(restore.status).toBe(412);
+    expect(restore.body.error.details).toBeUndefined();
+    expect(restore.headers.get("etag")).toBeNull();
+
+    // With the etag it was given, the same key writes as usual; a reader still gets the etag on a 412.
+    expect((await g.save({ source: searchHookVariant(2) }, second.body.etag, writeOnly)).status).toBe(200);
+    const readerStale = await g.save({ source: searchHookVariant(3) }, '"empty"');
+    expect(readerStale.body.error.details.etag).toMatch(/^"hv_/);
+    expect(await versionCount(g.ws, g.toolUid)).toBe(3);
+  });
+
   it("needs hooks:read to read and hooks:write to change; other workspaces' tools are not found", async ({ expect }) => {
     const g = await hookGateway();
     const reader = keyCaller(await createKey(g, ["hooks:read"]));
