@@ -4,7 +4,7 @@
 // (and saves) the URLs and keys. A second run reuses the same data.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startDemoUpstream } from "../demo/upstream/http.ts";
 
@@ -66,7 +66,7 @@ stopWith(gateway, () => upstream.close());
 
 await waitForGateway();
 const credentials = await seed();
-writeFileSync(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`);
+writeOwnerOnly(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`);
 console.log(`
 Rayrun is running.
   Console          ${apiUrl}/
@@ -84,7 +84,17 @@ Saved to ${credentialsFile}. Press Ctrl-C to stop.
 function ensureDevSecrets(): void {
   if (existsSync(devVarsFile)) return;
   const lines = [`BOOTSTRAP_SECRET=${randomBytes(24).toString("base64url")}`, `SECRETS_KEY=${randomBytes(32).toString("base64")}`];
-  writeFileSync(devVarsFile, `${lines.join("\n")}\n`, { mode: 0o600 });
+  writeOwnerOnly(devVarsFile, `${lines.join("\n")}\n`);
+}
+
+/**
+ * Keys and secrets are readable by this user only (0600). `mode` applies only
+ * when the file is created, so the chmod also fixes a file an earlier run left
+ * world-readable.
+ */
+function writeOwnerOnly(file: string, text: string): void {
+  writeFileSync(file, text, { mode: 0o600 });
+  chmodSync(file, 0o600);
 }
 
 function devSecret(name: string): string {

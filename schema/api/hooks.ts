@@ -14,6 +14,26 @@ const Channel = z.enum(["browser", "api", "cli"]);
 /** Any JSON value; typed, so config and arguments reach the workspace Durable Object as JSON types. */
 const JsonValue = z.json().openapi("JsonValue");
 const JsonObject = z.record(z.string(), JsonValue);
+
+/** How deep a hook request's JSON (config, test arguments, mock result) may nest; hashing and diffing recurse over it. */
+export const HOOK_JSON_MAX_DEPTH = 64;
+
+/** Whether `value` nests deeper than `maxDepth` objects and arrays, measured without recursion. */
+export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, depth] = next;
+    if (node === null || typeof node !== "object") continue;
+    if (depth > maxDepth) return true;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const depthBound = { message: `Nested deeper than ${HOOK_JSON_MAX_DEPTH} levels` };
+const notTooDeep = (value: unknown) => !nestsDeeperThan(value, HOOK_JSON_MAX_DEPTH);
+/** A JSON object sent to a hook route: bounded depth, refused as 400 `invalid_request` naming the field. */
+const RequestJsonObject = JsonObject.refine(notTooDeep, depthBound);
 const Stage = z.enum(["before", "after"]);
 
 export const IfMatchHeader = z.object({
@@ -50,7 +70,9 @@ export const DraftSchema = z
 export const PutDraftBody = z
   .object({
     source: z.string().openapi({ description: "TypeScript; formatted on save when it parses, stored unchanged when it does not" }),
-    config: JsonObject.optional().openapi({ description: "Non-secret JSON object deployed with revisions; `{}` when omitted" }),
+    config: RequestJsonObject.optional().openapi({
+      description: `Non-secret JSON object deployed with revisions; \`{}\` when omitted; at most ${HOOK_JSON_MAX_DEPTH} levels deep`,
+    }),
     note: z.string().max(1000).optional(),
   })
   .openapi("PutHookDraft");
@@ -135,14 +157,14 @@ export const CompiledSchema = z
 export const TestBody = z
   .object({
     stage: Stage,
-    arguments: JsonObject.openapi({ description: "The client's public arguments, for either stage" }),
-    upstreamArguments: JsonObject.optional().openapi({
+    arguments: RequestJsonObject.openapi({ description: "The client's public arguments, for either stage" }),
+    upstreamArguments: RequestJsonObject.optional().openapi({
       description:
         "For after: the arguments that went upstream. Default: what the draft's before returns for `arguments` (as live), " +
         "or `arguments` when the hook has no before",
     }),
-    result: z.unknown().optional().openapi({ description: "Required for after: the mock upstream result" }),
-    config: JsonObject.optional().openapi({ description: "Default: the draft's config" }),
+    result: z.unknown().refine(notTooDeep, depthBound).optional().openapi({ description: "Required for after: the mock upstream result" }),
+    config: RequestJsonObject.optional().openapi({ description: "Default: the draft's config" }),
   })
   .openapi("TestHook");
 

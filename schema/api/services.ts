@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+/** Tab, space and visible ASCII: CR, LF and NUL break every request, and non-ASCII is sent as whatever bytes the runtime picks. */
+const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 /** Headers the gateway itself controls; a service may not override them. */
 const RESERVED_HEADERS = new Set([
   "host",
@@ -18,7 +20,7 @@ export const SecretHeadersSchema = z
       .string()
       .regex(HEADER_NAME, "not a valid header name")
       .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), "this header is set by the gateway"),
-    z.string().max(8192),
+    z.string().max(8192).regex(HEADER_VALUE, "header values may contain only tab, space and visible ASCII (no CR, LF or other controls)"),
   )
   .refine((headers) => Object.keys(headers).length <= 20, "at most 20 secret headers")
   .openapi({ description: "Sent to the upstream on every request; encrypted at rest and never returned" });

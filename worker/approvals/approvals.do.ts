@@ -10,6 +10,11 @@ export type ApprovalSource = "policy" | "hook";
 /** How long a request stays decidable, and an approval usable. Documented in the README. */
 export const APPROVAL_TTL_MS = 60 * 60 * 1000;
 
+/** Unexpired pending requests one workspace may hold; a new request past it is refused with `approval_limit`. */
+export const MAX_PENDING_APPROVALS = 100;
+/** The largest transformed arguments (UTF-8 JSON) held for an approver; the call path refuses larger ones with `approval_limit`. */
+export const MAX_APPROVAL_ARGUMENTS_BYTES = 64 * 1024;
+
 /** What the call path asks for: one exact call by one key, under one active revision. */
 export interface ApprovalRequest {
   toolUid: string;
@@ -36,7 +41,11 @@ export interface Approval extends ApprovalRequest {
   usedAt: string | null;
 }
 
-export type ClaimResult = { claimed: true; approval: Approval } | { claimed: false; approval: Approval };
+export type ClaimResult =
+  | { claimed: true; approval: Approval }
+  | { claimed: false; approval: Approval }
+  /** No approval for this call yet, and the workspace already holds MAX_PENDING_APPROVALS pending requests. */
+  | { claimed: false; pendingFull: true };
 
 interface ApprovalRow {
   id: string;
@@ -92,7 +101,8 @@ export class ApprovalStore {
   /**
    * For one exact call (key, tool, active revision, transformed-call hash):
    * consume an approved, unused, unexpired approval if there is one; otherwise
-   * return the pending request for it, creating one if needed.
+   * return the pending request for it, creating one if needed and the
+   * workspace holds fewer than MAX_PENDING_APPROVALS pending requests.
    */
   claimOrRequest(request: ApprovalRequest, newId: string, now = Date.now()): ClaimResult {
     const match = (status: ApprovalStatus) =>
@@ -116,6 +126,11 @@ export class ApprovalStore {
     }
     const pending = match("pending");
     if (pending) return { claimed: false, approval: toApproval(pending, now) };
+
+    const waiting = this.#sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM approvals WHERE status = 'pending' AND expires_at > ?", now)
+      .one().n;
+    if (waiting >= MAX_PENDING_APPROVALS) return { claimed: false, pendingFull: true };
 
     this.#sql.exec(
       `INSERT INTO approvals (id, tool_uid, public_name, key_id, revision_id, call_hash, arguments, reason, message, source, status,

@@ -22,7 +22,9 @@ describe("approval messages", () => {
   it("shows the hook's message beside its reason code in the list, the approval and the decision", async () => {
     const workspace = await createWorkspace();
     // The call path's own way in: the workspace's typed client.
-    const { approval } = await workspaceClient(env, workspace.ws).claimOrRequestApproval(hookRequest);
+    const claim = await workspaceClient(env, workspace.ws).claimOrRequestApproval(hookRequest);
+    if (!("approval" in claim)) throw new Error("the workspace's pending approvals are full");
+    const { approval } = claim;
     const expected = {
       id: approval.id,
       reason: "large_refund",
@@ -46,13 +48,15 @@ describe("approval messages", () => {
 
   it("keeps a policy approval's message null", async () => {
     const workspace = await createWorkspace();
-    const { approval } = await workspaceClient(env, workspace.ws).claimOrRequestApproval({
+    const claim = await workspaceClient(env, workspace.ws).claimOrRequestApproval({
       ...hookRequest,
       revisionId: null,
       reason: "policy_approval",
       message: null,
       source: "policy",
     });
+    if (!("approval" in claim)) throw new Error("the workspace's pending approvals are full");
+    const { approval } = claim;
     const denied = await api(`/v1/workspaces/${workspace.ws}/approvals/${approval.id}/deny`, { method: "POST", key: workspace.adminKey });
     expect(denied.status).toBe(200);
     expect(denied.body).toMatchObject({ reason: "policy_approval", message: null, status: "denied" });

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { api, connectMcp, createKey, eventually, upstreamReceived } from "../../test/helpers.ts";
 import { hookGateway, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
+import { LOG_DETAIL_ALLOWANCE_BYTES, LOG_DETAIL_ROW_BYTES } from "../logs/log-details.ts";
 import { applyLogRetention } from "../logs/logs.store.ts";
 
 const META = "dev.rayrun/error";
@@ -354,5 +355,56 @@ describe("hook log details", () => {
     const cleared = await logsOf(gateway, gateway.writerKey);
     expect(cleared.map((row) => row.details)).toEqual([null, null, null, null]);
     expect(cleared.map((row) => row.outcome)).toEqual(["return", "continue", "return", "continue"]);
+  });
+
+  it("caps a log-heavy hook's details per row and per workspace, and never fails the call for it", async ({ expect }) => {
+    // 100 entries of 2,000 characters and 8 KB of data: about 1 MB of logs from one stage run.
+    const chatty = SEARCH_HOOK.replace(
+      'context.log.info("searching", { query: args.query });',
+      'for (let i = 0; i < 100; i++) context.log.info(String(i).padEnd(2000, "x"), { pad: "y".repeat(8000) });',
+    );
+    const gateway = await hookGateway();
+    await deployed(gateway, chatty);
+    await api(`/v1/workspaces/${gateway.ws}`, { method: "PATCH", key: gateway.adminKey, body: { detailPolicy: "payloads" } });
+    await api(`/v1/workspaces/${gateway.ws}/services/${gateway.service.id}`, {
+      method: "PATCH",
+      key: gateway.adminKey,
+      body: { payloadCapture: true },
+    });
+    const client = await connectMcp(gateway.clientKey);
+    const call = () => client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
+    const beforeRows = async (count: number) =>
+      (
+        await eventually(
+          () => logsOf(gateway, gateway.writerKey, "?stage=before"),
+          (rows) => rows.length === count,
+        )
+      ).map((row) => row.details);
+
+    expect((await call()).isError).toBeFalsy();
+    const [truncated] = await beforeRows(1);
+    expect(new TextEncoder().encode(JSON.stringify(truncated)).byteLength).toBeLessThanOrEqual(LOG_DETAIL_ROW_BYTES);
+    expect(truncated.limited).toEqual({ code: "log_details_truncated", bytes: expect.any(Number), logsDropped: expect.any(Number) });
+    expect(truncated.limited.bytes).toBeGreaterThan(1_000_000);
+    // The first entries are kept, in order; the rest are counted.
+    expect(truncated.logs.map((entry: { message: string }) => entry.message.slice(0, 2))).toEqual(["0x", "1x", "2x"]);
+    expect(truncated.limited.logsDropped).toBe(97);
+
+    // A workspace whose rolling allowance is spent keeps metadata only; the call still succeeds.
+    await env.DB.prepare("UPDATE log_detail_usage SET bytes = ? WHERE workspace_id = ?").bind(LOG_DETAIL_ALLOWANCE_BYTES, gateway.ws).run();
+    expect((await call()).isError).toBeFalsy();
+    const [spent] = await beforeRows(2);
+    expect(spent).toEqual({ limited: { code: "log_detail_allowance", bytes: expect.any(Number) } });
+    const usage = await env.DB.prepare("SELECT SUM(bytes) AS bytes FROM log_detail_usage WHERE workspace_id = ?").bind(gateway.ws).first();
+    expect(usage).toEqual({ bytes: LOG_DETAIL_ALLOWANCE_BYTES });
+
+    // Once the spent hour leaves the 24-hour window, details are captured again.
+    await applyLogRetention(env.DB, Date.now() + 25 * 3600 * 1000);
+    expect(await env.DB.prepare("SELECT hour FROM log_detail_usage WHERE workspace_id = ?").bind(gateway.ws).all()).toMatchObject({
+      results: [],
+    });
+    expect((await call()).isError).toBeFalsy();
+    const [again] = await beforeRows(3);
+    expect(again.limited).toMatchObject({ code: "log_details_truncated" });
   });
 });

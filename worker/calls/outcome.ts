@@ -16,6 +16,7 @@ export const GATEWAY_REFUSAL_CODES = [
   "invalid_arguments",
   "invalid_upstream_arguments",
   "approval_required",
+  "approval_limit",
   "hook_failed",
   "hook_outdated",
   "hook_unavailable",

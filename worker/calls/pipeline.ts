@@ -1,5 +1,6 @@
 import { CallToolResultSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
+import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS } from "../approvals/approvals.do.ts";
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
 import { afterInput, afterResult, beforeInput, stageContext, type StageCall } from "../hooks/stage-call.ts";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
@@ -118,14 +119,35 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   // A policy approval holds even when the hook asks for none, and the hook's holds under an allowing policy.
   if (access.needsApproval || hookApproval) {
     const reason = hookApproval?.reason ?? (access.needsApproval ? access.approvalReason : "policy_approval");
+    const argumentsJson = JSON.stringify(upstreamArguments);
+    const argumentsBytes = new TextEncoder().encode(argumentsJson).byteLength;
+    if (argumentsBytes > MAX_APPROVAL_ARGUMENTS_BYTES) {
+      return refuse(
+        state,
+        "approval_limit",
+        `This call needs a human approval (${reason}), but its arguments are too large to hold for an approver (${argumentsBytes} bytes, at most ${MAX_APPROVAL_ARGUMENTS_BYTES})`,
+        revisionId,
+        { reason, limit: "approval_arguments_bytes", bytes: argumentsBytes, max: MAX_APPROVAL_ARGUMENTS_BYTES },
+      );
+    }
     const claim = await claimApproval(
       state,
       active,
       upstreamArguments,
+      argumentsJson,
       hookApproval ? "hook" : "policy",
       reason,
       hookApproval?.message ?? null,
     );
+    if ("pendingFull" in claim) {
+      return refuse(
+        state,
+        "approval_limit",
+        `This call needs a human approval (${reason}), but the workspace already has ${MAX_PENDING_APPROVALS} approvals waiting; ask an approver to decide them, or retry after they expire`,
+        revisionId,
+        { reason, limit: "pending_approvals", max: MAX_PENDING_APPROVALS },
+      );
+    }
     if (!claim.claimed) {
       return refuse(
         state,
@@ -330,6 +352,7 @@ async function claimApproval(
   state: CallState,
   active: DeployedRevision | null,
   upstreamArguments: JsonObject,
+  argumentsJson: string,
   source: "policy" | "hook",
   reason: string,
   message: string | null,
@@ -342,7 +365,7 @@ async function claimApproval(
     keyId: input.keyId,
     revisionId: active?.revisionId ?? null,
     callHash,
-    argumentsJson: JSON.stringify(upstreamArguments),
+    argumentsJson,
     reason,
     message,
     source,

@@ -1,6 +1,7 @@
 import { env, createScheduledController, createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, it } from "vitest";
 import worker from "../index.ts";
+import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS } from "../approvals/approvals.do.ts";
 import { api, connectMcp, createKey, demoGateway, eventually, upstreamReceived } from "../../test/helpers.ts";
 
 const META = "dev.rayrun/error";
@@ -82,6 +83,60 @@ describe("policy approvals", () => {
     const afterDeny = await otherClient.callTool({ name: "demo__delete_record", arguments: { id: "r9" } });
     expect((afterDeny._meta as Record<string, any>)[META].code).toBe("approval_required");
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
+});
+
+describe("approval allowances", () => {
+  it("refuses with approval_limit once the workspace holds 100 pending approvals, and frees a slot on a decision", async ({ expect }) => {
+    const gateway = await demoGateway();
+    await setPolicy(gateway, "delete_record", "approval");
+    const client = await connectMcp(gateway.clientKey);
+    const call = (id: string) => client.callTool({ name: "demo__delete_record", arguments: { id } });
+    const pendingIds: string[] = [];
+    for (let n = 0; n < MAX_PENDING_APPROVALS; n++) {
+      const result = await call(`r${n}`);
+      expect((result._meta as Record<string, any>)[META].code).toBe("approval_required");
+      pendingIds.push((result._meta as Record<string, any>)[META].details.approvalId);
+    }
+    const full = await call("one-too-many");
+    expect(full.isError).toBe(true);
+    expect((full._meta as Record<string, any>)[META]).toEqual({
+      code: "approval_limit",
+      message: expect.stringContaining(`${MAX_PENDING_APPROVALS} approvals waiting`),
+      details: { tool: "demo__delete_record", reason: "policy_approval", limit: "pending_approvals", max: MAX_PENDING_APPROVALS },
+    });
+    // Asking again for a call that already waits is not a new request.
+    expect((await call("r0"))._meta).toMatchObject({ [META]: { code: "approval_required", details: { approvalId: pendingIds[0] } } });
+
+    await api(`/v1/workspaces/${gateway.ws}/approvals/${pendingIds[0]}/deny`, { method: "POST", key: gateway.adminKey });
+    expect((await call("one-too-many"))._meta).toMatchObject({ [META]: { code: "approval_required" } });
+    expect((await call("and-another"))._meta).toMatchObject({ [META]: { code: "approval_limit" } });
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
+
+  it("refuses with approval_limit a call whose arguments are over 64 KiB, storing nothing", async ({ expect }) => {
+    const gateway = await demoGateway();
+    await setPolicy(gateway, "delete_record", "approval");
+    const client = await connectMcp(gateway.clientKey);
+    const id = "x".repeat(MAX_APPROVAL_ARGUMENTS_BYTES);
+    const result = await client.callTool({ name: "demo__delete_record", arguments: { id } });
+    expect(result.isError).toBe(true);
+    expect((result._meta as Record<string, any>)[META]).toEqual({
+      code: "approval_limit",
+      message: expect.stringContaining("too large to hold for an approver"),
+      details: {
+        tool: "demo__delete_record",
+        reason: "policy_approval",
+        limit: "approval_arguments_bytes",
+        bytes: JSON.stringify({ id }).length,
+        max: MAX_APPROVAL_ARGUMENTS_BYTES,
+      },
+    });
+    const listed = await api(`/v1/workspaces/${gateway.ws}/approvals`, { key: gateway.adminKey });
+    expect(listed.body.approvals).toEqual([]);
+    // Just under the cap is held as usual.
+    const fits = await client.callTool({ name: "demo__delete_record", arguments: { id: id.slice(0, -100) } });
+    expect((fits._meta as Record<string, any>)[META].code).toBe("approval_required");
   });
 });
 

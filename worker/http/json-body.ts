@@ -2,32 +2,61 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./app.ts";
 import { ApiError } from "./errors.ts";
 
-const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+function tooLarge(): ApiError {
+  return new ApiError("payload_too_large", { message: `Request body exceeds ${MAX_BODY_BYTES} bytes` });
+}
+
+/**
+ * Reads a body stream as UTF-8, counting bytes as they arrive and cancelling
+ * the stream at the first byte over `maxBytes`. A Content-Length header cannot
+ * be trusted to be there (`Transfer-Encoding: chunked`), so the count is the bound.
+ */
+export async function readBoundedText(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
+  if (!body) return "";
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let received = 0;
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    received += value.byteLength;
+    if (received > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
 
 /**
  * Parses a JSON request body once, before route validation, so that malformed
  * JSON is its own error (`invalid_json`) instead of a generic schema failure.
- * Hono caches the parsed body, so the route's validator reuses it.
+ * The text is read under the byte bound, and the route's validator reads that
+ * text, so nothing downstream can read past the bound.
  */
 export function jsonBody(): MiddlewareHandler<AppEnv> {
   return async function jsonBody(c, next) {
     const method = c.req.method;
     if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
-    const length = Number(c.req.header("content-length") ?? "0");
-    if (length > MAX_BODY_BYTES) {
-      throw new ApiError("payload_too_large", { message: `Request body exceeds ${MAX_BODY_BYTES} bytes` });
-    }
+    // A declared length over the bound is refused before a byte is read.
+    if (Number(c.req.header("content-length") ?? "0") > MAX_BODY_BYTES) throw tooLarge();
     const type = c.req.header("content-type") ?? "";
+    if (type && !/^application\/json\b/i.test(type)) {
+      throw new ApiError("unsupported_media_type", { message: "Send the request body as application/json" });
+    }
+    const text = await readBoundedText(c.req.raw.body, MAX_BODY_BYTES);
+    // The route reads this copy of the request, never the unbounded original stream.
+    // An empty body stays empty: a "" body would gain a text/plain content type.
+    c.req.raw = new Request(c.req.raw, { body: text || null });
     if (!type) {
-      const text = await c.req.text();
       if (text.length === 0) return next();
       throw new ApiError("unsupported_media_type", { message: "Send the request body as application/json" });
     }
-    if (!/^application\/json\b/i.test(type)) {
-      throw new ApiError("unsupported_media_type", { message: "Send the request body as application/json" });
-    }
     try {
-      await c.req.json();
+      JSON.parse(text);
     } catch {
       throw new ApiError("invalid_json", { message: "The request body is not valid JSON" });
     }

@@ -1,3 +1,5 @@
+import { allowanceSpentJson, boundedDetailsJson, LOG_DETAIL_ALLOWANCE_BYTES, LOG_DETAIL_WINDOW_HOURS, usageHour } from "./log-details.ts";
+
 /** One row of the call log: a hook stage run, or a refusal/failure before or at dispatch. */
 export interface CallLogEntry {
   toolUid: string;
@@ -23,6 +25,14 @@ export interface StoredCallLog extends Omit<CallLogEntry, "details"> {
 const LOG_DETAIL_RETENTION_DAYS = 7;
 const LOG_RETENTION_DAYS = 30;
 
+/**
+ * The statements that write a call's rows, for one D1 batch (one transaction).
+ * Captured details are cut to the row cap, then counted against the
+ * workspace's rolling allowance in the same batch: each row's insert and its
+ * usage increment test the same condition on the usage table, which nothing
+ * else changes between the two, so concurrent calls cannot both spend the last
+ * bytes. Over the allowance the row stores a marker instead of its details.
+ */
 export function insertLogStatements(
   db: D1Database,
   workspaceId: string,
@@ -30,28 +40,41 @@ export function insertLogStatements(
   captureDetails: boolean,
   createdAt: string,
 ): D1PreparedStatement[] {
-  return entries.map((entry) =>
-    db
-      .prepare(
-        `INSERT INTO call_logs (workspace_id, tool_uid, request_id, stage, channel, outcome, code, duration_ms, revision_id,
-           shadow_differed, details, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .bind(
-        workspaceId,
-        entry.toolUid,
-        entry.requestId,
-        entry.stage,
-        entry.channel,
-        entry.outcome,
-        entry.code,
-        entry.durationMs,
-        entry.revisionId,
-        entry.shadowDiffered === null ? null : entry.shadowDiffered ? 1 : 0,
-        captureDetails && entry.details ? JSON.stringify(entry.details) : null,
-        createdAt,
-      ),
-  );
+  const hour = usageHour(createdAt);
+  const windowStart = hour - LOG_DETAIL_WINDOW_HOURS;
+  const withinAllowance = `COALESCE((SELECT SUM(bytes) FROM log_detail_usage WHERE workspace_id = ? AND hour > ?), 0) + ? <= ?`;
+  return entries.flatMap((entry) => {
+    const metadata = [
+      workspaceId,
+      entry.toolUid,
+      entry.requestId,
+      entry.stage,
+      entry.channel,
+      entry.outcome,
+      entry.code,
+      entry.durationMs,
+      entry.revisionId,
+      entry.shadowDiffered === null ? null : entry.shadowDiffered ? 1 : 0,
+    ];
+    const insert = (details: string) =>
+      `INSERT INTO call_logs (workspace_id, tool_uid, request_id, stage, channel, outcome, code, duration_ms, revision_id,
+         shadow_differed, details, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${details}, ?)`;
+    if (!captureDetails || !entry.details) return [db.prepare(insert("NULL")).bind(...metadata, createdAt)];
+    const details = boundedDetailsJson(entry.details);
+    const condition = [workspaceId, windowStart, details.bytes, LOG_DETAIL_ALLOWANCE_BYTES];
+    return [
+      db
+        .prepare(insert(`CASE WHEN ${withinAllowance} THEN ? ELSE ? END`))
+        .bind(...metadata, ...condition, details.json, allowanceSpentJson(details.bytes), createdAt),
+      db
+        .prepare(
+          `INSERT INTO log_detail_usage (workspace_id, hour, bytes) SELECT ?, ?, ? WHERE ${withinAllowance}
+           ON CONFLICT (workspace_id, hour) DO UPDATE SET bytes = bytes + excluded.bytes`,
+        )
+        .bind(workspaceId, hour, details.bytes, ...condition),
+    ];
+  });
 }
 
 export interface LogQuery {
@@ -123,7 +146,7 @@ export async function queryLogs(
   }));
 }
 
-/** The scheduled retention job: clear details past their retention, delete rows past theirs. */
+/** The scheduled retention job: clear details past their retention, delete rows past theirs, and spent allowance hours. */
 export async function applyLogRetention(db: D1Database, now = Date.now()): Promise<{ cleared: number; deleted: number }> {
   const day = 24 * 60 * 60 * 1000;
   const detailCutoff = new Date(now - LOG_DETAIL_RETENTION_DAYS * day).toISOString();
@@ -131,6 +154,8 @@ export async function applyLogRetention(db: D1Database, now = Date.now()): Promi
   const [cleared, deleted] = await db.batch([
     db.prepare("UPDATE call_logs SET details = NULL WHERE details IS NOT NULL AND created_at < ?").bind(detailCutoff),
     db.prepare("DELETE FROM call_logs WHERE created_at < ?").bind(rowCutoff),
+    // Hours that have left every workspace's rolling detail allowance.
+    db.prepare("DELETE FROM log_detail_usage WHERE hour <= ?").bind(usageHour(new Date(now).toISOString()) - LOG_DETAIL_WINDOW_HOURS),
   ]);
   return { cleared: cleared?.meta.changes ?? 0, deleted: deleted?.meta.changes ?? 0 };
 }

@@ -3,7 +3,7 @@ import { describe, it } from "vitest";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { demoGateway, ORIGIN } from "../../test/helpers.ts";
-import { readJsonBody } from "./mcp.body.ts";
+import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
 
 const accept = "application/json, text/event-stream";
 
@@ -61,6 +61,39 @@ describe("MCP request bodies", () => {
       expect(await gatewayAnswer(gateway.clientKey, init())).toEqual(expected);
     });
   }
+
+  it("refuses a body streamed without a Content-Length past 4 MiB with 413, without reading the rest", async ({ expect }) => {
+    const gateway = await demoGateway();
+    let pulled = 0;
+    // 64 MiB of JSON whitespace, produced only as the endpoint pulls it.
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 64 * 1024 * 1024) return controller.close();
+        pulled += 64 * 1024;
+        controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+      },
+    });
+    const answer = await gatewayAnswer(gateway.clientKey, { headers: { "content-type": "application/json", accept }, body });
+    expect(answer).toEqual({
+      status: 413,
+      body: { jsonrpc: "2.0", id: null, error: { code: -32000, message: expect.stringMatching(/too large/i) } },
+    });
+    expect(pulled).toBeLessThan(MAX_BODY_BYTES + 4 * 64 * 1024);
+  });
+
+  it("reads no more than the bound when a body runs past its declared Content-Length", async ({ expect }) => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 64 * 1024;
+        controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+      },
+    });
+    const read = await readJsonBody(new Request(`${ORIGIN}/mcp`, { method: "POST", headers: { "content-length": "2" }, body }));
+    expect("parsedBody" in read).toBe(false);
+    expect((await read.request.arrayBuffer()).byteLength).toBe(MAX_BODY_BYTES + 1);
+    expect(pulled).toBeLessThan(MAX_BODY_BYTES + 4 * 64 * 1024);
+  });
 
   it("serves a body streamed without a Content-Length", async ({ expect }) => {
     const gateway = await demoGateway();

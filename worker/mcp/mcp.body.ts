@@ -11,12 +11,14 @@ export type ReadBody = { request: Request; parsedBody?: unknown };
  * in one call, so the transport can skip its chunk-by-chunk reader (measurably
  * cheaper on every call). Everything else (no length, too large, not JSON)
  * reaches the transport with its bytes intact, so its own 413 and parse-error
- * answers stay exactly as they are.
+ * answers stay exactly as they are. A body without a Content-Length
+ * (`Transfer-Encoding: chunked`) is bounded by the transport, which counts
+ * bytes as it reads and stops at MAX_BODY_BYTES.
  */
 export async function readJsonBody(request: Request): Promise<ReadBody> {
   const declared = request.headers.get("content-length");
   if (declared === null || !request.body || !(Number(declared) <= MAX_BODY_BYTES)) return { request };
-  const bytes = await request.arrayBuffer();
+  const bytes = await readAtMost(request.body, MAX_BODY_BYTES + 1);
   if (bytes.byteLength <= MAX_BODY_BYTES) {
     try {
       // The transport decodes the same way (UTF-8, BOM dropped), then parses.
@@ -25,5 +27,27 @@ export async function readJsonBody(request: Request): Promise<ReadBody> {
       // Not JSON: the transport reads the same bytes and answers with its parse error.
     }
   }
+  // Over the bound despite the declared length: one byte past it is enough for the transport's 413.
   return { request: new Request(request, { body: bytes }) };
+}
+
+/** The stream's first `limit` bytes (all of it when shorter); the rest is cancelled, never read. */
+async function readAtMost(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  while (received < limit) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value.byteLength > limit - received ? value.subarray(0, limit - received) : value);
+    received += Math.min(value.byteLength, limit - received);
+  }
+  if (received >= limit) await reader.cancel().catch(() => undefined);
+  const bytes = new Uint8Array(received);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
 }

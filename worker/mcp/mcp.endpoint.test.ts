@@ -1,4 +1,5 @@
 import { describe, it } from "vitest";
+import { ECHOED_NAME_CHARS } from "./mcp.endpoint.ts";
 import {
   addService,
   api,
@@ -101,6 +102,21 @@ describe("client MCP endpoint", () => {
       "MCP error -32602: Unknown tool: demo__delete_record",
     );
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
+
+  it("echoes at most 128 characters of an unknown tool's name", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const client = await connectMcp(gateway.clientKey);
+    const name = `demo__${"x".repeat(1024 * 1024)}`;
+    const error = await client.callTool({ name, arguments: {} }).then(
+      () => null,
+      (thrown: Error) => thrown,
+    );
+    expect(error?.message).toMatch(/^MCP error -32602: /);
+    expect(error?.message.endsWith(`Unknown tool: ${name.slice(0, ECHOED_NAME_CHARS)}…`)).toBe(true);
+    expect(error?.message.length).toBeLessThan(256);
+    // A short name is echoed whole.
+    await expect(client.callTool({ name: "demo__nope", arguments: {} })).rejects.toThrow(/Unknown tool: demo__nope$/);
   });
 
   it("refuses a tool under approval policy with approval_required, without contacting the upstream", async ({ expect }) => {

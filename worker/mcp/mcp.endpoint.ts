@@ -124,10 +124,20 @@ function toWire(outcome: CallOutcome, publicName: string): CallToolResult {
       return refusal(outcome.code, outcome.message, outcome.details);
     case "hidden":
       // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${publicName}`);
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${echoedName(publicName)}`);
     case "upstream_rpc_error":
       throw new UpstreamRpcError(outcome.error);
   }
+}
+
+/** How much of a client-supplied name an error repeats: enough to recognise it, never the client's megabyte back. */
+export const ECHOED_NAME_CHARS = 128;
+
+function echoedName(name: string): string {
+  if (name.length <= ECHOED_NAME_CHARS) return name;
+  // Never end on half of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(name.charAt(ECHOED_NAME_CHARS - 1)) ? ECHOED_NAME_CHARS - 1 : ECHOED_NAME_CHARS;
+  return `${name.slice(0, end)}…`;
 }
 
 async function writeLogs(env: Env, workspaceId: string, captureDetails: boolean, entries: CallLogEntry[]): Promise<void> {

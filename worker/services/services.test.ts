@@ -57,11 +57,44 @@ describe("connecting a service", () => {
     ["https://localhost/mcp", "Service URL refused: host localhost is internal"],
     ["https://[::1]/mcp", "Service URL refused: address [::1] is private, loopback, link-local or reserved"],
     ["https://user:pw@example.com/mcp", "Service URL refused: credentials in the URL are not allowed; use secret headers"],
+    ["https://metadata/computeMetadata/v1/", "Service URL refused: host metadata is a single-label (internal) name"],
+    ["https://instance-data./latest", "Service URL refused: host instance-data is a single-label (internal) name"],
   ])("refuses %s with 400 url_not_allowed", async (url, message) => {
     const workspace = await createWorkspace();
     const res = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body: { slug: "bad", url } });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: { code: "url_not_allowed", message, details: { field: "json.url" } } });
+  });
+
+  it("refuses a secret header value with CR, LF or another control character, on create and on update", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const message = "header values may contain only tab, space and visible ASCII (no CR, LF or other controls)";
+    for (const value of ["token\r\nX-Injected: 1", "token\n", "tok\u0000en", "tok\u007fen", "tok\u2028en", "caf\u00e9"]) {
+      const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
+        key: workspace.adminKey,
+        body: { slug: "crlf", url: `${upstreamOrigin()}/t/${newTag()}/mcp`, headers: { "X-Api-Key": value } },
+      });
+      expect(created.status, JSON.stringify(value)).toBe(400);
+      expect(created.body.error).toEqual({
+        code: "invalid_request",
+        message: `Invalid json.headers.X-Api-Key: ${message}`,
+        details: { issues: [{ field: "json.headers.X-Api-Key", message }] },
+      });
+    }
+    expect((await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey })).body.services).toEqual([]);
+
+    const service = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "ok", url: `${upstreamOrigin()}/t/${newTag()}/mcp`, headers: { "X-Api-Key": "tab\tand space" } },
+    });
+    expect(service.status).toBe(201);
+    const patched = await api(`/v1/workspaces/${workspace.ws}/services/${service.body.service.id}`, {
+      method: "PATCH",
+      key: workspace.adminKey,
+      body: { headers: { Authorization: "Bearer x\r\n" } },
+    });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.details.issues).toEqual([{ field: "json.headers.Authorization", message }]);
   });
 
   it("refuses a redirect to the metadata address", async ({ expect }) => {
@@ -254,5 +287,8 @@ describe("URL policy", () => {
       expect(checkUpstreamUrl(url, new Set()), url).toMatchObject({ ok: false });
     }
     expect(checkUpstreamUrl("https://[2606:4700:4700::1111]/", new Set())).toMatchObject({ ok: true });
+    // A single-label name passes only when the dev allow-list names it.
+    expect(checkUpstreamUrl("https://metadata/", new Set())).toMatchObject({ ok: false });
+    expect(checkUpstreamUrl("http://upstream:8788/mcp", new Set(["upstream"]))).toMatchObject({ ok: true });
   });
 });

@@ -33,6 +33,8 @@ export function checkUpstreamUrl(raw: string, allowList: ReadonlySet<string>): U
 
   if (url.protocol !== "https:") return { ok: false, reason: "only https URLs are allowed" };
   if (BLOCKED_HOSTNAMES.some((pattern) => pattern.test(host))) return { ok: false, reason: `host ${host} is internal` };
+  // A single-label name (`metadata`, `instance-data`) resolves through the network's search domains, i.e. inside it.
+  if (!host.startsWith("[") && !host.includes(".")) return { ok: false, reason: `host ${host} is a single-label (internal) name` };
   const ipv4 = parseIpv4(host);
   if (ipv4 && isPrivateIpv4(ipv4)) return { ok: false, reason: `address ${host} is private, loopback, link-local or reserved` };
   if (host.startsWith("[") && isPrivateIpv6(host.slice(1, -1))) {

@@ -68,6 +68,8 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
   // 2: the approver's readable message (null for policy approvals), and compile
   // attempts counted per actor in ActorQuotaDO instead of per workspace here.
   ["ALTER TABLE approvals ADD COLUMN message TEXT", "DELETE FROM quota_events WHERE quota = 'compile_attempts'"],
+  // 3: pending approvals are counted against the workspace's allowance; this index reads only those rows.
+  ["CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (expires_at) WHERE status = 'pending'"],
 ];
 
 export const CURRENT_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;

@@ -23,7 +23,16 @@ import { nowIso } from "../../lib/ids.ts";
 import { formatHookSource, SOURCE_MAX_BYTES, type FormatOutcome } from "../compiler/index.ts";
 import { contentHash, utf8Bytes, versionBytes } from "./content.ts";
 import type { JsonObject } from "./lifecycle.types.ts";
-import { assertDraftSizes, cursorOf, hookActor, requireIfMatch, requireTool, requireWritableTool, unwrap } from "./routes.support.ts";
+import {
+  assertDraftSizes,
+  cursorOf,
+  hookActor,
+  requireIfMatch,
+  requireTool,
+  requireWritableTool,
+  unwrapDraftWrite,
+  unwrap,
+} from "./routes.support.ts";
 import { findVersion, listVersions, previousVersion, toVersionRecord, versionsAfter, type StoredVersion } from "./versions.store.ts";
 import { workspaceClient } from "../../workspaces/workspace.client.ts";
 
@@ -56,8 +65,8 @@ draftRoutes.openapi(
     tags,
     summary: "Save the draft under If-Match; every non-identical save is a new attributed version",
     description:
-      "The etag (428 `precondition_required` without If-Match, 412 `precondition_failed` with the current etag when it is " +
-      "stale) and the save quota (429 `rate_limited`) are checked before anything else. Then source that parses is formatted, " +
+      "The etag (428 `precondition_required` without If-Match, 412 `precondition_failed` when it is stale, with the current etag only for " +
+      "a caller holding hooks:read) and the save quota (429 `rate_limited`) are checked before anything else. Then source that parses is formatted, " +
       "within bounds: `formatted: false` with `formatSkipped` says it was stored as sent. An identical save (same formatted " +
       "source and config) changes nothing: `created: false`, same etag, no quota used. 413 `source_too_large`/" +
       "`config_too_large`/`history_full`.",

@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { api, createKey, createWorkspace } from "../../../test/helpers.ts";
+import { HOOK_JSON_MAX_DEPTH } from "../../../schema/api/hooks.ts";
 import { SOURCE_MAX_BYTES } from "../compiler/index.ts";
 import { browserCaller, hookGateway, keyCaller, SEARCH_HOOK, searchHookVariant } from "./lifecycle.fixtures.ts";
 import { QUOTAS } from "./quotas.do.ts";
@@ -100,6 +101,36 @@ describe("draft saves and etags", () => {
     expect(big.status).toBe(413);
     expect(big.body.error.code).toBe("config_too_large");
     expect(await versionCount(g.ws, g.toolUid)).toBe(0);
+  });
+
+  it("refuses config, test arguments or a mock result nested deeper than 64 levels with 400 invalid_request, writing nothing", async ({
+    expect,
+  }) => {
+    const g = await hookGateway();
+    // 3,000 levels in 6 KB: under the size limit, deep enough to overflow any recursive walk.
+    const deep = { a: JSON.parse(`${"[".repeat(3000)}1${"]".repeat(3000)}`) as unknown };
+    const saved = await g.save({ source: SEARCH_HOOK, config: deep }, '"empty"');
+    expect(saved.status).toBe(400);
+    expect(saved.body.error).toEqual({
+      code: "invalid_request",
+      message: `Invalid json.config: Nested deeper than ${HOOK_JSON_MAX_DEPTH} levels`,
+      details: { issues: [{ field: "json.config", message: `Nested deeper than ${HOOK_JSON_MAX_DEPTH} levels` }] },
+    });
+    expect(await versionCount(g.ws, g.toolUid)).toBe(0);
+
+    const nested = (depth: number): Record<string, unknown> => (depth === 1 ? { leaf: 1 } : { a: nested(depth - 1) });
+    const atLimit = await g.save({ source: SEARCH_HOOK, config: nested(HOOK_JSON_MAX_DEPTH) }, '"empty"');
+    expect(atLimit.status).toBe(200);
+    expect((await g.save({ source: SEARCH_HOOK, config: nested(HOOK_JSON_MAX_DEPTH + 1) }, atLimit.body.etag)).status).toBe(400);
+    for (const [field, body] of [
+      ["config", { stage: "before", arguments: { query: "sso" }, config: deep }],
+      ["arguments", { stage: "before", arguments: deep }],
+      ["result", { stage: "after", arguments: { query: "sso" }, result: deep }],
+    ] as const) {
+      const tested = await g.test(body);
+      expect(tested.status).toBe(400);
+      expect(tested.body.error.details.issues).toEqual([{ field: `json.${field}`, message: expect.stringContaining("Nested deeper") }]);
+    }
   });
 
   it("answers a save past the 64 MiB history allowance with 413 history_full and writes nothing", async ({ expect }) => {
@@ -205,6 +236,37 @@ describe("history reads", () => {
 });
 
 describe("access", () => {
+  it("answers a stale save or restore by a hooks:write key without hooks:read with a 412 that carries no etag", async ({ expect }) => {
+    const g = await hookGateway();
+    const first = await g.save({ source: SEARCH_HOOK }, '"empty"');
+    const second = await g.save({ source: searchHookVariant(1) }, first.body.etag);
+    const writeOnly = keyCaller(await createKey(g, ["hooks:write"]));
+    expect((await g.draft(writeOnly)).status).toBe(403);
+
+    const stale = await g.save({ source: searchHookVariant(2) }, '"empty"', writeOnly);
+    expect(stale.status).toBe(412);
+    expect(stale.body).toEqual({
+      error: {
+        code: "precondition_failed",
+        message: "The If-Match etag is not the draft's current one; reading the current etag needs the 'hooks:read' scope",
+      },
+    });
+    expect(stale.headers.get("etag")).toBeNull();
+    const restore = await g.call(writeOnly, `${g.base()}/versions/${first.body.versionId}/restore`, {
+      method: "POST",
+      headers: { "if-match": first.body.etag },
+    });
+    expect(restore.status).toBe(412);
+    expect(restore.body.error.details).toBeUndefined();
+    expect(restore.headers.get("etag")).toBeNull();
+
+    // With the etag it was given, the same key writes as usual; a reader still gets the etag on a 412.
+    expect((await g.save({ source: searchHookVariant(2) }, second.body.etag, writeOnly)).status).toBe(200);
+    const readerStale = await g.save({ source: searchHookVariant(3) }, '"empty"');
+    expect(readerStale.body.error.details.etag).toMatch(/^"hv_/);
+    expect(await versionCount(g.ws, g.toolUid)).toBe(3);
+  });
+
   it("needs hooks:read to read and hooks:write to change; other workspaces' tools are not found", async ({ expect }) => {
     const g = await hookGateway();
     const reader = keyCaller(await createKey(g, ["hooks:read"]));

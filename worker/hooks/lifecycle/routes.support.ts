@@ -23,6 +23,21 @@ export function unwrap<T>(outcome: Outcome<T>): { ok: true } & T {
   return outcome;
 }
 
+/**
+ * `unwrap` for a draft write (save, restore). A stale If-Match answers 412 with
+ * the current etag only to a caller who may read the draft (`hooks:read`): the
+ * etag is the current version id, and `hooks:write` alone must not learn that
+ * the draft changed or what it now is, nor get a way to overwrite it unseen.
+ */
+export function unwrapDraftWrite<T>(c: HookContext, outcome: Outcome<T>): { ok: true } & T {
+  if (!outcome.ok && outcome.code === "precondition_failed" && !c.get("actor").scopes.has("hooks:read")) {
+    throw new ApiError("precondition_failed", {
+      message: "The If-Match etag is not the draft's current one; reading the current etag needs the 'hooks:read' scope",
+    });
+  }
+  return unwrap(outcome);
+}
+
 export async function requireTool(env: Env, workspaceId: string, toolUid: string): Promise<ToolRecord> {
   const tool = await findTool(env.DB, workspaceId, toolUid);
   if (!tool) throw notFound("Tool");

@@ -1,0 +1,57 @@
+/**
+ * Bounds on the details a call-log row may store (README Limits). A live call
+ * never fails because of them: over a bound, the row keeps its metadata and its
+ * details say what was cut, under `limited`.
+ */
+
+/** The largest details JSON one row stores; past it, fields are shortened and hook logs kept up to the cap. */
+export const LOG_DETAIL_ROW_BYTES = 32 * 1024;
+/** Captured detail bytes one workspace may store per rolling window; past it, rows keep metadata only. */
+export const LOG_DETAIL_ALLOWANCE_BYTES = 32 * 1024 * 1024;
+export const LOG_DETAIL_WINDOW_HOURS = 24;
+
+/** A text field of a truncated row keeps this many characters. */
+const TRUNCATED_TEXT_CHARS = 2_000;
+/** Room kept for the `limited` marker itself. */
+const MARKER_BYTES = 256;
+
+const encoder = new TextEncoder();
+const utf8Bytes = (text: string) => encoder.encode(text).byteLength;
+
+/** The details JSON to store for one row, within LOG_DETAIL_ROW_BYTES. */
+export function boundedDetailsJson(details: Record<string, unknown>): { json: string; bytes: number } {
+  const json = JSON.stringify(details);
+  const bytes = utf8Bytes(json);
+  if (bytes <= LOG_DETAIL_ROW_BYTES) return { json, bytes };
+  const kept: Record<string, unknown> = {};
+  let room = LOG_DETAIL_ROW_BYTES - MARKER_BYTES;
+  for (const [key, value] of Object.entries(details)) {
+    if (key === "logs") continue;
+    const shortened = typeof value === "string" && value.length > TRUNCATED_TEXT_CHARS ? `${value.slice(0, TRUNCATED_TEXT_CHARS)}…` : value;
+    const size = utf8Bytes(JSON.stringify({ [key]: shortened }));
+    if (size > room) continue;
+    kept[key] = shortened;
+    room -= size;
+  }
+  // Hook logs are kept in order up to the cap, so a reader sees how the run began.
+  const logs = Array.isArray(details.logs) ? details.logs : [];
+  const keptLogs: unknown[] = [];
+  for (const entry of logs) {
+    const size = utf8Bytes(JSON.stringify(entry)) + 1;
+    if (size > room) break;
+    keptLogs.push(entry);
+    room -= size;
+  }
+  if (keptLogs.length) kept.logs = keptLogs;
+  kept.limited = { code: "log_details_truncated", bytes, ...(logs.length ? { logsDropped: logs.length - keptLogs.length } : {}) };
+  const truncated = JSON.stringify(kept);
+  return { json: truncated, bytes: utf8Bytes(truncated) };
+}
+
+/** What a row stores instead of its details once the workspace's allowance is spent. */
+export function allowanceSpentJson(bytes: number): string {
+  return JSON.stringify({ limited: { code: "log_detail_allowance", bytes } });
+}
+
+/** The usage bucket a row written at `createdAt` counts in. */
+export const usageHour = (createdAt: string) => Math.floor(Date.parse(createdAt) / 3_600_000);
