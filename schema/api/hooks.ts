@@ -32,8 +32,11 @@ export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
 
 const depthBound = { message: `Nested deeper than ${HOOK_JSON_MAX_DEPTH} levels` };
 const notTooDeep = (value: unknown) => !nestsDeeperThan(value, HOOK_JSON_MAX_DEPTH);
-/** A JSON object sent to a hook route: bounded depth, refused as 400 `invalid_request` naming the field. */
-const RequestJsonObject = JsonObject.refine(notTooDeep, depthBound);
+/**
+ * A JSON object sent to a hook route: bounded depth, refused as 400 `invalid_request` naming the field.
+ * Depth is checked before the recursive JSON type check, which would overflow the stack on deep input.
+ */
+const RequestJsonObject = z.record(z.string(), z.unknown()).refine(notTooDeep, depthBound).pipe(JsonObject);
 const Stage = z.enum(["before", "after"]);
 
 export const IfMatchHeader = z.object({

@@ -125,9 +125,9 @@ describe("workspace Durable Object schema", () => {
       const sql = state.storage.sql;
       expect(CURRENT_SCHEMA_VERSION).toBe(WORKSPACE_MIGRATIONS.length);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(history(sql).map((row) => row.version)).toEqual([1, 2]);
+      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3]);
       expect(names(sql, "table")).toEqual(["_schema_migrations", ...TABLES]);
-      expect(names(sql, "index")).toEqual(["approvals_by_call", "quota_events_window"]);
+      expect(names(sql, "index")).toEqual(["approvals_by_call", "approvals_pending", "quota_events_window"]);
       expect(columns(sql, "approvals")).toContain("message");
     });
   });
@@ -142,7 +142,7 @@ describe("workspace Durable Object schema", () => {
       // What the runtime does when such an object next starts.
       const upgraded = await startObject(state);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(names(sql, "index")).toEqual(["approvals_by_call", "quota_events_window"]);
+      expect(names(sql, "index")).toEqual(["approvals_by_call", "approvals_pending", "quota_events_window"]);
 
       expect(upgraded.hookDraft("tool_a")).toMatchObject({ source: "export default 1;", config: { prefix: "x" }, versionId: "hv_a" });
       expect(upgraded.toolDeployments("tool_a").active).toMatchObject({ revisionId: "rev_a", bundleBytes: 120, stages: ["before"] });

@@ -83,7 +83,8 @@ draftRoutes.openapi(
     assertDraftSizes(body.source, config);
     const workspace = workspaceClient(c.env, ws);
     // Refusals first: a save that will be refused must not cost a Prettier run.
-    unwrap(
+    unwrapDraftWrite(
+      c,
       await workspace.precheckHookDraftSave({ workspaceId: ws, toolUid, ifMatch, contentHash: await contentHash(body.source, config) }),
     );
     const formatting = await formatHookSource(body.source);
@@ -94,7 +95,8 @@ draftRoutes.openapi(
         : formatting;
     const { source } = outcome;
     const note = body.note ?? null;
-    const saved = unwrap(
+    const saved = unwrapDraftWrite(
+      c,
       await workspace.saveHookDraft({
         workspaceId: ws,
         toolUid,
@@ -221,7 +223,8 @@ draftRoutes.openapi(
     const version = await requireVersion(c.env, ws, toolUid, versionId);
     const ifMatch = requireIfMatch(c);
     const restoreNote = (c.req.valid("json") as { note?: string } | undefined)?.note ?? null;
-    const saved = unwrap(
+    const saved = unwrapDraftWrite(
+      c,
       await workspaceClient(c.env, ws).saveHookDraft({
         workspaceId: ws,
         toolUid,
