@@ -4,6 +4,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
+import { exponentialRefTool } from "../../worker/hooks/compiler/compiler.attacks.fixtures.ts";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
 
 /** One JSON-RPC message as it arrived, with the HTTP headers it came with. */
@@ -133,6 +134,9 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     }
     if (path === "/fixtures/hostile-schemas/mcp") {
       return serveMcp(hostileSchemaServer(), req, res, await readJson(req));
+    }
+    if (path === "/fixtures/exponential-refs/mcp") {
+      return serveMcp(listingServer([exponentialRefTool() as Tool], 10), req, res, await readJson(req));
     }
     const sessionful = /^\/fixtures\/sessions\/([\w-]+)\/(mcp|state)$/.exec(path);
     if (sessionful) return serveSessionful(sessionful[1]!, sessionful[2] === "state", req, res);

@@ -1,0 +1,308 @@
+// `npm run bench` part 2 (issue 12): while one workspace runs an attack whose
+// size it controls, another workspace's tools/call keeps its latency. One
+// gateway under wrangler dev (one isolate, as in production), a calm tenant
+// calling the demo upstream's tool, and an attacker with a hostile upstream.
+// Each figure is the calm tenant's p50 under the attack ÷ its p50 at rest,
+// measured in the same run (target ≤ 1.5×).
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startDemoUpstream } from "../demo/upstream/http.ts";
+import { nestedBracketsSource, prettierPathologicalSource, unrelatedVersions } from "../worker/hooks/compiler/compiler.attacks.fixtures.ts";
+import { evilPatternSubject, uniqueItemsArguments } from "../worker/lib/schema-bounds.fixtures.ts";
+import { fmt, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
+
+const root = join(import.meta.dirname, "..");
+const ports = { upstream: 18800, gateway: 18801, inspector: 18802 };
+const bootstrap = "bench-bootstrap-secret";
+/** Calm calls timed at rest and under each attack. */
+const CALM_CALLS = Number(process.env.BENCH_FAIRNESS_CALLS ?? 300);
+/** Concurrent attack loops: more than the calm tenant's one client, as an attacker would. */
+const ATTACKERS = 4;
+/**
+ * Hourly quotas (120 compiles per key, 120 draft saves per workspace) would turn
+ * a long attack into cheap 429s; the attacker spreads its requests over this many
+ * workspaces, so what is measured is the bounded work, not the rate limit.
+ */
+const ATTACKER_WORKSPACES = 8;
+const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+interface Attack {
+  /** Issue 12's item number and what the attacker sends. */
+  label: string;
+  /** One attack request; resolves to the error code the gateway answered with (or "ok"). */
+  send(target: AttackerTarget): Promise<string>;
+  /** The code(s) that show the bound did its job. */
+  expected: string[];
+}
+
+interface AttackerTarget {
+  admin: string;
+  ws: string;
+  clientKey: string;
+  /** toolUid of each hostile tool, by name. */
+  tools: Record<string, string>;
+  /** versionIds saved for the diff attack. */
+  diffVersion: string;
+}
+
+export interface FairnessAttackFigures {
+  label: string;
+  calm: Figures;
+  attackRequests: number;
+  /** Answers by code, to show that the bound (not a rate limit) answered. */
+  codes: Record<string, number>;
+  expected: string[];
+}
+
+export interface FairnessBench {
+  rest: Figures;
+  attacks: FairnessAttackFigures[];
+}
+
+export async function benchFairness(): Promise<FairnessBench> {
+  const persist = mkdtempSync(join(tmpdir(), "rayrun-fairness-"));
+  const upstream = await startDemoUpstream({ port: ports.upstream, host: "127.0.0.1", fixtures: true });
+  const gateway = start(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--local",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(ports.gateway),
+      "--inspector-port",
+      String(ports.inspector),
+      "--persist-to",
+      persist,
+      "--var",
+      "DEV_ALLOWED_HOSTS:127.0.0.1",
+      "--var",
+      `BOOTSTRAP_SECRET:${bootstrap}`,
+      "--var",
+      `SECRETS_KEY:${Buffer.alloc(32, 9).toString("base64")}`,
+      "--show-interactive-dev-session=false",
+    ],
+    root,
+    quietEnv,
+  );
+  try {
+    const migrate = start("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], root);
+    await new Promise((resolve) => migrate.on("exit", resolve));
+    const origin = `http://127.0.0.1:${ports.gateway}`;
+    await waitFor(`${origin}/v1/openapi.json`);
+
+    const calm = await createTenant(origin, "calm");
+    await calm.addService("demo", `${upstream.origin}/mcp`);
+    const calmKey = await calm.clientKey();
+    const calmBody = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "demo__search_release_notes", arguments: { query: "search" } },
+    });
+    const calmCall = async () => {
+      const res = await fetch(`${origin}/mcp`, {
+        method: "POST",
+        headers: { ...mcpHeaders, authorization: `Bearer ${calmKey}` },
+        body: calmBody,
+      });
+      const text = await res.text();
+      if (!res.ok || !text.includes("structuredContent")) throw new Error(`calm call failed ${res.status}: ${text.slice(0, 200)}`);
+    };
+
+    const targets: AttackerTarget[] = [];
+    for (let n = 0; n < ATTACKER_WORKSPACES; n++) targets.push(await prepareAttacker(origin, upstream.origin, n));
+
+    await timeCalm(calmCall, 100); // warm-up
+    const rest = summarise(await timeCalm(calmCall, CALM_CALLS));
+    const attacks: FairnessAttackFigures[] = [];
+    for (const attack of attackList(origin)) {
+      const codes: Record<string, number> = {};
+      let attackRequests = 0;
+      let calmDone = false;
+      let turn = 0;
+      const attacking = Array.from({ length: ATTACKERS }, async () => {
+        while (!calmDone) {
+          const target = targets[turn++ % targets.length]!;
+          const code = await attack.send(target).catch((error: unknown) => `network: ${String(error)}`);
+          codes[code] = (codes[code] ?? 0) + 1;
+          attackRequests++;
+        }
+      });
+      // Let the attack reach full pressure before the calm tenant is timed.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const samples = await timeCalm(calmCall, CALM_CALLS);
+      calmDone = true;
+      await Promise.all(attacking);
+      attacks.push({ label: attack.label, calm: summarise(samples), attackRequests, codes, expected: attack.expected });
+    }
+    return { rest, attacks };
+  } finally {
+    stop(gateway);
+    await upstream.close();
+  }
+}
+
+async function timeCalm(call: () => Promise<void>, count: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let n = 0; n < count; n++) {
+    const t0 = performance.now();
+    await call();
+    samples.push(performance.now() - t0);
+  }
+  return samples;
+}
+
+/** Each attack of issue 12's fairness list, as the outsider who controls its size would send it. */
+function attackList(origin: string): Attack[] {
+  const hook = (t: AttackerTarget, tool: string, path: string) => `${origin}/v1/workspaces/${t.ws}/tools/${t.tools[tool]}/hook${path}`;
+  const codeOf = async (res: Response) => {
+    const text = await res.text();
+    if (res.ok) return text.includes('"isError":true') ? `isError ${/"code":"(\w+)"/.exec(text)?.[1] ?? "?"}` : "ok";
+    try {
+      return (JSON.parse(text) as { error: { code: string } }).error.code;
+    } catch {
+      return `HTTP ${res.status}`;
+    }
+  };
+  const admin = (t: AttackerTarget, init: RequestInit = {}) => ({
+    ...init,
+    headers: { authorization: `Bearer ${t.admin}`, "content-type": "application/json", ...(init.headers as Record<string, string>) },
+  });
+  const callTool = (name: string, args: unknown) => async (t: AttackerTarget) => {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `hostile__${name}`, arguments: args } });
+    return codeOf(
+      await fetch(`${origin}/mcp`, { method: "POST", headers: { ...mcpHeaders, authorization: `Bearer ${t.clientKey}` }, body }),
+    );
+  };
+  let saveCounter = 0;
+  return [
+    {
+      label: "2  compile a draft of 40,000 nested brackets",
+      expected: ["compile_failed"],
+      send: async (t) => codeOf(await fetch(hook(t, "evil_input_pattern", "/compile"), admin(t, { method: "POST" }))),
+    },
+    {
+      label: "3a call a tool whose input pattern is ^(a+)+$",
+      expected: ["isError schema_too_complex", "isError invalid_arguments"],
+      send: callTool("evil_input_pattern", { text: evilPatternSubject(4000) }),
+    },
+    {
+      label: "3b call a tool with a 22-level anyOf chain",
+      expected: ["isError schema_too_complex"],
+      send: callTool("anyof_chain", { value: "x" }),
+    },
+    {
+      label: "3c uniqueItems over 30,000 items",
+      expected: ["isError schema_too_complex"],
+      send: callTool("unique_items", uniqueItemsArguments()),
+    },
+    {
+      label: "4  hook types of a doubling $ref graph",
+      expected: ["ok"],
+      send: async (t) => {
+        const res = await fetch(`${origin}/v1/workspaces/${t.ws}/tools/${t.tools.exponential_refs}/hook/types`, admin(t));
+        await res.text();
+        return res.ok ? "ok" : codeOf(res);
+      },
+    },
+    {
+      label: "5  diff two unrelated 12,000-line versions",
+      expected: ["ok"],
+      send: async (t) => {
+        const res = await fetch(hook(t, "anyof_chain", `/versions/${t.diffVersion}/diff`), admin(t));
+        const text = await res.text();
+        return res.ok && text.includes('"tooLarge":true') ? "ok" : `HTTP ${res.status}`;
+      },
+    },
+    {
+      label: "6  save a draft that is exponential to format",
+      expected: ["ok"],
+      send: async (t) => {
+        const url = hook(t, "unique_items", "/draft");
+        const draft = (await (await fetch(url, admin(t))).json()) as { etag: string };
+        const source = `${prettierPathologicalSource()}// ${saveCounter++}\n`;
+        const res = await fetch(url, admin(t, { method: "PUT", body: JSON.stringify({ source }), headers: { "if-match": draft.etag } }));
+        return res.ok ? "ok" : codeOf(res);
+      },
+    },
+  ];
+}
+
+async function prepareAttacker(origin: string, upstreamOrigin: string, n: number): Promise<AttackerTarget> {
+  const tenant = await createTenant(origin, `attacker-${n}`);
+  const tools = {
+    ...(await tenant.addService("hostile", `${upstreamOrigin}/fixtures/hostile-schemas/mcp`)),
+    ...(await tenant.addService("refs", `${upstreamOrigin}/fixtures/exponential-refs/mcp`)),
+  };
+  const save = async (tool: string, source: string) => {
+    const url = `/v1/workspaces/${tenant.ws}/tools/${tools[tool]}/hook/draft`;
+    const draft = await tenant.request("GET", url);
+    return (await tenant.request("PUT", url, { source }, { "if-match": draft.etag })).versionId as string;
+  };
+  await save("evil_input_pattern", nestedBracketsSource());
+  const { before, after } = unrelatedVersions();
+  await save("anyof_chain", before);
+  const diffVersion = await save("anyof_chain", after);
+  return { admin: tenant.admin, ws: tenant.ws, clientKey: await tenant.clientKey(), tools, diffVersion };
+}
+
+async function createTenant(origin: string, name: string) {
+  const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, auth = admin) => {
+    const res = await fetch(`${origin}${path}`, {
+      method,
+      headers: { "content-type": "application/json", authorization: `Bearer ${auth}`, ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as any;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  let admin = bootstrap;
+  const created = await request("POST", "/v1/workspaces", { name });
+  admin = created.adminKey.secret as string;
+  const ws = created.workspace.id as string;
+  return {
+    ws,
+    admin,
+    request,
+    /** Connects an upstream and returns its tools' uids by upstream name. */
+    async addService(slug: string, url: string): Promise<Record<string, string>> {
+      const service = await request("POST", `/v1/workspaces/${ws}/services`, { slug, url });
+      const listed = (await request("GET", `/v1/workspaces/${ws}/tools?serviceId=${service.service.id}`)) as {
+        tools: { uid: string; name: string }[];
+      };
+      return Object.fromEntries(listed.tools.map((tool) => [tool.name, tool.uid]));
+    },
+    async clientKey(): Promise<string> {
+      const key = await request("POST", `/v1/workspaces/${ws}/keys`, {
+        name: "agent",
+        scopes: ["tools:call"],
+        profileId: created.defaultProfileId,
+      });
+      return key.secret as string;
+    },
+  };
+}
+
+export function printFairness(result: FairnessBench): void {
+  console.log(
+    `\nFairness (issue 12): another workspace's tools/call while ${ATTACKERS} clients of one workspace run each attack; ${CALM_CALLS} sequential calm calls per row`,
+  );
+  console.log("                                                    p50      p99   p50/at rest  attack answers");
+  console.log(`  at rest                                       ${fmt(result.rest.p50)}  ${fmt(result.rest.p99)}`);
+  for (const attack of result.attacks) {
+    const answers = Object.entries(attack.codes)
+      .map(([code, count]) => `${count} ${code}`)
+      .join(", ");
+    const unexpected = Object.keys(attack.codes).some((code) => !attack.expected.includes(code));
+    console.log(
+      `  ${attack.label.padEnd(45)} ${fmt(attack.calm.p50)}  ${fmt(attack.calm.p99)}   ${ratio(attack.calm.p50, result.rest.p50)}     ${answers}${unexpected ? `  (EXPECTED ONLY ${attack.expected.join(" / ")})` : ""}`,
+    );
+  }
+  const worst = Math.max(...result.attacks.map((attack) => attack.calm.p50 / result.rest.p50));
+  console.log(`  worst p50 under attack / at rest: ${worst.toFixed(2)}× (target ≤ 1.5×)`);
+}
