@@ -123,7 +123,7 @@ export const VersionDiffSchema = z
     versionId: z.string(),
     previousVersionId: z.string().nullable().openapi({ description: "null for the first version (diffed against empty)" }),
     tooLarge: z.boolean().openapi({
-      description: "true when the two versions differ in more than 1,000 lines: no diffs, both versions' texts instead",
+      description: "true when the two versions differ in more than 400 lines: no diffs, both versions' texts instead",
     }),
     source: z.string().nullable().openapi({ description: "Unified diff of the source; null when tooLarge" }),
     config: z.string().nullable().openapi({ description: "Unified diff of the config as indented JSON; null when tooLarge" }),

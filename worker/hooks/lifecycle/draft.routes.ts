@@ -1,5 +1,4 @@
 import { createRoute } from "@hono/zod-openapi";
-import { createTwoFilesPatch } from "diff";
 import { errorResponses, json, jsonBody } from "../../../schema/api/common.ts";
 import {
   DraftSchema,
@@ -33,6 +32,7 @@ import {
   unwrapDraftWrite,
   unwrap,
 } from "./routes.support.ts";
+import { diffVersions } from "./version-diff.ts";
 import { findVersion, listVersions, previousVersion, toVersionRecord, versionsAfter, type StoredVersion } from "./versions.store.ts";
 import { workspaceClient } from "../../workspaces/workspace.client.ts";
 
@@ -159,17 +159,6 @@ draftRoutes.openapi(
 
 const configText = (config: JsonObject | undefined) => (config ? `${JSON.stringify(config, null, 2)}\n` : "");
 
-/**
- * Myers' diff costs time proportional to the lines times the differences, and
- * runs synchronously: past this many differing lines it stops (the `diff`
- * package's `maxEditLength`; its `timeout` cannot work in Workers, whose clock
- * stands still while code runs) and the route offers both texts instead.
- */
-export const DIFF_MAX_EDIT_LINES = 1000;
-
-const boundedPatch = (from: string, to: string, before: string, after: string) =>
-  createTwoFilesPatch(from, to, before, after, undefined, undefined, { maxEditLength: DIFF_MAX_EDIT_LINES });
-
 draftRoutes.openapi(
   createRoute({
     method: "get",
@@ -177,7 +166,7 @@ draftRoutes.openapi(
     tags,
     summary: "Unified diffs of a version's source and config against its predecessor",
     description:
-      "Versions that differ in more than 1,000 lines are not diffed: `tooLarge: true`, `source` and `config` null, and " +
+      "Versions that differ in more than 400 lines are not diffed: `tooLarge: true`, `source` and `config` null, and " +
       "`texts` carries both versions to compare elsewhere.",
     middleware: guard("hooks:read"),
     request: { params: VersionParams },
@@ -187,17 +176,21 @@ draftRoutes.openapi(
     const { ws, toolUid, versionId } = c.req.valid("param");
     const version = await requireVersion(c.env, ws, toolUid, versionId);
     const previous = await previousVersion(c.env.DB, ws, toolUid, version.seq);
-    const from = previous?.versionId ?? "empty";
     const texts = {
       previous: { source: previous?.source ?? "", config: configText(previous?.config) },
       current: { source: version.source, config: configText(version.config) },
     };
-    const source = boundedPatch(`${from}/hook.ts`, `${versionId}/hook.ts`, texts.previous.source, texts.current.source);
-    const config = source && boundedPatch(`${from}/config.json`, `${versionId}/config.json`, texts.previous.config, texts.current.config);
     const previousVersionId = previous?.versionId ?? null;
-    if (source === undefined || config === undefined) {
+    const diff = diffVersions(
+      `${ws}/${toolUid}/${versionId}`,
+      { from: previousVersionId ?? "empty", to: versionId },
+      texts.previous,
+      texts.current,
+    );
+    if (diff.tooLarge) {
       return c.json({ versionId, previousVersionId, tooLarge: true, source: null, config: null, texts }, 200);
     }
+    const { source, config } = diff;
     return c.json({ versionId, previousVersionId, tooLarge: false, source, config }, 200);
   },
 );

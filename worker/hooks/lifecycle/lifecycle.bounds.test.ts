@@ -5,6 +5,7 @@ import { formatHookSource } from "../compiler/compiler.format.ts";
 import { DECLARATIONS_MAX_CHARS } from "../compiler/index.ts";
 import { hookGateway, SEARCH_HOOK, searchHookVariant } from "./lifecycle.fixtures.ts";
 import { QUOTAS } from "./quotas.do.ts";
+import { DIFF_MAX_EDIT_LINES, minimumEditLines } from "./version-diff.ts";
 
 // Spied, not replaced: the formatter runs for real, and the tests see whether a save ran it.
 vi.mock(import("../compiler/compiler.format.ts"), { spy: true });
@@ -72,7 +73,7 @@ describe("draft saves refuse before formatting", () => {
 });
 
 describe("version diffs are bounded", () => {
-  it("diffs ordinary versions; past 1,000 differing lines answers tooLarge with both texts", async ({ expect }) => {
+  it("diffs ordinary versions; past 400 differing lines answers tooLarge with both texts", async ({ expect }) => {
     const g = await hookGateway();
     const small = await g.save({ source: searchHookVariant(1), config: { n: 1 } }, '"empty"');
     const { before, after } = unrelatedVersions();
@@ -94,6 +95,30 @@ describe("version diffs are bounded", () => {
       config: null,
       texts: { previous: { source: before, config: "{}\n" }, current: { source: after, config: '{\n  "n": 2\n}\n' } },
     });
+  });
+
+  it("stops Myers' diff at 400 edits when the versions hold the same lines in another order", async ({ expect }) => {
+    const g = await hookGateway();
+    const lines = Array.from({ length: 3000 }, (_, n) => `// line ${n}`);
+    const changed = (count: number) => lines.map((line, n) => (n < count ? `${line} changed` : line)).join("\n");
+    const base = await g.save({ source: lines.join("\n") }, '"empty"');
+    const within = await g.save({ source: changed(DIFF_MAX_EDIT_LINES / 2) }, base.body.etag);
+    const reversed = await g.save({ source: [...lines].reverse().join("\n") }, within.body.etag);
+    const restored = await g.save({ source: lines.join("\n") }, reversed.body.etag);
+    const past = await g.save({ source: changed(DIFF_MAX_EDIT_LINES / 2 + 1) }, restored.body.etag);
+    const diffOf = async (versionId: string) => (await g.call(g.writer, `${g.base()}/versions/${versionId}/diff`)).body;
+
+    const ok = await diffOf(within.body.versionId);
+    expect(ok.tooLarge).toBe(false);
+    expect(ok.source.match(/^\+\/\/ line \d+ changed$/gm)).toHaveLength(DIFF_MAX_EDIT_LINES / 2);
+    // Reversed against its predecessor, the linear count of lines either lacks is within the bound, so
+    // Myers' diff runs, and stops at its bound.
+    expect(minimumEditLines(changed(DIFF_MAX_EDIT_LINES / 2), [...lines].reverse().join("\n"))).toBe(DIFF_MAX_EDIT_LINES);
+    expect(await diffOf(reversed.body.versionId)).toMatchObject({ tooLarge: true, source: null, config: null });
+    // Asked again, the same answer (from this isolate's recent diffs).
+    expect(await diffOf(reversed.body.versionId)).toMatchObject({ tooLarge: true });
+    // One changed line past the bound: 402 edits.
+    expect(await diffOf(past.body.versionId)).toMatchObject({ tooLarge: true });
   });
 });
 
