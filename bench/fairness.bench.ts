@@ -331,6 +331,8 @@ export function printFairness(result: FairnessBench): void {
       `  ${attack.label.padEnd(45)} ${fmt(attack.calm.p50)}  ${fmt(attack.calm.p99)}   ${ratio(attack.calm.p50, result.rest.p50)}     ${fmt(attack.attack.p50)}   ${answers}${unexpected ? `  (EXPECTED ONLY ${attack.expected.join(" / ")})` : ""}`,
     );
   }
-  const worst = Math.max(...result.attacks.map((attack) => attack.calm.p50 / result.rest.p50));
+  const worst = Math.max(
+    ...result.attacks.filter((attack) => !attack.label.startsWith("-")).map((attack) => attack.calm.p50 / result.rest.p50),
+  );
   console.log(`  worst p50 under attack / at rest: ${worst.toFixed(2)}× (target ≤ 1.5×)`);
 }
