@@ -1,5 +1,6 @@
 import { approvalRoutes } from "./approvals/approvals.routes.ts";
 import { devLoginRoutes } from "./auth/dev-login.routes.ts";
+import { whoamiRoutes } from "./auth/whoami.routes.ts";
 import { createRouter } from "./http/app.ts";
 import { ApiError, handleError } from "./http/errors.ts";
 import { hookRoutes } from "./hooks/lifecycle/hooks.routes.ts";
@@ -22,6 +23,7 @@ export function createApp() {
 
   app.use("/v1/*", jsonBody());
   app.use("/v1/workspaces/:ws/*", dropCatalogAfterWrites());
+  app.route("/", whoamiRoutes);
   app.route("/", workspaceRoutes);
   app.route("/", profileRoutes);
   app.route("/", serviceRoutes);

@@ -170,3 +170,43 @@ describe("browser users", () => {
     expect(await verifyAccessJwt(forged, options)).toBeNull();
   });
 });
+
+describe("whoami", () => {
+  it("names a key's one workspace with its scopes and channel, never the secret", async ({ expect }) => {
+    const workspace = await createWorkspace("Whoami workspace");
+    const writer = await createKey(workspace, ["hooks:write"]);
+    const res = await api("/v1/whoami", { key: writer, headers: { "x-rayrun-client": "rayrun-cli" } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      kind: "key",
+      id: expect.stringMatching(/^key_/),
+      channel: "cli",
+      workspaces: [{ id: workspace.ws, name: "Whoami workspace", role: null, scopes: ["hooks:write"] }],
+    });
+    expect(JSON.stringify(res.body)).not.toContain(writer);
+    expect((await api("/v1/whoami", { key: workspace.adminKey })).body.workspaces[0].scopes).toEqual([
+      "hooks:read",
+      "hooks:write",
+      "admin",
+    ]);
+  });
+
+  it("lists a browser user's memberships with roles, and answers 401 without credentials", async ({ expect }) => {
+    const first = await createWorkspace("B first");
+    const second = await createWorkspace("A second");
+    const email = `${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
+    await api(`/v1/workspaces/${first.ws}/members`, { method: "PUT", key: first.adminKey, body: { email, role: "viewer" } });
+    await api(`/v1/workspaces/${second.ws}/members`, { method: "PUT", key: second.adminKey, body: { email, role: "admin" } });
+    const login = await api("/dev/login", { body: { email } });
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const res = await api("/v1/whoami", { headers: { cookie } });
+    expect(res.body).toMatchObject({ kind: "user", email, channel: "browser" });
+    expect(res.body.workspaces).toEqual([
+      { id: second.ws, name: "A second", role: "admin", scopes: ["hooks:read", "hooks:write", "admin"] },
+      { id: first.ws, name: "B first", role: "viewer", scopes: ["hooks:read"] },
+    ]);
+    const anonymous = await api("/v1/whoami");
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.error.code).toBe("unauthorized");
+  });
+});

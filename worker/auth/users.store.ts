@@ -49,3 +49,15 @@ export async function listMembers(db: D1Database, workspaceId: string) {
     .all<{ id: string; email: string; role: Role; createdAt: string }>();
   return results;
 }
+
+/** The workspaces a user is a member of, with the role in each. */
+export async function workspacesOfUser(db: D1Database, userId: string) {
+  const { results } = await db
+    .prepare(
+      `SELECT w.id, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+       WHERE m.user_id = ? ORDER BY w.name, w.id`,
+    )
+    .bind(userId)
+    .all<{ id: string; name: string; role: Role }>();
+  return results;
+}
