@@ -1,0 +1,123 @@
+// A real gateway for Node-side tests and scripts: the Worker under `wrangler dev`
+// (local D1, R2 and Durable Objects in a fresh directory), the demo upstream
+// MCP server, and a workspace seeded through the public API.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startDemoUpstream, type DemoUpstream } from "../../demo/upstream/http.ts";
+
+const root = join(import.meta.dirname, "../..");
+export const BOOTSTRAP = "node-test-bootstrap-secret";
+const quiet = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_HIDE_BANNER: "true", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
+
+export interface RunningGateway {
+  origin: string;
+  upstream: DemoUpstream;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startGateway(): Promise<RunningGateway> {
+  const persist = mkdtempSync(join(tmpdir(), "rayrun-node-test-"));
+  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
+    cwd: root,
+    env: quiet,
+    encoding: "utf8",
+  });
+  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
+  const upstream = await startDemoUpstream({ host: "127.0.0.1", port: 0 });
+  const [port, inspector] = [await freePort(), await freePort()];
+  let log = "";
+  const child: ChildProcess = spawn(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--local",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspector),
+      "--persist-to",
+      persist,
+      "--var",
+      "DEV_ALLOWED_HOSTS:127.0.0.1",
+      "--var",
+      `BOOTSTRAP_SECRET:${BOOTSTRAP}`,
+      "--var",
+      `SECRETS_KEY:${Buffer.alloc(32, 3).toString("base64")}`,
+      "--show-interactive-dev-session=false",
+    ],
+    { cwd: root, env: quiet, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  child.stdout?.on("data", (chunk) => (log += chunk));
+  child.stderr?.on("data", (chunk) => (log += chunk));
+  const origin = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+    await upstream.close();
+    rmSync(persist, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    try {
+      const res = await fetch(`${origin}/v1/openapi.json`);
+      await res.arrayBuffer();
+      if (res.ok) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) {
+      await stop();
+      throw new Error(`the gateway did not start:\n${log.slice(-3000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { origin, upstream, stop };
+}
+
+export interface SeededWorkspace {
+  ws: string;
+  adminKey: string;
+  defaultProfileId: string;
+}
+
+/** A workspace with the demo upstream connected as service `demo`. */
+export async function seedWorkspace(gateway: RunningGateway, name = "cli test"): Promise<SeededWorkspace> {
+  const created = await request(gateway.origin, "POST", "/v1/workspaces", BOOTSTRAP, { name });
+  const seeded = { ws: created.workspace.id, adminKey: created.adminKey.secret, defaultProfileId: created.defaultProfileId };
+  await request(gateway.origin, "POST", `/v1/workspaces/${seeded.ws}/services`, seeded.adminKey, {
+    slug: "demo",
+    url: `${gateway.upstream.origin}/mcp`,
+  });
+  return seeded;
+}
+
+export async function request(origin: string, method: string, path: string, key: string, body?: unknown) {
+  const res = await fetch(`${origin}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as any;
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}

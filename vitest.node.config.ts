@@ -1,0 +1,17 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * Node-side tests (`cli/`): the bundled `rayrun` CLI run as a subprocess on
+ * Node 20 and 22 against a real gateway under `wrangler dev`. The workerd suite
+ * (vitest.config.ts) excludes them.
+ */
+export default defineConfig({
+  test: {
+    include: ["cli/**/*.test.ts"],
+    environment: "node",
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    // One gateway per file; two files at once would only contend for the same two cores.
+    fileParallelism: false,
+  },
+});
