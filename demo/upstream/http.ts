@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
 import { exponentialRefTool } from "../../worker/hooks/compiler/compiler.attacks.fixtures.ts";
+import { pollingUpstream } from "./resilience.ts";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
 
 /** One JSON-RPC message as it arrived, with the HTTP headers it came with. */
@@ -140,22 +141,37 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     }
     const sessionful = /^\/fixtures\/sessions\/([\w-]+)\/(mcp|state)$/.exec(path);
     if (sessionful) return serveSessionful(sessionful[1]!, sessionful[2] === "state", req, res);
+    const polling = /^\/fixtures\/polling\/([\w-]+)\/mcp$/.exec(path);
+    if (polling) {
+      const tag = `polling-${polling[1]!}`;
+      const serve =
+        pollingUpstreams.get(tag) ?? pollingUpstream((method, request) => push(methods, tag, { method, headers: { ...request.headers } }));
+      pollingUpstreams.set(tag, serve);
+      const body = await readJson(req);
+      noteMethods(tag, body, req);
+      return serve(req, res, body);
+    }
     sendJson(res, 404, { error: "not found" });
   }
+
+  const pollingUpstreams = new Map<string, ReturnType<typeof pollingUpstream>>();
 
   /**
    * An upstream that keeps MCP sessions, as most real servers do, and can be
    * told to forget them (as after a restart) or to drop every connection.
+   * A forgotten session is answered 404 (the spec), or 400 "No valid session
+   * ID provided" (as some SDK servers do) once told `staleStatus: 400`.
    */
-  const sessionfuls = new Map<string, { transports: Map<string, StreamableHTTPServerTransport>; down: boolean }>();
+  const sessionfuls = new Map<string, { transports: Map<string, StreamableHTTPServerTransport>; down: boolean; staleStatus: 400 | 404 }>();
   async function serveSessionful(key: string, control: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const state = sessionfuls.get(key) ?? { transports: new Map(), down: false };
+    const state = sessionfuls.get(key) ?? { transports: new Map(), down: false, staleStatus: 404 };
     sessionfuls.set(key, state);
     const tag = `sessions-${key}`;
     const body = await readJson(req);
     if (control) {
-      const change = body as { forget?: boolean; down?: boolean };
+      const change = body as { forget?: boolean; down?: boolean; staleStatus?: 400 | 404 };
       if (change.forget) state.transports.clear();
+      if (change.staleStatus) state.staleStatus = change.staleStatus;
       if (change.down !== undefined) state.down = change.down;
       return sendJson(res, 200, { sessions: state.transports.size, down: state.down });
     }
@@ -167,8 +183,12 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     const sessionId = req.headers["mcp-session-id"];
     if (typeof sessionId === "string") {
       const transport = state.transports.get(sessionId);
-      if (!transport) return sendJson(res, 404, { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null });
-      return transport.handleRequest(req, res, body);
+      if (transport) return transport.handleRequest(req, res, body);
+      if (state.staleStatus === 400) {
+        res.writeHead(400, { "content-type": "text/plain" }).end("Bad Request: No valid session ID provided");
+        return;
+      }
+      return sendJson(res, 404, { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null });
     }
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),

@@ -24,14 +24,22 @@ async function gatewayAnswer(key: string, init: RequestInit): Promise<{ status: 
 }
 
 describe("MCP request bodies", () => {
-  it("parses a body with a Content-Length in one read, and leaves any other body to the transport", async ({ expect }) => {
+  it("parses a body with or without a Content-Length in one read, and leaves one declared too large to the transport", async ({
+    expect,
+  }) => {
     const sized = new Request(`${ORIGIN}/mcp`, { method: "POST", headers: { "content-length": "9" }, body: '{"a":[1]}' });
     expect(await readJsonBody(sized)).toEqual({ request: sized, parsedBody: { a: [1] } });
 
-    const streamed = new Request(`${ORIGIN}/mcp`, { method: "POST", body: new Blob(['{"a":1}']).stream() });
-    const untouched = await readJsonBody(streamed);
-    expect(untouched).toEqual({ request: streamed });
-    expect(streamed.bodyUsed).toBe(false);
+    const streamed = new Request(`${ORIGIN}/mcp`, { method: "POST", body: new Blob(['[{"a":1}]']).stream() });
+    expect(await readJsonBody(streamed)).toEqual({ request: streamed, parsedBody: [{ a: 1 }] });
+
+    const declaredHuge = new Request(`${ORIGIN}/mcp`, {
+      method: "POST",
+      headers: { "content-length": String(MAX_BODY_BYTES + 1) },
+      body: "{}",
+    });
+    expect(await readJsonBody(declaredHuge)).toEqual({ request: declaredHuge });
+    expect(declaredHuge.bodyUsed).toBe(false);
 
     const notJson = await readJsonBody(new Request(`${ORIGIN}/mcp`, { method: "POST", headers: { "content-length": "5" }, body: "{oops" }));
     expect("parsedBody" in notJson).toBe(false);

@@ -19,6 +19,7 @@ import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
 import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
 import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
+import { BATCH_REFUSAL_CODE, batchRefusal, ProtocolError, withWildcardAcceptSpelledOut } from "./mcp.hygiene.ts";
 import { refusal } from "./mcp.results.ts";
 
 /** Who is calling /mcp: an API key with tools:call, bound to one workspace and profile. */
@@ -54,7 +55,9 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
     profileId: principal.profileId,
     origin: new URL(request.url).origin,
   };
-  const body = await readJsonBody(request);
+  const body = await readJsonBody(withWildcardAcceptSpelledOut(request));
+  const refusedBatch = batchRefusal(body.request, body.parsedBody);
+  if (refusedBatch) return jsonRpcError(400, BATCH_REFUSAL_CODE, refusedBatch);
   const server = createGatewayServer(env, ctx, caller);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -124,7 +127,7 @@ function toWire(outcome: CallOutcome, publicName: string): CallToolResult {
       return refusal(outcome.code, outcome.message, outcome.details);
     case "hidden":
       // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${echoedName(publicName)}`);
+      throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${echoedName(publicName)}`);
     case "upstream_rpc_error":
       throw new UpstreamRpcError(outcome.error);
   }

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import { isStaleSession, resumesStream } from "./upstream-resilience.ts";
 import { checkUpstreamUrl } from "./url-guard.ts";
 
 /** Why talking to an upstream failed, in the terms the API and MCP endpoint report. */
@@ -50,8 +51,10 @@ const CALL_TIMEOUT_MS = 30_000;
 /**
  * fetch for upstream traffic: every redirect hop is checked against the URL
  * policy, connection failures become `upstream_unreachable`, and the optional
- * standalone SSE stream (GET) is declined locally because the gateway does not
- * relay server-initiated messages.
+ * standalone SSE stream (GET without Last-Event-ID) is declined locally because
+ * the gateway does not relay server-initiated messages. A GET that resumes a
+ * call's stream (Last-Event-ID: the upstream closed it to be polled, as the
+ * 2025-11-25 spec allows) goes out under the same policy as the call.
  *
  * The SDK client transport calls it with a URL and a JSON string body. Both are
  * used as they are on every hop (a string can be sent again after a redirect),
@@ -63,7 +66,7 @@ function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
       throw new TypeError("guardedFetch takes a URL and a string body, as the SDK transport sends them");
     }
     const method = (init?.method ?? "GET").toUpperCase();
-    if (method === "GET") return new Response(null, { status: 405 });
+    if (method === "GET" && !resumesStream(init?.headers)) return new Response(null, { status: 405 });
     let url = new URL(input).href;
     const request = { method, headers: init?.headers, body: init?.body ?? undefined };
     const refuseUnless = (candidate: string) => {
@@ -211,8 +214,8 @@ export async function listUpstreamTools(target: UpstreamTarget): Promise<{ tools
 
 /**
  * One upstream tools/call over a reused session. A session the upstream no
- * longer knows (HTTP 404) is re-established once: the upstream never processed
- * that request, so retrying cannot repeat a side effect.
+ * longer knows is re-established once: the upstream never processed that
+ * request, so retrying cannot repeat a side effect.
  */
 export async function callUpstreamTool(target: UpstreamTarget, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
   for (let attempt = 0; ; attempt++) {
@@ -220,7 +223,7 @@ export async function callUpstreamTool(target: UpstreamTarget, name: string, arg
     try {
       return (await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS })) as CallToolResult;
     } catch (error) {
-      const staleSession = error instanceof StreamableHTTPError && error.code === 404 && attempt === 0;
+      const staleSession = attempt === 0 && isStaleSession(error);
       if (!(error instanceof McpError)) dropSession(target, client);
       if (staleSession) continue;
       throw asUpstreamFailure(error);
