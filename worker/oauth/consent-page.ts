@@ -56,6 +56,27 @@ export function messagePage(title: string, message: string): string {
   return page(escape(title), `<h1>${escape(title)}</h1><p>${escape(message)}</p>`);
 }
 
+/**
+ * Local development only (DEV_LOGIN=on): the sign-in page offers the dev login
+ * in place, so an MCP client's authorization link works in a fresh browser.
+ */
+export function devSignInPage(): string {
+  return page(
+    "Sign in to Rayrun first",
+    `<h1>Sign in to Rayrun first</h1>
+<p>Local development: sign in with the dev login as a workspace admin, then this page reloads.</p>
+<form id="dev-login"><label>Email <input name="email" type="email" value="dev@rayrun.local" required></label> <button>Sign in</button></form>
+<script>
+document.getElementById("dev-login").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const email = new FormData(event.target).get("email");
+  const res = await fetch("/dev/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
+  if (res.ok) location.reload(); else alert((await res.json()).error.message);
+});
+</script>`,
+  );
+}
+
 function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title></head>

@@ -3,7 +3,7 @@ import { Hono, type Context } from "hono";
 import { resolvePrincipal } from "../auth/authenticate.ts";
 import type { AppEnv } from "../http/app.ts";
 import { ApiError } from "../http/errors.ts";
-import { choiceValue, consentPage, grantChoices, messagePage } from "./consent-page.ts";
+import { choiceValue, consentPage, devSignInPage, grantChoices, messagePage } from "./consent-page.ts";
 import {
   AUTHORIZE_PATH,
   authorizationServer,
@@ -61,21 +61,16 @@ async function signedInUser(c: Context<AppEnv>) {
   return principal?.kind === "user" ? principal : null;
 }
 
-const signInFirst = () =>
-  html(
-    messagePage(
-      "Sign in to Rayrun first",
-      "Sign in as a workspace admin (Cloudflare Access, or the dev login locally), then open this link again.",
-    ),
-    401,
-  );
+const SIGN_IN_MESSAGE = "Sign in as a workspace admin through Cloudflare Access, then open this link again.";
+const signInFirst = (env: Env) =>
+  html(env.DEV_LOGIN === "on" ? devSignInPage() : messagePage("Sign in to Rayrun first", SIGN_IN_MESSAGE), 401);
 
 oauthRoutes.get(AUTHORIZE_PATH, async (c) => {
   const oauth = oauthApi(c.env);
   try {
     const request = await oauth.parseAuthRequest(c.req.raw);
     const user = await signedInUser(c);
-    if (!user) return signInFirst();
+    if (!user) return signInFirst(c.env);
     const choices = await grantChoices(c.env.DB, user.id);
     if (!choices.length) return html(messagePage("No workspace to connect", "Only a workspace admin can connect an app."), 403);
     const details = await oauth.describeConsent(request);
@@ -89,7 +84,7 @@ oauthRoutes.get(AUTHORIZE_PATH, async (c) => {
 oauthRoutes.post(AUTHORIZE_PATH, async (c) => {
   const oauth = oauthApi(c.env);
   const user = await signedInUser(c);
-  if (!user) return signInFirst();
+  if (!user) return signInFirst(c.env);
   const form = await c.req.raw.clone().formData();
   const handle = String(form.get("handle") ?? "");
   try {
