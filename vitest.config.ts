@@ -25,6 +25,10 @@ export default defineConfig(async () => {
             SECRETS_KEY: "dGVzdC1zZWNyZXRzLWtleS0wMTIzNDU2Nzg5YWJjZGU=",
             DEV_ALLOWED_HOSTS: "127.0.0.1",
             DEV_LOGIN: "on",
+            // The tests' gateway origin (test/helpers.ts ORIGIN), and one browser app allowed to call /mcp.
+            PUBLIC_URL: "https://rayrun.test",
+            MCP_ALLOWED_ORIGINS: "https://app.example.com",
+            MCP_ALLOWED_HOSTS: "localhost,127.0.0.1",
           },
         },
       }),

@@ -58,6 +58,11 @@ const gateway = spawn(
     "DEV_LOGIN:on",
     "--var",
     "DEV_ALLOWED_HOSTS:127.0.0.1",
+    // The OAuth issuer and MCP resource; /mcp also answers localhost (any port, e.g. a conformance proxy).
+    "--var",
+    `PUBLIC_URL:${apiUrl}`,
+    "--var",
+    "MCP_ALLOWED_HOSTS:localhost,127.0.0.1",
     "--show-interactive-dev-session=false",
   ],
   { cwd: root, env: quietWrangler, stdio: ["ignore", "inherit", "inherit"] },

@@ -7,6 +7,7 @@ const METHODS = ["get", "put", "post", "delete", "patch"];
 /** Every /v1 operation, sorted: adding, renaming or dropping a route must change this list. */
 const V1_ROUTES = [
   "DELETE /v1/workspaces/{ws}/keys/{keyId}",
+  "DELETE /v1/workspaces/{ws}/oauth/grants/{grantId}",
   "DELETE /v1/workspaces/{ws}/services/{svc}",
   "DELETE /v1/workspaces/{ws}/tools/{toolUid}/hook",
   "DELETE /v1/workspaces/{ws}/tools/{toolUid}/hook/deployments/{slot}",
@@ -16,6 +17,7 @@ const V1_ROUTES = [
   "GET /v1/workspaces/{ws}/hooks/usage",
   "GET /v1/workspaces/{ws}/keys",
   "GET /v1/workspaces/{ws}/members",
+  "GET /v1/workspaces/{ws}/oauth/grants",
   "GET /v1/workspaces/{ws}/profiles",
   "GET /v1/workspaces/{ws}/services",
   "GET /v1/workspaces/{ws}/services/{svc}",

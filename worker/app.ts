@@ -7,13 +7,16 @@ import { hookRoutes } from "./hooks/lifecycle/hooks.routes.ts";
 import { jsonBody } from "./http/json-body.ts";
 import { dropCatalogAfterWrites } from "./http/catalog-writes.ts";
 import { logRoutes } from "./logs/logs.routes.ts";
+import { serveMcpWithBrowserChecks } from "./mcp/mcp.browser.ts";
 import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
+import { oauthGrantRoutes } from "./oauth/grants.routes.ts";
+import { oauthRoutes } from "./oauth/oauth.routes.ts";
 import { profileRoutes } from "./policy/profiles.routes.ts";
 import { serviceRoutes } from "./services/services.routes.ts";
 import { toolRoutes } from "./tools/tools.routes.ts";
 import { workspaceRoutes } from "./workspaces/workspaces.routes.ts";
 
-/** The whole HTTP surface: REST API under /v1, the client MCP endpoint, dev login. */
+/** The whole HTTP surface: REST API under /v1, the client MCP endpoint, OAuth for MCP clients, dev login. */
 export function createApp() {
   const app = createRouter();
   app.onError(handleError);
@@ -32,6 +35,8 @@ export function createApp() {
   app.route("/", approvalRoutes);
   app.route("/", logRoutes);
   app.route("/", devLoginRoutes);
+  app.route("/", oauthGrantRoutes);
+  app.route("/", oauthRoutes);
 
   app.doc31("/v1/openapi.json", {
     openapi: "3.1.0",
@@ -43,6 +48,8 @@ export function createApp() {
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "http", scheme: "bearer" });
 
-  app.all("/mcp", (c) => handleMcpRequest(c.env, c.req.raw, c.executionCtx as ExecutionContext));
+  app.all("/mcp", (c) =>
+    serveMcpWithBrowserChecks(c.env, c.req.raw, (request) => handleMcpRequest(c.env, request, c.executionCtx as ExecutionContext)),
+  );
   return app;
 }

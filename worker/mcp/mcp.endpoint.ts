@@ -8,7 +8,7 @@ import {
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
-import { resolvePrincipal } from "../auth/authenticate.ts";
+import { authenticateMcp } from "../auth/mcp-caller.ts";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import { loadCatalog } from "../calls/catalog.ts";
 import { listedTools } from "../calls/discovery.ts";
@@ -22,7 +22,7 @@ import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
 import { BATCH_REFUSAL_CODE, batchRefusal, ProtocolError, withWildcardAcceptSpelledOut } from "./mcp.hygiene.ts";
 import { refusal } from "./mcp.results.ts";
 
-/** Who is calling /mcp: an API key with tools:call, bound to one workspace and profile. */
+/** Who is calling /mcp: an API key with tools:call or an OAuth grant, bound to one workspace and profile. */
 interface Caller {
   workspaceId: string;
   keyId: string;
@@ -40,19 +40,12 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
       allow: "POST",
     });
   }
-  const principal = await resolvePrincipal(env, request, (promise) => ctx.waitUntil(promise));
-  if (!principal || principal.kind !== "key") {
-    return jsonRpcError(401, ErrorCode.InvalidRequest, "Send an API key with the tools:call scope as 'Authorization: Bearer rr_…'", {
-      "www-authenticate": "Bearer",
-    });
-  }
-  if (!principal.scopes.has("tools:call")) {
-    return jsonRpcError(403, ErrorCode.InvalidRequest, "This key lacks the 'tools:call' scope");
-  }
+  const auth = await authenticateMcp(env, request, (promise) => ctx.waitUntil(promise));
+  if (auth.kind === "refused") return jsonRpcError(auth.status, ErrorCode.InvalidRequest, auth.message, auth.headers);
   const caller: Caller = {
-    workspaceId: principal.workspaceId,
-    keyId: principal.id,
-    profileId: principal.profileId,
+    workspaceId: auth.workspaceId,
+    keyId: auth.actorId,
+    profileId: auth.profileId,
     origin: new URL(request.url).origin,
   };
   const body = await readJsonBody(withWildcardAcceptSpelledOut(request));

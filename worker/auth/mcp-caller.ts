@@ -1,0 +1,68 @@
+import type { WaitUntil } from "../lib/after-response.ts";
+import { authorizationServer, mcpResource, OAUTH_SCOPE, publicUrl, resourceMetadataUrl, type GrantProps } from "../oauth/oauth.config.ts";
+import { resolvePrincipal } from "./authenticate.ts";
+
+/**
+ * Who may call /mcp: an API key with tools:call, or an OAuth access token an
+ * admin granted for one workspace and access profile. Both end up the same
+ * caller, so policy, hooks and approvals treat them alike.
+ */
+export type McpAuthentication =
+  | { kind: "caller"; workspaceId: string; actorId: string; profileId: string | null }
+  | { kind: "refused"; status: 401 | 403; message: string; headers: Record<string, string> };
+
+export async function authenticateMcp(env: Env, request: Request, waitUntil: WaitUntil): Promise<McpAuthentication> {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+  if (bearer && !bearer.startsWith("rr_")) return authenticateOAuthToken(env, bearer);
+
+  const principal = await resolvePrincipal(env, request, waitUntil);
+  if (!principal || principal.kind !== "key") {
+    return unauthorized(
+      env,
+      "Send an API key with the tools:call scope as 'Authorization: Bearer rr_…', or an OAuth access token",
+      !!bearer,
+    );
+  }
+  if (!principal.scopes.has("tools:call")) {
+    return { kind: "refused", status: 403, message: "This key lacks the 'tools:call' scope", headers: {} };
+  }
+  return { kind: "caller", workspaceId: principal.workspaceId, actorId: principal.id, profileId: principal.profileId };
+}
+
+async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthentication> {
+  const server = authorizationServer(env);
+  const origin = publicUrl(env);
+  const validated = server && origin ? await server.validateToken<GrantProps>(mcpResource(origin), token, env) : null;
+  if (!validated) return unauthorized(env, "The access token is invalid, expired or revoked", true);
+  if (!validated.scope.includes(OAUTH_SCOPE)) {
+    return {
+      kind: "refused",
+      status: 403,
+      message: "This access token lacks the 'tools:call' scope",
+      headers: { "www-authenticate": challenge(env, { error: "insufficient_scope" }) },
+    };
+  }
+  // The grant's id never reaches /mcp, but each client holds one grant per workspace (a new consent replaces it).
+  return {
+    kind: "caller",
+    workspaceId: validated.props.workspaceId,
+    actorId: `oauth:${validated.clientId}`,
+    profileId: validated.props.profileId,
+  };
+}
+
+function unauthorized(env: Env, message: string, credentialSent: boolean): McpAuthentication {
+  const headers = { "www-authenticate": challenge(env, credentialSent ? { error: "invalid_token" } : {}) };
+  return { kind: "refused", status: 401, message, headers };
+}
+
+/** RFC 6750 challenge pointing OAuth clients at the Protected Resource Metadata (RFC 9728 §5.1). */
+function challenge(env: Env, options: { error?: "invalid_token" | "insufficient_scope" }): string {
+  const origin = publicUrl(env);
+  const params = [
+    ...(options.error ? [`error="${options.error}"`] : []),
+    ...(origin ? [`resource_metadata="${resourceMetadataUrl(origin)}"`] : []),
+    `scope="${OAUTH_SCOPE}"`,
+  ];
+  return `Bearer ${params.join(", ")}`;
+}

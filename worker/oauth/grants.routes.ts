@@ -1,0 +1,86 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { GrantSummary, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import { errorResponses, json, WorkspaceParams } from "../../schema/api/common.ts";
+import { OAuthGrantParams, OAuthGrantSchema } from "../../schema/api/oauth.ts";
+import { guard } from "../auth/guard.ts";
+import { createRouter } from "../http/app.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import { authorizationServer } from "./oauth.config.ts";
+
+/** Admins see and revoke the OAuth grants bound to their workspace; revoking stops its tokens at once. */
+export const oauthGrantRoutes = createRouter();
+
+function oauthApi(env: Env): OAuthHelpers {
+  const server = authorizationServer(env);
+  if (!server) throw new ApiError("not_found", { message: "OAuth is not configured: set PUBLIC_URL" });
+  return server.getOAuthApi(env);
+}
+
+/** Every grant whose subject is the workspace (the consent page makes it so). */
+async function workspaceGrants(oauth: OAuthHelpers, workspaceId: string): Promise<GrantSummary[]> {
+  const grants: GrantSummary[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await oauth.listUserGrants(workspaceId, { cursor });
+    grants.push(...page.items);
+    cursor = page.cursor;
+  } while (cursor);
+  return grants;
+}
+
+const isoSeconds = (seconds: number | undefined) => (seconds === undefined ? null : new Date(seconds * 1000).toISOString());
+const stringOrNull = (value: unknown) => (typeof value === "string" ? value : null);
+
+async function toApi(oauth: OAuthHelpers, grant: GrantSummary): Promise<z.infer<typeof OAuthGrantSchema>> {
+  const client = await oauth.lookupClient(grant.clientId);
+  const metadata: unknown = grant.metadata;
+  const fields = typeof metadata === "object" && metadata !== null ? (metadata as Record<string, unknown>) : {};
+  return {
+    id: grant.id,
+    clientId: grant.clientId,
+    clientName: client?.clientName ?? null,
+    profileId: stringOrNull(fields.profileId),
+    scopes: grant.scope,
+    approvedBy: stringOrNull(fields.approvedBy),
+    createdAt: isoSeconds(grant.createdAt) ?? "",
+    expiresAt: isoSeconds(grant.expiresAt),
+  };
+}
+
+oauthGrantRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/oauth/grants",
+    tags: ["oauth"],
+    summary: "List the OAuth grants that let apps call tools in this workspace",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams },
+    responses: { 200: json(z.object({ grants: z.array(OAuthGrantSchema) }), "Grants"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const oauth = oauthApi(c.env);
+    const grants = await workspaceGrants(oauth, c.req.valid("param").ws);
+    return c.json({ grants: await Promise.all(grants.map((grant) => toApi(oauth, grant))) }, 200);
+  },
+);
+
+oauthGrantRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/workspaces/{ws}/oauth/grants/{grantId}",
+    tags: ["oauth"],
+    summary: "Revoke an OAuth grant and every token issued under it",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams.extend(OAuthGrantParams.shape) },
+    responses: { 200: json(OAuthGrantSchema, "The revoked grant"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const { ws, grantId } = c.req.valid("param");
+    const oauth = oauthApi(c.env);
+    const grant = (await workspaceGrants(oauth, ws)).find((candidate) => candidate.id === grantId);
+    if (!grant) throw notFound("Grant");
+    const revoked = await toApi(oauth, grant);
+    await oauth.revokeGrant(grant.id, ws);
+    return c.json(revoked, 200);
+  },
+);
