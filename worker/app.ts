@@ -8,6 +8,7 @@ import { dropCatalogAfterWrites } from "./http/catalog-writes.ts";
 import { logRoutes } from "./logs/logs.routes.ts";
 import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
 import { profileRoutes } from "./policy/profiles.routes.ts";
+import { servicePolicyRoutes } from "./policy/service-policies.routes.ts";
 import { serviceRoutes } from "./services/services.routes.ts";
 import { toolRoutes } from "./tools/tools.routes.ts";
 import { workspaceRoutes } from "./workspaces/workspaces.routes.ts";
@@ -25,6 +26,7 @@ export function createApp() {
   app.route("/", workspaceRoutes);
   app.route("/", profileRoutes);
   app.route("/", serviceRoutes);
+  app.route("/", servicePolicyRoutes);
   app.route("/", toolRoutes);
   app.route("/", hookRoutes);
   app.route("/", approvalRoutes);
