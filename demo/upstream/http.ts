@@ -144,7 +144,17 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       return serveMcp(listingServer(tools, 1000), req, res, await readJson(req));
     }
     const manyResources = /^\/fixtures\/resources\/(\d+)\/mcp$/.exec(path);
-    if (manyResources) return serveMcp(resourceListingServer(Number(manyResources[1])), req, res, await readJson(req));
+    if (manyResources) return serveMcp(resourceListingServer(Number(manyResources[1]), 1), req, res, await readJson(req));
+    const onePage = /^\/fixtures\/resources-one-page\/(\d+)\/mcp$/.exec(path);
+    if (onePage) return serveMcp(resourceListingServer(Number(onePage[1]), Number(onePage[1])), req, res, await readJson(req));
+    if (path === "/fixtures/long-instructions/mcp") {
+      const server = new Server(
+        { name: "fixture-long", version: "1.0.0" },
+        { capabilities: { tools: {} }, instructions: "i".repeat(5000) },
+      );
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [generatedTool("noop")] }));
+      return serveMcp(server, req, res, await readJson(req));
+    }
     if (path === "/fixtures/rich/mcp") {
       return serveMcp(richServer(), req, res, await readJson(req));
     }
@@ -381,14 +391,17 @@ function hostileSchemaServer(): Server {
   return server;
 }
 
-/** An upstream listing `count` resources one per page, so a merged list needs many upstream requests. */
-function resourceListingServer(count: number): Server {
+/** An upstream listing `count` resources, `pageSize` per page (one per page: a merged list needs many upstream requests). */
+function resourceListingServer(count: number, pageSize: number): Server {
   const server = listingServer([generatedTool("noop")], 10);
   server.registerCapabilities({ resources: {} });
   server.setRequestHandler(ListResourcesRequestSchema, (request) => {
     const at = Number(request.params?.cursor ?? 0);
-    const uri = `mem://item/${String(at).padStart(3, "0")}`;
-    return { resources: [{ uri, name: `item ${at}` }], ...(at + 1 < count ? { nextCursor: String(at + 1) } : {}) };
+    const page = Array.from({ length: Math.min(pageSize, count - at) }, (_, i) => {
+      const uri = `mem://item/${String(at + i).padStart(3, "0")}`;
+      return { uri, name: `item ${at + i}` };
+    });
+    return { resources: page, ...(at + pageSize < count ? { nextCursor: String(at + pageSize) } : {}) };
   });
   return server;
 }

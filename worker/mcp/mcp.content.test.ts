@@ -219,9 +219,31 @@ describe("resources, prompts and completion through the gateway", () => {
     ]);
     expect(second.nextCursor).toBeUndefined();
   });
+
+  it("skips a service whose one list page is over 1,000 items, names it, and still lists the others", async ({ expect }) => {
+    const gateway = await demoGateway();
+    await addService(gateway, { slug: "huge", url: `${upstreamOrigin()}/fixtures/resources-one-page/1001/mcp` });
+    const client = await connectMcp(gateway.clientKey);
+    const page = await client.listResources();
+    expect(page.resources.map((resource) => resource.uri)).toEqual(["rayrun://demo/notes://release/latest"]);
+    expect(page._meta).toEqual({
+      "dev.rayrun/skipped": [
+        { service: "huge", code: "upstream_list_too_large", message: "One list page of the upstream is over 1000 items or 2097152 bytes" },
+      ],
+    });
+  });
 });
 
 describe("definitions and instructions", () => {
+  it("cuts one service's instructions at 4,096 characters and says so in the index summary", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const created = await addService(workspace, { slug: "long", url: `${upstreamOrigin()}/fixtures/long-instructions/mcp` });
+    expect((created as { index: Record<string, unknown> }).index.instructionsTruncated).toBe(true);
+    const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
+    expect(client.getInstructions()).toContain(`## Service \`long\`\n\n${"i".repeat(4095)}…`);
+    expect(client.getInstructions()).not.toContain("i".repeat(4096));
+  });
+
   it("keeps icons, execution and _meta as the upstream sent them, without keys in the gateway's namespace", async ({ expect }) => {
     const workspace = await createWorkspace();
     await addService(workspace, { slug: "rich", url: `${upstreamOrigin()}/fixtures/rich/mcp` });
