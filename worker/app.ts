@@ -12,6 +12,7 @@ import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
 import { oauthGrantRoutes } from "./oauth/grants.routes.ts";
 import { oauthRoutes } from "./oauth/oauth.routes.ts";
 import { profileRoutes } from "./policy/profiles.routes.ts";
+import { servicePolicyRoutes } from "./policy/service-policies.routes.ts";
 import { serviceRoutes } from "./services/services.routes.ts";
 import { toolRoutes } from "./tools/tools.routes.ts";
 import { workspaceRoutes } from "./workspaces/workspaces.routes.ts";
@@ -30,6 +31,7 @@ export function createApp() {
   app.route("/", workspaceRoutes);
   app.route("/", profileRoutes);
   app.route("/", serviceRoutes);
+  app.route("/", servicePolicyRoutes);
   app.route("/", toolRoutes);
   app.route("/", hookRoutes);
   app.route("/", approvalRoutes);

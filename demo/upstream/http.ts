@@ -2,7 +2,18 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
 import { exponentialRefTool } from "../../worker/hooks/compiler/compiler.attacks.fixtures.ts";
 import { pollingUpstream } from "./resilience.ts";
@@ -132,6 +143,21 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
         description: "d".repeat(100 * 1024),
       }));
       return serveMcp(listingServer(tools, 1000), req, res, await readJson(req));
+    }
+    const manyResources = /^\/fixtures\/resources\/(\d+)\/mcp$/.exec(path);
+    if (manyResources) return serveMcp(resourceListingServer(Number(manyResources[1]), 1), req, res, await readJson(req));
+    const onePage = /^\/fixtures\/resources-one-page\/(\d+)\/mcp$/.exec(path);
+    if (onePage) return serveMcp(resourceListingServer(Number(onePage[1]), Number(onePage[1])), req, res, await readJson(req));
+    if (path === "/fixtures/long-instructions/mcp") {
+      const server = new Server(
+        { name: "fixture-long", version: "1.0.0" },
+        { capabilities: { tools: {} }, instructions: "i".repeat(5000) },
+      );
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [generatedTool("noop")] }));
+      return serveMcp(server, req, res, await readJson(req));
+    }
+    if (path === "/fixtures/rich/mcp") {
+      return serveMcp(richServer(), req, res, await readJson(req));
     }
     if (path === "/fixtures/hostile-schemas/mcp") {
       return serveMcp(hostileSchemaServer(), req, res, await readJson(req));
@@ -382,6 +408,82 @@ function hostileSchemaServer(): Server {
     const structuredContent = request.params.arguments ?? {};
     return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
   });
+  return server;
+}
+
+/** An upstream listing `count` resources, `pageSize` per page (one per page: a merged list needs many upstream requests). */
+function resourceListingServer(count: number, pageSize: number): Server {
+  const server = listingServer([generatedTool("noop")], 10);
+  server.registerCapabilities({ resources: {} });
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => {
+    const at = Number(request.params?.cursor ?? 0);
+    const page = Array.from({ length: Math.min(pageSize, count - at) }, (_, i) => {
+      const uri = `mem://item/${String(at + i).padStart(3, "0")}`;
+      return { uri, name: `item ${at + i}` };
+    });
+    return { resources: page, ...(at + pageSize < count ? { nextCursor: String(at + pageSize) } : {}) };
+  });
+  return server;
+}
+
+export const RICH_INSTRUCTIONS = "Files of the rich fixture. Read file:///readme.md first.";
+
+/**
+ * An upstream that uses what MCP offers beyond plain tools: a tool definition
+ * with icons, `execution` and `_meta` (one key in the gateway's namespace, which
+ * the gateway must drop), a result with a resource link and an embedded
+ * resource, resources listed two per page, a template, a prompt, instructions,
+ * and no completion support.
+ */
+function richServer(): Server {
+  const server = new Server(
+    { name: "fixture-rich", version: "1.0.0" },
+    { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: RICH_INSTRUCTIONS },
+  );
+  const files = ["file:///a.txt", "file:///b.txt", "file:///readme.md"];
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [
+      {
+        name: "find_file",
+        description: "Find a file and link to it.",
+        inputSchema: { type: "object", properties: { name: { type: "string" } } },
+        icons: [{ src: "https://example.com/file.png", mimeType: "image/png", sizes: ["48x48"] }],
+        execution: { taskSupport: "optional" },
+        _meta: { "example.com/owner": "files-team", "dev.rayrun/error": { code: "approval_required" } },
+      },
+    ],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    const name = String(request.params.arguments?.name ?? "readme.md");
+    return {
+      content: [
+        { type: "resource_link", uri: `file:///${name}`, name, mimeType: "text/plain" },
+        { type: "resource", resource: { uri: `file:///${name}`, text: `contents of ${name}` } },
+      ],
+    };
+  });
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => {
+    const start = Number(request.params?.cursor ?? 0);
+    const page = files.slice(start, start + 2).map((uri) => ({ uri, name: uri.slice("file:///".length) }));
+    return { resources: page, ...(start + 2 < files.length ? { nextCursor: String(start + 2) } : {}) };
+  });
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [{ uriTemplate: "file:///{name}", name: "file" }],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    const uri = request.params.uri;
+    if (!uri.startsWith("file:///")) throw new McpError(-32002, "Resource not found", { uri });
+    return { contents: [{ uri, mimeType: "text/plain", text: `contents of ${uri.slice("file:///".length)}` }] };
+  });
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [{ name: "review_file", arguments: [{ name: "name" }] }] }));
+  server.setRequestHandler(GetPromptRequestSchema, (request) => ({
+    messages: [
+      {
+        role: "user",
+        content: { type: "resource", resource: { uri: `file:///${request.params.arguments?.name ?? ""}`, text: "embedded" } },
+      },
+    ],
+  }));
   return server;
 }
 

@@ -1,4 +1,5 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 
 /** One tools/call the demo upstream received, kept so tests can prove what reached it. */
@@ -22,12 +23,20 @@ const CUSTOMERS = [
 
 const releaseNote = z.object({ version: z.string(), date: z.string(), title: z.string(), summary: z.string() });
 
+export const DEMO_INSTRUCTIONS =
+  "Release notes and customer records of the demo product. Search release notes before answering product questions.";
+
+const versionsStartingWith = (value: string) => RELEASE_NOTES.map((note) => note.version).filter((version) => version.startsWith(value));
+
+const noteMarkdown = (note: (typeof RELEASE_NOTES)[number]) => `# ${note.version}: ${note.title}\n\n${note.date}\n\n${note.summary}\n`;
+
 /**
- * The demo upstream's tools. `record` sees every call before it runs, so a test
- * can assert exactly which arguments reached the upstream (or that none did).
+ * The demo upstream's tools, resources and prompts. `record` sees every tool
+ * call before it runs, so a test can assert exactly which arguments reached the
+ * upstream (or that none did).
  */
 export function createDemoServer(record: (call: ReceivedCall) => void): McpServer {
-  const server = new McpServer({ name: "rayrun-demo-upstream", version: "1.0.0" });
+  const server = new McpServer({ name: "rayrun-demo-upstream", version: "1.0.0" }, { instructions: DEMO_INSTRUCTIONS });
   const received = (tool: string, args: unknown) => record({ tool, arguments: args, at: new Date().toISOString() });
 
   server.registerTool(
@@ -89,6 +98,39 @@ export function createDemoServer(record: (call: ReceivedCall) => void): McpServe
       received("export_report", args);
       return { isError: true, content: [{ type: "text", text: "Report service unavailable: try again later" }] };
     },
+  );
+
+  server.registerResource(
+    "latest_release_note",
+    "notes://release/latest",
+    { title: "Latest release note", description: "The newest release note, as Markdown.", mimeType: "text/markdown" },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/markdown", text: noteMarkdown(RELEASE_NOTES[0]!) }] }),
+  );
+
+  server.registerResource(
+    "release_note",
+    new ResourceTemplate("notes://release/{version}", { list: undefined, complete: { version: versionsStartingWith } }),
+    { title: "Release note by version", description: "One release note, as Markdown.", mimeType: "text/markdown" },
+    async (uri, { version }) => {
+      const note = RELEASE_NOTES.find((candidate) => candidate.version === version);
+      if (!note) throw new Error(`No release note for version ${String(version)}`);
+      return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: noteMarkdown(note) }] };
+    },
+  );
+
+  server.registerPrompt(
+    "summarize_release",
+    {
+      title: "Summarize a release",
+      description: "Ask for a customer-facing summary of one release.",
+      argsSchema: { version: completable(z.string().describe("Release version, e.g. 2.4.0"), versionsStartingWith) },
+    },
+    ({ version }) => ({
+      messages: [
+        { role: "user", content: { type: "text", text: `Summarize release ${version} for customers in two sentences.` } },
+        { role: "user", content: { type: "resource_link", uri: `notes://release/${version}`, name: `release_${version}` } },
+      ],
+    }),
   );
 
   return server;

@@ -71,6 +71,9 @@ export const IndexSummarySchema = z
     schemaTooComplex: z.array(z.object({ name: z.string(), bound: z.string() })).openapi({
       description: "Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex`",
     }),
+    instructionsTruncated: z.literal(true).optional().openapi({
+      description: "The upstream's instructions were longer than 4,096 characters; the gateway keeps the first 4,095 and `…`",
+    }),
   })
   .openapi("IndexSummary");
 
@@ -78,3 +81,29 @@ export const ServiceParams = z.object({
   ws: z.string().openapi({ param: { name: "ws", in: "path" } }),
   svc: z.string().openapi({ param: { name: "svc", in: "path" } }),
 });
+
+const ContentModeSchema = z.enum(["allow", "block"]);
+
+export const PutServicePolicyBody = z
+  .object({
+    profileId: z.string(),
+    resources: ContentModeSchema.optional().openapi({
+      description: "The service's resources and resource templates: listed, readable and completable, or unknown to the profile",
+    }),
+    prompts: ContentModeSchema.optional().openapi({
+      description: "The service's prompts: listed, gettable and completable, or unknown to the profile",
+    }),
+  })
+  .refine((body) => body.resources !== undefined || body.prompts !== undefined, "set resources, prompts or both")
+  .openapi("PutServicePolicy");
+
+export const ServicePolicySchema = z
+  .object({
+    profileId: z.string(),
+    serviceId: z.string(),
+    resources: ContentModeSchema,
+    prompts: ContentModeSchema,
+    updatedBy: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("ServicePolicy");

@@ -1,6 +1,7 @@
 import type { WaitUntil } from "../lib/after-response.ts";
 import { RefreshAheadCache } from "../lib/refresh-ahead.ts";
 import type { PolicyMode } from "../policy/profiles.store.ts";
+import type { ServiceContentModes } from "../policy/service-policies.store.ts";
 import type { RiskRules } from "../policy/risk.ts";
 import { readAllPointers, type ToolDeployments } from "./deployment.ts";
 import { upstreamTargetFor } from "../services/services.store.ts";
@@ -29,6 +30,16 @@ export interface CatalogProfile {
   defaultMode: PolicyMode;
   overrides: Map<string, PolicyMode>;
   riskRules: RiskRules;
+  /** serviceId → the profile's modes for the service's resources and prompts (absent: from `defaultMode`). */
+  serviceModes: Map<string, ServiceContentModes>;
+}
+
+/** One live service, as resources, prompts and instructions need it. */
+export interface CatalogService {
+  id: string;
+  slug: string;
+  instructions: string | null;
+  requiresAuthorization: boolean;
 }
 
 export interface Catalog {
@@ -42,7 +53,10 @@ export interface Catalog {
   deployments: Map<string, ToolDeployments>;
   /** profileId → default mode, per-tool overrides and risk rules. */
   profiles: Map<string, CatalogProfile>;
+  /** serviceId → how to reach it; every live service has one, with or without tools. */
   targets: Map<string, UpstreamTarget>;
+  /** slug → live service, in slug order. */
+  services: Map<string, CatalogService>;
 }
 
 /**
@@ -62,6 +76,15 @@ export function loadCatalog(env: Env, workspaceId: string, waitUntil: WaitUntil)
   return snapshots.get(workspaceId, () => readCatalog(env, workspaceId), waitUntil);
 }
 
+interface ServiceRow {
+  id: string;
+  slug: string;
+  url: string;
+  secret_headers: string | null;
+  instructions: string | null;
+  requires_authorization: number;
+}
+
 interface CatalogRow {
   uid: string;
   name: string;
@@ -71,29 +94,33 @@ interface CatalogRow {
   projection: string | null;
   service_id: string;
   slug: string;
-  url: string;
-  secret_headers: string | null;
   requires_authorization: number;
   payload_capture: number;
   detail_policy: "metadata" | "payloads";
 }
 
 async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
-  const [tools, profiles, policies] = await env.DB.batch([
+  const [tools, profiles, policies, services, serviceModes] = await env.DB.batch([
     env.DB.prepare(
       `SELECT t.uid, t.name, t.status, t.definition, t.definition_hash, t.projection, t.service_id,
-              s.slug, s.url, s.secret_headers, s.requires_authorization, s.payload_capture, w.detail_policy
+              s.slug, s.requires_authorization, s.payload_capture, w.detail_policy
        FROM tools t JOIN services s ON s.id = t.service_id JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
     ).bind(workspaceId),
     env.DB.prepare("SELECT id, default_mode, risk_rules FROM access_profiles WHERE workspace_id = ?").bind(workspaceId),
     env.DB.prepare("SELECT profile_id, tool_uid, mode FROM tool_policies WHERE workspace_id = ?").bind(workspaceId),
+    env.DB.prepare(
+      `SELECT id, slug, url, secret_headers, instructions, requires_authorization FROM services
+       WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY slug`,
+    ).bind(workspaceId),
+    env.DB.prepare("SELECT profile_id, service_id, resources, prompts FROM service_policies WHERE workspace_id = ?").bind(workspaceId),
   ]);
 
   const catalog: Catalog = {
     tools: new Map(),
     profiles: new Map(),
     targets: new Map(),
+    services: new Map(),
     deployments: await readAllPointers(env, workspaceId),
   };
   for (const row of (tools?.results ?? []) as CatalogRow[]) {
@@ -112,22 +139,29 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
       serviceRequiresAuthorization: row.requires_authorization === 1,
       captureDetails: row.payload_capture === 1 && row.detail_policy === "payloads",
     });
-    if (!catalog.targets.has(row.service_id)) {
-      catalog.targets.set(
-        row.service_id,
-        await upstreamTargetFor(env, { id: row.service_id, url: row.url, sealedHeaders: row.secret_headers }),
-      );
-    }
+  }
+  for (const row of (services?.results ?? []) as ServiceRow[]) {
+    catalog.services.set(row.slug, {
+      id: row.id,
+      slug: row.slug,
+      instructions: row.instructions,
+      requiresAuthorization: row.requires_authorization === 1,
+    });
+    catalog.targets.set(row.id, await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers }));
   }
   for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode; risk_rules: string }[]) {
     catalog.profiles.set(row.id, {
       defaultMode: row.default_mode,
       overrides: new Map(),
       riskRules: JSON.parse(row.risk_rules) as RiskRules,
+      serviceModes: new Map(),
     });
   }
   for (const row of (policies?.results ?? []) as { profile_id: string; tool_uid: string; mode: PolicyMode }[]) {
     catalog.profiles.get(row.profile_id)?.overrides.set(row.tool_uid, row.mode);
+  }
+  for (const row of (serviceModes?.results ?? []) as ({ profile_id: string; service_id: string } & ServiceContentModes)[]) {
+    catalog.profiles.get(row.profile_id)?.serviceModes.set(row.service_id, { resources: row.resources, prompts: row.prompts });
   }
   return catalog;
 }

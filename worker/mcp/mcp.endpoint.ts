@@ -19,7 +19,9 @@ import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
 import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
 import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
+import { CONTENT_CAPABILITIES, isInitialize, registerContentHandlers, withGatewayLinks } from "./mcp.content.ts";
 import { BATCH_REFUSAL_CODE, batchRefusal, ProtocolError, withWildcardAcceptSpelledOut } from "./mcp.hygiene.ts";
+import { gatewayInstructions } from "./mcp.instructions.ts";
 import { refusal } from "./mcp.results.ts";
 
 /** Who is calling /mcp: an API key with tools:call or an OAuth grant, bound to one workspace and profile. */
@@ -51,7 +53,11 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
   const body = await readJsonBody(withWildcardAcceptSpelledOut(request));
   const refusedBatch = batchRefusal(body.request, body.parsedBody);
   if (refusedBatch) return jsonRpcError(400, BATCH_REFUSAL_CODE, refusedBatch);
-  const server = createGatewayServer(env, ctx, caller);
+  // Only initialize carries instructions, so only it reads the catalog before the SDK server exists.
+  const instructions = isInitialize(body)
+    ? gatewayInstructions(await loadCatalog(env, caller.workspaceId, (promise) => ctx.waitUntil(promise)), caller.profileId)
+    : undefined;
+  const server = createGatewayServer(env, ctx, caller, instructions);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -64,16 +70,17 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
   return transport.handleRequest(body.request, "parsedBody" in body ? { parsedBody: body.parsedBody } : undefined);
 }
 
-function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): Server {
+function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller, instructions: string | undefined): Server {
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   const server = new Server(
     { name: "rayrun", version: "0.1.0" },
     {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, ...CONTENT_CAPABILITIES },
       jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
-      instructions: "Tools from the services connected to this Rayrun workspace. Names are `{service}__{tool}`.",
+      instructions,
     },
   );
+  registerContentHandlers(server, { env, ...caller, loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil), waitUntil });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
@@ -94,7 +101,7 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller): S
       approvalsUrl: `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`,
     });
     scheduleAfterResponse(env, waitUntil, caller.workspaceId, run);
-    return toWire(run.outcome, request.params.name);
+    return withGatewayLinks(toWire(run.outcome, request.params.name), request.params.name);
   });
   return server;
 }
@@ -129,7 +136,7 @@ function toWire(outcome: CallOutcome, publicName: string): CallToolResult {
 /** How much of a client-supplied name an error repeats: enough to recognise it, never the client's megabyte back. */
 export const ECHOED_NAME_CHARS = 128;
 
-function echoedName(name: string): string {
+export function echoedName(name: string): string {
   if (name.length <= ECHOED_NAME_CHARS) return name;
   // Never end on half of a surrogate pair.
   const end = /[\uD800-\uDBFF]/.test(name.charAt(ECHOED_NAME_CHARS - 1)) ? ECHOED_NAME_CHARS - 1 : ECHOED_NAME_CHARS;
@@ -146,7 +153,7 @@ async function writeLogs(env: Env, workspaceId: string, captureDetails: boolean,
  * marked as the upstream's. The SDK server sends a thrown error's `code`,
  * `message` and `data` as they are; McpError would prefix the message again.
  */
-class UpstreamRpcError extends Error {
+export class UpstreamRpcError extends Error {
   readonly code: number;
   readonly data: Record<string, unknown>;
 

@@ -6,6 +6,7 @@ import {
   markServiceIndexed,
   storedUpstreamTarget,
   upstreamTargetFor,
+  type IndexedServer,
   type PendingService,
 } from "./services.store.ts";
 import { listUpstreamTools, MAX_TOOL_LIST_BYTES, MAX_TOOLS_PER_SERVICE, MAX_UPSTREAM_RESPONSE_BYTES, UpstreamFailure } from "./upstream.ts";
@@ -34,6 +35,29 @@ function indexingError(error: unknown): unknown {
   return error;
 }
 
+/**
+ * Characters of one service's instructions the gateway keeps. Each visible
+ * service's text goes into every client's `initialize`, so a longer text is cut
+ * here (and the index summary says `instructionsTruncated: true`).
+ */
+export const MAX_SERVICE_INSTRUCTIONS_CHARS = 4096;
+
+function indexedServer(listing: { serverInfo: unknown; instructions: string | undefined }): {
+  server: IndexedServer;
+  truncated: boolean;
+} {
+  const text = listing.instructions?.trim() || null;
+  if (text === null || text.length <= MAX_SERVICE_INSTRUCTIONS_CHARS)
+    return { server: { serverInfo: listing.serverInfo, instructions: text }, truncated: false };
+  // Never end on half of a surrogate pair.
+  let end = MAX_SERVICE_INSTRUCTIONS_CHARS - 1;
+  if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--;
+  return { server: { serverInfo: listing.serverInfo, instructions: `${text.slice(0, end)}…` }, truncated: true };
+}
+
+const withTruncation = (summary: IndexSummary, truncated: boolean): IndexSummary =>
+  truncated ? { ...summary, instructionsTruncated: true } : summary;
+
 /** Indexes a new service and stores it with its tools in one batch: nothing is kept if indexing fails. */
 export async function indexNewService(env: Env, service: PendingService): Promise<IndexSummary> {
   const target = await upstreamTargetFor(env, service);
@@ -41,8 +65,9 @@ export async function indexNewService(env: Env, service: PendingService): Promis
     throw indexingError(error);
   });
   const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, []);
-  await env.DB.batch([insertServiceStatement(env.DB, service, listing.serverInfo), ...statements]);
-  return summary;
+  const { server, truncated } = indexedServer(listing);
+  await env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements]);
+  return withTruncation(summary, truncated);
 }
 
 /** Re-indexes a stored service; returns null when it does not exist (or was deleted). */
@@ -55,6 +80,7 @@ export async function refreshService(env: Env, workspaceId: string, serviceId: s
   const existing = await listTools(env.DB, workspaceId, { serviceId });
   const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing);
   if (statements.length) await env.DB.batch(statements);
-  await markServiceIndexed(env.DB, serviceId, listing.serverInfo);
-  return summary;
+  const { server, truncated } = indexedServer(listing);
+  await markServiceIndexed(env.DB, serviceId, server);
+  return withTruncation(summary, truncated);
 }

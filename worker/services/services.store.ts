@@ -67,13 +67,20 @@ export async function prepareService(env: Env, workspaceId: string, input: NewSe
   return { ...input, id, workspaceId, sealedHeaders };
 }
 
-export function insertServiceStatement(db: D1Database, service: PendingService, serverInfo: unknown): D1PreparedStatement {
+/** What one indexing pass learned about the upstream server itself. */
+export interface IndexedServer {
+  serverInfo: unknown;
+  /** The upstream's `initialize` instructions, already bounded; null when it sent none. */
+  instructions: string | null;
+}
+
+export function insertServiceStatement(db: D1Database, service: PendingService, server: IndexedServer): D1PreparedStatement {
   const now = nowIso();
   return db
     .prepare(
       `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization,
-         payload_capture, server_info, indexed_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         payload_capture, server_info, instructions, indexed_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       service.id,
@@ -84,7 +91,8 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
       JSON.stringify(Object.keys(service.headers).sort()),
       service.requiresAuthorization ? 1 : 0,
       service.payloadCapture ? 1 : 0,
-      JSON.stringify(serverInfo ?? null),
+      JSON.stringify(server.serverInfo ?? null),
+      server.instructions,
       now,
       now,
     );
@@ -154,10 +162,10 @@ export async function updateService(
   return updated ? toRecord(updated) : null;
 }
 
-export async function markServiceIndexed(db: D1Database, serviceId: string, serverInfo: unknown): Promise<void> {
+export async function markServiceIndexed(db: D1Database, serviceId: string, server: IndexedServer): Promise<void> {
   await db
-    .prepare("UPDATE services SET server_info = ?, indexed_at = ? WHERE id = ?")
-    .bind(JSON.stringify(serverInfo ?? null), nowIso(), serviceId)
+    .prepare("UPDATE services SET server_info = ?, instructions = ?, indexed_at = ? WHERE id = ?")
+    .bind(JSON.stringify(server.serverInfo ?? null), server.instructions, nowIso(), serviceId)
     .run();
 }
 

@@ -185,7 +185,9 @@ function dropSession(target: UpstreamTarget, client: Client): void {
 }
 
 /** Lists every tool, following cursors, refusing upstreams over the tool count or byte caps. Uses a fresh session. */
-export async function listUpstreamTools(target: UpstreamTarget): Promise<{ tools: Tool[]; serverInfo: unknown }> {
+export async function listUpstreamTools(
+  target: UpstreamTarget,
+): Promise<{ tools: Tool[]; serverInfo: unknown; instructions: string | undefined }> {
   const client = await connect(target);
   try {
     const tools: Tool[] = [];
@@ -204,7 +206,7 @@ export async function listUpstreamTools(target: UpstreamTarget): Promise<{ tools
         throw new UpstreamFailure("tool_list_too_large", `The upstream's tool definitions exceed ${MAX_TOOL_LIST_BYTES} bytes`);
       }
       cursor = result.nextCursor;
-      if (!cursor) return { tools, serverInfo: client.getServerVersion() ?? null };
+      if (!cursor) return { tools, serverInfo: client.getServerVersion() ?? null, instructions: client.getInstructions() };
     }
     throw new UpstreamFailure("upstream_protocol_error", `tools/list did not finish within ${MAX_LIST_PAGES} pages`);
   } finally {
@@ -224,6 +226,25 @@ export async function callUpstreamTool(target: UpstreamTarget, name: string, arg
       return (await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS })) as CallToolResult;
     } catch (error) {
       const staleSession = attempt === 0 && isStaleSession(error);
+      if (!(error instanceof McpError)) dropSession(target, client);
+      if (staleSession) continue;
+      throw asUpstreamFailure(error);
+    }
+  }
+}
+
+/**
+ * Any other request (resources, prompts, completion) over the same reused
+ * sessions, with the same one re-establishment of a session the upstream no
+ * longer knows. `send` gets the client and the call timeout.
+ */
+export async function requestUpstream<T>(target: UpstreamTarget, send: (client: Client, timeoutMs: number) => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const client = await session(target);
+    try {
+      return await send(client, CALL_TIMEOUT_MS);
+    } catch (error) {
+      const staleSession = error instanceof StreamableHTTPError && error.code === 404 && attempt === 0;
       if (!(error instanceof McpError)) dropSession(target, client);
       if (staleSession) continue;
       throw asUpstreamFailure(error);

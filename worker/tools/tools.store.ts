@@ -3,6 +3,7 @@ import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { newId, nowIso } from "../lib/ids.ts";
 import { schemaBreach } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
+import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
 
 export type ToolStatus = "active" | "review_required" | "removed";
 
@@ -14,7 +15,19 @@ export interface ToolDefinition {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  /** MCP 2025-11-25: e.g. `{ taskSupport }`. */
+  execution?: Tool["execution"];
+  icons?: Tool["icons"];
+  /** The upstream's own `_meta`, without keys in the gateway's `dev.rayrun/` namespace. */
+  _meta?: Record<string, unknown>;
 }
+
+/**
+ * The fields the gateway started keeping with issue 13. A definition approved
+ * before then was hashed without them; `indexStatements` uses this list to
+ * recognise such a tool and carry its approval over instead of sending it to review.
+ */
+const FIELDS_KEPT_SINCE_ISSUE_13 = ["execution", "icons", "_meta"] as const;
 
 export interface ToolRecord {
   uid: string;
@@ -87,16 +100,29 @@ export function definitionBreach(definition: ToolDefinition): SchemaBoundBreach 
 
 const SELECT = `SELECT t.*, s.slug FROM tools t JOIN services s ON s.id = t.service_id`;
 
-function definitionOf(tool: Tool): ToolDefinition {
+/** The definition as the upstream sent it, minus anything that would let the upstream speak for the gateway. */
+export function definitionOf(tool: Tool): ToolDefinition {
   const definition: ToolDefinition = { name: tool.name, inputSchema: tool.inputSchema as Record<string, unknown> };
   if (tool.title !== undefined) definition.title = tool.title;
   if (tool.description !== undefined) definition.description = tool.description;
   if (tool.outputSchema !== undefined) definition.outputSchema = tool.outputSchema as Record<string, unknown>;
   if (tool.annotations !== undefined) definition.annotations = tool.annotations as Record<string, unknown>;
+  if (tool.execution !== undefined) definition.execution = tool.execution;
+  if (tool.icons !== undefined) definition.icons = tool.icons;
+  const meta = tool._meta ? Object.entries(tool._meta).filter(([key]) => !key.startsWith(GATEWAY_META_PREFIX)) : [];
+  if (meta.length) definition._meta = Object.fromEntries(meta);
   return definition;
 }
 
 export const definitionHash = (definition: ToolDefinition) => sha256Hex(canonicalJson(definition));
+
+/** The hash this definition had when the gateway dropped the fields it keeps since issue 13. */
+const hashBeforeIssue13 = (definition: ToolDefinition) =>
+  definitionHash(
+    Object.fromEntries(
+      Object.entries(definition).filter(([key]) => !(FIELDS_KEPT_SINCE_ISSUE_13 as readonly string[]).includes(key)),
+    ) as ToolDefinition,
+  );
 
 export async function listTools(
   db: D1Database,
@@ -151,6 +177,8 @@ export interface IndexSummary {
   unchanged: number;
   /** Listed tools whose schemas break a validation bound: stored, but every call is refused `schema_too_complex`. */
   schemaTooComplex: { name: string; bound: SchemaBoundBreach["bound"] }[];
+  /** Present when the upstream's instructions were longer than MAX_SERVICE_INSTRUCTIONS_CHARS and were cut. */
+  instructionsTruncated?: true;
 }
 
 /**
@@ -191,6 +219,22 @@ export async function indexStatements(
              VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
           )
           .bind(newId("tool"), workspaceId, serviceId, tool.name, JSON.stringify(definition), hash, hash, now, now),
+      );
+      continue;
+    }
+    // A tool approved before the gateway kept these fields, whose upstream did not change: the
+    // approval carries over to the fuller definition (nothing the admin reviewed changed).
+    const carriesApproval =
+      hash !== current.approvedHash &&
+      current.status === "active" &&
+      current.definitionHash === current.approvedHash &&
+      (await hashBeforeIssue13(definition)) === current.approvedHash;
+    if (carriesApproval) {
+      summary.changed.push(tool.name);
+      statements.push(
+        db
+          .prepare(`UPDATE tools SET definition = ?, definition_hash = ?, approved_hash = ?, updated_at = ? WHERE uid = ?`)
+          .bind(JSON.stringify(definition), hash, hash, now, current.uid),
       );
       continue;
     }

@@ -1,0 +1,373 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type CompleteRequest,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+} from "@modelcontextprotocol/sdk/types.js";
+import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { isBlocked, serviceFor, servicesWith, type ContentKind } from "../calls/content-access.ts";
+import type { Catalog, CatalogService } from "../calls/catalog.ts";
+import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
+import { newId } from "../lib/ids.ts";
+import { writeContentLog, type ContentLogEntry } from "../logs/content-logs.store.ts";
+import { requestUpstream, UpstreamFailure } from "../services/upstream.ts";
+import { echoedName, UpstreamRpcError } from "./mcp.endpoint.ts";
+import { gatewayUri, mapContentBlock, mapResultLinks, parseGatewayUri } from "./mcp.uris.ts";
+
+/** Who is asking, and how to read the workspace's catalog snapshot. */
+export interface ContentCaller {
+  env: Env;
+  workspaceId: string;
+  keyId: string;
+  profileId: string | null;
+  loadCatalog(): Promise<Catalog>;
+  waitUntil: WaitUntil;
+}
+
+/**
+ * Bounds of one merged list page (resources, templates, prompts). A page stops
+ * growing once it holds this many items or bytes, or after this many upstream
+ * requests; the cursor then resumes where it stopped.
+ */
+export const LIST_PAGE_ITEMS = 100;
+export const LIST_PAGE_BYTES = 1024 * 1024;
+export const LIST_PAGE_UPSTREAM_REQUESTS = 10;
+/** One upstream list page past either bound skips the rest of that service's list: `upstream_list_too_large`. */
+export const MAX_UPSTREAM_LIST_PAGE_ITEMS = 1000;
+export const MAX_UPSTREAM_LIST_PAGE_BYTES = 2 * 1024 * 1024;
+
+/** Where a list names the services it had to leave out, with why. */
+export const SKIPPED_META_KEY = `${GATEWAY_META_PREFIX}skipped`;
+
+/**
+ * A JSON-RPC error the SDK server sends with this exact code, message and data.
+ * (McpError would prefix the message with "MCP error {code}:".)
+ */
+class GatewayRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** The MCP spec's code for a resource that does not exist. */
+const RESOURCE_NOT_FOUND = -32002;
+
+const resourceNotFound = (uri: string) =>
+  new GatewayRpcError(RESOURCE_NOT_FOUND, `Resource not found: ${echoedName(uri)}`, { uri: echoedName(uri) });
+const unknownPrompt = (name: string) =>
+  new GatewayRpcError(ErrorCode.InvalidParams, `Unknown prompt: ${echoedName(name)}`, { code: "unknown_prompt" });
+
+/**
+ * What `initialize` advertises beside tools, all served by the handlers below
+ * (the SDK server answers `logging/setLevel` itself). No `subscribe` and no
+ * `listChanged`: the gateway does not relay upstream notifications yet.
+ */
+export const CONTENT_CAPABILITIES = { resources: {}, prompts: {}, completions: {}, logging: {} };
+
+/** Whether the body may hold an initialize (a body the endpoint did not parse may). */
+export function isInitialize(body: { parsedBody?: unknown }): boolean {
+  if (!("parsedBody" in body)) return true;
+  const messages = Array.isArray(body.parsedBody) ? (body.parsedBody as unknown[]) : [body.parsedBody];
+  return messages.some(
+    (message) => typeof message === "object" && message !== null && (message as { method?: unknown }).method === "initialize",
+  );
+}
+
+/** Resources, templates, prompts and completion, each proxied to the service its name or URI belongs to. */
+export function registerContentHandlers(server: Server, caller: ContentCaller): void {
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const page = await mergedList<Resource>(
+      caller,
+      "resources",
+      request.params?.cursor,
+      async (client, cursor, timeout) => {
+        const result = await client.listResources(cursor ? { cursor } : {}, { timeout });
+        return { items: result.resources, nextCursor: result.nextCursor };
+      },
+      (resource, slug) => ({ ...resource, uri: gatewayUri(slug, resource.uri) }),
+    );
+    return { resources: page.items, ...page.rest };
+  });
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => {
+    const page = await mergedList<ResourceTemplate>(
+      caller,
+      "resources",
+      request.params?.cursor,
+      async (client, cursor, timeout) => {
+        const result = await client.listResourceTemplates(cursor ? { cursor } : {}, { timeout });
+        return { items: result.resourceTemplates, nextCursor: result.nextCursor };
+      },
+      (template, slug) => ({ ...template, uriTemplate: gatewayUri(slug, template.uriTemplate) }),
+    );
+    return { resourceTemplates: page.items, ...page.rest };
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async (request) => {
+    const page = await mergedList<Prompt>(
+      caller,
+      "prompts",
+      request.params?.cursor,
+      async (client, cursor, timeout) => {
+        const result = await client.listPrompts(cursor ? { cursor } : {}, { timeout });
+        return { items: result.prompts, nextCursor: result.nextCursor };
+      },
+      (prompt, slug) => ({ ...prompt, name: `${slug}__${prompt.name}` }),
+    );
+    return { prompts: page.items, ...page.rest };
+  });
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    const parsed = parseGatewayUri(uri);
+    if (!parsed) {
+      throw new GatewayRpcError(
+        ErrorCode.InvalidParams,
+        `Not a resource URI of this gateway: ${echoedName(uri)}; expected rayrun://{service}/{upstream URI}`,
+        { code: "resource_uri_malformed" },
+      );
+    }
+    const catalog = await caller.loadCatalog();
+    const service = await allowedOrLogged(caller, catalog, parsed.slug, "resources", "resources/read", parsed.upstreamUri);
+    if (!service) throw resourceNotFound(uri);
+    const result = await logged(caller, catalog, service, "resources/read", parsed.upstreamUri, (client, timeout) =>
+      client.readResource({ uri: parsed.upstreamUri }, { timeout }),
+    );
+    return { ...result, contents: result.contents.map((content) => ({ ...content, uri: gatewayUri(service.slug, content.uri) })) };
+  });
+
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    const name = request.params.name;
+    const split = splitPublicName(name);
+    if (!split) throw unknownPrompt(name);
+    const catalog = await caller.loadCatalog();
+    const service = await allowedOrLogged(caller, catalog, split.slug, "prompts", "prompts/get", split.name);
+    if (!service) throw unknownPrompt(name);
+    const result = await logged(caller, catalog, service, "prompts/get", split.name, (client, timeout) =>
+      client.getPrompt({ name: split.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, { timeout }),
+    );
+    return {
+      ...result,
+      messages: result.messages.map((message) => ({ ...message, content: mapContentBlock(message.content, service.slug) })),
+    };
+  });
+
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const catalog = await caller.loadCatalog();
+    const { ref, service } = upstreamRef(catalog, caller.profileId, request.params.ref);
+    const target = catalog.targets.get(service.id);
+    if (!target) throw new GatewayRpcError(ErrorCode.InternalError, "The service is not available", { code: "upstream_unreachable" });
+    return upstreamCall(() =>
+      requestUpstream(target, async (client, timeout) => {
+        // An upstream without completion support has no suggestions: that is an empty answer, not an error.
+        if (!client.getServerCapabilities()?.completions) return { completion: { values: [], hasMore: false } };
+        return client.complete({ ...request.params, ref }, { timeout });
+      }),
+    );
+  });
+}
+
+/** A tool result as the client gets it: links and embedded resources point at the gateway. */
+export function withGatewayLinks(result: CallToolResult, publicToolName: string): CallToolResult {
+  const split = splitPublicName(publicToolName);
+  return split ? mapResultLinks(result, split.slug) : result;
+}
+
+/** `{slug}__{name}`: the first `__` splits, as for tools (slugs cannot contain `_`). */
+function splitPublicName(name: string): { slug: string; name: string } | null {
+  const at = name.indexOf("__");
+  if (at <= 0 || at + 2 >= name.length) return null;
+  return { slug: name.slice(0, at), name: name.slice(at + 2) };
+}
+
+/** The upstream's own reference for a completion, and its service; unknown and blocked look alike. */
+function upstreamRef(
+  catalog: Catalog,
+  profileId: string | null,
+  ref: CompleteRequest["params"]["ref"],
+): { ref: CompleteRequest["params"]["ref"]; service: CatalogService } {
+  if (ref.type === "ref/prompt") {
+    const split = splitPublicName(ref.name);
+    const service = split ? serviceFor(catalog, profileId, split.slug, "prompts") : null;
+    if (!split || !service) throw unknownPrompt(ref.name);
+    return { ref: { ...ref, name: split.name }, service };
+  }
+  const parsed = parseGatewayUri(ref.uri);
+  const service = parsed ? serviceFor(catalog, profileId, parsed.slug, "resources") : null;
+  if (!parsed || !service) {
+    throw new GatewayRpcError(ErrorCode.InvalidParams, `Unknown resource template: ${echoedName(ref.uri)}`, {
+      code: "unknown_resource_template",
+    });
+  }
+  return { ref: { ...ref, uri: parsed.upstreamUri }, service };
+}
+
+/** The service when the profile may use it; a blocked one writes a `blocked` row and then looks unknown. */
+async function allowedOrLogged(
+  caller: ContentCaller,
+  catalog: Catalog,
+  slug: string,
+  kind: ContentKind,
+  method: ContentLogEntry["method"],
+  item: string,
+): Promise<CatalogService | null> {
+  const service = serviceFor(catalog, caller.profileId, slug, kind);
+  if (service) return service;
+  const blocked = isBlocked(catalog, caller.profileId, slug, kind);
+  if (blocked) log(caller, { serviceId: blocked.id, method, item, outcome: "blocked", code: null, durationMs: 0 });
+  return null;
+}
+
+/** One upstream read or get, with its log row written after the response. */
+async function logged<T>(
+  caller: ContentCaller,
+  catalog: Catalog,
+  service: CatalogService,
+  method: ContentLogEntry["method"],
+  item: string,
+  send: (client: Client, timeoutMs: number) => Promise<T>,
+): Promise<T> {
+  const started = Date.now();
+  const row = (outcome: ContentLogEntry["outcome"], code: string | null) =>
+    log(caller, { serviceId: service.id, method, item, outcome, code, durationMs: Date.now() - started });
+  const target = catalog.targets.get(service.id);
+  try {
+    if (!target) throw new UpstreamFailure("upstream_unreachable", "The service is not available");
+    const result = await upstreamCall(() => requestUpstream(target, send));
+    row("ok", null);
+    return result;
+  } catch (error) {
+    if (error instanceof UpstreamRpcError) row("upstream_error", String(error.code));
+    else if (error instanceof GatewayRpcError) row("upstream_failed", String(error.data.code));
+    throw error;
+  }
+}
+
+function log(caller: ContentCaller, entry: Omit<ContentLogEntry, "keyId" | "requestId">): void {
+  const row: ContentLogEntry = { ...entry, keyId: caller.keyId, requestId: newId("req") };
+  afterResponse(caller.waitUntil, "content log write", () => writeContentLog(caller.env.DB, caller.workspaceId, row));
+}
+
+/** An upstream request with its failures as the client sees them: the upstream's JSON-RPC error as its own, ours with a code. */
+async function upstreamCall<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if (error instanceof McpError) throw new UpstreamRpcError(error);
+    if (error instanceof UpstreamFailure) throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: error.code });
+    throw error;
+  }
+}
+
+interface ListCursor {
+  /** The service to resume at (or the first after it, if it is gone). */
+  s: string;
+  /** That service's own cursor. */
+  c?: string;
+}
+
+const encodeCursor = (cursor: ListCursor) => btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(cursor))));
+
+function decodeCursor(cursor: string): ListCursor {
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(cursor), (char) => char.charCodeAt(0)))) as unknown;
+    if (
+      typeof parsed === "object" &&
+      parsed !== null &&
+      typeof (parsed as ListCursor).s === "string" &&
+      ["string", "undefined"].includes(typeof (parsed as ListCursor).c)
+    ) {
+      return parsed as ListCursor;
+    }
+  } catch {
+    // Falls through to the refusal below.
+  }
+  throw new GatewayRpcError(ErrorCode.InvalidParams, "Invalid cursor: pass back a nextCursor this gateway returned", {
+    code: "invalid_cursor",
+  });
+}
+
+/**
+ * One page of a list merged over every service the profile may use for this
+ * kind, in slug order. A service that fails or answers past a bound is left out
+ * and named in `_meta["dev.rayrun/skipped"]`, so one broken upstream never
+ * hides the others.
+ */
+async function mergedList<Item>(
+  caller: ContentCaller,
+  kind: ContentKind,
+  cursor: string | undefined,
+  fetchPage: (client: Client, cursor: string | undefined, timeoutMs: number) => Promise<{ items: Item[]; nextCursor?: string }>,
+  map: (item: Item, slug: string) => Item,
+): Promise<{ items: Item[]; rest: { nextCursor?: string; _meta?: Record<string, unknown> } }> {
+  const start = cursor === undefined ? undefined : decodeCursor(cursor);
+  const catalog = await caller.loadCatalog();
+  const services = servicesWith(catalog, caller.profileId, kind);
+  let index = start ? services.findIndex((service) => service.slug >= start.s) : 0;
+  if (index < 0) index = services.length;
+  let upstreamCursor = start && services[index]?.slug === start.s ? start.c : undefined;
+  const items: Item[] = [];
+  const skipped: { service: string; code: string; message: string }[] = [];
+  let bytes = 0;
+  let requests = 0;
+  const done = (nextCursor?: string) => ({
+    items,
+    rest: { ...(nextCursor ? { nextCursor } : {}), ...(skipped.length ? { _meta: { [SKIPPED_META_KEY]: skipped } } : {}) },
+  });
+  const nextService = () => {
+    index++;
+    upstreamCursor = undefined;
+  };
+
+  while (index < services.length) {
+    const service = services[index]!;
+    if (items.length >= LIST_PAGE_ITEMS || bytes >= LIST_PAGE_BYTES || requests >= LIST_PAGE_UPSTREAM_REQUESTS) {
+      return done(encodeCursor({ s: service.slug, ...(upstreamCursor ? { c: upstreamCursor } : {}) }));
+    }
+    requests++;
+    const target = catalog.targets.get(service.id);
+    let page: { items: Item[]; nextCursor?: string };
+    try {
+      if (!target) throw new UpstreamFailure("upstream_unreachable", "The service is not available");
+      page = await requestUpstream(target, (client, timeout) =>
+        // An upstream that does not offer this kind has nothing to list.
+        client.getServerCapabilities()?.[kind] ? fetchPage(client, upstreamCursor, timeout) : Promise.resolve({ items: [] }),
+      );
+    } catch (error) {
+      const code = error instanceof UpstreamFailure ? error.code : error instanceof McpError ? "upstream_error" : "upstream_protocol_error";
+      skipped.push({ service: service.slug, code, message: error instanceof Error ? error.message : String(error) });
+      nextService();
+      continue;
+    }
+    const pageBytes = JSON.stringify(page.items).length;
+    if (page.items.length > MAX_UPSTREAM_LIST_PAGE_ITEMS || pageBytes > MAX_UPSTREAM_LIST_PAGE_BYTES) {
+      skipped.push({
+        service: service.slug,
+        code: "upstream_list_too_large",
+        message: `One list page of the upstream is over ${MAX_UPSTREAM_LIST_PAGE_ITEMS} items or ${MAX_UPSTREAM_LIST_PAGE_BYTES} bytes`,
+      });
+      nextService();
+      continue;
+    }
+    items.push(...page.items.map((item) => map(item, service.slug)));
+    bytes += pageBytes;
+    if (page.nextCursor) upstreamCursor = page.nextCursor;
+    else nextService();
+  }
+  return done();
+}
