@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
 import { exponentialRefTool } from "../../worker/hooks/compiler/compiler.attacks.fixtures.ts";
+import { interactiveSessions } from "./interactive.ts";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
 
 /** One JSON-RPC message as it arrived, with the HTTP headers it came with. */
@@ -35,6 +36,7 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
   const calls = new Map<string, ReceivedCall[]>();
   const methods = new Map<string, ReceivedRequest[]>();
   const mutable = new Map<string, number>();
+  const serveInteractive = interactiveSessions((tag, call) => push(calls, tag, call));
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -137,6 +139,13 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     }
     if (path === "/fixtures/exponential-refs/mcp") {
       return serveMcp(listingServer([exponentialRefTool() as Tool], 10), req, res, await readJson(req));
+    }
+    const interactive = /^\/fixtures\/interactive\/([\w-]+)\/mcp$/.exec(path);
+    if (interactive) {
+      const tag = `interactive-${interactive[1]!}`;
+      const body = await readJson(req);
+      noteMethods(tag, body, req);
+      return serveInteractive(tag, req, res, body);
     }
     const sessionful = /^\/fixtures\/sessions\/([\w-]+)\/(mcp|state)$/.exec(path);
     if (sessionful) return serveSessionful(sessionful[1]!, sessionful[2] === "state", req, res);
