@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, type ClientCapabilities, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ListRootsRequestSchema, type ClientCapabilities, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import {
   addService,
@@ -119,6 +119,55 @@ describe("streamed tool calls", () => {
     );
     expect(rows.map((row) => [row.stage, row.outcome, row.code])).toEqual([["upstream", "cancelled", "cancelled"]]);
     await client.close();
+  });
+
+  it("cancels the upstream request when the client drops a streamed call's connection", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const response = await SELF.fetch(`${ORIGIN}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${gateway.key}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 5,
+        method: "tools/call",
+        params: { name: "live__slow_count", arguments: { seconds: 20, every: 1 }, _meta: { progressToken: "mine" } },
+      }),
+    });
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain('"progressToken":"mine"');
+    await reader.cancel();
+    await eventually(gateway.received, (calls) => calls.some((call) => call.tool === "slow_count:cancelled"));
+    const rows = await eventually(
+      () => gateway.logs("slow_count"),
+      (rows) => rows.length > 0,
+    );
+    expect(rows.map((row) => [row.stage, row.outcome, row.code])).toEqual([["upstream", "cancelled", "cancelled"]]);
+  });
+
+  it("relays roots/list to a client that declared roots", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const client = await connect(gateway.key, { roots: {} });
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///work/a" }, { uri: "file:///work/b" }] }));
+    const result = await client.callTool({ name: "live__list_roots", arguments: {} });
+    expect(text(result)).toBe("file:///work/a,file:///work/b");
+    await client.close();
+  });
+
+  it("answers a call without a progress token as plain JSON, as before", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const res = await api("/mcp", {
+      key: gateway.key,
+      headers: { accept: "application/json, text/event-stream" },
+      body: { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "live__slow_count", arguments: { seconds: 1, every: 1 } } },
+    });
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(res.body.result.content).toEqual([{ type: "text", text: "counted 1 steps" }]);
   });
 
   it("relays an upstream's elicitation to a client that declared it, and the client's answer back", async ({ expect }) => {
