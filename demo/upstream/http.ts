@@ -16,6 +16,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
 import { exponentialRefTool } from "../../worker/hooks/compiler/compiler.attacks.fixtures.ts";
+import { interactiveSessions } from "./interactive.ts";
 import { pollingUpstream } from "./resilience.ts";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
 
@@ -47,6 +48,7 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
   const calls = new Map<string, ReceivedCall[]>();
   const methods = new Map<string, ReceivedRequest[]>();
   const mutable = new Map<string, number>();
+  const serveInteractive = interactiveSessions((tag, call) => push(calls, tag, call));
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -164,6 +166,13 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     }
     if (path === "/fixtures/exponential-refs/mcp") {
       return serveMcp(listingServer([exponentialRefTool() as Tool], 10), req, res, await readJson(req));
+    }
+    const interactive = /^\/fixtures\/interactive\/([\w-]+)\/mcp$/.exec(path);
+    if (interactive) {
+      const tag = `interactive-${interactive[1]!}`;
+      const body = await readJson(req);
+      noteMethods(tag, body, req);
+      return serveInteractive(tag, req, res, body);
     }
     const sessionful = /^\/fixtures\/sessions\/([\w-]+)\/(mcp|state)$/.exec(path);
     if (sessionful) return serveSessionful(sessionful[1]!, sessionful[2] === "state", req, res);

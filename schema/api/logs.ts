@@ -7,9 +7,9 @@ export const CallLogSchema = z
     requestId: z.string(),
     stage: z.enum(["before", "after", "pre_dispatch", "upstream"]),
     channel: z.enum(["active", "shadow"]),
-    outcome: z
-      .string()
-      .openapi({ description: "continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed" }),
+    outcome: z.string().openapi({
+      description: "continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed, cancelled",
+    }),
     code: z.string().nullable().openapi({ description: "Isolate error code or refusal code" }),
     durationMs: z.number(),
     revisionId: z.string().nullable(),

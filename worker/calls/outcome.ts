@@ -25,8 +25,10 @@ export const GATEWAY_REFUSAL_CODES = [
   "schema_too_complex",
   "url_not_allowed",
   "upstream_unreachable",
+  "upstream_timeout",
   "upstream_protocol_error",
   "upstream_response_too_large",
+  "cancelled",
 ] as const;
 export type GatewayRefusalCode = (typeof GATEWAY_REFUSAL_CODES)[number];
 

@@ -8,6 +8,7 @@ import { checkAgainstSchema } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import type { CallLogEntry } from "../logs/logs.store.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
+import { CallCancelled, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
@@ -30,6 +31,8 @@ export interface ToolCallInput {
   requestId: string;
   /** Where an approver acts on approvals, shown to the agent. */
   approvalsUrl: string;
+  /** Progress, cancellation and server-to-client relaying for the upstream request, when the client streams. */
+  upstream?: UpstreamCallOptions;
 }
 
 /** One call in progress: its input, the tool, the stage metadata, and what it has produced so far. */
@@ -170,8 +173,17 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   if (!target) return refuse(state, "upstream_unreachable", "The tool's service is not available", revisionId);
   let upstreamResult: CallToolResult;
   try {
-    upstreamResult = await callUpstreamTool(target, tool.name, upstreamArguments);
+    upstreamResult = await callUpstreamTool(target, tool.name, upstreamArguments, input.upstream);
   } catch (error) {
+    if (error instanceof UpstreamTimeout) {
+      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
+      return refused(state, "upstream_timeout", error.message, { bound: error.bound });
+    }
+    if (error instanceof CallCancelled) {
+      // The upstream was told; `after` does not run on a call nobody waits for.
+      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "cancelled", code: "cancelled", revisionId }));
+      return refused(state, "cancelled", `The call was cancelled: ${error.message}`);
+    }
     if (error instanceof UpstreamFailure) {
       // The tool-list bounds belong to indexing; a tools/call cannot hit them.
       const code = error.code === "too_many_tools" || error.code === "tool_list_too_large" ? "upstream_protocol_error" : error.code;

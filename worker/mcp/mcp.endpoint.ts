@@ -6,6 +6,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   type CallToolResult,
+  type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { authenticateMcp } from "../auth/mcp-caller.ts";
@@ -23,6 +24,9 @@ import { CONTENT_CAPABILITIES, isInitialize, registerContentHandlers, withGatewa
 import { BATCH_REFUSAL_CODE, batchRefusal, ProtocolError, withWildcardAcceptSpelledOut } from "./mcp.hygiene.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
 import { refusal } from "./mcp.results.ts";
+import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
+import { resolveSession } from "./mcp.session.ts";
+import { streamedCallOptions, wantsEventStream, watchDisconnect, type CallStreaming } from "./mcp.streaming.ts";
 
 /** Who is calling /mcp: an API key with tools:call or an OAuth grant, bound to one workspace and profile. */
 interface Caller {
@@ -53,24 +57,49 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
   const body = await readJsonBody(withWildcardAcceptSpelledOut(request));
   const refusedBatch = batchRefusal(body.request, body.parsedBody);
   if (refusedBatch) return jsonRpcError(400, BATCH_REFUSAL_CODE, refusedBatch);
+  const session = await resolveSession(env, request, caller, "parsedBody" in body ? body.parsedBody : undefined);
+  if (session instanceof Response) return session;
+  const routeKey = routeKeyOf(caller.keyId, session.routeSignature);
+  let parsedBody = "parsedBody" in body ? body.parsedBody : undefined;
+  if (parsedBody !== undefined) {
+    // Cancellations and answers to relayed requests go to the call waiting for them, wherever it runs.
+    const messages = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]) as JSONRPCMessage[];
+    const rest = await routeClientMessages(env, routeKey, messages);
+    if (!rest.length) return new Response(null, { status: 202 });
+    if (rest.length < messages.length) parsedBody = rest;
+  }
+  const issued = session.issued;
   // Only initialize carries instructions, so only it reads the catalog before the SDK server exists.
   const instructions = isInitialize(body)
     ? gatewayInstructions(await loadCatalog(env, caller.workspaceId, (promise) => ctx.waitUntil(promise)), caller.profileId)
     : undefined;
-  const server = createGatewayServer(env, ctx, caller, instructions);
   const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
+    sessionIdGenerator: issued ? () => issued : undefined,
+    enableJsonResponse: !wantsEventStream(body.request, parsedBody, session.session),
     maxRequestBodySize: MAX_BODY_BYTES,
+  });
+  const disconnected = new AbortController();
+  const server = createGatewayServer(env, ctx, caller, instructions, {
+    session: session.session,
+    route: new CallRoute(env, routeKey, transport),
+    disconnected: disconnected.signal,
   });
   await server.connect(transport);
   // No server.close(): with JSON responses, handleRequest resolves only once every response is
-  // written, so nothing is left open. close() would only abort the finished handler's signal and
-  // build a "Connection closed" error, on every call; both objects are dropped with the request.
-  return transport.handleRequest(body.request, "parsedBody" in body ? { parsedBody: body.parsedBody } : undefined);
+  // written, and an SSE stream closes after its last response, so nothing is left open. close()
+  // would only abort the finished handler's signal and build a "Connection closed" error, on every
+  // call; both objects are dropped with the request.
+  const response = await transport.handleRequest(body.request, parsedBody !== undefined ? { parsedBody } : undefined);
+  return watchDisconnect(response, disconnected);
 }
 
-function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller, instructions: string | undefined): Server {
+function createGatewayServer(
+  env: Env,
+  ctx: ExecutionContext,
+  caller: Caller,
+  instructions: string | undefined,
+  stream: CallStreaming,
+): Server {
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   const server = new Server(
     { name: "rayrun", version: "0.1.0" },
@@ -87,7 +116,8 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller, in
     return { tools: listedTools(catalog, caller.profileId) };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const upstream = streamedCallOptions(request, extra, stream.route, stream.session, stream.disconnected);
     const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
     const run = await runToolCall({
       env,
@@ -99,7 +129,8 @@ function createGatewayServer(env: Env, ctx: ExecutionContext, caller: Caller, in
       arguments: (request.params.arguments ?? {}) as JsonObject,
       requestId: newId("req"),
       approvalsUrl: `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`,
-    });
+      upstream,
+    }).finally(() => stream.route.leave(extra.requestId));
     scheduleAfterResponse(env, waitUntil, caller.workspaceId, run);
     return withGatewayLinks(toWire(run.outcome, request.params.name), request.params.name);
   });

@@ -1,9 +1,16 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities, ServerRequest, Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  ListRootsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { isStaleSession, resumesStream } from "./upstream-resilience.ts";
+import { CallCancelled, CallDeadline, MAX_CALL_DURATION_MS, UpstreamTimeout, type UpstreamCallOptions } from "./upstream.call.ts";
 import { checkUpstreamUrl } from "./url-guard.ts";
 
 /** Why talking to an upstream failed, in the terms the API and MCP endpoint report. */
@@ -46,7 +53,8 @@ export const MAX_TOOL_LIST_BYTES = 4 * 1024 * 1024;
 const MAX_LIST_PAGES = 200;
 const MAX_REDIRECTS = 5;
 const INDEX_TIMEOUT_MS = 15_000;
-const CALL_TIMEOUT_MS = 30_000;
+/** Resources, prompts and completion: one answer, no progress, so one plain timeout. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * fetch for upstream traffic: every redirect hop is checked against the URL
@@ -133,15 +141,20 @@ function capped(response: Response): Response {
   return new Response(response.body.pipeThrough(counter), response);
 }
 
-async function connect(target: UpstreamTarget): Promise<Client> {
+async function connect(target: UpstreamTarget, capabilities: ClientCapabilities = {}): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     fetch: guardedFetch(target.allowList),
     requestInit: { headers: target.headers },
   });
   const client = new Client(
     { name: "rayrun-gateway", version: "0.1.0" },
-    { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    { capabilities, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
+  // A request the client did not declare a capability for is refused at once, saying why, instead of
+  // waiting for an answer that cannot come.
+  client.fallbackRequestHandler = async (request) => {
+    throw new UndeclaredCapability(request.method);
+  };
   try {
     await client.connect(transport, { timeout: INDEX_TIMEOUT_MS });
   } catch (error) {
@@ -149,6 +162,14 @@ async function connect(target: UpstreamTarget): Promise<Client> {
     throw asUpstreamFailure(error);
   }
   return client;
+}
+
+/** The SDK answers with a thrown error's own `code` and `message` (McpError would prefix the message with "MCP error"). */
+class UndeclaredCapability extends Error {
+  readonly code = ErrorCode.MethodNotFound;
+  constructor(method: string) {
+    super(`The client calling through the Rayrun gateway did not declare the capability for ${method}, so the request is refused`);
+  }
 }
 
 /** Maps anything the SDK throws into our two upstream failure codes (or passes McpError through). */
@@ -215,22 +236,62 @@ export async function listUpstreamTools(
 }
 
 /**
- * One upstream tools/call over a reused session. A session the upstream no
- * longer knows is re-established once: the upstream never processed that
- * request, so retrying cannot repeat a side effect.
+ * One upstream tools/call. Over the isolate's reused session, or, when the
+ * client answers server-to-client requests, over a session of its own that
+ * declares the client's capabilities and is closed after the call. A session
+ * the upstream no longer knows (404, or 400 naming the session) is re-established once: the upstream
+ * never processed that request, so retrying cannot repeat a side effect.
  */
-export async function callUpstreamTool(target: UpstreamTarget, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  for (let attempt = 0; ; attempt++) {
-    const client = await session(target);
-    try {
-      return (await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS })) as CallToolResult;
-    } catch (error) {
-      const staleSession = attempt === 0 && isStaleSession(error);
-      if (!(error instanceof McpError)) dropSession(target, client);
-      if (staleSession) continue;
-      throw asUpstreamFailure(error);
+export async function callUpstreamTool(
+  target: UpstreamTarget,
+  name: string,
+  args: Record<string, unknown>,
+  options: UpstreamCallOptions = {},
+): Promise<CallToolResult> {
+  const deadline = new CallDeadline(options.signal);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const relay = options.relay;
+      const client = relay ? await relaySession(target, relay, deadline) : await session(target);
+      try {
+        const result = await client.callTool({ name, arguments: args }, undefined, {
+          signal: deadline.signal,
+          // The gateway's own clocks decide; the SDK's request timeout only backs them up.
+          timeout: MAX_CALL_DURATION_MS + 1_000,
+          onprogress: (progress) => {
+            deadline.touch();
+            options.onProgress?.(progress);
+          },
+        });
+        return result as CallToolResult;
+      } catch (error) {
+        if (deadline.tripped) throw new UpstreamTimeout(deadline.tripped);
+        if (options.signal?.aborted) throw new CallCancelled(String(options.signal.reason ?? "cancelled"));
+        const staleSession = attempt === 0 && isStaleSession(error);
+        if (!(error instanceof McpError) && !relay) dropSession(target, client);
+        if (staleSession) continue;
+        throw asUpstreamFailure(error);
+      } finally {
+        if (relay) void client.close().catch(() => {});
+      }
     }
+  } finally {
+    deadline.dispose();
   }
+}
+
+/** A fresh session for one call, answering the upstream's sampling, elicitation and roots requests through the client. */
+async function relaySession(
+  target: UpstreamTarget,
+  relay: NonNullable<UpstreamCallOptions["relay"]>,
+  deadline: CallDeadline,
+): Promise<Client> {
+  const client = await connect(target, relay.capabilities);
+  const forward = (request: ServerRequest, extra: { signal: AbortSignal }) => deadline.hold(() => relay.forward(request, extra.signal));
+  if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward);
+  if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward);
+  if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward);
+  return client;
 }
 
 /**
@@ -242,9 +303,9 @@ export async function requestUpstream<T>(target: UpstreamTarget, send: (client: 
   for (let attempt = 0; ; attempt++) {
     const client = await session(target);
     try {
-      return await send(client, CALL_TIMEOUT_MS);
+      return await send(client, REQUEST_TIMEOUT_MS);
     } catch (error) {
-      const staleSession = error instanceof StreamableHTTPError && error.code === 404 && attempt === 0;
+      const staleSession = attempt === 0 && isStaleSession(error);
       if (!(error instanceof McpError)) dropSession(target, client);
       if (staleSession) continue;
       throw asUpstreamFailure(error);

@@ -1,0 +1,139 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { ReceivedCall } from "./tools.ts";
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
+
+/**
+ * An upstream that talks during a call, as long-running MCP servers do: it
+ * keeps sessions (so a cancellation, sent in its own POST, reaches the running
+ * call), answers tools/call as an SSE stream, reports progress, and asks the
+ * client for sampling, elicitation and roots. Every call, and every call that
+ * saw its cancellation, is recorded.
+ */
+export function createInteractiveServer(record: (call: ReceivedCall) => void): McpServer {
+  const server = new McpServer({ name: "fixture-interactive", version: "1.0.0" });
+  const received = (tool: string, args: unknown) => record({ tool, arguments: args, at: new Date().toISOString() });
+
+  server.registerTool(
+    "slow_count",
+    {
+      description: "Counts for `seconds`, reporting progress every `every` seconds.",
+      inputSchema: { seconds: z.number(), every: z.number() },
+    },
+    async (args, extra) => {
+      received("slow_count", args);
+      const steps = Math.ceil(args.seconds / args.every);
+      for (let step = 1; step <= steps; step++) {
+        await sleep(args.every * 1000, extra.signal);
+        if (extra.signal.aborted) {
+          received("slow_count:cancelled", { step, reason: String(extra.signal.reason) });
+          return { content: [{ type: "text", text: "cancelled" }] };
+        }
+        const progressToken = extra._meta?.progressToken;
+        if (progressToken !== undefined) {
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken, progress: step, total: steps, message: `step ${step} of ${steps}` },
+          });
+        }
+      }
+      return { content: [{ type: "text", text: `counted ${steps} steps` }] };
+    },
+  );
+
+  server.registerTool(
+    "go_quiet",
+    { description: "Says nothing for `seconds`, then answers.", inputSchema: { seconds: z.number() } },
+    async (args, extra) => {
+      received("go_quiet", args);
+      await sleep(args.seconds * 1000, extra.signal);
+      if (extra.signal.aborted) received("go_quiet:cancelled", {});
+      return { content: [{ type: "text", text: "finally" }] };
+    },
+  );
+
+  server.registerTool(
+    "ask_user",
+    { description: "Asks the user (elicitation) for a name.", inputSchema: { question: z.string() } },
+    async (args, extra) => {
+      received("ask_user", args);
+      try {
+        const answer = await extra.sendRequest(
+          {
+            method: "elicitation/create",
+            params: {
+              mode: "form",
+              message: args.question,
+              requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+            },
+          },
+          ElicitResultSchema,
+        );
+        return { content: [{ type: "text", text: `${answer.action}: ${JSON.stringify(answer.content ?? {})}` }] };
+      } catch (error) {
+        return { isError: true, content: [{ type: "text", text: `elicitation failed: ${(error as Error).message}` }] };
+      }
+    },
+  );
+
+  server.registerTool(
+    "ask_model",
+    { description: "Asks the client's model (sampling) to complete a prompt.", inputSchema: { prompt: z.string() } },
+    async (args, extra) => {
+      received("ask_model", args);
+      try {
+        // Sent as a server that does not check the client's capabilities would: the client's answer decides.
+        const answer = await extra.sendRequest(
+          {
+            method: "sampling/createMessage",
+            params: { messages: [{ role: "user", content: { type: "text", text: args.prompt } }], maxTokens: 50 },
+          },
+          CreateMessageResultSchema,
+        );
+        return { content: [{ type: "text", text: `model said: ${answer.content.type === "text" ? answer.content.text : "?"}` }] };
+      } catch (error) {
+        return { isError: true, content: [{ type: "text", text: `sampling failed: ${(error as Error).message}` }] };
+      }
+    },
+  );
+
+  server.registerTool("list_roots", { description: "Lists the client's roots.", inputSchema: {} }, async (_args, extra) => {
+    received("list_roots", {});
+    const { roots } = await extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);
+    return { content: [{ type: "text", text: roots.map((root) => root.uri).join(",") }] };
+  });
+
+  return server;
+}
+
+/** Sessions of the interactive fixture, per tag. */
+export function interactiveSessions(record: (tag: string, call: ReceivedCall) => void) {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  return async (tag: string, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    const sessionId = req.headers["mcp-session-id"];
+    if (typeof sessionId === "string") {
+      const transport = sessions.get(`${tag}/${sessionId}`);
+      if (!transport) {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
+        return;
+      }
+      return transport.handleRequest(req, res, body);
+    }
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(`${tag}/${id}`, transport),
+      onsessionclosed: (id) => void sessions.delete(`${tag}/${id}`),
+    });
+    await createInteractiveServer((call) => record(tag, call)).connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+}

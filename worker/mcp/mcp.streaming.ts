@@ -1,0 +1,112 @@
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  isJSONRPCRequest,
+  ListRootsResultSchema,
+  type CallToolRequest,
+  type ClientCapabilities,
+  type ServerNotification,
+  type ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import { MAX_CALL_DURATION_MS, type UpstreamCallOptions } from "../services/upstream.call.ts";
+import type { CallRoute } from "./mcp.relay.ts";
+import type { GatewaySession } from "./mcp.session.ts";
+
+/** The capabilities whose requests an upstream may send during a call, kept only as the client declared them. */
+export function relayedCapabilities(capabilities: ClientCapabilities | undefined): ClientCapabilities {
+  const relayed: ClientCapabilities = {};
+  if (capabilities?.sampling) relayed.sampling = capabilities.sampling;
+  if (capabilities?.elicitation) relayed.elicitation = capabilities.elicitation;
+  if (capabilities?.roots) relayed.roots = capabilities.roots;
+  return relayed;
+}
+
+/** What each tools/call of one POST needs to stream: the caller's session, its call route, and the disconnect signal. */
+export interface CallStreaming {
+  session: GatewaySession | null;
+  route: CallRoute;
+  disconnected: AbortSignal;
+}
+
+const answersRequests = (session: GatewaySession | null) => Object.keys(relayedCapabilities(session?.capabilities)).length > 0;
+
+/**
+ * Whether this POST is answered as an SSE stream: only when the client accepts
+ * one and a call in it needs one (it asked for progress, or its session
+ * answers server-to-client requests). Everything else stays plain JSON.
+ */
+export function wantsEventStream(request: Request, parsedBody: unknown, session: GatewaySession | null): boolean {
+  const accept = request.headers.get("accept") ?? "";
+  if (!accept.includes("text/event-stream")) return false;
+  const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody];
+  return messages.some((message) => {
+    if (!isJSONRPCRequest(message) || message.method !== "tools/call") return false;
+    return message.params?._meta?.progressToken !== undefined || answersRequests(session);
+  });
+}
+
+/**
+ * An SSE response whose client going away aborts `disconnected`, so the
+ * upstream request is cancelled too (the SDK transport only forgets the stream).
+ */
+export function watchDisconnect(response: Response, disconnected: AbortController): Response {
+  if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      disconnected.abort("the client disconnected");
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, response);
+}
+
+type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * What a streamed tools/call hands the upstream request: the client's progress
+ * under its own token, cancellation from the client (a routed
+ * `notifications/cancelled` or a dropped connection), and, for a session that
+ * declared sampling, elicitation or roots, each upstream request relayed to the
+ * client on this call's stream.
+ */
+export function streamedCallOptions(
+  request: CallToolRequest,
+  extra: CallExtra,
+  route: CallRoute,
+  session: GatewaySession | null,
+  disconnected: AbortSignal,
+): UpstreamCallOptions {
+  const progressToken = request.params._meta?.progressToken;
+  const cancelled = route.enter(extra.requestId);
+  const options: UpstreamCallOptions = { signal: AbortSignal.any([cancelled, disconnected, extra.signal]) };
+  if (progressToken !== undefined) {
+    options.onProgress = (progress) =>
+      void extra
+        .sendNotification({ method: "notifications/progress", params: { ...progress, progressToken } })
+        .catch((error: unknown) => console.error("progress not delivered", error));
+  }
+  const capabilities = relayedCapabilities(session?.capabilities);
+  if (Object.keys(capabilities).length) {
+    options.relay = {
+      capabilities,
+      forward: (relayed, signal) => {
+        route.listen();
+        const schema =
+          relayed.method === "sampling/createMessage"
+            ? CreateMessageResultSchema
+            : relayed.method === "elicitation/create"
+              ? ElicitResultSchema
+              : ListRootsResultSchema;
+        return extra.sendRequest(relayed, schema, { signal, timeout: MAX_CALL_DURATION_MS });
+      },
+    };
+  }
+  return options;
+}

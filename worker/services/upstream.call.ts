@@ -1,0 +1,96 @@
+import type { ClientCapabilities, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+
+/**
+ * A call may run while the upstream keeps talking: each progress notification,
+ * and each server-to-client request the client is answering, counts as life.
+ * Silence for this long ends the call with `upstream_timeout`.
+ */
+export const CALL_IDLE_TIMEOUT_MS = 30_000;
+/** No call runs longer than this, however much progress it reports. */
+export const MAX_CALL_DURATION_MS = 10 * 60_000;
+
+/** What a tools/call adds to the bare upstream request when the client is streaming. */
+export interface UpstreamCallOptions {
+  /** Each upstream progress notification, as it arrives. */
+  onProgress?: (progress: Progress) => void;
+  /** Aborted when the client cancels the call or drops the connection. */
+  signal?: AbortSignal;
+  /**
+   * For a client that answers server-to-client requests: the call gets a
+   * dedicated upstream session declaring these capabilities, and each request
+   * the upstream sends during the call goes to `forward`.
+   */
+  relay?: {
+    capabilities: ClientCapabilities;
+    forward: (request: ServerRequest, signal: AbortSignal) => Promise<Result>;
+  };
+}
+
+/** The upstream went silent past the idle timeout, or the call passed the maximum duration. */
+export class UpstreamTimeout extends Error {
+  constructor(readonly bound: "idle" | "duration") {
+    super(
+      bound === "idle"
+        ? `The upstream sent nothing for ${CALL_IDLE_TIMEOUT_MS / 1000} s, so the call was stopped`
+        : `The call ran past the maximum of ${MAX_CALL_DURATION_MS / 60_000} minutes, so it was stopped`,
+    );
+    this.name = "UpstreamTimeout";
+  }
+}
+
+/** The client cancelled the call or went away; the upstream was told. */
+export class CallCancelled extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "CallCancelled";
+  }
+}
+
+/**
+ * The idle and total clocks of one upstream call. `signal` aborts when either
+ * trips or the client's signal aborts; the SDK then sends the upstream
+ * `notifications/cancelled`. While the client is answering a relayed request
+ * (a person filling in an elicitation), the idle clock is held.
+ */
+export class CallDeadline {
+  readonly signal: AbortSignal;
+  tripped: "idle" | "duration" | null = null;
+  private readonly controller = new AbortController();
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly totalTimer: ReturnType<typeof setTimeout>;
+  private held = 0;
+
+  constructor(outer: AbortSignal | undefined) {
+    this.signal = outer ? AbortSignal.any([outer, this.controller.signal]) : this.controller.signal;
+    this.totalTimer = setTimeout(() => this.trip("duration"), MAX_CALL_DURATION_MS);
+    this.touch();
+  }
+
+  /** The upstream showed life: restart the idle clock. */
+  touch(): void {
+    clearTimeout(this.idleTimer);
+    if (this.held === 0 && !this.tripped) this.idleTimer = setTimeout(() => this.trip("idle"), CALL_IDLE_TIMEOUT_MS);
+  }
+
+  /** Runs `work` (the client answering a relayed request) with the idle clock held. */
+  async hold<T>(work: () => Promise<T>): Promise<T> {
+    this.held++;
+    clearTimeout(this.idleTimer);
+    try {
+      return await work();
+    } finally {
+      this.held--;
+      this.touch();
+    }
+  }
+
+  dispose(): void {
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.totalTimer);
+  }
+
+  private trip(bound: "idle" | "duration"): void {
+    this.tripped = bound;
+    this.controller.abort(new UpstreamTimeout(bound));
+  }
+}
