@@ -1312,6 +1312,159 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/workspaces/{ws}/services/{svc}/policies": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Per-profile modes for a service's resources and prompts
+     * @description A profile without a row for the service has the modes of its `defaultMode`: `allow` allows both, `block` and `approval` block both (a read cannot wait for a one-call approval). Blocked resources and prompts are left out of every list, and reading, getting or completing one answers exactly as for one that does not exist.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          svc: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Rows set so far */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              policies: components["schemas"]["ServicePolicy"][];
+            };
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/services/{svc}/policy": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Allow or block a service's resources and prompts for one access profile
+     * @description A profile without a row for the service has the modes of its `defaultMode`: `allow` allows both, `block` and `approval` block both (a read cannot wait for a one-call approval). Blocked resources and prompts are left out of every list, and reading, getting or completing one answers exactly as for one that does not exist. A kind left out of the body keeps its mode.
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          svc: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          "application/json": components["schemas"]["PutServicePolicy"];
+        };
+      };
+      responses: {
+        /** @description The service's modes for the profile */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ServicePolicy"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/workspaces/{ws}/tools": {
     parameters: {
       query?: never;
@@ -3686,6 +3839,139 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/workspaces/{ws}/oauth/grants": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the OAuth grants that let apps call tools in this workspace */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Grants */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              grants: components["schemas"]["OAuthGrant"][];
+            };
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/oauth/grants/{grantId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Revoke an OAuth grant and every token issued under it */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          grantId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The revoked grant */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["OAuthGrant"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3897,6 +4183,11 @@ export interface components {
         name: string;
         bound: string;
       }[];
+      /**
+       * @description The upstream's instructions were longer than 4,096 characters; the gateway keeps the first 4,095 and `…`
+       * @enum {boolean}
+       */
+      instructionsTruncated?: true;
     };
     CreateService: {
       /**
@@ -3928,6 +4219,29 @@ export interface components {
       versions: number;
       revisions: number;
       lastChangeAt: string | null;
+    };
+    ServicePolicy: {
+      profileId: string;
+      serviceId: string;
+      /** @enum {string} */
+      resources: "allow" | "block";
+      /** @enum {string} */
+      prompts: "allow" | "block";
+      updatedBy: string;
+      updatedAt: string;
+    };
+    PutServicePolicy: {
+      profileId: string;
+      /**
+       * @description The service's resources and resource templates: listed, readable and completable, or unknown to the profile
+       * @enum {string}
+       */
+      resources?: "allow" | "block";
+      /**
+       * @description The service's prompts: listed, gettable and completable, or unknown to the profile
+       * @enum {string}
+       */
+      prompts?: "allow" | "block";
     };
     Tool: {
       /** @description Immutable tool id */
@@ -4315,7 +4629,7 @@ export interface components {
       stage: "before" | "after" | "pre_dispatch" | "upstream";
       /** @enum {string} */
       channel: "active" | "shadow";
-      /** @description continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed */
+      /** @description continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed, cancelled */
       outcome: string;
       /** @description Isolate error code or refusal code */
       code: string | null;
@@ -4327,6 +4641,18 @@ export interface components {
       details?: {
         [key: string]: unknown;
       } | null;
+    };
+    OAuthGrant: {
+      id: string;
+      clientId: string;
+      /** @description As the client registered it: self-asserted, not verified */
+      clientName: string | null;
+      profileId: string | null;
+      scopes: string[];
+      /** @description Email of the admin who consented */
+      approvedBy: string | null;
+      createdAt: string;
+      expiresAt: string | null;
     };
   };
   responses: never;
