@@ -327,6 +327,31 @@ describe("drafts, history and rate limits", () => {
   });
 });
 
+describe("the npm package", () => {
+  it("packs to a tarball that installs into an empty folder and runs from there", ({ expect }) => {
+    const packs = mkdtempSync(join(tmpdir(), "rayrun-pack-"));
+    const packed = spawnSync("npm", ["pack", "-w", "cli", "--pack-destination", packs, "--json"], { cwd: root, encoding: "utf8" });
+    expect(packed.status, packed.stderr).toBe(0);
+    const { filename, files } = (JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
+    expect(files.map((file) => file.path).sort()).toEqual(["README.md", "dist/rayrun.js", "package.json"]);
+
+    const project = mkdtempSync(join(tmpdir(), "rayrun-user-"));
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user-ci", private: true }));
+    const installed = spawnSync("npm", ["install", "--no-audit", "--no-fund", join(packs, filename)], { cwd: project, encoding: "utf8" });
+    expect(installed.status, installed.stderr).toBe(0);
+    const bin = join(project, "node_modules/.bin/rayrun");
+    const version = spawnSync(bin, ["--version"], { cwd: project, encoding: "utf8" });
+    expect(version.stdout.trim()).toBe("0.1.0");
+    const tools = spawnSync(bin, ["tools", "list", "--json"], {
+      cwd: project,
+      encoding: "utf8",
+      env: { ...process.env, RAYRUN_WORKSPACE: undefined, RAYRUN_API_URL: gateway.origin, RAYRUN_API_KEY: seeded.adminKey },
+    });
+    expect(tools.status, tools.stderr).toBe(0);
+    expect(JSON.parse(tools.stdout).map((tool: { publicName: string }) => tool.publicName)).toContain("demo__search_release_notes");
+  });
+});
+
 function exampleCopy(): string {
   const dir = mkdtempSync(join(tmpdir(), "rayrun-hooks-"));
   cpSync(examples, dir, { recursive: true });
