@@ -11,6 +11,7 @@ const V1_ROUTES = [
   "DELETE /v1/workspaces/{ws}/services/{svc}",
   "DELETE /v1/workspaces/{ws}/tools/{toolUid}/hook",
   "DELETE /v1/workspaces/{ws}/tools/{toolUid}/hook/deployments/{slot}",
+  "GET /v1/whoami",
   "GET /v1/workspaces/{ws}",
   "GET /v1/workspaces/{ws}/approvals",
   "GET /v1/workspaces/{ws}/approvals/{id}",
