@@ -95,6 +95,9 @@ export async function benchGateway(): Promise<GatewayBench> {
       join(persist, "gw"),
       "--var",
       "DEV_ALLOWED_HOSTS:127.0.0.1",
+      // /mcp answers only the Hosts it is configured for (DNS-rebinding protection).
+      "--var",
+      "MCP_ALLOWED_HOSTS:localhost,127.0.0.1",
       "--var",
       `BOOTSTRAP_SECRET:${bootstrap}`,
       "--var",

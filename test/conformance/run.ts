@@ -158,6 +158,9 @@ async function main(): Promise<void> {
       join(work, "state"),
       "--var",
       "DEV_ALLOWED_HOSTS:127.0.0.1",
+      // /mcp answers only the Hosts it is configured for (DNS-rebinding protection).
+      "--var",
+      "MCP_ALLOWED_HOSTS:localhost,127.0.0.1",
       "--var",
       `BOOTSTRAP_SECRET:${BOOTSTRAP}`,
       "--var",

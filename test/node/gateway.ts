@@ -56,6 +56,9 @@ export async function startGateway(): Promise<RunningGateway> {
       persist,
       "--var",
       "DEV_ALLOWED_HOSTS:127.0.0.1",
+      // /mcp answers only the Hosts it is configured for (DNS-rebinding protection).
+      "--var",
+      "MCP_ALLOWED_HOSTS:localhost,127.0.0.1",
       "--var",
       `BOOTSTRAP_SECRET:${BOOTSTRAP}`,
       "--var",
