@@ -105,6 +105,23 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
     },
   );
 
+  server.registerTool(
+    "ask_model_on_session",
+    {
+      description: "Asks the client's model without naming the call, so the request goes on the session's standalone stream.",
+      inputSchema: { prompt: z.string() },
+    },
+    async (args) => {
+      received("ask_model_on_session", args);
+      // As the conformance suite's reference server does: no related request id.
+      const answer = await server.server.createMessage({
+        messages: [{ role: "user", content: { type: "text", text: args.prompt } }],
+        maxTokens: 50,
+      });
+      return { content: [{ type: "text", text: `model said: ${answer.content.type === "text" ? answer.content.text : "?"}` }] };
+    },
+  );
+
   server.registerTool("list_roots", { description: "Lists the client's roots.", inputSchema: {} }, async (_args, extra) => {
     received("list_roots", {});
     const { roots } = await extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);

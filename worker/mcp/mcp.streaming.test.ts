@@ -2,7 +2,13 @@ import { SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, ListRootsRequestSchema, type ClientCapabilities, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  type ClientCapabilities,
+  type Progress,
+} from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import {
   addService,
@@ -182,6 +188,24 @@ describe("streamed tool calls", () => {
     expect(asked).toEqual(["Who is asking?"]);
     expect(result.isError).toBeFalsy();
     expect(text(result)).toBe('accept: {"name":"Ada"}');
+    await client.close();
+  });
+
+  it("relays a sampling request the upstream sends on its session's standalone stream, not the call's", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const client = await connect(gateway.key, { sampling: {} });
+    const prompts: string[] = [];
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      const content = request.params.messages[0]!.content;
+      prompts.push(!Array.isArray(content) && content.type === "text" ? content.text : "?");
+      return { role: "assistant", content: { type: "text", text: "forty-two" }, model: "test-model", stopReason: "endTurn" };
+    });
+    const result = await client.callTool({ name: "live__ask_model_on_session", arguments: { prompt: "The answer?" } }, undefined, {
+      timeout: 10_000,
+    });
+    expect(prompts).toEqual(["The answer?"]);
+    expect(result.isError).toBeFalsy();
+    expect(text(result)).toBe("model said: forty-two");
     await client.close();
   });
 

@@ -58,9 +58,12 @@ const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * fetch for upstream traffic: every redirect hop is checked against the URL
- * policy, connection failures become `upstream_unreachable`, and the optional
- * standalone SSE stream (GET without Last-Event-ID) is declined locally because
- * the gateway does not relay server-initiated messages. A GET that resumes a
+ * policy, and connection failures become `upstream_unreachable`. The optional
+ * standalone SSE stream (GET without Last-Event-ID) is declined locally on
+ * shared sessions, whose server-initiated messages belong to no one call; a
+ * call's own relay session opens it (`standalone`), because upstreams (the
+ * conformance suite's reference server among them) send sampling and
+ * elicitation there rather than on the call's stream. A GET that resumes a
  * call's stream (Last-Event-ID: the upstream closed it to be polled, as the
  * 2025-11-25 spec allows) goes out under the same policy as the call.
  *
@@ -68,13 +71,21 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * used as they are on every hop (a string can be sent again after a redirect),
  * which spares a Request copy and a body read on every call.
  */
-function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
+function guardedFetch(allowList: ReadonlySet<string>, standalone?: StandaloneStream): typeof fetch {
   return async (input, init) => {
     if (input instanceof Request || (init?.body != null && typeof init.body !== "string")) {
       throw new TypeError("guardedFetch takes a URL and a string body, as the SDK transport sends them");
     }
     const method = (init?.method ?? "GET").toUpperCase();
-    if (method === "GET" && !resumesStream(init?.headers)) return new Response(null, { status: 405 });
+    if (method === "GET" && !resumesStream(init?.headers)) {
+      if (!standalone) return new Response(null, { status: 405 });
+      // Whatever the upstream answers (a stream, 405, nothing), the call need not wait any longer.
+      return guarded(input, init, method).finally(standalone.settled);
+    }
+    return guarded(input, init, method);
+  };
+
+  async function guarded(input: string | URL, init: RequestInit | undefined, method: string): Promise<Response> {
     let url = new URL(input).href;
     const request = { method, headers: init?.headers, body: init?.body ?? undefined };
     const refuseUnless = (candidate: string) => {
@@ -109,7 +120,12 @@ function guardedFetch(allowList: ReadonlySet<string>): typeof fetch {
       url = next.toString();
     }
     throw new UpstreamFailure("upstream_protocol_error", `The upstream redirected more than ${MAX_REDIRECTS} times`);
-  };
+  }
+}
+
+/** A relay session's standalone SSE stream: `settled` is called once the upstream has answered its GET, however. */
+interface StandaloneStream {
+  settled: () => void;
 }
 
 /**
@@ -141,9 +157,9 @@ function capped(response: Response): Response {
   return new Response(response.body.pipeThrough(counter), response);
 }
 
-async function connect(target: UpstreamTarget, capabilities: ClientCapabilities = {}): Promise<Client> {
+async function connect(target: UpstreamTarget, capabilities: ClientCapabilities = {}, standalone?: StandaloneStream): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
-    fetch: guardedFetch(target.allowList),
+    fetch: guardedFetch(target.allowList, standalone),
     requestInit: { headers: target.headers },
   });
   const client = new Client(
@@ -280,17 +296,33 @@ export async function callUpstreamTool(
   }
 }
 
-/** A fresh session for one call, answering the upstream's sampling, elicitation and roots requests through the client. */
+/**
+ * How long a call waits for its relay session's standalone stream to open before it is sent anyway. An
+ * upstream answers that GET at once (a stream or 405); one that sits on it only loses what it sends there.
+ */
+const STANDALONE_STREAM_WAIT_MS = 2_000;
+
+/**
+ * A fresh session for one call, answering the upstream's sampling, elicitation and roots requests through
+ * the client. Its standalone stream is open before the call goes out: the SDK server sends a request made
+ * without naming the call (`server.createMessage(…)`, `server.elicitInput(…)`) there, and drops it when no
+ * such stream exists.
+ */
 async function relaySession(
   target: UpstreamTarget,
   relay: NonNullable<UpstreamCallOptions["relay"]>,
   deadline: CallDeadline,
 ): Promise<Client> {
-  const client = await connect(target, relay.capabilities);
+  let settled!: () => void;
+  const standaloneOpened = new Promise<void>((resolve) => (settled = resolve));
+  const client = await connect(target, relay.capabilities, { settled });
   const forward = (request: ServerRequest, extra: { signal: AbortSignal }) => deadline.hold(() => relay.forward(request, extra.signal));
   if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward);
   if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward);
   if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward);
+  let waited: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([standaloneOpened, new Promise<void>((resolve) => (waited = setTimeout(resolve, STANDALONE_STREAM_WAIT_MS)))]);
+  clearTimeout(waited);
   return client;
 }
 
