@@ -19,7 +19,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * saw its cancellation, is recorded.
  */
 export function createInteractiveServer(record: (call: ReceivedCall) => void): McpServer {
-  const server = new McpServer({ name: "fixture-interactive", version: "1.0.0" });
+  const server = new McpServer({ name: "fixture-interactive", version: "1.0.0" }, { capabilities: { logging: {} } });
   const received = (tool: string, args: unknown) => record({ tool, arguments: args, at: new Date().toISOString() });
 
   server.registerTool(
@@ -119,6 +119,18 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
         maxTokens: 50,
       });
       return { content: [{ type: "text", text: `model said: ${answer.content.type === "text" ? answer.content.text : "?"}` }] };
+    },
+  );
+
+  server.registerTool(
+    "log_steps",
+    { description: "Logs each of `steps` steps (notifications/message) while it runs.", inputSchema: { steps: z.number() } },
+    async (args, extra) => {
+      received("log_steps", args);
+      for (let step = 1; step <= args.steps; step++) {
+        await extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "steps", data: `step ${step}` } });
+      }
+      return { content: [{ type: "text", text: `logged ${args.steps} steps` }] };
     },
   );
 

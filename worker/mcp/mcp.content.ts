@@ -75,7 +75,7 @@ const unknownPrompt = (name: string) =>
 /**
  * What `initialize` advertises beside tools, all served by the handlers below
  * (the SDK server answers `logging/setLevel` itself). No `subscribe` and no
- * `listChanged`: the gateway does not relay upstream notifications yet.
+ * `listChanged`: the gateway does not relay upstream list-change or resource-update notifications.
  */
 export const CONTENT_CAPABILITIES = { resources: {}, prompts: {}, completions: {}, logging: {} };
 

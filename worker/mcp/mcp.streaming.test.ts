@@ -6,6 +6,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
   type ClientCapabilities,
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -206,6 +207,19 @@ describe("streamed tool calls", () => {
     expect(prompts).toEqual(["The answer?"]);
     expect(result.isError).toBeFalsy();
     expect(text(result)).toBe("model said: forty-two");
+    await client.close();
+  });
+
+  it("relays the upstream's log messages during a call on the call's stream to a client whose call has its own upstream session", async ({
+    expect,
+  }) => {
+    const gateway = await interactiveGateway();
+    const client = await connect(gateway.key, { sampling: {} });
+    const logged: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params));
+    const result = await client.callTool({ name: "live__log_steps", arguments: { steps: 3 } });
+    expect(text(result)).toBe("logged 3 steps");
+    expect(logged).toEqual([1, 2, 3].map((step) => ({ level: "info", logger: "steps", data: `step ${step}` })));
     await client.close();
   });
 

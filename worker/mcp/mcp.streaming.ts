@@ -73,8 +73,8 @@ type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  * What a streamed tools/call hands the upstream request: the client's progress
  * under its own token, cancellation from the client (a routed
  * `notifications/cancelled` or a dropped connection), and, for a session that
- * declared sampling, elicitation or roots, each upstream request relayed to the
- * client on this call's stream.
+ * declared sampling, elicitation or roots, each upstream request and log
+ * message relayed to the client on this call's stream.
  */
 export function streamedCallOptions(
   request: CallToolRequest,
@@ -106,6 +106,11 @@ export function streamedCallOptions(
               : ListRootsResultSchema;
         return extra.sendRequest(relayed, schema, { signal, timeout: MAX_CALL_DURATION_MS });
       },
+      // Every level: `logging/setLevel` arrives after the session id is issued, so a stateless gateway cannot keep it.
+      log: (params) =>
+        void extra
+          .sendNotification({ method: "notifications/message", params })
+          .catch((error: unknown) => console.error("log message not delivered", error)),
     };
   }
   return options;

@@ -1,4 +1,4 @@
-import type { ClientCapabilities, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, LoggingMessageNotification, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 
 /**
  * A call may run while the upstream keeps talking: each progress notification,
@@ -18,11 +18,14 @@ export interface UpstreamCallOptions {
   /**
    * For a client that answers server-to-client requests: the call gets a
    * dedicated upstream session declaring these capabilities, and each request
-   * the upstream sends during the call goes to `forward`.
+   * the upstream sends during the call goes to `forward`. Being the call's
+   * own, that session's log messages are the call's too: each goes to `log`
+   * (on a shared session no message can be told apart from another call's).
    */
   relay?: {
     capabilities: ClientCapabilities;
     forward: (request: ServerRequest, signal: AbortSignal) => Promise<Result>;
+    log: (message: LoggingMessageNotification["params"]) => void;
   };
 }
 

@@ -6,6 +6,7 @@ import {
   ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
@@ -304,7 +305,7 @@ const STANDALONE_STREAM_WAIT_MS = 2_000;
 
 /**
  * A fresh session for one call, answering the upstream's sampling, elicitation and roots requests through
- * the client. Its standalone stream is open before the call goes out: the SDK server sends a request made
+ * the client, and passing its log messages on. Its standalone stream is open before the call goes out: the SDK server sends a request made
  * without naming the call (`server.createMessage(…)`, `server.elicitInput(…)`) there, and drops it when no
  * such stream exists.
  */
@@ -320,6 +321,11 @@ async function relaySession(
   if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward);
   if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward);
   if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward);
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    // A log line is the upstream showing life, like progress.
+    deadline.touch();
+    relay.log(notification.params);
+  });
   let waited: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([standaloneOpened, new Promise<void>((resolve) => (waited = setTimeout(resolve, STANDALONE_STREAM_WAIT_MS)))]);
   clearTimeout(waited);
