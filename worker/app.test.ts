@@ -22,6 +22,7 @@ const V1_ROUTES = [
   "GET /v1/workspaces/{ws}/profiles",
   "GET /v1/workspaces/{ws}/services",
   "GET /v1/workspaces/{ws}/services/{svc}",
+  "GET /v1/workspaces/{ws}/services/{svc}/content-logs",
   "GET /v1/workspaces/{ws}/services/{svc}/hook-history",
   "GET /v1/workspaces/{ws}/services/{svc}/policies",
   "GET /v1/workspaces/{ws}/tools",

@@ -14,6 +14,9 @@ export const CallLogSchema = z
     durationMs: z.number(),
     revisionId: z.string().nullable(),
     shadowDiffered: z.boolean().nullable(),
+    actor: z.string().nullable().openapi({
+      description: "Who made the call: `key:<key id>` for an API key, `oauth:<client_id>` for an OAuth access token; null on older rows",
+    }),
     createdAt: z.string(),
     details: z.record(z.string(), z.unknown()).nullable().optional().openapi({
       description:
@@ -28,6 +31,41 @@ export const LogsQuery = z.object({
   stage: z.enum(["before", "after", "pre_dispatch", "upstream"]).optional(),
   channel: z.enum(["active", "shadow"]).optional(),
   outcome: z.string().max(64).optional(),
+  requestId: z.string().max(128).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().regex(/^\d+$/).optional().openapi({ description: "`nextCursor` of the previous page" }),
+  format: z.enum(["json", "jsonl"]).default("json").openapi({ description: "jsonl: one record per line (application/x-ndjson)" }),
+});
+
+export const ContentLogSchema = z
+  .object({
+    id: z.number().int(),
+    serviceId: z.string(),
+    actor: z.string().nullable().openapi({
+      description: "Who made the request: `key:<key id>` or `oauth:<client_id>`; null on older rows",
+    }),
+    requestId: z.string(),
+    method: z.enum(["resources/read", "prompts/get"]),
+    item: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          "The upstream resource URI or prompt name (≤ 512 characters). A URI may be a template filled with the client's values, " +
+          "so it is shown, like call log details, only to hooks:write keys and admins",
+      }),
+    outcome: z.enum(["ok", "blocked", "upstream_error", "upstream_failed"]),
+    code: z.string().nullable().openapi({ description: "Upstream failure code, or the upstream's JSON-RPC error code" }),
+    durationMs: z.number(),
+    createdAt: z.string(),
+  })
+  .openapi("ContentLog");
+
+export const ContentLogsQuery = z.object({
+  since: z.iso.datetime().optional(),
+  until: z.iso.datetime().optional(),
+  method: z.enum(["resources/read", "prompts/get"]).optional(),
+  outcome: z.enum(["ok", "blocked", "upstream_error", "upstream_failed"]).optional(),
   requestId: z.string().max(128).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: z.string().regex(/^\d+$/).optional().openapi({ description: "`nextCursor` of the previous page" }),

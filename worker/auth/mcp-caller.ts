@@ -8,7 +8,15 @@ import { resolvePrincipal } from "./authenticate.ts";
  * caller, so policy, hooks and approvals treat them alike.
  */
 export type McpAuthentication =
-  | { kind: "caller"; workspaceId: string; actorId: string; profileId: string | null }
+  | {
+      kind: "caller";
+      workspaceId: string;
+      /** The key's id, or `oauth:<client_id>`: what approvals and sessions are bound to. */
+      actorId: string;
+      /** Who made the call, as log rows record it: `key:<key id>` or `oauth:<client_id>`. */
+      actor: string;
+      profileId: string | null;
+    }
   | { kind: "refused"; status: 401 | 403; message: string; headers: Record<string, string> };
 
 export async function authenticateMcp(env: Env, request: Request, waitUntil: WaitUntil): Promise<McpAuthentication> {
@@ -26,7 +34,13 @@ export async function authenticateMcp(env: Env, request: Request, waitUntil: Wai
   if (!principal.scopes.has("tools:call")) {
     return { kind: "refused", status: 403, message: "This key lacks the 'tools:call' scope", headers: {} };
   }
-  return { kind: "caller", workspaceId: principal.workspaceId, actorId: principal.id, profileId: principal.profileId };
+  return {
+    kind: "caller",
+    workspaceId: principal.workspaceId,
+    actorId: principal.id,
+    actor: `key:${principal.id}`,
+    profileId: principal.profileId,
+  };
 }
 
 async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthentication> {
@@ -47,6 +61,7 @@ async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthe
     kind: "caller",
     workspaceId: validated.props.workspaceId,
     actorId: `oauth:${validated.clientId}`,
+    actor: `oauth:${validated.clientId}`,
     profileId: validated.props.profileId,
   };
 }

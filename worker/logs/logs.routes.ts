@@ -1,12 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, json } from "../../schema/api/common.ts";
-import { CallLogSchema, LogsQuery } from "../../schema/api/logs.ts";
+import { CallLogSchema, ContentLogSchema, ContentLogsQuery, LogsQuery } from "../../schema/api/logs.ts";
+import { ServiceParams } from "../../schema/api/services.ts";
 import { ToolParams } from "../../schema/api/tools.ts";
 import type { Actor } from "../auth/principal.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
 import { notFound } from "../http/errors.ts";
+import { findService } from "../services/services.store.ts";
 import { findTool } from "../tools/tools.store.ts";
+import { queryContentLogs } from "./content-logs.store.ts";
 import { queryLogs } from "./logs.store.ts";
 
 export const logRoutes = createRouter();
@@ -44,14 +47,57 @@ logRoutes.openapi(
       { ...query, before: query.cursor ? Number(query.cursor) : undefined },
       seesDetails(c.get("actor")),
     );
-    const last = logs.at(-1);
-    const nextCursor = logs.length === query.limit && last ? String(last.id) : null;
-    if (query.format === "jsonl") {
-      const lines = logs.map((log) => `${JSON.stringify(log)}\n`).join("");
-      const headers = { "content-type": "application/x-ndjson", ...(nextCursor ? { "x-next-cursor": nextCursor } : {}) };
-      // Declared above as application/x-ndjson; Hono's typed responses only model the JSON variant.
-      return c.body(lines, 200, headers) as never;
-    }
+    const nextCursor = cursorAfter(logs, query.limit);
+    // Declared above as application/x-ndjson; Hono's typed responses only model the JSON variant.
+    if (query.format === "jsonl") return c.body(...jsonLines(logs, nextCursor)) as never;
     return c.json({ logs, nextCursor }, 200);
   },
 );
+
+logRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/services/{svc}/content-logs",
+    tags: ["logs"],
+    summary: "A service's resources/read and prompts/get through /mcp, newest first (metadata only, never content)",
+    middleware: guard("hooks:read"),
+    request: { params: ServiceParams, query: ContentLogsQuery },
+    responses: {
+      200: {
+        description: "Logs as JSON, or JSON lines with format=jsonl",
+        content: {
+          "application/json": { schema: z.object({ logs: z.array(ContentLogSchema), nextCursor: z.string().nullable() }) },
+          "application/x-ndjson": { schema: z.string() },
+        },
+      },
+      ...errorResponses(400, 404),
+    },
+  }),
+  async (c) => {
+    const { ws, svc } = c.req.valid("param");
+    const query = c.req.valid("query");
+    if (!(await findService(c.env.DB, ws, svc))) throw notFound("Service");
+    // The item (a URI may be a template filled with the client's values) follows the same rule as call log details.
+    const logs = await queryContentLogs(
+      c.env.DB,
+      ws,
+      svc,
+      { ...query, before: query.cursor ? Number(query.cursor) : undefined },
+      seesDetails(c.get("actor")),
+    );
+    const nextCursor = cursorAfter(logs, query.limit);
+    if (query.format === "jsonl") return c.body(...jsonLines(logs, nextCursor)) as never;
+    return c.json({ logs, nextCursor }, 200);
+  },
+);
+
+/** A full page has a next one, starting below its last row's id. */
+function cursorAfter(logs: { id: number }[], limit: number): string | null {
+  const last = logs.at(-1);
+  return logs.length === limit && last ? String(last.id) : null;
+}
+
+function jsonLines(logs: unknown[], nextCursor: string | null): [string, 200, Record<string, string>] {
+  const lines = logs.map((log) => `${JSON.stringify(log)}\n`).join("");
+  return [lines, 200, { "content-type": "application/x-ndjson", ...(nextCursor ? { "x-next-cursor": nextCursor } : {}) }];
+}

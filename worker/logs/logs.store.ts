@@ -17,6 +17,8 @@ export interface CallLogEntry {
 
 export interface StoredCallLog extends Omit<CallLogEntry, "details"> {
   id: number;
+  /** Who made the call: `key:<key id>` or `oauth:<client_id>`; null on rows older than the column. */
+  actor: string | null;
   createdAt: string;
   details?: Record<string, unknown> | null;
 }
@@ -36,6 +38,7 @@ const LOG_RETENTION_DAYS = 30;
 export function insertLogStatements(
   db: D1Database,
   workspaceId: string,
+  actor: string,
   entries: CallLogEntry[],
   captureDetails: boolean,
   createdAt: string,
@@ -55,11 +58,12 @@ export function insertLogStatements(
       entry.durationMs,
       entry.revisionId,
       entry.shadowDiffered === null ? null : entry.shadowDiffered ? 1 : 0,
+      actor,
     ];
     const insert = (details: string) =>
       `INSERT INTO call_logs (workspace_id, tool_uid, request_id, stage, channel, outcome, code, duration_ms, revision_id,
-         shadow_differed, details, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${details}, ?)`;
+         shadow_differed, actor, details, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${details}, ?)`;
     if (!captureDetails || !entry.details) return [db.prepare(insert("NULL")).bind(...metadata, createdAt)];
     const details = boundedDetailsJson(entry.details);
     const condition = [workspaceId, windowStart, details.bytes, LOG_DETAIL_ALLOWANCE_BYTES];
@@ -100,6 +104,7 @@ interface LogRow {
   duration_ms: number;
   revision_id: string | null;
   shadow_differed: number | null;
+  actor: string | null;
   details: string | null;
   created_at: string;
 }
@@ -141,6 +146,7 @@ export async function queryLogs(
     durationMs: row.duration_ms,
     revisionId: row.revision_id,
     shadowDiffered: row.shadow_differed === null ? null : row.shadow_differed === 1,
+    actor: row.actor,
     createdAt: row.created_at,
     ...(withDetails ? { details: row.details ? (JSON.parse(row.details) as Record<string, unknown>) : null } : {}),
   }));

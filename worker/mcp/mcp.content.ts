@@ -30,6 +30,8 @@ export interface ContentCaller {
   env: Env;
   workspaceId: string;
   keyId: string;
+  /** `key:<key id>` or `oauth:<client_id>`, recorded on each content log row. */
+  actor: string;
   profileId: string | null;
   loadCatalog(): Promise<Catalog>;
   waitUntil: WaitUntil;
@@ -258,8 +260,8 @@ async function logged<T>(
   }
 }
 
-function log(caller: ContentCaller, entry: Omit<ContentLogEntry, "keyId" | "requestId">): void {
-  const row: ContentLogEntry = { ...entry, keyId: caller.keyId, requestId: newId("req") };
+function log(caller: ContentCaller, entry: Omit<ContentLogEntry, "keyId" | "actor" | "requestId">): void {
+  const row: ContentLogEntry = { ...entry, keyId: caller.keyId, actor: caller.actor, requestId: newId("req") };
   afterResponse(caller.waitUntil, "content log write", () => writeContentLog(caller.env.DB, caller.workspaceId, row));
 }
 

@@ -32,6 +32,8 @@ import { streamedCallOptions, wantsEventStream, watchDisconnect, type CallStream
 interface Caller {
   workspaceId: string;
   keyId: string;
+  /** Who made the call, as its log rows record it: `key:<key id>` or `oauth:<client_id>`. */
+  actor: string;
   profileId: string | null;
   origin: string;
 }
@@ -51,6 +53,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
   const caller: Caller = {
     workspaceId: auth.workspaceId,
     keyId: auth.actorId,
+    actor: auth.actor,
     profileId: auth.profileId,
     origin: new URL(request.url).origin,
   };
@@ -131,7 +134,7 @@ function createGatewayServer(
       approvalsUrl: `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`,
       upstream,
     }).finally(() => stream.route.leave(extra.requestId));
-    scheduleAfterResponse(env, waitUntil, caller.workspaceId, run);
+    scheduleAfterResponse(env, waitUntil, caller, run);
     return withGatewayLinks(toWire(run.outcome, request.params.name), request.params.name);
   });
   return server;
@@ -142,8 +145,8 @@ function createGatewayServer(
  * revision's run with its own rows. Both wait for the response to go out,
  * because a local D1 write or a QuickJS run would otherwise hold the thread.
  */
-function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, workspaceId: string, run: ToolCallRun): void {
-  const write = (entries: CallLogEntry[]) => writeLogs(env, workspaceId, run.captureDetails, entries);
+function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, caller: Caller, run: ToolCallRun): void {
+  const write = (entries: CallLogEntry[]) => writeLogs(env, caller, run.captureDetails, entries);
   if (run.logs.length) afterResponse(waitUntil, "call log write", () => write(run.logs));
   const shadow = run.shadow;
   if (shadow) afterResponse(waitUntil, "shadow run", async () => write(await runShadow(shadow)));
@@ -174,9 +177,9 @@ export function echoedName(name: string): string {
   return `${name.slice(0, end)}…`;
 }
 
-async function writeLogs(env: Env, workspaceId: string, captureDetails: boolean, entries: CallLogEntry[]): Promise<void> {
+async function writeLogs(env: Env, caller: Caller, captureDetails: boolean, entries: CallLogEntry[]): Promise<void> {
   if (!entries.length) return;
-  await env.DB.batch(insertLogStatements(env.DB, workspaceId, entries, captureDetails, new Date().toISOString()));
+  await env.DB.batch(insertLogStatements(env.DB, caller.workspaceId, caller.actor, entries, captureDetails, new Date().toISOString()));
 }
 
 /**

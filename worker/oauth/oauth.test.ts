@@ -1,11 +1,11 @@
 import { env, SELF } from "cloudflare:test";
-import { describe, it } from "vitest";
+import { describe, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
-import { api, connectMcp, demoGateway, ORIGIN } from "../../test/helpers.ts";
+import { api, connectMcp, demoGateway, eventually, ORIGIN } from "../../test/helpers.ts";
 import { base64UrlEncode } from "../lib/crypto.ts";
 
 const REDIRECT_URI = "http://127.0.0.1:33418/callback";
@@ -81,7 +81,7 @@ const tokenRequest = (fields: Record<string, string>) =>
     body: new URLSearchParams(fields),
   });
 
-async function exchange(devCookie: string, target: string): Promise<{ token: string; clientId: string }> {
+async function exchange(devCookie: string, target: string): Promise<{ token: string; refreshToken: string; clientId: string }> {
   const { clientId, verifier, code } = await authorizedCode(devCookie, target);
   const res = await tokenRequest({
     grant_type: "authorization_code",
@@ -90,9 +90,9 @@ async function exchange(devCookie: string, target: string): Promise<{ token: str
     client_id: clientId,
     code_verifier: verifier,
   });
-  const body = (await res.json()) as { access_token: string };
+  const body = (await res.json()) as { access_token: string; refresh_token: string };
   if (res.status !== 200) throw new Error(`token: ${res.status} ${JSON.stringify(body)}`);
-  return { token: body.access_token, clientId };
+  return { token: body.access_token, refreshToken: body.refresh_token, clientId };
 }
 
 /** The MCP SDK's own OAuth client side: it discovers, registers, builds the PKCE request and exchanges the code. */
@@ -304,5 +304,58 @@ describe("OAuth authorization server", () => {
       expect(name).not.toContain(secretPart);
       expect((await env.OAUTH_KV.get(name)) ?? "").not.toContain(secretPart);
     }
+  });
+
+  it("refuses an access token past its 1 h lifetime with the invalid_token challenge; the refresh token gets a new one", async ({
+    expect,
+  }) => {
+    const gateway = await adminGateway();
+    const { token, refreshToken, clientId } = await exchange(gateway.devCookie, `${gateway.ws} ${gateway.defaultProfileId}`);
+    const listTools = (bearer: string) =>
+      api("/mcp", {
+        key: bearer,
+        body: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+        headers: { accept: "application/json, text/event-stream" },
+      });
+    expect((await listTools(token)).status).toBe(200);
+    // Only Date is faked: the provider reads the clock for expiry, the test's own timers keep running.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 3_601_000);
+      const expired = await listTools(token);
+      expect(expired.status).toBe(401);
+      expect(expired.body.error.message).toBe("The access token is invalid, expired or revoked");
+      expect(expired.headers.get("www-authenticate")).toContain('error="invalid_token"');
+
+      const refreshed = await tokenRequest({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });
+      expect(refreshed.status).toBe(200);
+      const body = (await refreshed.json()) as { access_token: string; refresh_token: string; expires_in: number };
+      expect(body.expires_in).toBe(3600);
+      expect(body.refresh_token).not.toBe(refreshToken);
+      const again = await listTools(body.access_token);
+      expect(again.status).toBe(200);
+      expect(again.body.result.tools).toHaveLength(4);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("records the OAuth client as the actor of its calls and reads: oauth:<client_id>", async ({ expect }) => {
+    const gateway = await adminGateway();
+    const { token, clientId } = await exchange(gateway.devCookie, `${gateway.ws} ${gateway.defaultProfileId}`);
+    const client = await connectMcp(token);
+    // Arguments that fail the input schema leave a pre-dispatch row without any hook.
+    expect((await client.callTool({ name: "demo__search_release_notes", arguments: { query: 5 } })).isError).toBe(true);
+    await client.readResource({ uri: "rayrun://demo/notes://release/2.3.1" });
+    const toolUid = gateway.toolUid("search_release_notes");
+    const read = (path: string) =>
+      eventually(
+        async () => (await api(path, { key: gateway.adminKey })).body.logs as { actor: string }[],
+        (rows) => rows.length === 1,
+      );
+    const callLogs = await read(`/v1/workspaces/${gateway.ws}/tools/${toolUid}/hook/logs`);
+    expect(callLogs[0]!.actor).toBe(`oauth:${clientId}`);
+    const contentLogs = await read(`/v1/workspaces/${gateway.ws}/services/${gateway.service.id}/content-logs`);
+    expect(contentLogs[0]!.actor).toBe(`oauth:${clientId}`);
   });
 });

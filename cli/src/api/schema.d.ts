@@ -3839,6 +3839,96 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/workspaces/{ws}/services/{svc}/content-logs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A service's resources/read and prompts/get through /mcp, newest first (metadata only, never content) */
+    get: {
+      parameters: {
+        query?: {
+          since?: string;
+          until?: string;
+          method?: "resources/read" | "prompts/get";
+          outcome?: "ok" | "blocked" | "upstream_error" | "upstream_failed";
+          requestId?: string;
+          limit?: number;
+          /** @description `nextCursor` of the previous page */
+          cursor?: string;
+          /** @description jsonl: one record per line (application/x-ndjson) */
+          format?: "json" | "jsonl";
+        };
+        header?: never;
+        path: {
+          ws: string;
+          svc: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Logs as JSON, or JSON lines with format=jsonl */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              logs: components["schemas"]["ContentLog"][];
+              nextCursor: string | null;
+            };
+            "application/x-ndjson": string;
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/workspaces/{ws}/oauth/grants": {
     parameters: {
       query?: never;
@@ -4636,11 +4726,30 @@ export interface components {
       durationMs: number;
       revisionId: string | null;
       shadowDiffered: boolean | null;
+      /** @description Who made the call: `key:<key id>` for an API key, `oauth:<client_id>` for an OAuth access token; null on older rows */
+      actor: string | null;
       createdAt: string;
       /** @description Reason, message, hook logs, error text. Present only for hooks:write keys and admins, and only when payload capture stored them */
       details?: {
         [key: string]: unknown;
       } | null;
+    };
+    ContentLog: {
+      id: number;
+      serviceId: string;
+      /** @description Who made the request: `key:<key id>` or `oauth:<client_id>`; null on older rows */
+      actor: string | null;
+      requestId: string;
+      /** @enum {string} */
+      method: "resources/read" | "prompts/get";
+      /** @description The upstream resource URI or prompt name (≤ 512 characters). A URI may be a template filled with the client's values, so it is shown, like call log details, only to hooks:write keys and admins */
+      item?: string;
+      /** @enum {string} */
+      outcome: "ok" | "blocked" | "upstream_error" | "upstream_failed";
+      /** @description Upstream failure code, or the upstream's JSON-RPC error code */
+      code: string | null;
+      durationMs: number;
+      createdAt: string;
     };
     OAuthGrant: {
       id: string;
