@@ -148,6 +148,11 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     }
     const manyResources = /^\/fixtures\/resources\/(\d+)\/mcp$/.exec(path);
     if (manyResources) return serveMcp(resourceListingServer(Number(manyResources[1]), 1), req, res, await readJson(req));
+    const paged = /^\/fixtures\/content-pages\/(\d+)\/(\d+)\/(\d+)\/mcp$/.exec(path);
+    if (paged) {
+      const [count, pageSize, descriptionBytes] = paged.slice(1).map(Number) as [number, number, number];
+      return serveMcp(resourceListingServer(count, pageSize, descriptionBytes), req, res, await readJson(req));
+    }
     const onePage = /^\/fixtures\/resources-one-page\/(\d+)\/mcp$/.exec(path);
     if (onePage) return serveMcp(resourceListingServer(Number(onePage[1]), Number(onePage[1])), req, res, await readJson(req));
     if (path === "/fixtures/long-instructions/mcp") {
@@ -420,17 +425,31 @@ function hostileSchemaServer(): Server {
   return server;
 }
 
-/** An upstream listing `count` resources, `pageSize` per page (one per page: a merged list needs many upstream requests). */
-function resourceListingServer(count: number, pageSize: number): Server {
+/**
+ * An upstream listing `count` resources and as many prompts, `pageSize` per page (one per page: a merged list
+ * needs many upstream requests), each with a description of `descriptionBytes` (to fill a merged page's bytes).
+ */
+function resourceListingServer(count: number, pageSize: number, descriptionBytes = 0): Server {
   const server = listingServer([generatedTool("noop")], 10);
-  server.registerCapabilities({ resources: {} });
+  server.registerCapabilities({ resources: {}, prompts: {} });
+  const description = descriptionBytes ? { description: "d".repeat(descriptionBytes) } : {};
+  const page = <Item>(cursor: string | undefined, item: (index: number) => Item) => {
+    const at = Number(cursor ?? 0);
+    const items = Array.from({ length: Math.min(pageSize, count - at) }, (_, i) => item(at + i));
+    return { items, ...(at + pageSize < count ? { nextCursor: String(at + pageSize) } : {}) };
+  };
+  const padded = (index: number) => String(index).padStart(3, "0");
   server.setRequestHandler(ListResourcesRequestSchema, (request) => {
-    const at = Number(request.params?.cursor ?? 0);
-    const page = Array.from({ length: Math.min(pageSize, count - at) }, (_, i) => {
-      const uri = `mem://item/${String(at + i).padStart(3, "0")}`;
-      return { uri, name: `item ${at + i}` };
-    });
-    return { resources: page, ...(at + pageSize < count ? { nextCursor: String(at + pageSize) } : {}) };
+    const { items, ...rest } = page(request.params?.cursor, (index) => ({
+      uri: `mem://item/${padded(index)}`,
+      name: `item ${index}`,
+      ...description,
+    }));
+    return { resources: items, ...rest };
+  });
+  server.setRequestHandler(ListPromptsRequestSchema, (request) => {
+    const { items, ...rest } = page(request.params?.cursor, (index) => ({ name: `prompt_${padded(index)}`, ...description }));
+    return { prompts: items, ...rest };
   });
   return server;
 }

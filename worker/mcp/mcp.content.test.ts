@@ -234,7 +234,51 @@ describe("resources, prompts and completion through the gateway", () => {
   });
 });
 
+describe("bounds of a merged list page", () => {
+  it("stops asking upstreams once a page holds 100 items; the cursor resumes inside the service", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    // 300 resources, 40 per upstream page: without the bound one merged page would take 10 upstream pages (300 items).
+    await addService(workspace, { slug: "paged", url: `${upstreamOrigin()}/fixtures/content-pages/300/40/0/mcp` });
+    const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
+    const uris = (page: { resources: { uri: string }[] }) => page.resources.map((resource) => resource.uri);
+    const item = (index: number) => `rayrun://paged/mem://item/${String(index).padStart(3, "0")}`;
+    const first = await client.listResources();
+    expect(uris(first)).toEqual(Array.from({ length: 120 }, (_, i) => item(i)));
+    const second = await client.listResources({ cursor: first.nextCursor });
+    expect(uris(second)).toEqual(Array.from({ length: 120 }, (_, i) => item(120 + i)));
+    const third = await client.listResources({ cursor: second.nextCursor });
+    expect(uris(third)).toEqual(Array.from({ length: 60 }, (_, i) => item(240 + i)));
+    expect(third.nextCursor).toBeUndefined();
+  });
+
+  it("stops asking upstreams once a page holds 1 MiB of items", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    // 40 prompts of 100 KiB each, 4 per upstream page: the third page takes the merged page past 1 MiB.
+    await addService(workspace, { slug: "fat", url: `${upstreamOrigin()}/fixtures/content-pages/40/4/102400/mcp` });
+    const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
+    const names = (page: { prompts: { name: string }[] }) => page.prompts.map((prompt) => prompt.name);
+    const prompt = (index: number) => `fat__prompt_${String(index).padStart(3, "0")}`;
+    const first = await client.listPrompts();
+    expect(names(first)).toEqual(Array.from({ length: 12 }, (_, i) => prompt(i)));
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const second = await client.listPrompts({ cursor: first.nextCursor });
+    expect(names(second)).toEqual(Array.from({ length: 12 }, (_, i) => prompt(12 + i)));
+  });
+});
+
 describe("definitions and instructions", () => {
+  it("leaves out the instructions of services past 32 Ki characters in all, naming them with instructions_limit", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    // Each service's instructions are cut to 4,096 characters: eight fill 32 Ki exactly, the ninth (slug order) is left out.
+    const slugs = ["long-a", "long-b", "long-c", "long-d", "long-e", "long-f", "long-g", "long-h", "long-i"];
+    for (const slug of slugs) await addService(workspace, { slug, url: `${upstreamOrigin()}/fixtures/long-instructions/mcp` });
+    const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
+    const instructions = client.getInstructions()!;
+    for (const slug of slugs.slice(0, 8)) expect(instructions).toContain(`## Service \`${slug}\`\n\n${"i".repeat(4095)}…`);
+    expect(instructions).not.toContain("## Service `long-i`");
+    expect(instructions.endsWith("(Instructions of `long-i` left out: instructions_limit.)")).toBe(true);
+  });
+
   it("cuts one service's instructions at 4,096 characters and says so in the index summary", async ({ expect }) => {
     const workspace = await createWorkspace();
     const created = await addService(workspace, { slug: "long", url: `${upstreamOrigin()}/fixtures/long-instructions/mcp` });
