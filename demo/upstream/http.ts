@@ -172,7 +172,10 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     if (path === "/fixtures/exponential-refs/mcp") {
       return serveMcp(listingServer([exponentialRefTool() as Tool], 10), req, res, await readJson(req));
     }
-    const interactive = /^\/fixtures\/interactive\/([\w-]+)\/mcp$/.exec(path);
+    // The interactive fixture behind a server that never answers the standalone GET stream (headers never come).
+    const heldGet = /^\/fixtures\/interactive-held-get\/([\w-]+)\/mcp$/.exec(path);
+    if (heldGet && req.method === "GET") return;
+    const interactive = /^\/fixtures\/interactive(?:-held-get)?\/([\w-]+)\/mcp$/.exec(path);
     if (interactive) {
       const tag = `interactive-${interactive[1]!}`;
       const body = await readJson(req);

@@ -22,6 +22,7 @@ import {
   upstreamOrigin,
   upstreamReceived,
 } from "../../test/helpers.ts";
+import { STANDALONE_STREAM_WAIT_MS } from "../services/upstream.ts";
 import { CALL_IDLE_TIMEOUT_MS } from "../services/upstream.call.ts";
 
 const META = "dev.rayrun/error";
@@ -29,10 +30,10 @@ const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, an
 const text = (result: Record<string, unknown>) => (result.content as { text: string }[])[0]!.text;
 
 /** A workspace fronting the interactive fixture (progress, silence, elicitation, sampling) as service `live`. */
-async function interactiveGateway() {
+async function interactiveGateway(fixture: "interactive" | "interactive-held-get" = "interactive") {
   const ws = await createWorkspace();
   const tag = newTag();
-  await addService(ws, { slug: "live", url: `${upstreamOrigin()}/fixtures/interactive/${tag}/mcp` });
+  await addService(ws, { slug: "live", url: `${upstreamOrigin()}/fixtures/${fixture}/${tag}/mcp` });
   const key = await createKey(ws, ["tools:call"], ws.defaultProfileId);
   const tools = (await api(`/v1/workspaces/${ws.ws}/tools`, { key: ws.adminKey })).body.tools as { uid: string; name: string }[];
   const logs = async (name: string) => {
@@ -163,6 +164,20 @@ describe("streamed tool calls", () => {
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///work/a" }, { uri: "file:///work/b" }] }));
     const result = await client.callTool({ name: "live__list_roots", arguments: {} });
     expect(text(result)).toBe("file:///work/a,file:///work/b");
+    await client.close();
+  });
+
+  it("sends the call after waiting 2 s for an upstream that never answers its standalone stream", async ({ expect }) => {
+    const gateway = await interactiveGateway("interactive-held-get");
+    const client = await connect(gateway.key, { roots: {} });
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///work/a" }] }));
+    const started = Date.now();
+    const result = await client.callTool({ name: "live__list_roots", arguments: {} });
+    const elapsed = Date.now() - started;
+    // A request the upstream makes on the call's own stream still reaches the client.
+    expect(text(result)).toBe("file:///work/a");
+    expect(elapsed).toBeGreaterThanOrEqual(STANDALONE_STREAM_WAIT_MS);
+    expect(elapsed).toBeLessThan(STANDALONE_STREAM_WAIT_MS + 5_000);
     await client.close();
   });
 

@@ -301,7 +301,7 @@ export async function callUpstreamTool(
  * How long a call waits for its relay session's standalone stream to open before it is sent anyway. An
  * upstream answers that GET at once (a stream or 405); one that sits on it only loses what it sends there.
  */
-const STANDALONE_STREAM_WAIT_MS = 2_000;
+export const STANDALONE_STREAM_WAIT_MS = 2_000;
 
 /**
  * A fresh session for one call, answering the upstream's sampling, elicitation and roots requests through
