@@ -124,11 +124,15 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
 
   server.registerTool(
     "log_steps",
-    { description: "Logs each of `steps` steps (notifications/message) while it runs.", inputSchema: { steps: z.number() } },
+    {
+      description: "Logs each of `steps` steps (notifications/message) while it runs, at debug, info, warning, error, debug, …",
+      inputSchema: { steps: z.number() },
+    },
     async (args, extra) => {
       received("log_steps", args);
       for (let step = 1; step <= args.steps; step++) {
-        await extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "steps", data: `step ${step}` } });
+        const level = STEP_LEVELS[(step - 1) % STEP_LEVELS.length]!;
+        await extra.sendNotification({ method: "notifications/message", params: { level, logger: "steps", data: `step ${step}` } });
       }
       return { content: [{ type: "text", text: `logged ${args.steps} steps` }] };
     },
@@ -142,6 +146,9 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
 
   return server;
 }
+
+/** The levels `log_steps` logs its steps at, in turn. */
+export const STEP_LEVELS = ["debug", "info", "warning", "error"] as const;
 
 /** Sessions of the interactive fixture, per tag. */
 export function interactiveSessions(record: (tag: string, call: ReceivedCall) => void) {

@@ -1,4 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
+import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_SESSION_AGE_MS } from "./mcp.session.ts";
 
 /** Which waiting call a routed message is for: by the relayed request's call token, or by the client's tools/call id. */
 export type RelayTarget = { callToken: string } | { requestId: string };
@@ -18,9 +20,11 @@ interface Listener {
  * The gateway is stateless, so a client's `notifications/cancelled` and its
  * answer to a relayed sampling or elicitation request arrive as new POSTs,
  * maybe in another isolate than the call's. One instance per route (an MCP
- * session, or an API key for clients without one); nothing is stored: a call
- * listens on a stream for as long as it runs, and a message that arrives
- * before its call listens is held briefly.
+ * session, or an API key for clients without one). Messages are never
+ * stored: a call listens on a stream for as long as it runs, and a message
+ * that arrives before its call listens is held briefly in memory. The one
+ * stored value is a session's `logging/setLevel`, deleted when the session
+ * id expires.
  */
 export class CallRelayDO extends DurableObject<Env> {
   readonly #listeners = new Map<string, Listener>();
@@ -59,6 +63,21 @@ export class CallRelayDO extends DurableObject<Env> {
     const now = Date.now();
     this.#held = this.#held.filter((held) => now - held.at <= RELAY_HOLD_MS).slice(-(MAX_HELD - 1));
     this.#held.push({ target, line, at: now });
+  }
+
+  /** The session's minimum level for relayed upstream log messages, kept as long as its id is honoured. */
+  async setLogLevel(level: LoggingLevel): Promise<void> {
+    await this.ctx.storage.put("logLevel", level);
+    await this.ctx.storage.setAlarm(Date.now() + MAX_SESSION_AGE_MS);
+  }
+
+  async logLevel(): Promise<LoggingLevel | null> {
+    return (await this.ctx.storage.get<LoggingLevel>("logLevel")) ?? null;
+  }
+
+  /** The session id has expired: nothing is left to use the level. */
+  override async alarm(): Promise<void> {
+    await this.ctx.storage.deleteAll();
   }
 
   #forget(callToken: string, listener: Listener): void {

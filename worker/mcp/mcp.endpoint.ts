@@ -23,6 +23,7 @@ import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
 import { CONTENT_CAPABILITIES, isInitialize, registerContentHandlers, withGatewayLinks } from "./mcp.content.ts";
 import { BATCH_REFUSAL_CODE, batchRefusal, ProtocolError, withWildcardAcceptSpelledOut } from "./mcp.hygiene.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
+import { registerLogLevelHandler } from "./mcp.logging.ts";
 import { refusal } from "./mcp.results.ts";
 import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
 import { resolveSession } from "./mcp.session.ts";
@@ -113,6 +114,7 @@ function createGatewayServer(
     },
   );
   registerContentHandlers(server, { env, ...caller, loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil), waitUntil });
+  registerLogLevelHandler(server, stream);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);

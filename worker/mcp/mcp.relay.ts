@@ -1,4 +1,5 @@
 import {
+  type LoggingLevel,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
@@ -77,6 +78,16 @@ export class CallRoute {
         // Closing cancels the stream on purpose; anything else means this call cannot be cancelled or answered.
         if (!this.#closed) console.error("call relay listen failed", error);
       });
+  }
+
+  /** Keeps the client's `logging/setLevel` for its session (this route). */
+  setLogLevel(level: LoggingLevel): Promise<void> {
+    return this.env.CALL_RELAY.getByName(this.routeKey).setLogLevel(level);
+  }
+
+  /** The session's minimum level for relayed upstream log messages (null: every level). */
+  logLevel(): Promise<LoggingLevel | null> {
+    return this.env.CALL_RELAY.getByName(this.routeKey).logLevel();
   }
 
   close(): void {

@@ -24,6 +24,7 @@ import {
 } from "../../test/helpers.ts";
 import { STANDALONE_STREAM_WAIT_MS } from "../services/upstream.ts";
 import { CALL_IDLE_TIMEOUT_MS } from "../services/upstream.call.ts";
+import { STEP_LEVELS } from "../../demo/upstream/interactive.ts";
 
 const META = "dev.rayrun/error";
 const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
@@ -234,8 +235,32 @@ describe("streamed tool calls", () => {
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params));
     const result = await client.callTool({ name: "live__log_steps", arguments: { steps: 3 } });
     expect(text(result)).toBe("logged 3 steps");
-    expect(logged).toEqual([1, 2, 3].map((step) => ({ level: "info", logger: "steps", data: `step ${step}` })));
+    expect(logged).toEqual([1, 2, 3].map((step) => ({ level: STEP_LEVELS[step - 1], logger: "steps", data: `step ${step}` })));
     await client.close();
+  });
+
+  it("keeps a session's logging/setLevel and relays only upstream log messages at or above it", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const client = await connect(gateway.key, { sampling: {} });
+    const logged: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params));
+    await expect(client.setLoggingLevel("warning")).resolves.toEqual({});
+    expect(text(await client.callTool({ name: "live__log_steps", arguments: { steps: 5 } }))).toBe("logged 5 steps");
+    expect(logged).toEqual([
+      { level: "warning", logger: "steps", data: "step 3" },
+      { level: "error", logger: "steps", data: "step 4" },
+    ]);
+
+    // The level is the session's: another session of the same key still hears every level.
+    const other = await connect(gateway.key, { sampling: {} });
+    const heard: unknown[] = [];
+    other.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void heard.push(notification.params));
+    await other.callTool({ name: "live__log_steps", arguments: { steps: 2 } });
+    expect(heard).toEqual([
+      { level: "debug", logger: "steps", data: "step 1" },
+      { level: "info", logger: "steps", data: "step 2" },
+    ]);
+    await Promise.all([client.close(), other.close()]);
   });
 
   it("refuses an upstream's sampling request at once for a client without the capability", async ({ expect }) => {

@@ -6,10 +6,12 @@ import {
   ListRootsResultSchema,
   type CallToolRequest,
   type ClientCapabilities,
+  type LoggingLevel,
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_CALL_DURATION_MS, type UpstreamCallOptions } from "../services/upstream.call.ts";
+import { passesLogLevel } from "./mcp.logging.ts";
 import type { CallRoute } from "./mcp.relay.ts";
 import type { GatewaySession } from "./mcp.session.ts";
 
@@ -94,6 +96,7 @@ export function streamedCallOptions(
   }
   const capabilities = relayedCapabilities(session?.capabilities);
   if (Object.keys(capabilities).length) {
+    let minimumLogLevel: LoggingLevel | null = null;
     options.relay = {
       capabilities,
       forward: (relayed, signal) => {
@@ -106,11 +109,17 @@ export function streamedCallOptions(
               : ListRootsResultSchema;
         return extra.sendRequest(relayed, schema, { signal, timeout: MAX_CALL_DURATION_MS });
       },
-      // Every level: `logging/setLevel` arrives after the session id is issued, so a stateless gateway cannot keep it.
-      log: (params) =>
+      // At or above the session's `logging/setLevel`, read while the call's upstream session opens.
+      ready: route.logLevel().then(
+        (level) => void (minimumLogLevel = level),
+        (error: unknown) => console.error("log level not read; relaying every level", error),
+      ),
+      log: (params) => {
+        if (!passesLogLevel(params.level, minimumLogLevel)) return;
         void extra
           .sendNotification({ method: "notifications/message", params })
-          .catch((error: unknown) => console.error("log message not delivered", error)),
+          .catch((error: unknown) => console.error("log message not delivered", error));
+      },
     };
   }
   return options;

@@ -26,6 +26,8 @@ export interface UpstreamCallOptions {
     capabilities: ClientCapabilities;
     forward: (request: ServerRequest, signal: AbortSignal) => Promise<Result>;
     log: (message: LoggingMessageNotification["params"]) => void;
+    /** Settles before the call goes out (with the session being opened): what `log` needs first, e.g. the client's log level. */
+    ready?: Promise<void>;
   };
 }
 

@@ -316,7 +316,7 @@ async function relaySession(
 ): Promise<Client> {
   let settled!: () => void;
   const standaloneOpened = new Promise<void>((resolve) => (settled = resolve));
-  const client = await connect(target, relay.capabilities, { settled });
+  const [client] = await Promise.all([connect(target, relay.capabilities, { settled }), relay.ready]);
   const forward = (request: ServerRequest, extra: { signal: AbortSignal }) => deadline.hold(() => relay.forward(request, extra.signal));
   if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward);
   if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward);
