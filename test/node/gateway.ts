@@ -29,7 +29,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startGateway(): Promise<RunningGateway> {
+export interface GatewayOptions {
+  /** Serve the demo upstream's test fixtures too (`/fixtures/…`), as the workerd tests' upstream does. */
+  fixtures?: boolean;
+}
+
+export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
   const persist = mkdtempSync(join(tmpdir(), "rayrun-node-test-"));
   const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
     cwd: root,
@@ -37,7 +42,7 @@ export async function startGateway(): Promise<RunningGateway> {
     encoding: "utf8",
   });
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
-  const upstream = await startDemoUpstream({ host: "127.0.0.1", port: 0 });
+  const upstream = await startDemoUpstream({ host: "127.0.0.1", port: 0, fixtures: options.fixtures });
   const [port, inspector] = [await freePort(), await freePort()];
   let log = "";
   const child: ChildProcess = spawn(

@@ -83,6 +83,8 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
     maxRequestBodySize: MAX_BODY_BYTES,
   });
   const disconnected = new AbortController();
+  // A client that goes away before a JSON answer (`enable_request_signal`); a streamed call also sees its stream cancelled.
+  request.signal.addEventListener("abort", () => disconnected.abort("the client disconnected"), { once: true });
   const server = createGatewayServer(env, ctx, caller, instructions, {
     session: session.session,
     route: new CallRoute(env, routeKey, transport),

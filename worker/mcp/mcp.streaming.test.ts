@@ -159,6 +159,35 @@ describe("streamed tool calls", () => {
     expect(rows.map((row) => [row.stage, row.outcome, row.code])).toEqual([["upstream", "cancelled", "cancelled"]]);
   });
 
+  it("cancels the upstream request when the client of a plain JSON call disconnects without cancelling", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const controller = new AbortController();
+    const response = SELF.fetch(`${ORIGIN}/mcp`, {
+      method: "POST",
+      signal: controller.signal,
+      headers: {
+        authorization: `Bearer ${gateway.key}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 6,
+        method: "tools/call",
+        params: { name: "live__slow_count", arguments: { seconds: 20, every: 1 } },
+      }),
+    });
+    await eventually(gateway.received, (calls) => calls.some((call) => call.tool === "slow_count"));
+    controller.abort();
+    await expect(response).rejects.toThrow();
+    await eventually(gateway.received, (calls) => calls.some((call) => call.tool === "slow_count:cancelled"));
+    const rows = await eventually(
+      () => gateway.logs("slow_count"),
+      (rows) => rows.length > 0,
+    );
+    expect(rows.map((row) => [row.stage, row.outcome, row.code])).toEqual([["upstream", "cancelled", "cancelled"]]);
+  });
+
   it("relays roots/list to a client that declared roots", async ({ expect }) => {
     const gateway = await interactiveGateway();
     const client = await connect(gateway.key, { roots: {} });
