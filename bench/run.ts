@@ -3,18 +3,24 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { benchFairness, printFairness } from "./fairness.bench.ts";
 import { benchGateway, printGateway } from "./gateway.bench.ts";
+import { benchProxy, printProxy } from "./proxy.bench.ts";
 import { quietEnv } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
-// `npm run bench -- fairness` runs only that part; no argument runs everything.
+// `npm run bench -- fairness` (or `proxy`) runs only that part; no argument runs everything.
 const only = process.argv[2];
 
 if (only === "fairness") {
   printFairness(await benchFairness());
   process.exit(0);
 }
+if (only === "proxy") {
+  printProxy(await benchProxy());
+  process.exit(0);
+}
 printGateway(await benchGateway());
 printFairness(await benchFairness());
+printProxy(await benchProxy());
 
 const inside = spawnSync("npx", ["vitest", "run"], { cwd: root, env: { ...quietEnv, RAYRUN_BENCH: "1" }, encoding: "utf8" });
 const figures = new Map<string, any>();

@@ -138,6 +138,21 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
     },
   );
 
+  server.registerTool(
+    "big_result",
+    {
+      description: "Reports one progress step, then answers with `bytes` characters of text (the streamed-result benchmark).",
+      inputSchema: { bytes: z.number() },
+    },
+    async (args, extra) => {
+      const progressToken = extra._meta?.progressToken;
+      if (progressToken !== undefined) {
+        await extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: 1, total: 1 } });
+      }
+      return { content: [{ type: "text", text: "x".repeat(args.bytes) }] };
+    },
+  );
+
   server.registerTool("list_roots", { description: "Lists the client's roots.", inputSchema: {} }, async (_args, extra) => {
     received("list_roots", {});
     const { roots } = await extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);
