@@ -1,13 +1,14 @@
 // `npm run bench`: every performance figure, each printed against a baseline measured in the same run.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { benchCli, printCli } from "./cli.bench.ts";
 import { benchFairness, printFairness } from "./fairness.bench.ts";
 import { benchGateway, printGateway } from "./gateway.bench.ts";
 import { benchProxy, printProxy } from "./proxy.bench.ts";
 import { quietEnv } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
-// `npm run bench -- fairness` (or `proxy`) runs only that part; no argument runs everything.
+// `npm run bench -- fairness` (or `proxy`, `cli`) runs only that part; no argument runs everything.
 const only = process.argv[2];
 
 if (only === "fairness") {
@@ -18,9 +19,14 @@ if (only === "proxy") {
   printProxy(await benchProxy());
   process.exit(0);
 }
+if (only === "cli") {
+  printCli(await benchCli());
+  process.exit(0);
+}
 printGateway(await benchGateway());
 printFairness(await benchFairness());
 printProxy(await benchProxy());
+printCli(await benchCli());
 
 const inside = spawnSync("npx", ["vitest", "run"], { cwd: root, env: { ...quietEnv, RAYRUN_BENCH: "1" }, encoding: "utf8" });
 const figures = new Map<string, any>();

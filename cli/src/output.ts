@@ -3,11 +3,18 @@ export interface Printer {
   json: boolean;
   /** The command's result: as JSON with --json, else through `human`. */
   result(value: unknown, human: () => string | string[]): void;
-  /** Progress and notes for a person; silent with --json and off a TTY's stdout. */
-  note(line: string): void;
+  /**
+   * A live status line for a person at a terminal during a long command (apply, logs --follow): written to
+   * stderr and rewritten in place. Silent with --json and whenever stderr is not a TTY (CI logs, pipes).
+   */
+  progress(line: string): void;
+  /** Clears the status line, before the result is printed. */
+  endProgress(): void;
 }
 
 export function createPrinter(json: boolean): Printer {
+  const live = !json && process.stderr.isTTY === true;
+  let shown = false;
   return {
     json,
     result(value, human) {
@@ -18,8 +25,15 @@ export function createPrinter(json: boolean): Printer {
       const text = human();
       process.stdout.write(`${Array.isArray(text) ? text.join("\n") : text}\n`);
     },
-    note(line) {
-      if (!json) process.stderr.write(`${line}\n`);
+    progress(line) {
+      if (!live) return;
+      const width = Math.max(20, (process.stderr.columns || 80) - 1);
+      process.stderr.write(`\r\x1b[2K${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
+      shown = true;
+    },
+    endProgress() {
+      if (shown) process.stderr.write("\r\x1b[2K");
+      shown = false;
     },
   };
 }

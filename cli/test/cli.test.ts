@@ -1,6 +1,6 @@
 // The bundled CLI as users run it: a subprocess on the machine's Node 20 and on
 // Node 22, against a real gateway (wrangler dev, local D1/R2/DOs) and the demo upstream.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { accessSync, constants, cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -167,8 +167,20 @@ describe("hooks apply from the example folder", () => {
 
     const again = rayrun(["hooks", "apply", examples]);
     expect(again.status).toBe(0);
+    // Off a TTY (CI), no progress line: stderr stays empty, the report is on stdout.
+    expect(again.stderr).toBe("");
     expect(again.stdout).toContain("= demo__lookup_customer: unchanged, nothing to do");
     expect(again.stdout).toContain("= demo__search_release_notes: unchanged, nothing to do");
+
+    // On a terminal (a pseudo-terminal from util-linux `script`), a status line shows each hook and step as it goes.
+    const onTty = spawnSync("script", ["-qec", `"${nodes.system}" "${bundle}" hooks apply "${examples}" --dry-run`, "/dev/null"], {
+      encoding: "utf8",
+      env: { ...process.env, RAYRUN_WORKSPACE: undefined, RAYRUN_API_URL: gateway.origin, RAYRUN_API_KEY: seeded.adminKey },
+    });
+    expect(onTty.status).toBe(0);
+    expect(onTty.stdout).toContain("\r\x1b[2K[1/2] demo__lookup_customer: applying");
+    expect(onTty.stdout).toContain("\r\x1b[2K[2/2] demo__search_release_notes: applying");
+    expect(onTty.stdout).toContain("= demo__search_release_notes: unchanged, nothing to do");
 
     const dry = rayrun(["hooks", "apply", examples, "--promote", "--dry-run", "--json"]);
     expect(dry.json().hooks.map((h: { status: string }) => h.status)).toEqual(["would_promote", "would_promote"]);
@@ -201,7 +213,10 @@ describe("hooks apply from the example folder", () => {
     ).toBe(true);
 
     const history = rayrun(["hooks", "history", "demo__search_release_notes", "--json"]).json();
-    expect(history.versions[0]).toMatchObject({ channel: "cli", note: "rayrun hooks apply" });
+    expect(history.versions[0]).toMatchObject({
+      channel: "cli",
+      note: expect.stringMatching(/^rayrun hooks apply \(local sha256 [0-9a-f]{64}\)$/),
+    });
     expect(history.deployments.events.map((event: { channel: string }) => event.channel)).toContain("cli");
   });
 
@@ -265,6 +280,50 @@ describe("hooks apply from the example folder", () => {
     const config = rayrun(["hooks", "apply", other]);
     expect(config.status).toBe(1);
     expect(config.stderr).toContain(`${join(other, "demo__search_release_notes.config.json")} is not valid JSON`);
+  });
+});
+
+describe("following logs", () => {
+  it("prints a call made while it follows, then stops cleanly on SIGINT", async ({ expect }) => {
+    const started = new Date().toISOString();
+    // Spawned, not spawnSync: the test makes a call while the CLI runs. Piped stdio, so no TTY and no status line.
+    const follower = spawn(nodes.system, [bundle, "hooks", "logs", "demo__lookup_customer", "--json", "--follow", "--since", started], {
+      env: { ...process.env, RAYRUN_WORKSPACE: undefined, RAYRUN_API_URL: gateway.origin, RAYRUN_API_KEY: seeded.adminKey },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    follower.stdout.on("data", (chunk) => (stdout += chunk));
+    follower.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      follower.on("exit", (code, signal) => resolve({ code, signal })),
+    );
+    try {
+      // Arguments the input schema refuses leave a pre-dispatch row, hook or no hook.
+      const client = new Client({ name: "cli-follow-test", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${gateway.origin}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${keys.caller}` } },
+        }),
+      );
+      expect((await client.callTool({ name: "demo__lookup_customer", arguments: { email: 5 } })).isError).toBe(true);
+      await client.close();
+      const deadline = Date.now() + 15_000;
+      while (!stdout.includes('"invalid_arguments"')) {
+        if (Date.now() > deadline || follower.exitCode !== null) throw new Error(`the call never appeared: ${stdout} ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      follower.kill("SIGINT");
+      expect(await exited).toEqual({ code: 0, signal: null });
+    } finally {
+      follower.kill("SIGKILL");
+    }
+    const rows = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(rows).toContainEqual(expect.objectContaining({ stage: "pre_dispatch", outcome: "refused", code: "invalid_arguments" }));
+    expect(stderr).toBe("");
   });
 });
 

@@ -2,6 +2,7 @@
 // `<public tool name>.hook.ts` (with optional `.config.json` and `.tests.json`)
 // is pushed, compiled, tested through the API, built into a revision and
 // deployed to shadow; `--promote` moves it to active. Nothing changed, nothing done.
+import { createHash } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
@@ -56,10 +57,12 @@ export function registerApply(hooks: Command, run: Run): void {
         const local = readFolder(dir);
         const tools = await listTools(ctx);
         const reports: HookReport[] = [];
-        for (const hook of local) {
-          out.note(`${hook.publicName}: applying ${hook.file}`);
-          reports.push(await applyOne(ctx, tools, hook, options));
+        for (const [index, hook] of local.entries()) {
+          const status = (step: string) => out.progress(`[${index + 1}/${local.length}] ${hook.publicName}: ${step}`);
+          status("applying");
+          reports.push(await applyOne(ctx, tools, hook, options, status));
         }
+        out.endProgress();
         const failed = reports.filter((report) => report.status === "failed");
         out.result({ hooks: reports, failed: failed.length }, () => reports.flatMap(describe));
         if (failed.length > 0) process.exitCode = EXIT.refused;
@@ -133,8 +136,14 @@ async function applyOne(
   tools: Tool[],
   hook: LocalHook,
   options: { promote?: boolean; dryRun?: boolean },
+  status: (step: string) => void,
 ): Promise<HookReport> {
   const steps: string[] = [];
+  // Each step taken is reported, and shown on a terminal as it happens.
+  const step = (text: string) => {
+    steps.push(text);
+    status(text);
+  };
   const failed = (code: string, message: string, details?: unknown): HookReport => ({
     tool: hook.publicName,
     status: "failed",
@@ -147,34 +156,21 @@ async function applyOne(
   if (!tool) return failed("unknown_tool", `no tool '${hook.publicName}' in workspace ${ctx.workspace} (file ${hook.file})`);
   const path = { path: { ws: ctx.workspace, toolUid: tool.uid } };
   try {
-    const draft = await ctx.call(ctx.api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/draft", { params: path }));
-    const draftMatches = draft.versionId !== null && draft.source === hook.source && isDeepStrictEqual(draft.config, hook.config);
     if (options.dryRun) {
+      const newest = await newestVersion(ctx, path);
+      const draftMatches = newest?.note === applyNote(localDigest(hook));
       const deployments = await ctx.call(ctx.api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/deployments", { params: path }));
       const settled =
         draftMatches &&
-        deployments.shadow?.versionId === draft.versionId &&
-        (!options.promote || deployments.active?.versionId === draft.versionId);
+        deployments.shadow?.versionId === newest.versionId &&
+        (!options.promote || deployments.active?.versionId === newest.versionId);
       if (settled) return { tool: hook.publicName, status: "unchanged", steps };
-      steps.push(
-        draftMatches ? "draft is current" : "would save the draft",
-        "would compile, run tests, build a revision and deploy it to shadow",
-      );
-      if (options.promote) steps.push("would promote it to active");
+      step(draftMatches ? "draft is current" : "would save the draft");
+      step("would compile, run tests, build a revision and deploy it to shadow");
+      if (options.promote) step("would promote it to active");
       return { tool: hook.publicName, status: options.promote ? "would_promote" : "would_deploy", steps };
     }
-    let versionId = draft.versionId;
-    if (!draftMatches) {
-      const saved = await ctx.call(
-        ctx.api.PUT("/v1/workspaces/{ws}/tools/{toolUid}/hook/draft", {
-          params: { ...path, header: { "if-match": draft.etag } },
-          body: { source: hook.source, config: hook.config as never, note: "rayrun hooks apply" },
-        }),
-      );
-      versionId = saved.versionId;
-      steps.push(saved.created ? `saved version ${saved.versionId}` : "draft unchanged (same once formatted)");
-    }
-    if (!versionId) return failed("no_draft", "the draft has no version");
+    const versionId = await saveDraft(ctx, path, hook, step);
     const deployments = await ctx.call(ctx.api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/deployments", { params: path }));
     const inShadow = deployments.shadow?.versionId === versionId ? deployments.shadow : null;
     if (inShadow && (!options.promote || deployments.active?.revisionId === inShadow.revisionId)) {
@@ -184,22 +180,22 @@ async function applyOne(
     if (!revisionId) {
       const compiled = await compile(ctx, path, hook);
       if (compiled) return failed("compile_failed", compiled.message, compiled.diagnostics);
-      steps.push("compiled");
+      step("compiled");
       for (const testCase of hook.cases) {
         const mismatch = await runCase(ctx, path, testCase);
         if (mismatch) return failed("test_failed", `test "${testCase.name}" (${testCase.stage}) failed: ${mismatch.summary}`, mismatch);
-        steps.push(`test "${testCase.name}" passed`);
+        step(`test "${testCase.name}" passed`);
       }
       const revision = await ctx.call(
         ctx.api.POST("/v1/workspaces/{ws}/tools/{toolUid}/hook/revisions", { params: path, body: { versionId } }),
       );
       revisionId = revision.revisionId;
       await deploy(ctx, tool, "shadow", revisionId);
-      steps.push(`revision ${revisionId} deployed to shadow`);
+      step(`revision ${revisionId} deployed to shadow`);
     }
     if (options.promote) {
       await deploy(ctx, tool, "active", revisionId);
-      steps.push(`revision ${revisionId} promoted to active`);
+      step(`revision ${revisionId} promoted to active`);
       return { tool: hook.publicName, status: "promoted", versionId, revisionId, steps };
     }
     return { tool: hook.publicName, status: "deployed", versionId, revisionId, steps };
@@ -212,6 +208,63 @@ async function applyOne(
 
 interface ToolPath {
   path: { ws: string; toolUid: string };
+}
+
+/**
+ * The note apply saves a version with: it names the SHA-256 of the local files, so the next run knows from the
+ * newest version alone that the draft came from these very files, even though the server reformatted the source.
+ */
+const applyNote = (digest: string) => `rayrun hooks apply (local sha256 ${digest})`;
+
+function localDigest(hook: LocalHook): string {
+  return createHash("sha256")
+    .update(canonicalJson({ source: hook.source, config: hook.config }))
+    .digest("hex");
+}
+
+/** JSON with object keys sorted at every level, so the same config always hashes the same. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (isObject(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The draft's version: every save and restore writes one, so the newest is the draft's (none after a reset). */
+async function newestVersion(ctx: Context, path: ToolPath) {
+  const page = await ctx.call(
+    ctx.api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/versions", { params: { ...path, query: { limit: 1 } } }),
+  );
+  return page.versions[0];
+}
+
+/**
+ * Brings the draft to the local files and returns its version: one request when an earlier apply saved these
+ * files (the newest version's note names their digest), else a save under the newest version's etag (the etag
+ * is the quoted version id), read again from the draft if that is stale (after a reset the draft is empty).
+ */
+async function saveDraft(ctx: Context, path: ToolPath, hook: LocalHook, step: (text: string) => void): Promise<string> {
+  const note = applyNote(localDigest(hook));
+  const newest = await newestVersion(ctx, path);
+  if (newest?.note === note) return newest.versionId;
+  const save = (etag: string) =>
+    ctx.call(
+      ctx.api.PUT("/v1/workspaces/{ws}/tools/{toolUid}/hook/draft", {
+        params: { ...path, header: { "if-match": etag } },
+        body: { source: hook.source, config: hook.config, note },
+      }),
+    );
+  let saved;
+  try {
+    saved = await save(newest ? `"${newest.versionId}"` : '"empty"');
+  } catch (error) {
+    if (!(error instanceof ApiRequestError) || error.code !== "precondition_failed") throw error;
+    saved = await save((await ctx.call(ctx.api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/draft", { params: path }))).etag);
+  }
+  step(saved.created ? `saved version ${saved.versionId}` : "draft unchanged (same once formatted)");
+  return saved.versionId;
 }
 
 /** Compiles the draft; on 422 returns the diagnostics with file, line and column. */

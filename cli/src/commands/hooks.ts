@@ -344,9 +344,31 @@ async function printLogs(ctx: Context, out: Printer, tool: Tool, options: LogOpt
     }
   };
   await page();
-  while (options.follow) {
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    await page();
+  if (!options.follow) return;
+  // Ctrl-C (SIGINT) ends following cleanly: the wait is cut short, rows already printed stay whole, exit code 0.
+  let interrupted = false;
+  let wake = () => {};
+  const interrupt = () => {
+    interrupted = true;
+    wake();
+  };
+  process.once("SIGINT", interrupt);
+  try {
+    while (!interrupted) {
+      out.progress(`following ${tool.publicName}: new rows every 2 s, Ctrl-C to stop`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2000);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      out.endProgress();
+      if (!interrupted) await page();
+    }
+  } finally {
+    process.off("SIGINT", interrupt);
+    out.endProgress();
   }
 }
 
