@@ -172,16 +172,6 @@ describe("hooks apply from the example folder", () => {
     expect(again.stdout).toContain("= demo__lookup_customer: unchanged, nothing to do");
     expect(again.stdout).toContain("= demo__search_release_notes: unchanged, nothing to do");
 
-    // On a terminal (a pseudo-terminal from util-linux `script`), a status line shows each hook and step as it goes.
-    const onTty = spawnSync("script", ["-qec", `"${nodes.system}" "${bundle}" hooks apply "${examples}" --dry-run`, "/dev/null"], {
-      encoding: "utf8",
-      env: { ...process.env, RAYRUN_WORKSPACE: undefined, RAYRUN_API_URL: gateway.origin, RAYRUN_API_KEY: seeded.adminKey },
-    });
-    expect(onTty.status).toBe(0);
-    expect(onTty.stdout).toContain("\r\x1b[2K[1/2] demo__lookup_customer: applying");
-    expect(onTty.stdout).toContain("\r\x1b[2K[2/2] demo__search_release_notes: applying");
-    expect(onTty.stdout).toContain("= demo__search_release_notes: unchanged, nothing to do");
-
     const dry = rayrun(["hooks", "apply", examples, "--promote", "--dry-run", "--json"]);
     expect(dry.json().hooks.map((h: { status: string }) => h.status)).toEqual(["would_promote", "would_promote"]);
     const promoted = rayrun(["hooks", "apply", examples, "--promote", "--json"]);
@@ -229,6 +219,21 @@ describe("hooks apply from the example folder", () => {
     }
     throw new Error("the call's log rows did not arrive");
   }
+
+  it("shows a status line on a terminal, hook by hook", async ({ expect }) => {
+    // A pseudo-terminal from util-linux `script`; spawned, not spawnSync, so this process's sockets keep their timers.
+    const child = spawn("script", ["-qec", `"${nodes.system}" "${bundle}" hooks apply "${examples}" --dry-run`, "/dev/null"], {
+      env: { ...process.env, RAYRUN_WORKSPACE: undefined, RAYRUN_API_URL: gateway.origin, RAYRUN_API_KEY: seeded.adminKey },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    const status = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(status).toBe(0);
+    expect(output).toContain("\r\x1b[2K[1/2] demo__lookup_customer: applying");
+    expect(output).toContain("\r\x1b[2K[2/2] demo__search_release_notes: applying");
+    expect(output).toContain("demo__search_release_notes: unchanged, nothing to do");
+  });
 
   it("stops a hook that does not compile, with file, line and column, deploying nothing", ({ expect }) => {
     const dir = exampleCopy();
