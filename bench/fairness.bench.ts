@@ -4,15 +4,12 @@
 // calling the demo upstream's tool, and an attacker with a hostile upstream.
 // Each figure is the calm tenant's p50 under the attack ÷ its p50 at rest,
 // measured in the same run (target ≤ 1.5×).
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startDemoUpstream } from "../demo/upstream/http.ts";
+import { startGatewayWorker } from "../test/node/gateway.ts";
 import { nestedBracketsSource, prettierPathologicalSource, unrelatedVersions } from "../worker/hooks/compiler/compiler.attacks.fixtures.ts";
 import { evilPatternSubject, uniqueItemsArguments } from "../worker/lib/schema-bounds.fixtures.ts";
-import { fmt, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
+import { fmt, ratio, summarise, type Figures } from "./lib.ts";
 
-const root = join(import.meta.dirname, "..");
 const ports = { upstream: 18800, gateway: 18801, inspector: 18802 };
 const bootstrap = "bench-bootstrap-secret";
 /** Calm calls timed at rest and under each attack. */
@@ -68,41 +65,10 @@ export interface FairnessBench {
 }
 
 export async function benchFairness(): Promise<FairnessBench> {
-  const persist = mkdtempSync(join(tmpdir(), "rayrun-fairness-"));
   const upstream = await startDemoUpstream({ port: ports.upstream, host: "127.0.0.1", fixtures: true });
-  const gateway = start(
-    "npx",
-    [
-      "wrangler",
-      "dev",
-      "--local",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(ports.gateway),
-      "--inspector-port",
-      String(ports.inspector),
-      "--persist-to",
-      persist,
-      "--var",
-      "DEV_ALLOWED_HOSTS:127.0.0.1",
-      // /mcp answers only the Hosts it is configured for (DNS-rebinding protection).
-      "--var",
-      "MCP_ALLOWED_HOSTS:localhost,127.0.0.1",
-      "--var",
-      `BOOTSTRAP_SECRET:${bootstrap}`,
-      "--var",
-      `SECRETS_KEY:${Buffer.alloc(32, 9).toString("base64")}`,
-      "--show-interactive-dev-session=false",
-    ],
-    root,
-    quietEnv,
-  );
+  const gateway = await startGatewayWorker({ port: ports.gateway, inspectorPort: ports.inspector, bootstrap, secretsKeyByte: 9 });
   try {
-    const migrate = start("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], root);
-    await new Promise((resolve) => migrate.on("exit", resolve));
-    const origin = `http://127.0.0.1:${ports.gateway}`;
-    await waitFor(`${origin}/v1/openapi.json`);
+    const origin = gateway.origin;
 
     const calm = await createTenant(origin, "calm");
     await calm.addService("demo", `${upstream.origin}/mcp`);
@@ -159,7 +125,7 @@ export async function benchFairness(): Promise<FairnessBench> {
     }
     return { rest, attacks };
   } finally {
-    stop(gateway);
+    await gateway.stop();
     await upstream.close();
   }
 }

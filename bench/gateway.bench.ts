@@ -4,7 +4,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { balancedOrders, fmt, measure, measureInterleaved, quietEnv, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
+import { startGatewayWorker, type RunningWorker } from "../test/node/gateway.ts";
+import { balancedOrders, fmt, measure, measureInterleaved, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
 const ports = { upstream: 18790, forwarder: 18791, gateway: 18792, forwarderInspector: 18793, gatewayInspector: 18794 };
@@ -78,42 +79,12 @@ export async function benchGateway(): Promise<GatewayBench> {
     ],
     root,
   );
-  const secretsKey = Buffer.alloc(32, 7).toString("base64");
-  const gateway = start(
-    "npx",
-    [
-      "wrangler",
-      "dev",
-      "--local",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(ports.gateway),
-      "--inspector-port",
-      String(ports.gatewayInspector),
-      "--persist-to",
-      join(persist, "gw"),
-      "--var",
-      "DEV_ALLOWED_HOSTS:127.0.0.1",
-      // /mcp answers only the Hosts it is configured for (DNS-rebinding protection).
-      "--var",
-      "MCP_ALLOWED_HOSTS:localhost,127.0.0.1",
-      "--var",
-      `BOOTSTRAP_SECRET:${bootstrap}`,
-      "--var",
-      `SECRETS_KEY:${secretsKey}`,
-      "--show-interactive-dev-session=false",
-    ],
-    root,
-    quietEnv,
-  );
+  let gateway: RunningWorker | undefined;
   try {
-    const migrate = start("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", join(persist, "gw")], root);
-    await new Promise((resolve) => migrate.on("exit", resolve));
     await waitFor(`${upstreamOrigin}/__calls`);
     await waitFor(`http://127.0.0.1:${ports.forwarder}/__calls`);
-    await waitFor(`http://127.0.0.1:${ports.gateway}/v1/openapi.json`);
-    const gatewayOrigin = `http://127.0.0.1:${ports.gateway}`;
+    gateway = await startGatewayWorker({ port: ports.gateway, inspectorPort: ports.gatewayInspector, bootstrap, secretsKeyByte: 7 });
+    const gatewayOrigin = gateway.origin;
     const seeded = await seedGateway(gatewayOrigin, `${upstreamOrigin}/mcp`);
     const clientKey = seeded.clientKey;
 
@@ -223,7 +194,8 @@ export async function benchGateway(): Promise<GatewayBench> {
     result.sustained = { seconds: SUSTAINED_SECONDS, clients: CONCURRENT_CLIENTS, calls, errors, expectedLogs, loggedRows };
     return result;
   } finally {
-    for (const child of [gateway, forwarder, upstream]) stop(child);
+    await gateway?.stop();
+    for (const child of [forwarder, upstream]) stop(child);
   }
 }
 

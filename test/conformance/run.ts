@@ -6,10 +6,10 @@
 // now passes, so the file stays true.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { quietEnv, start, stop, waitFor } from "../../bench/lib.ts";
+import { quietEnv } from "../../bench/lib.ts";
+import { startGatewayWorker } from "../node/gateway.ts";
 import { startFixtureServer } from "./fixture-server.ts";
 import { startKeyProxy, type NameMap } from "./key-proxy.ts";
 
@@ -43,14 +43,6 @@ function outcomeOf(checks: Check[]): Outcome {
   const failures = checks.filter((check) => check.status === "FAILURE");
   if (failures.length) return failures.every((check) => METHOD_NOT_OFFERED.test(check.errorMessage ?? "")) ? "not applicable" : "fail";
   return checks.some((check) => check.status === "SUCCESS") ? "pass" : "not applicable";
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function call<T>(origin: string, path: string, auth: string, body?: unknown): Promise<T> {
@@ -148,40 +140,10 @@ async function main(): Promise<void> {
   const expectations = JSON.parse(readFileSync(expectationsFile, "utf8")) as Expectations;
   const work = mkdtempSync(join(tmpdir(), "rayrun-conformance-"));
   const fixture = await startFixtureServer();
-  const [port, inspectorPort] = [await freePort(), await freePort()];
-  const migrate = start("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", join(work, "state")], root);
-  await new Promise((resolve) => migrate.on("exit", resolve));
-  const gateway = start(
-    "npx",
-    [
-      "wrangler",
-      "dev",
-      "--local",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--inspector-port",
-      String(inspectorPort),
-      "--persist-to",
-      join(work, "state"),
-      "--var",
-      "DEV_ALLOWED_HOSTS:127.0.0.1",
-      // /mcp answers only the Hosts it is configured for (DNS-rebinding protection).
-      "--var",
-      "MCP_ALLOWED_HOSTS:localhost,127.0.0.1",
-      "--var",
-      `BOOTSTRAP_SECRET:${BOOTSTRAP}`,
-      "--var",
-      `SECRETS_KEY:${Buffer.alloc(32, 9).toString("base64")}`,
-      "--show-interactive-dev-session=false",
-    ],
-    root,
-  );
+  const gateway = await startGatewayWorker({ bootstrap: BOOTSTRAP, secretsKeyByte: 9 });
   let proxy: Awaited<ReturnType<typeof startKeyProxy>> | undefined;
   try {
-    const gatewayOrigin = `http://127.0.0.1:${port}`;
-    await waitFor(`${gatewayOrigin}/v1/openapi.json`);
+    const gatewayOrigin = gateway.origin;
     const { clientKey, names } = await seed(gatewayOrigin, fixture.origin);
     proxy = await startKeyProxy(gatewayOrigin, clientKey, names);
     const results = await runSuite(proxy.url, join(work, "results"));
@@ -193,7 +155,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await proxy?.close();
-    stop(gateway);
+    await gateway.stop();
     await fixture.close();
     rmSync(work, { recursive: true, force: true });
   }

@@ -34,16 +34,37 @@ export interface GatewayOptions {
   fixtures?: boolean;
 }
 
-export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
-  const persist = mkdtempSync(join(tmpdir(), "rayrun-node-test-"));
+/** The gateway Worker under `wrangler dev`, without any upstream of its own. */
+export interface RunningWorker {
+  origin: string;
+  stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  /** The port to answer on (the benchmarks pin theirs); a free one when omitted. */
+  port?: number;
+  inspectorPort?: number;
+  /** `BOOTSTRAP_SECRET`, for `POST /v1/workspaces`. */
+  bootstrap?: string;
+  /** The byte `SECRETS_KEY` is filled with (32 of them, base64): any fixed test key. */
+  secretsKeyByte?: number;
+}
+
+/**
+ * The one way Node-side tests, the conformance run and the benchmarks start the gateway: D1 migrations applied to
+ * a fresh state folder, then `wrangler dev` on loopback with the dev-only variables (private upstream hosts,
+ * loopback Hosts for /mcp, the bootstrap secret and a fixed secrets key), waited for until it answers.
+ */
+export async function startGatewayWorker(options: WorkerOptions = {}): Promise<RunningWorker> {
+  const persist = mkdtempSync(join(tmpdir(), "rayrun-gateway-"));
   const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
     cwd: root,
     env: quiet,
     encoding: "utf8",
   });
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
-  const upstream = await startDemoUpstream({ host: "127.0.0.1", port: 0, fixtures: options.fixtures });
-  const [port, inspector] = [await freePort(), await freePort()];
+  const port = options.port ?? (await freePort());
+  const inspector = options.inspectorPort ?? (await freePort());
   let log = "";
   const child: ChildProcess = spawn(
     "npx",
@@ -65,9 +86,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       "--var",
       "MCP_ALLOWED_HOSTS:localhost,127.0.0.1",
       "--var",
-      `BOOTSTRAP_SECRET:${BOOTSTRAP}`,
+      `BOOTSTRAP_SECRET:${options.bootstrap ?? BOOTSTRAP}`,
       "--var",
-      `SECRETS_KEY:${Buffer.alloc(32, 3).toString("base64")}`,
+      `SECRETS_KEY:${Buffer.alloc(32, options.secretsKeyByte ?? 3).toString("base64")}`,
       "--show-interactive-dev-session=false",
     ],
     { cwd: root, env: quiet, stdio: ["ignore", "pipe", "pipe"], detached: true },
@@ -81,7 +102,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     } catch {
       // already gone
     }
-    await upstream.close();
     rmSync(persist, { recursive: true, force: true });
   };
   const deadline = Date.now() + 90_000;
@@ -99,7 +119,26 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { origin, upstream, stop };
+  return { origin, stop };
+}
+
+/** The gateway and the demo upstream beside it, on free ports. */
+export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
+  const upstream = await startDemoUpstream({ host: "127.0.0.1", port: 0, fixtures: options.fixtures });
+  try {
+    const worker = await startGatewayWorker();
+    return {
+      origin: worker.origin,
+      upstream,
+      stop: async () => {
+        await worker.stop();
+        await upstream.close();
+      },
+    };
+  } catch (error) {
+    await upstream.close();
+    throw error;
+  }
 }
 
 export interface SeededWorkspace {
