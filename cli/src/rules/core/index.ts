@@ -18,6 +18,7 @@ export type {
   HookRunOptions,
   Dispatched,
   ToolFunction,
+  WrappedTool,
   RequestFn,
   SessionLike,
   OnOptions,

@@ -87,6 +87,8 @@ export interface Dispatched {
 }
 
 export type ToolFunction = (input: ToolInput, ...rest: unknown[]) => unknown;
+/** A tool with the rules around it; its result may carry the hooks' context (`hook_context`). */
+export type WrappedTool = (input?: ToolInput, ...rest: unknown[]) => Promise<unknown>;
 export type RequestFn = (request: RequestShape) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
 
 /** A world session, or anything that calls tools by name and/or makes HTTP requests. */
@@ -274,13 +276,13 @@ export class HookRun {
   }
 
   /** The same map of tools, each call going through pre_tool_call and post_tool_call. */
-  wrapTools<T extends Record<string, ToolFunction>>(tools: T, options: { vendor?: string } = {}): T {
-    const wrapped: Record<string, ToolFunction> = {};
+  wrapTools<T extends Record<string, ToolFunction>>(tools: T, options: { vendor?: string } = {}): { [K in keyof T]: WrappedTool } {
+    const wrapped: Record<string, WrappedTool> = {};
     for (const [name, fn] of Object.entries(tools)) {
       if (typeof fn !== "function") throw new TypeError(`wrapTools: ${name} is not a function`);
-      wrapped[name] = (input, ...rest) => this.callTool(name, fn, input, rest, options.vendor);
+      wrapped[name] = (input = {}, ...rest) => this.callTool(name, fn, input, rest, options.vendor);
     }
-    return wrapped as T;
+    return wrapped as { [K in keyof T]: WrappedTool };
   }
 
   async callTool(name: string, fn: ToolFunction, input: ToolInput, rest: unknown[] = [], vendor?: string): Promise<unknown> {
@@ -429,6 +431,8 @@ function fetchRequest(session: SessionLike): RequestFn {
     } catch {
       // a non-JSON body stays text
     }
-    return { status: response.status, body: parsed, headers: Object.fromEntries(response.headers) };
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => (headers[name] = value));
+    return { status: response.status, body: parsed, headers };
   };
 }

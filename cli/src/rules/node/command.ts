@@ -11,7 +11,7 @@ export interface CommandSpec {
   command: string;
   args?: string[];
   cwd?: string;
-  env?: NodeJS.ProcessEnv;
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export class CommandHandler implements Handler {
@@ -34,7 +34,8 @@ export class CommandHandler implements Handler {
       const child = spawn(command, args ?? [], {
         shell: args === undefined,
         cwd,
-        env: env ?? process.env,
+        // The run's environment, with what the SDK caller added on top.
+        env: { ...process.env, ...env },
         detached: true,
         stdio: ["pipe", "pipe", "pipe"],
       });

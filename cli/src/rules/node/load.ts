@@ -40,7 +40,7 @@ export interface NodeFactoryOptions {
   runId: string;
   /** `{run_dir}` in a sink; defaults to `<cwd>/runs/<run id>`. */
   runDir: string;
-  env?: NodeJS.ProcessEnv;
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory {
@@ -84,7 +84,7 @@ export interface FromConfigOptions {
   /** The run's working directory (sent as the event's `cwd`); defaults to process.cwd(). */
   cwd?: string;
   runDir?: string;
-  env?: NodeJS.ProcessEnv;
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Loads, validates and builds a file's rules, ready for a HookRun. */
