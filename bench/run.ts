@@ -4,17 +4,23 @@ import { join } from "node:path";
 import { benchFairness, printFairness } from "./fairness.bench.ts";
 import { benchGateway, printGateway } from "./gateway.bench.ts";
 import { quietEnv } from "./lib.ts";
+import { benchRules, printRules } from "./rules.bench.ts";
 
 const root = join(import.meta.dirname, "..");
-// `npm run bench -- fairness` runs only that part; no argument runs everything.
+// `npm run bench -- fairness` (or `-- rules`) runs only that part; no argument runs everything.
 const only = process.argv[2];
 
 if (only === "fairness") {
   printFairness(await benchFairness());
   process.exit(0);
 }
+if (only === "rules") {
+  printRules(await benchRules());
+  process.exit(0);
+}
 printGateway(await benchGateway());
 printFairness(await benchFairness());
+printRules(await benchRules());
 
 const inside = spawnSync("npx", ["vitest", "run"], { cwd: root, env: { ...quietEnv, RAYRUN_BENCH: "1" }, encoding: "utf8" });
 const figures = new Map<string, any>();
