@@ -70,6 +70,7 @@ beforeAll(async () => {
       if (route === "/bad-json") return res.writeHead(200, { "content-type": "application/json" }).end("{nope");
       if (route === "/text") return res.writeHead(200, { "content-type": "text/plain" }).end("looked it up");
       if (route === "/hang") return; // never answers
+      if (route === "/flood") return res.writeHead(200, { "content-type": "text/plain" }).end("x".repeat(2 * 1024 * 1024));
       if (route === "/rewrite")
         return res
           .writeHead(200, { "content-type": "application/json" })
@@ -337,6 +338,8 @@ describe("http handlers", () => {
     expect(await rejection(tools.bad_json({}))).toMatchObject({ failure: "hook_malformed_answer" });
     expect(await rejection(tools.hang({}))).toMatchObject({ failure: "hook_timeout" });
     expect(await tools.text({})).toBe("r\n\n[hook lookup] looked it up");
+    const flood = await runOf(rule("/flood"));
+    expect(await rejection(flood.wrapTools({ flood: async () => 1 }).flood({}))).toMatchObject({ failure: "hook_output_too_large" });
     expect(run.errors[0]!.message).toContain("answered 500: boom");
   });
 });
@@ -491,6 +494,11 @@ describe("sessions and the end of the run", () => {
     expect(ok).toMatchObject({ status: 200, body: { wrapped: { path: "/api/ok", body: '{"a":1}' } } });
     expect(ok.elapsed).toBeGreaterThan(0);
     expect(await session.request("GET", "/api/missing")).toMatchObject({ status: 404, body: { path: "/api/missing" } });
+    const world = new HookRun();
+    world.on("pre_tool_call", new DenyHandler("not in this world"), { vendor: "world", matcher: "^secret$" });
+    const calls = world.session({ call: async (tool, input) => `${tool}(${JSON.stringify(input)})` }, { vendor: "world" });
+    expect(await calls.call("lookup", { id: 1 })).toBe('lookup({"id":1})');
+    expect(await rejection(calls.call("secret", {}))).toMatchObject({ reason: "not in this world" });
     const failing = run.session(
       {},
       {
