@@ -267,6 +267,44 @@ console.log(JSON.stringify(out));
   });
 }
 
+describe("the rayrun/hooks declarations", () => {
+  it("type-check a consumer that imports the package by name, and catch its mistakes", ({ expect }) => {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-hooks-dts-"));
+    mkdirSync(join(dir, "node_modules"));
+    symlinkSync(join(root, "cli"), join(dir, "node_modules/rayrun"));
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    const compilerOptions = {
+      strict: true,
+      noEmit: true,
+      target: "es2022",
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      lib: ["es2023", "dom"],
+      types: [],
+      skipLibCheck: true,
+    };
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["agent.ts"] }));
+    const agent = `
+import { HookRun, HookDenied, DenyHandler, type HookEvent, type Verdict } from "rayrun/hooks";
+import { parseRules } from "rayrun/hooks/core";
+const run = await HookRun.fromConfig("gateway-hooks.toml");
+run.on("PreToolUse", (event: HookEvent) => (event.tool_name === "x" ? { decision: "deny" } : undefined));
+run.on("pre_tool_call", new DenyHandler("no"), { matcher: "^rm$" });
+const tools = run.wrapTools({ search: async (input: Record<string, unknown>) => input.q });
+const verdict: Verdict = await run.end({});
+console.log(await tools.search({ q: 1 }), verdict.passed, new HookDenied("r").reason, parseRules("", "toml").rules);
+`;
+    const tsc = (source: string) => {
+      writeFileSync(join(dir, "agent.ts"), source);
+      return spawnSync(join(root, "cli/node_modules/.bin/tsc"), ["-p", "."], { cwd: dir, encoding: "utf8" });
+    };
+    expect(tsc(agent).stdout).toBe("");
+    const wrong = tsc(`${agent}\nrun.on("pre_tool_call", () => 1, { matcher: 3 });\n`);
+    expect(wrong.status).not.toBe(0);
+    expect(wrong.stdout).toContain("agent.ts(11,");
+  });
+});
+
 describe("rayrun hooks --help", () => {
   it("says which verbs work on the local rules file", ({ expect }) => {
     const help = rayrun(["hooks", "--help"], { node: nodes["20"], cwd: root }).stdout.replace(/\s+/g, " ");
