@@ -231,6 +231,11 @@ for (const [version, node] of Object.entries(nodes)) {
       const usage = rayrun(["hooks", "check", "gateway-hooks.toml", "--input", "[1]", "--json"], { node, cwd: dir });
       expect(usage.status).toBe(2);
       expect(JSON.parse(usage.stdout)).toEqual({ error: { code: "usage", message: "--input must be a JSON object" } });
+      const event = rayrun(["hooks", "check", "gateway-hooks.toml", "--event", "BeforeTool", "--json"], { node, cwd: dir });
+      expect([event.status, JSON.parse(event.stdout)]).toEqual([
+        2,
+        { error: { code: "usage", message: "--event BeforeTool is not an event" } },
+      ]);
     });
   });
 

@@ -5,7 +5,7 @@ import { CliError, describeFailure, EXIT } from "../errors.ts";
 import { createPrinter } from "../output.ts";
 import { checkRulesFile, describeReport } from "../rules/node/check.ts";
 import { replyToClaude } from "../rules/node/claude.ts";
-import type { ToolInput } from "../rules/core/events.ts";
+import { eventNamed, type ToolInput } from "../rules/core/events.ts";
 
 export function registerRules(hooks: Command): void {
   hooks
@@ -17,6 +17,7 @@ export function registerRules(hooks: Command): void {
     .action(async (file: string, options: { event: string; tool?: string; input?: string }, command: Command) => {
       const out = createPrinter(command.optsWithGlobals<{ json?: boolean }>().json ?? false);
       try {
+        if (!eventNamed(options.event)) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
         const report = await checkRulesFile(file, { event: options.event, tool: options.tool, input: parseInput(options.input) });
         out.result(report, () => describeReport(report));
         if (!report.ok) process.exitCode = EXIT.refused;
