@@ -6,9 +6,10 @@ import { benchFairness, printFairness } from "./fairness.bench.ts";
 import { benchGateway, printGateway } from "./gateway.bench.ts";
 import { benchProxy, printProxy } from "./proxy.bench.ts";
 import { quietEnv } from "./lib.ts";
+import { benchRules, printRules } from "./rules.bench.ts";
 
 const root = join(import.meta.dirname, "..");
-// `npm run bench -- fairness` (or `proxy`, `cli`) runs only that part; no argument runs everything.
+// `npm run bench -- fairness` (or `proxy`, `cli`, `rules`) runs only that part; no argument runs everything.
 const only = process.argv[2];
 
 if (only === "fairness") {
@@ -23,10 +24,15 @@ if (only === "cli") {
   printCli(await benchCli());
   process.exit(0);
 }
+if (only === "rules") {
+  printRules(await benchRules());
+  process.exit(0);
+}
 printGateway(await benchGateway());
 printFairness(await benchFairness());
 printProxy(await benchProxy());
 printCli(await benchCli());
+printRules(await benchRules());
 
 const inside = spawnSync("npx", ["vitest", "run"], { cwd: root, env: { ...quietEnv, RAYRUN_BENCH: "1" }, encoding: "utf8" });
 const figures = new Map<string, any>();

@@ -6,6 +6,7 @@ import { registerApply } from "./commands/apply.ts";
 import { registerApprovals } from "./commands/approvals.ts";
 import { registerCatalog } from "./commands/catalog.ts";
 import { registerHooks } from "./commands/hooks.ts";
+import { registerRules } from "./commands/rules.ts";
 import { createContext, type Context, type GlobalOptions } from "./context.ts";
 import { describeFailure, EXIT } from "./errors.ts";
 import { createPrinter, type Printer } from "./output.ts";
@@ -41,10 +42,9 @@ export function buildProgram(): Command {
 
   registerCatalog(program, run);
   registerHooks(program, run);
-  registerApply(
-    program.commands.find((command) => command.name() === "hooks")!,
-    run,
-  );
+  const hooks = program.commands.find((command) => command.name() === "hooks")!;
+  registerApply(hooks, run);
+  registerRules(hooks);
   registerApprovals(program, run);
   for (const command of allCommands(program)) command.exitOverride();
   return program;

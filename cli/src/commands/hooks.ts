@@ -20,7 +20,11 @@ function slotOf(options: { shadow?: boolean; active?: boolean }): Slot {
 }
 
 export function registerHooks(program: Command, run: Run): void {
-  const hooks = program.command("hooks").description("Develop, test, deploy and debug a tool's hook");
+  const hooks = program
+    .command("hooks")
+    .description(
+      "Develop, test, deploy and debug a tool's hook on the gateway; `check` and `run` work on a local rules file (gateway-hooks.toml) instead and need no API key",
+    );
 
   hooks
     .command("types <tool>")

@@ -1,0 +1,139 @@
+// `rayrun hooks check`: validate a rules file, build every handler, and send one
+// sample event through the rules that match it. Command and http handlers really run.
+import { HookError, RulesFileError } from "../core/errors.ts";
+import { eventNamed, type EventName, type HookEvent, type ToolInput } from "../core/events.ts";
+import { HookRun } from "../index.ts";
+import { loadRulesFile } from "./load.ts";
+
+export interface CheckOptions {
+  event?: string;
+  tool?: string;
+  input?: ToolInput;
+}
+
+export interface CheckProblem {
+  code: string;
+  message: string;
+  path?: string;
+  line?: number;
+  hook?: string;
+}
+
+export interface CheckReport {
+  file: string;
+  ok: boolean;
+  rules: {
+    event: EventName;
+    matcher: string;
+    vendor?: string;
+    arg?: string;
+    handlers: { type: string; name?: string; async: boolean }[];
+  }[];
+  vendors: Record<string, string>;
+  sample?: {
+    event: EventName;
+    tool_name?: string;
+    matched_rules: number;
+    decision: "allow" | "deny" | "rewrite";
+    reason?: string;
+    rewritten?: Partial<HookEvent>;
+    contexts: string[];
+    findings: unknown[];
+  };
+  problems: CheckProblem[];
+}
+
+export async function checkRulesFile(file: string, options: CheckOptions): Promise<CheckReport> {
+  const report: CheckReport = { file, ok: false, rules: [], vendors: {}, problems: [] };
+  const event = eventNamed(options.event ?? "pre_tool_call");
+  if (!event) throw new RulesFileError("rules_unknown_event", `--event ${options.event} is not an event`);
+  let run: HookRun;
+  try {
+    const { config } = await loadRulesFile(file);
+    report.vendors = config.vendors;
+    report.rules = config.rules.map((rule) => ({
+      event: rule.event,
+      matcher: rule.matcher,
+      vendor: rule.vendor,
+      arg: rule.arg,
+      handlers: rule.handlers.map((handler) => ({ type: handler.type, name: handler.name, async: handler.async ?? false })),
+    }));
+    run = await HookRun.fromConfig(file);
+  } catch (error) {
+    if (!(error instanceof RulesFileError)) throw error;
+    report.problems.push({ code: error.code, message: error.message, path: error.path, line: error.line });
+    return report;
+  }
+
+  const toolName = options.tool ?? "example_tool";
+  const input = options.input ?? {};
+  const sample: Omit<HookEvent, "run_id" | "matcher"> =
+    event === "pre_tool_call"
+      ? { hook_event_name: event, tool_name: toolName, tool_input: input, vendor: run.vendorOf(toolName) }
+      : event === "post_tool_call"
+        ? { hook_event_name: event, tool_name: toolName, tool_input: input, vendor: run.vendorOf(toolName), tool_result: { sample: true } }
+        : event === "pre_request"
+          ? { hook_event_name: event, request: { method: "GET", path: options.tool ?? "/", body: input } }
+          : event === "post_response"
+            ? {
+                hook_event_name: event,
+                request: { method: "GET", path: options.tool ?? "/" },
+                response: { status: 200, body: { sample: true }, elapsed: 0 },
+              }
+            : { hook_event_name: event, report: { sample: true }, artifacts: {} };
+  try {
+    const done = await run.dispatch(sample);
+    await run.settled();
+    report.sample = {
+      event,
+      tool_name: sample.tool_name,
+      matched_rules: done.matched,
+      decision: done.denied ? "deny" : done.rewritten ? "rewrite" : "allow",
+      ...(done.denied ? { reason: done.denied.reason } : {}),
+      ...(done.rewritten ? { rewritten: rewrittenFields(done.event) } : {}),
+      contexts: done.contexts,
+      findings: run.findings,
+    };
+  } catch (error) {
+    if (!(error instanceof HookError)) throw error;
+    report.problems.push({ code: error.code, message: error.message });
+  }
+  for (const failure of run.errors) report.problems.push({ code: failure.code, message: failure.message, hook: failure.hook });
+  for (const logged of run.asyncAnswers) {
+    if (logged.failure) report.problems.push({ code: logged.failure.code, message: logged.failure.message, hook: logged.hook });
+  }
+  report.ok = report.problems.length === 0;
+  return report;
+}
+
+function rewrittenFields(event: HookEvent): Partial<HookEvent> {
+  const { tool_input, tool_result, error, request, response } = event;
+  return { tool_input, tool_result, error, request, response };
+}
+
+export function describeReport(report: CheckReport): string[] {
+  const lines = [`${report.file}: ${report.ok ? "ok" : `${report.problems.length} problem(s)`}`];
+  for (const rule of report.rules) {
+    const scope = [
+      rule.matcher ? `matcher "${rule.matcher}"` : "every tool",
+      rule.vendor && `vendor ${rule.vendor}`,
+      rule.arg && `arg ${rule.arg}`,
+    ]
+      .filter(Boolean)
+      .join(", ");
+    lines.push(
+      `  ${rule.event}  ${scope}: ${rule.handlers.map((h) => `${h.type}${h.name ? ` (${h.name})` : ""}${h.async ? " async" : ""}`).join(", ")}`,
+    );
+  }
+  if (report.sample) {
+    const s = report.sample;
+    lines.push(
+      `sample ${s.event}${s.tool_name ? ` ${s.tool_name}` : ""}: ${s.matched_rules} rule(s) matched → ${s.decision}${s.reason ? `: ${s.reason}` : ""}`,
+    );
+    for (const context of s.contexts) lines.push(`  ${context}`);
+    if (s.rewritten) lines.push(`  rewritten: ${JSON.stringify(s.rewritten)}`);
+  }
+  for (const problem of report.problems)
+    lines.push(`problem ${problem.code}${problem.hook ? ` (hook ${problem.hook})` : ""}: ${problem.message}`);
+  return lines;
+}

@@ -1,0 +1,150 @@
+// `rayrun hooks run`: the rules file as a Claude Code hook. Claude Code spawns one
+// process per event, so the run's id, key and findings live under
+// `.rayrun/hooks/<session id>/` in the project between them.
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { HookError, RulesFileError } from "../core/errors.ts";
+import { eventNamed, type EventName, type Finding, type ToolInput } from "../core/events.ts";
+import type { RecordedFailure } from "../core/run.ts";
+import { HookRun } from "../index.ts";
+
+/** What the process prints and how it exits, in Claude Code's terms. */
+export interface AgentReply {
+  stdout?: unknown;
+  stderr?: string;
+  exitCode: 0 | 1 | 2;
+}
+
+/** The run's lasting state: written once when the session's first event arrives. */
+interface SessionState {
+  run_id: string;
+  /** Per-run secret for the alias door's derivations; never sent in an event. */
+  key: string;
+  started_at: string;
+}
+
+const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export async function replyToClaude(stdin: string, options: { config?: string }): Promise<AgentReply> {
+  let input: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(stdin);
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+    input = parsed as Record<string, unknown>;
+  } catch {
+    return failure("invalid_hook_input", "stdin must be the agent's hook event as a JSON object");
+  }
+  const eventName = typeof input.hook_event_name === "string" ? input.hook_event_name : "";
+  const event = eventNamed(eventName);
+  if (!event)
+    return failure(
+      "unknown_hook_event",
+      `hook_event_name ${JSON.stringify(input.hook_event_name)} is not one rayrun answers (PreToolUse, PostToolUse, Stop, SessionEnd)`,
+    );
+  const sessionId = input.session_id;
+  if (typeof sessionId !== "string" || !SESSION_ID.test(sessionId))
+    return failure("invalid_session_id", "session_id must be 1–128 letters, digits, '.', '_' or '-'");
+  const cwd = typeof input.cwd === "string" ? input.cwd : process.cwd();
+  // A broken rules file fails closed: the call it should have guarded is refused.
+  const refuse = event === "pre_tool_call" ? 2 : 1;
+
+  const configPath = options.config
+    ? resolve(options.config)
+    : ["gateway-hooks.toml", "gateway-hooks.json"].map((name) => join(cwd, name)).find(existsSync);
+  if (!configPath) return failure("rules_file_unreadable", `no gateway-hooks.toml in ${cwd}; pass --config`, refuse);
+
+  const dir = join(cwd, ".rayrun", "hooks", sessionId);
+  const state = await sessionState(dir);
+  let run: HookRun;
+  try {
+    run = await HookRun.fromConfig(configPath, { runId: state.run_id, cwd });
+  } catch (error) {
+    if (error instanceof RulesFileError) return failure(error.code, error.message, refuse);
+    throw error;
+  }
+  run.findings.push(...(await readLines<Finding>(join(dir, "findings.jsonl"))));
+  run.errors.push(...(await readLines<RecordedFailure>(join(dir, "errors.jsonl"))));
+  const known = { findings: run.findings.length, errors: run.errors.length, async: 0 };
+
+  let reply: AgentReply;
+  try {
+    reply = await answer(run, event, eventName, input, dir);
+  } catch (error) {
+    if (!(error instanceof HookError)) throw error;
+    reply = failure(error.code, error.message, refuse);
+  }
+  await run.settled();
+  await appendLines(join(dir, "findings.jsonl"), run.findings.slice(known.findings));
+  await appendLines(join(dir, "errors.jsonl"), run.errors.slice(known.errors));
+  await appendLines(join(dir, "async.jsonl"), run.asyncAnswers);
+  return reply;
+}
+
+async function answer(run: HookRun, event: EventName, eventName: string, input: Record<string, unknown>, dir: string): Promise<AgentReply> {
+  const toolName = typeof input.tool_name === "string" ? input.tool_name : "";
+  const toolInput = (input.tool_input ?? {}) as ToolInput;
+  const base = { tool_name: toolName, vendor: run.vendorOf(toolName), tool_input: toolInput };
+
+  if (event === "pre_tool_call") {
+    const pre = await run.dispatch({ ...base, hook_event_name: "pre_tool_call" });
+    if (pre.denied) return { stderr: pre.denied.reason, exitCode: 2 };
+    const specific: Record<string, unknown> = { hookEventName: "PreToolUse" };
+    // Claude Code applies updatedInput together with an "allow" decision.
+    if (pre.rewritten) Object.assign(specific, { permissionDecision: "allow", updatedInput: pre.event.tool_input });
+    if (pre.contexts.length) specific.additionalContext = pre.contexts.join("\n");
+    return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
+  }
+
+  if (event === "post_tool_call") {
+    const post = await run.dispatch({ ...base, hook_event_name: "post_tool_call", tool_result: input.tool_response });
+    if (post.denied) return { stderr: post.denied.reason, exitCode: 2 };
+    const specific: Record<string, unknown> = { hookEventName: "PostToolUse" };
+    if (post.rewritten && post.event.tool_result !== input.tool_response)
+      Object.assign(specific, { updatedToolOutput: post.event.tool_result, updatedMCPToolOutput: post.event.tool_result });
+    if (post.contexts.length) specific.additionalContext = post.contexts.join("\n");
+    return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
+  }
+
+  // Stop and SessionEnd end the run. The report is the agent's own event (with its transcript_path).
+  const verdict = await run.end({ agent_event: eventName, ...input });
+  await writeFile(join(dir, "verdict.json"), `${JSON.stringify({ ...verdict, ended_at: new Date().toISOString() }, null, 2)}\n`);
+  if (verdict.passed) return { exitCode: 0 };
+  const reason = `the rules failed the run: ${verdict.reasons.join("; ")}`;
+  // Blocking a Stop makes Claude Code continue; once it already has, say it to the user instead of looping.
+  if (eventName === "Stop" && input.stop_hook_active === true) return { stdout: { systemMessage: reason }, exitCode: 0 };
+  return { stderr: reason, exitCode: 2 };
+}
+
+async function sessionState(dir: string): Promise<SessionState> {
+  const path = join(dir, "state.json");
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const fresh: SessionState = { run_id: new HookRun().runId, key: randomBytes(32).toString("hex"), started_at: new Date().toISOString() };
+  try {
+    // `wx`: two hook processes starting at once agree on whichever state was written first.
+    await writeFile(path, `${JSON.stringify(fresh, null, 2)}\n`, { flag: "wx", mode: 0o600 });
+    return fresh;
+  } catch {
+    return JSON.parse(await readFile(path, "utf8")) as SessionState;
+  }
+}
+
+async function readLines<T>(path: string): Promise<T[]> {
+  try {
+    return (await readFile(path, "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as T);
+  } catch {
+    return [];
+  }
+}
+
+async function appendLines(path: string, rows: readonly unknown[]): Promise<void> {
+  if (rows.length) await appendFile(path, rows.map((row) => `${JSON.stringify(row)}\n`).join(""));
+}
+
+function failure(code: string, message: string, exitCode: 1 | 2 = 1): AgentReply {
+  return { stderr: `rayrun hooks run: ${code}: ${message}`, exitCode };
+}

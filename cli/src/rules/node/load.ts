@@ -1,0 +1,105 @@
+// A rules file from disk, and the handlers only Node can build: command,
+// callable (imported when the run starts) and record (a file sink).
+import { readFile } from "node:fs/promises";
+import { dirname, extname, isAbsolute, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { buildRules, coreHandlerFactory, unavailable, type HandlerFactory } from "../core/build.ts";
+import { parseRules, type HandlerSpec, type RulesConfig } from "../core/config.ts";
+import { RulesFileError } from "../core/errors.ts";
+import { FunctionHandler, RecordHandler, type HookFunction } from "../core/handlers.ts";
+import type { Rule } from "../core/run.ts";
+import { CommandHandler } from "./command.ts";
+import { FileSink } from "./file-sink.ts";
+
+export interface LoadedRules {
+  file: string;
+  config: RulesConfig;
+}
+
+/** Reads and validates a rules file: JSON when it ends in .json, else TOML. */
+export async function loadRulesFile(path: string): Promise<LoadedRules> {
+  const file = resolve(path);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new RulesFileError(
+      "rules_file_unreadable",
+      `cannot read the rules file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      undefined,
+      undefined,
+      path,
+    );
+  }
+  return { file, config: parseRules(text, extname(file).toLowerCase() === ".json" ? "json" : "toml", path) };
+}
+
+export interface NodeFactoryOptions {
+  /** Relative `target`, `sink` and `cwd` resolve against this folder: the rules file's. */
+  baseDir: string;
+  runId: string;
+  /** `{run_dir}` in a sink; defaults to `<cwd>/runs/<run id>`. */
+  runDir: string;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory {
+  const core = coreHandlerFactory({ env: options.env ?? process.env });
+  const at = (path: string) => (isAbsolute(path) ? path : join(options.baseDir, path));
+  return async (spec) => {
+    const common = { name: spec.name, timeout: spec.timeout, async: spec.async };
+    switch (spec.type) {
+      case "command":
+        return new CommandHandler({ command: spec.command, args: spec.args, cwd: at(spec.cwd ?? "."), env: options.env }, common);
+      case "callable":
+        return new FunctionHandler(await importCallable(spec, at), { ...common, type: "callable", name: spec.name ?? spec.target });
+      case "record": {
+        const sink = spec.sink.replaceAll("{run_id}", options.runId).replaceAll("{run_dir}", options.runDir);
+        return new RecordHandler(new FileSink(at(sink)), { session: spec.session, source: spec.source }, common);
+      }
+      case "alias":
+        throw unavailable(spec, "is not built yet (the alias door has its own issue)");
+      default:
+        return core(spec, { event: "pre_tool_call", matcher: "", handlers: [] });
+    }
+  };
+}
+
+async function importCallable(spec: Extract<HandlerSpec, { type: "callable" }>, at: (path: string) => string): Promise<HookFunction> {
+  const [file, exportName = "default"] = spec.target.split("#") as [string, string?];
+  const missing = (why: string) => new RulesFileError("rules_callable_missing", why, `${spec.at.path}.target`, spec.at.line);
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(pathToFileURL(at(file)).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw missing(`cannot import ${file}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+  }
+  const fn = module[exportName];
+  if (typeof fn !== "function") throw missing(`${file} has no exported function "${exportName}"`);
+  return fn as HookFunction;
+}
+
+export interface FromConfigOptions {
+  runId?: string;
+  /** The run's working directory (sent as the event's `cwd`); defaults to process.cwd(). */
+  cwd?: string;
+  runDir?: string;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Loads, validates and builds a file's rules, ready for a HookRun. */
+export async function rulesFromFile(
+  path: string,
+  runId: string,
+  options: FromConfigOptions = {},
+): Promise<{ loaded: LoadedRules; rules: Rule[] }> {
+  const loaded = await loadRulesFile(path);
+  const cwd = options.cwd ?? process.cwd();
+  const factory = nodeHandlerFactory({
+    baseDir: dirname(loaded.file),
+    runId,
+    runDir: options.runDir ?? join(cwd, "runs", runId),
+    env: options.env,
+  });
+  return { loaded, rules: await buildRules(loaded.config, factory) };
+}

@@ -1,0 +1,321 @@
+// `rayrun hooks run` and `rayrun hooks check`, and the `rayrun/hooks` bundle, as
+// users run them: subprocesses on the machine's Node 20 and on Node 22, fed real
+// Claude Code hook events (PreToolUse, PostToolUse, Stop) on stdin.
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, it } from "vitest";
+
+const root = join(import.meta.dirname, "../..");
+const bundle = join(root, "cli/dist/rayrun.js");
+const example = join(root, "examples/hooks");
+/** The machine's own Node 20 (Debian's), and the Node 22 the npm scripts run vitest on. */
+const nodes = { "20": "/usr/bin/node", "22": process.execPath };
+
+beforeAll(() => {
+  const built = spawnSync(process.execPath, [join(root, "cli/build.ts")], { encoding: "utf8" });
+  if (built.status !== 0) throw new Error(built.stderr);
+});
+
+function rayrun(args: string[], options: { node: string; cwd: string; stdin?: string }) {
+  const result = spawnSync(options.node, [bundle, ...args], { cwd: options.cwd, input: options.stdin, encoding: "utf8" });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A copy of the example rules folder, so records and state land in a temp dir. */
+function exampleCopy(extra: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), "rayrun-hooks-"));
+  cpSync(example, dir, { recursive: true });
+  for (const [name, text] of Object.entries(extra)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+describe("the Node versions", () => {
+  it("are really 20 and 22", ({ expect }) => {
+    expect(spawnSync(nodes["20"], ["--version"], { encoding: "utf8" }).stdout).toMatch(/^v20\./);
+    expect(process.version).toMatch(/^v22\./);
+  });
+});
+
+// The project's own rules next to the example's: a callable that notes what was read, and a Stop grader.
+const projectRules = `
+[[hooks.PreToolUse]]
+matcher = "^Bash$"
+handlers = [{ type = "command", command = "cat > last-event.json" }]
+
+[[hooks.PostToolUse]]
+matcher = "^Read$"
+handlers = [{ type = "callable", target = "./project.mjs#noteRead", name = "notes" }]
+
+[[hooks.Stop]]
+handlers = [{ type = "callable", target = "./project.mjs#grade", name = "grader" }]
+`;
+const projectModule = `
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+export function noteRead(event) {
+  return { additional_context: "read " + event.tool_input.file_path + " (" + event.tool_result.file.numLines + " lines)", findings: [{ check: "read", file: event.tool_input.file_path }] };
+}
+export function grade(event) {
+  if (existsSync(join(event.cwd, "fail-stop"))) return { decision: "deny", reason: "grader says no" };
+}
+`;
+
+for (const [version, node] of Object.entries(nodes)) {
+  describe(`rayrun hooks run on Node ${version}`, () => {
+    it("answers PreToolUse, PostToolUse and Stop in Claude Code's own format, keeping the run under .rayrun/hooks/<session>", ({
+      expect,
+    }) => {
+      const dir = exampleCopy({ "project.mjs": projectModule });
+      writeFileSync(join(dir, "gateway-hooks.toml"), readFileSync(join(dir, "gateway-hooks.toml"), "utf8") + projectRules);
+      const session = "0d9c5b1e-6f0a-4c6b-9a52-3f1f2a7c8e01";
+      const common = { session_id: session, transcript_path: join(dir, "transcript.jsonl"), cwd: dir, permission_mode: "default" };
+      const hook = (event: object) => rayrun(["hooks", "run"], { node, cwd: dir, stdin: JSON.stringify({ ...common, ...event }) });
+
+      const denied = hook({
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "rm -rf build", description: "Clean" },
+        tool_use_id: "toolu_01",
+      });
+      expect(denied).toMatchObject({ status: 2, stdout: "" });
+      expect(denied.stderr.trim()).toBe("recursive delete refused: rm -rf build");
+
+      const rewritten = hook({
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "curl https://example.com" },
+        tool_use_id: "toolu_02",
+      });
+      expect(rewritten.status).toBe(0);
+      expect(JSON.parse(rewritten.stdout)).toEqual({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          updatedInput: { command: "curl -sS --max-time 20 https://example.com" },
+        },
+      });
+
+      const read = hook({
+        hook_event_name: "PostToolUse",
+        tool_name: "Read",
+        tool_input: { file_path: "/repo/README.md" },
+        tool_response: { type: "text", file: { filePath: "/repo/README.md", content: "# hi", numLines: 1, startLine: 1, totalLines: 1 } },
+        tool_use_id: "toolu_03",
+      });
+      expect(read.status).toBe(0);
+      const context = JSON.parse(read.stdout).hookSpecificOutput;
+      expect(context.hookEventName).toBe("PostToolUse");
+      expect(context.additionalContext).toContain("[hook notes] read /repo/README.md (1 lines)");
+      expect(context.additionalContext).toContain("[hook provenance] Read answered in run run-");
+      expect(context.updatedToolOutput).toBeUndefined();
+
+      // One run across the processes: the same run id, a key that never reaches a handler.
+      const state = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "state.json"), "utf8"));
+      const event = JSON.parse(readFileSync(join(dir, "last-event.json"), "utf8"));
+      expect(event).toMatchObject({ hook_event_name: "pre_tool_call", run_id: state.run_id, tool_name: "Bash" });
+      expect(state.key).toMatch(/^[0-9a-f]{64}$/);
+      expect(JSON.stringify(event)).not.toContain(state.key);
+      expect(context.additionalContext).toContain(state.run_id);
+
+      const stop = hook({ hook_event_name: "Stop", stop_hook_active: false });
+      expect(stop).toMatchObject({ status: 0, stdout: "" });
+      const verdict = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "verdict.json"), "utf8"));
+      expect(verdict).toMatchObject({
+        passed: true,
+        findings: [{ check: "read", file: "/repo/README.md", hook: "notes", event: "post_tool_call" }],
+      });
+
+      writeFileSync(join(dir, "fail-stop"), "");
+      const failed = hook({ hook_event_name: "Stop", stop_hook_active: false });
+      expect(failed.status).toBe(2);
+      expect(failed.stderr.trim()).toBe("the rules failed the run: grader says no");
+      // Claude Code is already continuing because of a Stop hook: say it, do not loop.
+      const again = hook({ hook_event_name: "Stop", stop_hook_active: true });
+      expect(again.status).toBe(0);
+      expect(JSON.parse(again.stdout)).toEqual({ systemMessage: "the rules failed the run: grader says no" });
+    });
+
+    it("refuses an unknown hook_event_name and fails closed on a broken rules file", ({ expect }) => {
+      const dir = exampleCopy();
+      const unknown = rayrun(["hooks", "run"], {
+        node,
+        cwd: dir,
+        stdin: JSON.stringify({ session_id: "s1", cwd: dir, hook_event_name: "UserPromptSubmit", prompt: "hi" }),
+      });
+      expect(unknown.status).toBe(1);
+      expect(unknown.stderr).toContain("rayrun hooks run: unknown_hook_event:");
+      writeFileSync(join(dir, "broken.toml"), `[[hooks.PreToolUse]]\nhandlers = [{ type = "deny", because = "x" }]\n`);
+      const broken = rayrun(["hooks", "run", "--config", "broken.toml"], {
+        node,
+        cwd: dir,
+        stdin: JSON.stringify({
+          session_id: "s1",
+          cwd: dir,
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: "ls" },
+        }),
+      });
+      expect(broken.status).toBe(2);
+      expect(broken.stderr).toMatch(
+        /^rayrun hooks run: rules_unknown_key: \/.*\/broken\.toml:2: hooks\.PreToolUse\[0\]\.handlers\[0\]\.because: unknown key/,
+      );
+      const noSession = rayrun(["hooks", "run"], {
+        node,
+        cwd: dir,
+        stdin: JSON.stringify({ hook_event_name: "Stop", session_id: "../x" }),
+      });
+      expect(noSession.status).toBe(1);
+      expect(noSession.stderr).toContain("invalid_session_id");
+    });
+  });
+
+  describe(`rayrun hooks check on Node ${version}`, () => {
+    it("reports the example file as JSON, with a real sample run through its matching rules", ({ expect }) => {
+      const dir = exampleCopy();
+      const report = rayrun(["hooks", "check", "gateway-hooks.toml", "--json"], { node, cwd: dir });
+      expect(report.status).toBe(0);
+      const parsed = JSON.parse(report.stdout);
+      expect(parsed).toMatchObject({ file: "gateway-hooks.toml", ok: true, problems: [], vendors: { search: "web_search | websearch" } });
+      expect(parsed.rules.map((rule: { event: string }) => rule.event)).toEqual([
+        "pre_tool_call",
+        "pre_tool_call",
+        "post_tool_call",
+        "post_tool_call",
+        "run_end",
+      ]);
+      expect(parsed.sample).toMatchObject({ event: "pre_tool_call", tool_name: "example_tool", matched_rules: 0, decision: "allow" });
+
+      const deny = JSON.parse(
+        rayrun(["hooks", "check", "gateway-hooks.toml", "--tool", "Bash", "--input", '{"command":"rm -rf /"}', "--json"], {
+          node,
+          cwd: dir,
+        }).stdout,
+      );
+      expect(deny.sample).toMatchObject({ matched_rules: 1, decision: "deny", reason: "recursive delete refused: rm -rf /" });
+      const cap = JSON.parse(
+        rayrun(["hooks", "check", "gateway-hooks.toml", "--tool", "web_search", "--input", '{"query":"x"}', "--json"], { node, cwd: dir })
+          .stdout,
+      );
+      expect(cap.sample).toMatchObject({
+        decision: "rewrite",
+        rewritten: { tool_input: { query: "x", max_results: 50 } },
+        contexts: ["[hook cap] capped at 50 results"],
+      });
+      const post = JSON.parse(
+        rayrun(["hooks", "check", "gateway-hooks.toml", "--event", "PostToolUse", "--tool", "web_search", "--json"], { node, cwd: dir })
+          .stdout,
+      );
+      expect(post.sample.contexts).toEqual([expect.stringMatching(/^\[hook provenance\] web_search answered in run run-/)]);
+    });
+
+    it("exits 1 on a failing handler, two rewriters or an invalid file, naming each problem", ({ expect }) => {
+      const dir = exampleCopy({
+        "failing.toml": `[[hooks.pre_tool_call]]\nhandlers = [{ type = "command", name = "lint", command = "echo nope >&2; exit 5" }]\n`,
+        "two.toml": `[[hooks.pre_tool_call]]\nhandlers = [\n  { type = "callable", target = "./guards.mjs#capResults", name = "a" },\n  { type = "callable", target = "./guards.mjs#capResults", name = "b" },\n]\n`,
+        "invalid.toml": `[vendors]\nsearch = 3\n`,
+      });
+      const failing = rayrun(["hooks", "check", "failing.toml", "--json"], { node, cwd: dir });
+      expect(failing.status).toBe(1);
+      expect(JSON.parse(failing.stdout).problems).toEqual([{ code: "hook_exit", hook: "lint", message: "lint exited 5: nope" }]);
+      const two = rayrun(["hooks", "check", "two.toml", "--json"], { node, cwd: dir });
+      expect(two.status).toBe(1);
+      expect(JSON.parse(two.stdout).problems).toEqual([
+        { code: "hook_two_rewriters", message: expect.stringContaining("hooks a and b both rewrote pre_tool_call") },
+      ]);
+      const invalid = rayrun(["hooks", "check", "invalid.toml"], { node, cwd: dir });
+      expect(invalid.status).toBe(1);
+      expect(invalid.stdout).toContain("problem rules_wrong_type: invalid.toml:2: vendors.search: must be a string");
+      const usage = rayrun(["hooks", "check", "gateway-hooks.toml", "--input", "[1]", "--json"], { node, cwd: dir });
+      expect(usage.status).toBe(2);
+      expect(JSON.parse(usage.stdout)).toEqual({ error: { code: "usage", message: "--input must be a JSON object" } });
+      const event = rayrun(["hooks", "check", "gateway-hooks.toml", "--event", "BeforeTool", "--json"], { node, cwd: dir });
+      expect([event.status, JSON.parse(event.stdout)]).toEqual([
+        2,
+        { error: { code: "usage", message: "--event BeforeTool is not an event" } },
+      ]);
+    });
+  });
+
+  describe(`the rayrun/hooks bundle on Node ${version}`, () => {
+    it("imports by its package name and wraps tools with the example's rules", ({ expect }) => {
+      const dir = exampleCopy({
+        "agent.mjs": `
+import { HookRun, HookDenied } from "rayrun/hooks";
+const run = await HookRun.fromConfig("gateway-hooks.toml");
+const tools = run.wrapTools({ web_search: async (input) => ({ results: input.max_results }), Bash: async () => "ran" });
+const out = { search: await tools.web_search({ query: "q", max_results: 500 }) };
+try { await tools.Bash({ command: "rm -rf /" }); } catch (error) { out.denied = error instanceof HookDenied && error.reason; }
+out.verdict = await run.end({ failed_checks: ["citations"] });
+console.log(JSON.stringify(out));
+`,
+      });
+      mkdirSync(join(dir, "node_modules"));
+      symlinkSync(join(root, "cli"), join(dir, "node_modules/rayrun"));
+      const result = spawnSync(node, ["agent.mjs"], { cwd: dir, encoding: "utf8" });
+      expect(result.stderr).toBe("");
+      const out = JSON.parse(result.stdout);
+      expect(out.search).toEqual({
+        results: 50,
+        hook_context: ["[hook cap] capped at 50 results", expect.stringMatching(/^\[hook provenance\] web_search answered/)],
+      });
+      expect(out.denied).toBe("recursive delete refused: rm -rf /");
+      expect(out.verdict).toMatchObject({
+        passed: false,
+        reasons: ["1 check(s) failed"],
+        findings: [{ check: "citations", hook: "checks", event: "run_end" }],
+      });
+      expect(existsSync(join(dir, "runs"))).toBe(true);
+    });
+  });
+}
+
+describe("the rayrun/hooks declarations", () => {
+  it("type-check a consumer that imports the package by name, and catch its mistakes", ({ expect }) => {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-hooks-dts-"));
+    mkdirSync(join(dir, "node_modules"));
+    symlinkSync(join(root, "cli"), join(dir, "node_modules/rayrun"));
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    const compilerOptions = {
+      strict: true,
+      noEmit: true,
+      target: "es2022",
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      lib: ["es2023", "dom"],
+      types: [],
+      skipLibCheck: true,
+    };
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["agent.ts"] }));
+    const agent = `
+import { HookRun, HookDenied, DenyHandler, type HookEvent, type Verdict } from "rayrun/hooks";
+import { parseRules } from "rayrun/hooks/core";
+const run = await HookRun.fromConfig("gateway-hooks.toml");
+run.on("PreToolUse", (event: HookEvent) => (event.tool_name === "x" ? { decision: "deny" } : undefined));
+run.on("pre_tool_call", new DenyHandler("no"), { matcher: "^rm$" });
+const tools = run.wrapTools({ search: async (input: Record<string, unknown>) => input.q });
+const verdict: Verdict = await run.end({});
+console.log(await tools.search({ q: 1 }), verdict.passed, new HookDenied("r").reason, parseRules("", "toml").rules);
+`;
+    const tsc = (source: string) => {
+      writeFileSync(join(dir, "agent.ts"), source);
+      return spawnSync(join(root, "cli/node_modules/.bin/tsc"), ["-p", "."], { cwd: dir, encoding: "utf8" });
+    };
+    expect(tsc(agent).stdout).toBe("");
+    const wrong = tsc(`${agent}\nrun.on("pre_tool_call", () => 1, { matcher: 3 });\n`);
+    expect(wrong.status).not.toBe(0);
+    expect(wrong.stdout).toContain("agent.ts(11,");
+  });
+});
+
+describe("rayrun hooks --help", () => {
+  it("says which verbs work on the local rules file", ({ expect }) => {
+    const help = rayrun(["hooks", "--help"], { node: nodes["20"], cwd: root }).stdout.replace(/\s+/g, " ");
+    expect(help).toContain("`check` and `run` work on a local rules file (gateway-hooks.toml)");
+    expect(help).toContain(" check [options] <file> Local rules file: validate it");
+    expect(help).toContain(" run [options] Local rules file as a Claude Code hook");
+    for (const verb of ["pull", "push", "apply", "logs", "history"]) expect(help).toContain(` ${verb} `);
+  });
+});
