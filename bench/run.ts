@@ -2,6 +2,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { benchCli, printCli } from "./cli.bench.ts";
+import { benchConsoleSize, printConsoleSize } from "./console-size.bench.ts";
 import { benchFairness, printFairness } from "./fairness.bench.ts";
 import { benchGateway, printGateway } from "./gateway.bench.ts";
 import { benchProxy, printProxy } from "./proxy.bench.ts";
@@ -9,30 +10,29 @@ import { quietEnv } from "./lib.ts";
 import { benchRules, printRules } from "./rules.bench.ts";
 
 const root = join(import.meta.dirname, "..");
-// `npm run bench -- fairness` (or `proxy`, `cli`, `rules`) runs only that part; no argument runs everything.
-const only = process.argv[2];
 
-if (only === "fairness") {
-  printFairness(await benchFairness());
+/** The parts measured outside workerd, in the order a full run takes them. */
+const parts: Record<string, () => Promise<void>> = {
+  "console-size": async () => printConsoleSize(benchConsoleSize()),
+  gateway: async () => printGateway(await benchGateway()),
+  fairness: async () => printFairness(await benchFairness()),
+  proxy: async () => printProxy(await benchProxy()),
+  cli: async () => printCli(await benchCli()),
+  rules: async () => printRules(await benchRules()),
+};
+
+// `npm run bench -- <part>` (one of the names above) runs only that part; no argument runs everything.
+const only = process.argv[2];
+if (only !== undefined) {
+  const part = parts[only];
+  if (!part) {
+    console.error(`unknown bench part "${only}"; one of: ${Object.keys(parts).join(", ")}`);
+    process.exit(2);
+  }
+  await part();
   process.exit(0);
 }
-if (only === "proxy") {
-  printProxy(await benchProxy());
-  process.exit(0);
-}
-if (only === "cli") {
-  printCli(await benchCli());
-  process.exit(0);
-}
-if (only === "rules") {
-  printRules(await benchRules());
-  process.exit(0);
-}
-printGateway(await benchGateway());
-printFairness(await benchFairness());
-printProxy(await benchProxy());
-printCli(await benchCli());
-printRules(await benchRules());
+for (const part of Object.values(parts)) await part();
 
 const inside = spawnSync("npx", ["vitest", "run"], { cwd: root, env: { ...quietEnv, RAYRUN_BENCH: "1" }, encoding: "utf8" });
 const figures = new Map<string, any>();

@@ -34,6 +34,7 @@ interface DevCredentials {
 mkdirSync(stateDir, { recursive: true });
 ensureDevSecrets();
 run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", join(stateDir, "state")]);
+run("npm", ["run", "console:build"]);
 
 const upstream = await startDemoUpstream({ port: upstreamPort });
 const gateway = spawn(
@@ -48,10 +49,10 @@ const gateway = spawn(
     String(gatewayPort),
     "--persist-to",
     join(stateDir, "state"),
-    // Locally the console is served from the gateway's origin; deployed, it is a
-    // separate static site (see wrangler.toml).
+    // Locally the built console is served from the gateway's origin; deployed,
+    // it is a Pages site whose Function forwards /v1 to the gateway (console/functions).
     "--assets",
-    "console",
+    "console/dist",
     "--env-file",
     devVarsFile,
     "--var",

@@ -29,7 +29,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export interface GatewayOptions {
+export interface GatewayOptions extends WorkerOptions {
   /** Serve the demo upstream's test fixtures too (`/fixtures/…`), as the workerd tests' upstream does. */
   fixtures?: boolean;
 }
@@ -48,6 +48,12 @@ export interface WorkerOptions {
   bootstrap?: string;
   /** The byte `SECRETS_KEY` is filled with (32 of them, base64): any fixed test key. */
   secretsKeyByte?: number;
+  /** A folder served from the gateway's origin, as `npm start` serves the built console. */
+  assets?: string;
+  /** Turns on /dev/login (the browser sign-in that stands in for Cloudflare Access locally). */
+  devLogin?: boolean;
+  /** Extra environment for `wrangler dev`, e.g. WRANGLER_REGISTRY_PATH so a Pages dev server can bind to it. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -89,9 +95,11 @@ export async function startGatewayWorker(options: WorkerOptions = {}): Promise<R
       `BOOTSTRAP_SECRET:${options.bootstrap ?? BOOTSTRAP}`,
       "--var",
       `SECRETS_KEY:${Buffer.alloc(32, options.secretsKeyByte ?? 3).toString("base64")}`,
+      ...(options.assets ? ["--assets", options.assets] : []),
+      ...(options.devLogin ? ["--var", "DEV_LOGIN:on"] : []),
       "--show-interactive-dev-session=false",
     ],
-    { cwd: root, env: quiet, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    { cwd: root, env: { ...quiet, ...options.env }, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   child.stdout?.on("data", (chunk) => (log += chunk));
   child.stderr?.on("data", (chunk) => (log += chunk));
@@ -126,7 +134,7 @@ export async function startGatewayWorker(options: WorkerOptions = {}): Promise<R
 export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
   const upstream = await startDemoUpstream({ host: "127.0.0.1", port: 0, fixtures: options.fixtures });
   try {
-    const worker = await startGatewayWorker();
+    const worker = await startGatewayWorker(options);
     return {
       origin: worker.origin,
       upstream,
