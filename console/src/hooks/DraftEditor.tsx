@@ -18,6 +18,19 @@ interface DraftEditorProps {
   compile: { state: CompileState; compile: () => Promise<void> };
 }
 
+/** A hook that changes nothing, typed by the tool's declarations, to start from. */
+const STARTER = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args, context }) {
+    context.log.info("before", { args });
+    return { action: "continue", arguments: args };
+  },
+  after({ result }) {
+    return { action: "return", result };
+  },
+});
+`;
+
 const CONFIG_ERROR_CODES = new Set(["config_too_large", "invalid_request"]);
 
 export function DraftEditor({ monaco, toolUid, draft, compile }: DraftEditorProps) {
@@ -54,6 +67,13 @@ export function DraftEditor({ monaco, toolUid, draft, compile }: DraftEditorProp
           : ""}
       </p>
 
+      {!state.server?.versionId && state.text.source === "" && (
+        <p>
+          <button type="button" class="secondary" onClick={() => draft.edit({ source: STARTER })}>
+            Start from a template
+          </button>
+        </p>
+      )}
       <div class="hook-editors">
         <div class="hook-source">
           <span class="editor-label" id="hook-source-label">

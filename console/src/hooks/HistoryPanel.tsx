@@ -319,7 +319,10 @@ function DiffView({
 
 /** A unified diff with added and removed lines marked (by sign and colour, not colour alone). */
 function UnifiedDiff({ text, label }: { text: string; label: string }) {
-  const lines = text.split("\n").filter((line, index, all) => !(index === all.length - 1 && line === ""));
+  // jsdiff's "Index:" and "=====" header lines say nothing the heading does not.
+  const lines = text
+    .split("\n")
+    .filter((line, index, all) => !(index === all.length - 1 && line === "") && !line.startsWith("Index: ") && !/^=+$/.test(line));
   const changed = lines.some((line) => /^[+-](?![+-]{2})/.test(line));
   if (!changed) return <p class="empty">No changes.</p>;
   return (

@@ -116,29 +116,39 @@ function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monac
           </button>
         ))}
       </div>
-      <div role="tabpanel" id={`hook-panel-${panel}`} aria-labelledby={`hook-tab-${panel}`} class="panel">
-        {panel === "test" && (
-          <TestConsole ws={ws} tool={tool} dirty={draft.state.dirty} hasDraft={server.versionId !== null} onTested={bump} />
-        )}
-        {panel === "deploy" && (
-          <DeployPanel ws={ws} tool={tool} draftVersionId={server.versionId} dirty={draft.state.dirty} generation={generation} />
-        )}
-        {panel === "history" && (
-          <HistoryPanel
-            ws={ws}
-            tool={tool}
-            monaco={monaco.monaco}
-            draft={server}
-            dirty={draft.state.dirty}
-            generation={generation}
-            onDraftChanged={() => {
-              bump();
-              compile.clear();
-              void draft.reload();
-            }}
-          />
-        )}
-      </div>
+      {/* Every panel stays mounted (hidden when not selected), so test inputs survive switching panels. */}
+      {PANELS.map((item) => (
+        <div
+          key={item.id}
+          role="tabpanel"
+          id={`hook-panel-${item.id}`}
+          aria-labelledby={`hook-tab-${item.id}`}
+          class="panel"
+          hidden={panel !== item.id}
+        >
+          {item.id === "test" && (
+            <TestConsole ws={ws} tool={tool} dirty={draft.state.dirty} hasDraft={server.versionId !== null} onTested={bump} />
+          )}
+          {item.id === "deploy" && (
+            <DeployPanel ws={ws} tool={tool} draftVersionId={server.versionId} dirty={draft.state.dirty} generation={generation} />
+          )}
+          {item.id === "history" && (
+            <HistoryPanel
+              ws={ws}
+              tool={tool}
+              monaco={monaco.monaco}
+              draft={server}
+              dirty={draft.state.dirty}
+              generation={generation}
+              onDraftChanged={() => {
+                bump();
+                compile.clear();
+                void draft.reload();
+              }}
+            />
+          )}
+        </div>
+      ))}
     </>
   );
 }
