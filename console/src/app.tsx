@@ -43,16 +43,16 @@ export function App() {
     <div class="shell">
       <header class="topbar">
         <span class="brand">Rayrun</span>
-        <label class="workspace-picker">
-          Workspace{" "}
-          <select value={ws} onChange={(e) => navigate(href(e.currentTarget.value, route.screen))}>
+        <span class="workspace-picker">
+          <label for="workspace-picker">Workspace</label>
+          <select id="workspace-picker" value={ws} onChange={(e) => navigate(href(e.currentTarget.value, route.screen))}>
             {workspaces.map((w) => (
               <option key={w.id} value={w.id}>
                 {w.name}
               </option>
             ))}
           </select>
-        </label>
+        </span>
         <span class="muted">{whoami.data.email}</span>
       </header>
       <nav aria-label="Workspace screens">

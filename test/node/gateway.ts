@@ -29,7 +29,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startGateway(): Promise<RunningGateway> {
+export interface GatewayOptions {
+  /** A folder served from the gateway's origin, as `npm start` serves the built console. */
+  assets?: string;
+  /** Turns on /dev/login (the browser sign-in that stands in for Cloudflare Access locally). */
+  devLogin?: boolean;
+  /** Extra environment for `wrangler dev`, e.g. WRANGLER_REGISTRY_PATH so a Pages dev server can bind to it. */
+  env?: Record<string, string>;
+}
+
+export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
   const persist = mkdtempSync(join(tmpdir(), "rayrun-node-test-"));
   const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
     cwd: root,
@@ -63,9 +72,11 @@ export async function startGateway(): Promise<RunningGateway> {
       `BOOTSTRAP_SECRET:${BOOTSTRAP}`,
       "--var",
       `SECRETS_KEY:${Buffer.alloc(32, 3).toString("base64")}`,
+      ...(options.assets ? ["--assets", options.assets] : []),
+      ...(options.devLogin ? ["--var", "DEV_LOGIN:on"] : []),
       "--show-interactive-dev-session=false",
     ],
-    { cwd: root, env: quiet, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    { cwd: root, env: { ...quiet, ...options.env }, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   child.stdout?.on("data", (chunk) => (log += chunk));
   child.stderr?.on("data", (chunk) => (log += chunk));

@@ -1,10 +1,251 @@
+import { useState } from "preact/hooks";
+import { ApiRequestError, api, call, type Schemas } from "../api.ts";
+import { when } from "../ui/format.ts";
+import { useLoad } from "../ui/load.ts";
+import { Empty, ErrorNote, Loading } from "../ui/status.tsx";
 import type { ScreenProps } from "./screen.ts";
 
+type Service = Schemas["Service"];
+
 export function Services({ ws }: ScreenProps) {
+  const services = useLoad(
+    async () =>
+      (await call(api.GET("/v1/workspaces/{ws}/services", { params: { path: { ws }, query: { includeDeleted: "true" } } }))).services,
+    [ws],
+  );
+  const [notice, setNotice] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<unknown>(undefined);
+  const [historyOf, setHistoryOf] = useState<Service | null>(null);
+  const live = services.data?.filter((s) => !s.deletedAt) ?? [];
+  const deleted = services.data?.filter((s) => s.deletedAt) ?? [];
+
+  async function act(run: () => Promise<string>) {
+    setActionError(undefined);
+    setNotice(null);
+    try {
+      setNotice(await run());
+      services.reload();
+    } catch (error) {
+      setActionError(error);
+    }
+  }
+  const path = (svc: Service) => ({ params: { path: { ws, svc: svc.id } } });
+
+  const refresh = (svc: Service) =>
+    act(async () => {
+      const index = await call(api.POST("/v1/workspaces/{ws}/services/{svc}/refresh", path(svc)));
+      return `Indexed ${svc.slug}: ${index.added.length} added, ${index.changed.length} changed, ${index.removed.length} removed, ${index.unchanged} unchanged.`;
+    });
+  const setCapture = (svc: Service, payloadCapture: boolean) =>
+    act(async () => {
+      await call(api.PATCH("/v1/workspaces/{ws}/services/{svc}", { ...path(svc), body: { payloadCapture } }));
+      return `Payload capture for ${svc.slug} is ${payloadCapture ? "on" : "off"}.`;
+    });
+  const remove = (svc: Service) => {
+    if (!confirm(`Delete service ${svc.slug}? Its tools disappear from every agent.`)) return;
+    return act(async () => {
+      await call(api.DELETE("/v1/workspaces/{ws}/services/{svc}", path(svc)));
+      return `Deleted ${svc.slug}.`;
+    });
+  };
+
   return (
     <section aria-labelledby="screen-title">
       <h1 id="screen-title">Services</h1>
-      <p class="muted">Workspace {ws}.</p>
+      <AddService ws={ws} onAdded={(message) => (setNotice(message), services.reload())} />
+      <h2>Connected services</h2>
+      {notice && (
+        <p class="ok" role="status">
+          {notice}
+        </p>
+      )}
+      <DeleteRefusal error={actionError} />
+      {services.loading && !services.data && <Loading what="services" />}
+      <ErrorNote error={services.error} />
+      {services.data && live.length === 0 && <Empty>No services yet: add one above.</Empty>}
+      {live.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Slug</th>
+                <th scope="col">URL</th>
+                <th scope="col">Secret headers</th>
+                <th scope="col">Indexed</th>
+                <th scope="col">Payload capture</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {live.map((svc) => (
+                <tr key={svc.id}>
+                  <td>{svc.slug}</td>
+                  <td>
+                    <code>{svc.url}</code>
+                  </td>
+                  <td>{svc.secretHeaderNames.length ? svc.secretHeaderNames.join(", ") : "—"}</td>
+                  <td>{when(svc.indexedAt)}</td>
+                  <td>
+                    <label class="check">
+                      <input type="checkbox" checked={svc.payloadCapture} onChange={(e) => setCapture(svc, e.currentTarget.checked)} />
+                      <span class="visually-hidden">Payload capture for {svc.slug}</span>
+                    </label>
+                  </td>
+                  <td>
+                    <button type="button" class="secondary" aria-label={`Refresh index of ${svc.slug}`} onClick={() => refresh(svc)}>
+                      Refresh index
+                    </button>{" "}
+                    <button type="button" class="danger" aria-label={`Delete ${svc.slug}`} onClick={() => remove(svc)}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {deleted.length > 0 && (
+        <>
+          <h2>Deleted services with hook history</h2>
+          <ul>
+            {deleted.map((svc) => (
+              <li key={svc.id}>
+                {svc.slug}, deleted {when(svc.deletedAt)}{" "}
+                <button type="button" class="secondary" onClick={() => setHistoryOf(svc)}>
+                  View hook history of {svc.slug}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {historyOf && <HookHistory ws={ws} service={historyOf} />}
+    </section>
+  );
+}
+
+/** Deleting a service whose tools have hook history is refused; say which tools hold it. */
+function DeleteRefusal({ error }: { error: unknown }) {
+  if (!(error instanceof ApiRequestError) || error.code !== "hook_history_exists") return <ErrorNote error={error} />;
+  const tools = Array.isArray(error.details?.tools) ? (error.details.tools as unknown[]) : [];
+  return (
+    <div class="error" role="alert">
+      <p>
+        {error.message} ({error.code})
+      </p>
+      {tools.length > 0 && <p>Tools with hook history: {tools.map((t) => (typeof t === "string" ? t : JSON.stringify(t))).join(", ")}</p>}
+    </div>
+  );
+}
+
+function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) => void }) {
+  const [slug, setSlug] = useState("");
+  const [url, setUrl] = useState("");
+  const [headers, setHeaders] = useState<{ name: string; value: string }[]>([]);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const secretHeaders = Object.fromEntries(headers.filter((h) => h.name).map((h) => [h.name, h.value]));
+      const body = { slug, url, ...(headers.length ? { headers: secretHeaders } : {}) };
+      const created = await call(api.POST("/v1/workspaces/{ws}/services", { params: { path: { ws } }, body }));
+      // The header values leave the page now; the API never returns them.
+      setSlug("");
+      setUrl("");
+      setHeaders([]);
+      onAdded(`Added ${created.service.slug}: ${created.index.added.length} tools indexed.`);
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="add-service-title">
+      <h2 id="add-service-title">Add a service</h2>
+      <label>
+        Slug
+        <input required pattern="[a-z][a-z0-9\-]{0,31}" value={slug} onInput={(e) => setSlug(e.currentTarget.value)} />
+      </label>
+      <label>
+        MCP URL
+        <input required type="url" size={40} value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+      </label>
+      <fieldset>
+        <legend>Secret headers (entered once, never shown again)</legend>
+        {headers.map((header, i) => (
+          <div key={i}>
+            <label>
+              Header name {i + 1}
+              <input
+                required
+                value={header.name}
+                onInput={(e) => setHeaders(headers.map((h, j) => (j === i ? { ...h, name: e.currentTarget.value } : h)))}
+              />
+            </label>
+            <label>
+              Header value {i + 1}
+              <input
+                type="password"
+                autocomplete="off"
+                value={header.value}
+                onInput={(e) => setHeaders(headers.map((h, j) => (j === i ? { ...h, value: e.currentTarget.value } : h)))}
+              />
+            </label>
+          </div>
+        ))}
+        <button type="button" class="secondary" onClick={() => setHeaders([...headers, { name: "", value: "" }])}>
+          Add a secret header
+        </button>
+      </fieldset>
+      <button type="submit" disabled={busy}>
+        Add service
+      </button>
+      <ErrorNote error={error} />
+    </form>
+  );
+}
+
+/** What a deleted service left behind: hook history per tool, readable but no longer callable. */
+function HookHistory({ ws, service }: { ws: string; service: Service }) {
+  const history = useLoad(
+    () => call(api.GET("/v1/workspaces/{ws}/services/{svc}/hook-history", { params: { path: { ws, svc: service.id } } })),
+    [ws, service.id],
+  );
+  return (
+    <section class="panel" aria-labelledby="history-title">
+      <h2 id="history-title">Hook history of {service.slug} (history only)</h2>
+      <ErrorNote error={history.error} />
+      {history.loading && !history.data && <Loading what="hook history" />}
+      {history.data?.tools.length === 0 && <Empty>No hook history.</Empty>}
+      {history.data && history.data.tools.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Tool</th>
+              <th scope="col">Versions</th>
+              <th scope="col">Revisions</th>
+              <th scope="col">Last change</th>
+            </tr>
+          </thead>
+          <tbody>
+            {history.data.tools.map((tool) => (
+              <tr key={tool.toolUid}>
+                <td>{tool.name}</td>
+                <td>{tool.versions}</td>
+                <td>{tool.revisions}</td>
+                <td>{when(tool.lastChangeAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </section>
   );
 }
