@@ -1,6 +1,8 @@
 // A Monaco editor bound to one model, for Preact: the text lives in the model
-// (keyed by `uri`), the parent hears every edit, and a new `value` from the
-// parent (a reload, a restore) replaces the text only when it differs.
+// (keyed by `uri`) and the parent hears every edit. The parent's `value` is
+// pushed into the model only when `generation` changes (a reload, a restore):
+// echoing every render back would race fast typing, since a render can carry
+// a value a keystroke or two old, and overwrite what was just typed.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { CodeEditor as MonacoCodeEditor, Monaco } from "./monaco.ts";
 
@@ -17,6 +19,8 @@ export interface CodeEditorProps {
   uri: string;
   language: "typescript" | "json";
   value: string;
+  /** Changes when `value` is new text from outside the editor, to be put into it. */
+  generation: number;
   onChange: (value: string) => void;
   /** The accessible name of the editor. */
   label: string;
@@ -29,7 +33,7 @@ export interface CodeEditorProps {
 }
 
 export function CodeEditor(props: CodeEditorProps) {
-  const { monaco, uri, language, value, label, height = "22rem", readOnly = false } = props;
+  const { monaco, uri, language, value, generation, label, height = "22rem", readOnly = false } = props;
   const host = useRef<HTMLDivElement>(null);
   const [editor, setEditor] = useState<MonacoCodeEditor>();
   // The latest callbacks, without re-creating the editor when they change.
@@ -74,7 +78,7 @@ export function CodeEditor(props: CodeEditorProps) {
   useEffect(() => {
     const model = editor?.getModel();
     if (model && model.getValue() !== value) model.setValue(value);
-  }, [editor, value]);
+  }, [editor, generation]);
 
   useEffect(() => editor?.updateOptions({ readOnly }), [editor, readOnly]);
 

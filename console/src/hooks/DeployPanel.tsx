@@ -66,7 +66,7 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
         const created = await call(
           api.POST("/v1/workspaces/{ws}/tools/{toolUid}/hook/revisions", { params, body: { versionId: draftVersionId! } }),
         );
-        return `Revision ${short(created.revisionId)} built from version ${short(created.versionId)} (${created.compiledBytes.toLocaleString()} bytes, stages ${created.stages.join(" and ")}).`;
+        return `Revision ${created.revisionId} built from version ${short(created.versionId)} (${created.compiledBytes.toLocaleString()} bytes, stages ${created.stages.join(" and ")}).`;
       } finally {
         setCreating(false);
       }

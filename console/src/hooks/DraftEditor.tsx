@@ -69,7 +69,7 @@ export function DraftEditor({ monaco, toolUid, draft, compile }: DraftEditorProp
 
       {!state.server?.versionId && state.text.source === "" && (
         <p>
-          <button type="button" class="secondary" onClick={() => draft.edit({ source: STARTER })}>
+          <button type="button" class="secondary" onClick={() => draft.replace({ source: STARTER })}>
             Start from a template
           </button>
         </p>
@@ -84,6 +84,7 @@ export function DraftEditor({ monaco, toolUid, draft, compile }: DraftEditorProp
             uri={`file:///rayrun/${toolUid}/hook.ts`}
             language="typescript"
             value={state.text.source}
+            generation={state.textGeneration}
             onChange={(source) => draft.edit({ source })}
             label="Hook source (TypeScript)"
             markers={compileMarkers}
@@ -101,6 +102,7 @@ export function DraftEditor({ monaco, toolUid, draft, compile }: DraftEditorProp
             uri={`file:///rayrun/${toolUid}/config.json`}
             language="json"
             value={state.text.configText}
+            generation={state.textGeneration}
             onChange={(configText) => draft.edit({ configText })}
             label="Config (JSON object, at most 16 KiB)"
             height="8rem"

@@ -34,6 +34,8 @@ export interface DraftState {
   /** The text this user had when they chose to load a newer draft instead: kept until the next save. */
   setAside: DraftText | undefined;
   lastSave: Schemas["SavedFormattedHookDraft"] | undefined;
+  /** Bumped whenever `text` is replaced from outside the editors (load, formatted save, newer draft, template). */
+  textGeneration: number;
 }
 
 const textOf = (draft: HookDraft): DraftText => ({ source: draft.source, configText: pretty(draft.config) });
@@ -51,6 +53,7 @@ export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
     conflict: undefined,
     setAside: undefined,
     lastSave: undefined,
+    textGeneration: 0,
   });
   const patch = (changes: Partial<DraftState>) => setState((previous) => ({ ...previous, ...changes }));
 
@@ -60,7 +63,16 @@ export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
   const reload = useCallback(async () => {
     try {
       const draft = await fetchDraft();
-      patch({ server: draft, text: textOf(draft), dirty: false, loadError: undefined, conflict: undefined, saveError: undefined });
+      setState((previous) => ({
+        ...previous,
+        server: draft,
+        text: textOf(draft),
+        dirty: false,
+        loadError: undefined,
+        conflict: undefined,
+        saveError: undefined,
+        textGeneration: previous.textGeneration + 1,
+      }));
     } catch (error) {
       patch({ loadError: error });
     }
@@ -103,6 +115,7 @@ export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
           ...previous,
           server,
           text: unchangedSince ? textOf(server) : previous.text,
+          textGeneration: unchangedSince ? previous.textGeneration + 1 : previous.textGeneration,
           dirty: !unchangedSince,
           saving: false,
           conflict: undefined,
@@ -134,14 +147,24 @@ export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
     overwrite: (note?: string) => state.conflict && saveAgainst(state.conflict.mine, state.conflict.theirs.etag, note),
     /** Takes the newer draft into the editor; this user's text stays visible, set aside, until the next save. */
     takeTheirs: () =>
-      state.conflict &&
-      patch({
-        server: state.conflict.theirs,
-        text: textOf(state.conflict.theirs),
-        dirty: false,
-        setAside: state.conflict.mine,
-        conflict: undefined,
-      }),
+      setState((previous) =>
+        previous.conflict
+          ? {
+              ...previous,
+              server: previous.conflict.theirs,
+              text: textOf(previous.conflict.theirs),
+              dirty: false,
+              setAside: previous.conflict.mine,
+              conflict: undefined,
+              textGeneration: previous.textGeneration + 1,
+            }
+          : previous,
+      ),
+    /** Puts text into the editors as if typed (e.g. a template). */
+    replace: (changes: Partial<DraftText>) => {
+      edit(changes);
+      setState((previous) => ({ ...previous, textGeneration: previous.textGeneration + 1 }));
+    },
   };
 }
 
