@@ -221,7 +221,7 @@ describe("the Hooks tab", () => {
       .nth(1)
       .getByRole("button", { name: /^Restore version/ })
       .click();
-    await confirm(page, "Restore", /becomes the draft/);
+    await confirm(page, "Restore", /Its source and config become the draft/);
     await poll(() => rows.count()).toBe(3);
     await poll(() => rows.first().textContent()).toContain("restored from");
     await poll(() => page.locator(".hook-draft [role=status]").first().textContent()).toContain("Saved version");

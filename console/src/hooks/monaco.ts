@@ -42,6 +42,19 @@ typescriptDefaults.setCompilerOptions({
 typescriptDefaults.setDiagnosticsOptions({ noSemanticValidation: false, noSyntaxValidation: false });
 typescriptDefaults.setEagerModelSync(true);
 
+// The default light theme's line numbers are too faint for WCAG AA contrast (axe checks them).
+monaco.editor.defineTheme("rayrun-light", {
+  base: "vs",
+  inherit: true,
+  rules: [],
+  colors: {
+    "editorLineNumber.foreground": "#4b5563",
+    "editorLineNumber.dimmedForeground": "#4b5563",
+    "editorLineNumber.activeForeground": "#1b1f24",
+  },
+});
+monaco.editor.setTheme("rayrun-light");
+
 /** The URI every editor's declarations live at: one tool's declarations at a time. */
 const DECLARATIONS_URI = "file:///rayrun/tool-hook.d.ts";
 let declarations: monaco.IDisposable | undefined;
