@@ -1,18 +1,24 @@
 // `npm run bench`: every performance figure, each printed against a baseline measured in the same run.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { benchConsoleSize, printConsoleSize } from "./console-size.bench.ts";
 import { benchFairness, printFairness } from "./fairness.bench.ts";
 import { benchGateway, printGateway } from "./gateway.bench.ts";
 import { quietEnv } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
-// `npm run bench -- fairness` runs only that part; no argument runs everything.
+// `npm run bench -- fairness` (or `-- console-size`) runs only that part; no argument runs everything.
 const only = process.argv[2];
 
 if (only === "fairness") {
   printFairness(await benchFairness());
   process.exit(0);
 }
+if (only === "console-size") {
+  printConsoleSize(benchConsoleSize());
+  process.exit(0);
+}
+printConsoleSize(benchConsoleSize());
 printGateway(await benchGateway());
 printFairness(await benchFairness());
 

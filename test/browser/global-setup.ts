@@ -41,7 +41,7 @@ export async function setup(project: TestProject): Promise<void> {
   registry = mkdtempSync(join(tmpdir(), "rayrun-registry-"));
   // Wrangler reads the first, Miniflare the second; both processes must agree.
   const env = { WRANGLER_REGISTRY_PATH: registry, CLOUDFLARE_DEV_REGISTRY_PATH: registry };
-  gateway = await startGateway({ assets: "console/dist", devLogin: true, env });
+  gateway = await startGateway({ assets: "console/dist", devLogin: true, env, upstreamFixtures: true });
   const pagesOrigin = await startPages(env);
   const created = await request(gateway.origin, "POST", "/v1/workspaces", BOOTSTRAP, { name: "Browser tests", adminEmail: ADMIN_EMAIL });
   const ws = created.workspace.id as string;

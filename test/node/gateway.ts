@@ -36,6 +36,8 @@ export interface GatewayOptions {
   devLogin?: boolean;
   /** Extra environment for `wrangler dev`, e.g. WRANGLER_REGISTRY_PATH so a Pages dev server can bind to it. */
   env?: Record<string, string>;
+  /** Serves the demo upstream's test fixtures too (e.g. /fixtures/mutable/…, whose definitions change on request). */
+  upstreamFixtures?: boolean;
 }
 
 export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
@@ -46,7 +48,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     encoding: "utf8",
   });
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
-  const upstream = await startDemoUpstream({ host: "127.0.0.1", port: 0 });
+  const upstream = await startDemoUpstream({ host: "127.0.0.1", port: 0, fixtures: options.upstreamFixtures });
   const [port, inspector] = [await freePort(), await freePort()];
   let log = "";
   const child: ChildProcess = spawn(

@@ -93,7 +93,9 @@ export function Approvals({ ws }: ScreenProps) {
             )}
           </dl>
           <h3>Call as it will run (after the before hook)</h3>
-          <pre aria-label="Transformed arguments">{json(approval.arguments)}</pre>
+          <pre tabIndex={0} aria-label="Transformed arguments">
+            {json(approval.arguments)}
+          </pre>
           {approval.status === "pending" && (
             <p>
               <button type="button" onClick={() => decide(approval, "approve")}>

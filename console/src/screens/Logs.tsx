@@ -62,34 +62,34 @@ export function Logs({ ws }: ScreenProps) {
       <ErrorNote error={tools.error} />
       {tools.data?.length === 0 && <Empty>No tools, so no logs yet.</Empty>}
       <form class="filters" aria-label="Log filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Tool
-          <select value={selected} onChange={(e) => setToolUid(e.currentTarget.value)}>
+        <span class="field">
+          <label for="logs-tool">Tool</label>
+          <select id="logs-tool" value={selected} onChange={(e) => setToolUid(e.currentTarget.value)}>
             {tools.data?.map((t) => (
               <option key={t.uid} value={t.uid}>
                 {t.publicName}
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          Stage
-          <select value={filters.stage} onChange={set("stage")}>
+        </span>
+        <span class="field">
+          <label for="logs-stage">Stage</label>
+          <select id="logs-stage" value={filters.stage} onChange={set("stage")}>
             <option value="">any</option>
             {STAGES.map((s) => (
               <option key={s}>{s}</option>
             ))}
           </select>
-        </label>
-        <label>
-          Channel
-          <select value={filters.channel} onChange={set("channel")}>
+        </span>
+        <span class="field">
+          <label for="logs-channel">Channel</label>
+          <select id="logs-channel" value={filters.channel} onChange={set("channel")}>
             <option value="">any</option>
             {CHANNELS.map((c) => (
               <option key={c}>{c}</option>
             ))}
           </select>
-        </label>
+        </span>
         <label>
           Outcome
           <input size={12} value={filters.outcome} onChange={set("outcome")} />
@@ -147,7 +147,7 @@ function LogTable({ logs }: { logs: Schemas["CallLog"][] }) {
                 {row.details && (
                   <details>
                     <summary>Payload details</summary>
-                    <pre>{json(row.details)}</pre>
+                    <pre tabIndex={0}>{json(row.details)}</pre>
                   </details>
                 )}
               </td>

@@ -15,7 +15,12 @@ export function LogsChart({ logs, width }: { logs: Schemas["CallLog"][]; width: 
         {
           width,
           height: 220,
-          scales: { x: { time: true }, count: {}, ms: {} },
+          scales: {
+            // At least ten minutes wide, so a first few calls do not stretch the axis over years.
+            x: { time: true, range: (_chart, min, max) => [Math.min(min, max - 600), max + 60] },
+            count: { range: (_chart, _min, max) => [0, Math.max(2, max)] },
+            ms: { range: (_chart, _min, max) => [0, Math.max(1, max)] },
+          },
           axes: [{}, { scale: "count", label: "calls" }, { scale: "ms", side: 1, label: "ms", grid: { show: false } }],
           series: [
             {},

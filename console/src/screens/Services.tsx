@@ -95,6 +95,9 @@ export function Services({ ws }: ScreenProps) {
                     <button type="button" class="secondary" aria-label={`Refresh index of ${svc.slug}`} onClick={() => refresh(svc)}>
                       Refresh index
                     </button>{" "}
+                    <button type="button" class="secondary" aria-label={`Hook history of ${svc.slug}`} onClick={() => setHistoryOf(svc)}>
+                      Hook history
+                    </button>{" "}
                     <button type="button" class="danger" aria-label={`Delete ${svc.slug}`} onClick={() => remove(svc)}>
                       Delete
                     </button>
@@ -218,10 +221,52 @@ function HookHistory({ ws, service }: { ws: string; service: Service }) {
     () => call(api.GET("/v1/workspaces/{ws}/services/{svc}/hook-history", { params: { path: { ws, svc: service.id } } })),
     [ws, service.id],
   );
+  const [error, setError] = useState<unknown>(undefined);
+  const [notice, setNotice] = useState<string | null>(null);
+  const toolPath = (toolUid: string) => ({ params: { path: { ws, toolUid } } });
+
+  async function exportHook(tool: Schemas["HookHistoryTool"]) {
+    setError(undefined);
+    try {
+      const exported = await call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/export", toolPath(tool.toolUid)));
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(new Blob([JSON.stringify(exported, null, 2)], { type: "application/json" }));
+      link.download = `${tool.name}-hook-history.json`;
+      link.click();
+      URL.revokeObjectURL(link.href);
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+  async function resetHook(tool: Schemas["HookHistoryTool"]) {
+    if (prompt(`Reset erases every version and revision of ${tool.name}'s hook. Type the tool name to confirm.`) !== tool.name) return;
+    setError(undefined);
+    try {
+      await call(api.DELETE("/v1/workspaces/{ws}/tools/{toolUid}/hook", toolPath(tool.toolUid)));
+      setNotice(`Reset the hook of ${tool.name}.`);
+      history.reload();
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+
   return (
     <section class="panel" aria-labelledby="history-title">
-      <h2 id="history-title">Hook history of {service.slug} (history only)</h2>
-      <ErrorNote error={history.error} />
+      <h2 id="history-title">
+        Hook history of {service.slug}
+        {service.deletedAt && " (deleted: history only)"}
+      </h2>
+      <p class="muted">
+        {service.deletedAt
+          ? "Nothing can change these hooks any more: export each one, then reset it."
+          : "A service whose tools have hook history cannot be deleted: export and reset these hooks first."}
+      </p>
+      {notice && (
+        <p class="ok" role="status">
+          {notice}
+        </p>
+      )}
+      <ErrorNote error={error ?? history.error} />
       {history.loading && !history.data && <Loading what="hook history" />}
       {history.data?.tools.length === 0 && <Empty>No hook history.</Empty>}
       {history.data && history.data.tools.length > 0 && (
@@ -232,6 +277,7 @@ function HookHistory({ ws, service }: { ws: string; service: Service }) {
               <th scope="col">Versions</th>
               <th scope="col">Revisions</th>
               <th scope="col">Last change</th>
+              <th scope="col">Cleanup</th>
             </tr>
           </thead>
           <tbody>
@@ -241,6 +287,19 @@ function HookHistory({ ws, service }: { ws: string; service: Service }) {
                 <td>{tool.versions}</td>
                 <td>{tool.revisions}</td>
                 <td>{when(tool.lastChangeAt)}</td>
+                <td>
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-label={`Export hook history of ${tool.name}`}
+                    onClick={() => exportHook(tool)}
+                  >
+                    Export
+                  </button>{" "}
+                  <button type="button" class="danger" aria-label={`Reset hook of ${tool.name}`} onClick={() => resetHook(tool)}>
+                    Reset
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>

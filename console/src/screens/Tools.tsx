@@ -123,11 +123,15 @@ function Review({ ws, tool, onChanged }: { ws: string; tool: Tool; onChanged: ()
           <div class="side-by-side">
             <div>
               <h3>Approved definition</h3>
-              <pre aria-label="Approved definition">{tool.previousDefinition ? json(tool.previousDefinition) : "(none approved yet)"}</pre>
+              <pre tabIndex={0} aria-label="Approved definition">
+                {tool.previousDefinition ? json(tool.previousDefinition) : "(none approved yet)"}
+              </pre>
             </div>
             <div>
               <h3>New definition</h3>
-              <pre aria-label="New definition">{json(tool.definition)}</pre>
+              <pre tabIndex={0} aria-label="New definition">
+                {json(tool.definition)}
+              </pre>
             </div>
           </div>
           <button type="button" onClick={approve}>
@@ -135,7 +139,9 @@ function Review({ ws, tool, onChanged }: { ws: string; tool: Tool; onChanged: ()
           </button>
         </>
       ) : (
-        <pre aria-label="Definition">{json(tool.definition)}</pre>
+        <pre tabIndex={0} aria-label="Definition">
+          {json(tool.definition)}
+        </pre>
       )}
       <ErrorNote error={error} />
     </section>
