@@ -2,13 +2,12 @@
 // underlined as typed), save, test both stages, build revisions, deploy to
 // shadow, promote, see a real MCP call run the hook, roll back, diff and restore
 // from history, and survive a save conflict from a second browser.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { request } from "../node/gateway.ts";
 import { expectAccessible, launchChromium, openScreen, screenshot, signIn } from "./browser.ts";
 import { ADMIN_EMAIL } from "./global-setup.ts";
+import { connectAgent } from "./mcp-agent.ts";
 
 const fixture = inject("fixture");
 /** Waits for what the page shows, as long as a locator would (two shared cores make some steps slow). */
@@ -111,11 +110,7 @@ async function confirm(page: Page, action: string, expectChange: RegExp): Promis
 }
 
 async function searchThroughMcp(query: string): Promise<unknown[]> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${fixture.origin}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${clientKey}` } },
-  });
-  const client = new Client({ name: "hooks-tab-test", version: "1.0.0" });
-  await client.connect(transport);
+  const client = await connectAgent(fixture.origin, clientKey);
   try {
     const result = await client.callTool({ name: TOOL, arguments: { query } });
     expect(result.isError).toBeFalsy();
@@ -129,10 +124,15 @@ let clientKey: string;
 
 describe("the Hooks tab", () => {
   it("takes a hook from a typed draft to active, runs it on a real call, rolls back and restores", async () => {
+    // An agent in its own access profile, so policy other browser tests set on the default profile does not hold its calls.
+    const profile = await request(fixture.origin, "POST", `/v1/workspaces/${fixture.ws}/profiles`, fixture.adminKey, {
+      name: "hooks tab agents",
+      defaultMode: "allow",
+    });
     const created = await request(fixture.origin, "POST", `/v1/workspaces/${fixture.ws}/keys`, fixture.adminKey, {
       name: "hooks tab agent",
       scopes: ["tools:call"],
-      profileId: fixture.defaultProfileId,
+      profileId: profile.id,
     });
     clientKey = created.secret;
     // Two of the demo notes match; without a hook (or with limit 3) both come back.
