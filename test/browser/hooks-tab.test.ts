@@ -227,6 +227,11 @@ describe("the Hooks tab", () => {
     await poll(() => page.locator(".hook-draft [role=status]").first().textContent()).toContain("Saved version");
 
     await expectAccessible(page, "hooks tab");
+    // At 800 px the editors stack and nothing overflows sideways.
+    await page.setViewportSize({ width: 800, height: 900 });
+    await page.getByRole("tab", { name: "Deploy" }).click();
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(800);
+    await expectAccessible(page, "hooks tab at 800 px");
     await context.close();
   });
 

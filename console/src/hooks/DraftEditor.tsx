@@ -43,7 +43,9 @@ export function DraftEditor({ monaco, toolUid, draft, compile }: DraftEditorProp
   );
   // A config the API refused (too large, too deep) is shown beside the config editor.
   const configServerError =
-    state.saveError instanceof ApiRequestError && CONFIG_ERROR_CODES.has(state.saveError.code) && /config/i.test(state.saveError.message)
+    state.saveError instanceof ApiRequestError &&
+    CONFIG_ERROR_CODES.has(state.saveError.code) &&
+    /config/i.test(`${state.saveError.message} ${JSON.stringify(state.saveError.details ?? {})}`)
       ? state.saveError
       : undefined;
 
