@@ -226,6 +226,11 @@ describe("the Hooks tab", () => {
     await poll(() => rows.first().textContent()).toContain("restored from");
     await poll(() => page.locator(".hook-draft [role=status]").first().textContent()).toContain("Saved version");
 
+    // Keyboard users leave the editor with Tab after Ctrl+M.
+    await source.locator(".view-lines").click();
+    await page.keyboard.press("Control+M");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement?.closest('.hook-source') === null")).toBe(true);
     await expectAccessible(page, "hooks tab");
     // At 800 px the editors stack and nothing overflows sideways.
     await page.setViewportSize({ width: 800, height: 900 });

@@ -76,6 +76,10 @@ export function DraftEditor({ monaco, toolUid, draft, compile }: DraftEditorProp
           </button>
         </p>
       )}
+      <p class="muted small">
+        Keyboard: in an editor Tab indents; press Ctrl+M (Ctrl+Shift+M on macOS) to make Tab move focus out of it. F8 goes to the next
+        problem.
+      </p>
       <div class="hook-editors">
         <div class="hook-source">
           <span class="editor-label" id="hook-source-label">

@@ -10,6 +10,8 @@ import "monaco-editor/editor/contrib/gotoError/browser/gotoError.js";
 import "monaco-editor/editor/contrib/find/browser/findController.js";
 import "monaco-editor/editor/contrib/bracketMatching/browser/bracketMatching.js";
 import "monaco-editor/editor/contrib/parameterHints/browser/parameterHints.js";
+// Ctrl+M (Ctrl+Shift+M on macOS): Tab moves focus out of the editor instead of indenting, for keyboard users.
+import "monaco-editor/editor/contrib/toggleTabFocusMode/browser/toggleTabFocusMode.js";
 import "monaco-editor/languages/definitions/typescript/register.js";
 import { typescriptDefaults, ScriptTarget, ModuleKind } from "monaco-editor/languages/features/typescript/register.js";
 import "monaco-editor/languages/features/json/register.js";
