@@ -238,7 +238,7 @@ describe("the Hooks tab", () => {
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(800);
     await expectAccessible(page, "hooks tab at 800 px");
     await context.close();
-  });
+  }, 90_000); // about 35 s alone; two cores shared with other work can slow it
 
   it("keeps both texts when a second browser saved first, and overwrites only when asked", async () => {
     const mine = await adminPage();
