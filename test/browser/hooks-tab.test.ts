@@ -190,9 +190,27 @@ describe("the Hooks tab", () => {
     // A real agent call runs the active hook: one note instead of two, and a log row for that revision.
     expect(await searchThroughMcp("search export")).toHaveLength(1);
     const hook = await toolHookPath();
-    await poll(async () => (await request(fixture.origin, "GET", `${hook}/logs?stage=before`, fixture.adminKey)).logs).toContainEqual(
-      expect.objectContaining({ stage: "before", channel: "active", outcome: "continue", revisionId: second }),
+    const beforeRows = () =>
+      request(fixture.origin, "GET", `${hook}/logs?stage=before&channel=active`, fixture.adminKey).then(
+        (body) => body.logs as { requestId: string; revisionId: string; outcome: string }[],
+      );
+    await poll(beforeRows).toContainEqual(expect.objectContaining({ outcome: "continue", revisionId: second }));
+    const { requestId } = (await beforeRows()).find((row) => row.revisionId === second)!;
+
+    // The same call in the console's Logs: its before and after runs on the active revision.
+    const logs = await context.newPage();
+    await logs.goto(`${fixture.origin}/#/w/${fixture.ws}/logs`);
+    await logs.getByLabel("Tool", { exact: true }).selectOption({ label: TOOL });
+    await logs.getByLabel("Request id", { exact: true }).fill(requestId);
+    await logs.getByLabel("Request id", { exact: true }).press("Enter");
+    const callRows = logs.getByRole("table", { name: "Stage runs" }).locator("tbody tr");
+    await poll(() => callRows.allTextContents()).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`before\\s*active\\s*continue.*${second}`)),
+        expect.stringMatching(new RegExp(`after\\s*active\\s*return.*${second}`)),
+      ]),
     );
+    await logs.close();
 
     // Roll back active to the earlier revision; the next call gets both notes again.
     await page.locator(`tr[data-revision="${first}"]`).getByRole("button", { name: "Roll back to this" }).click();
