@@ -32,13 +32,16 @@ beforeAll(async () => {
 afterAll(async () => browser?.close());
 
 describe("the console", () => {
-  it("shows every screen without serious or critical axe violations, at 1280 and 800 px", async ({ expect }) => {
+  it("shows every screen without serious or critical axe violations, and without sideways overflow at 1280 and 800 px", async ({
+    expect,
+  }) => {
     for (const width of [1280, 800]) {
       await page.setViewportSize({ width, height: 860 });
       for (const screen of ["Overview", "Services", "Tools", "Keys", "Approvals", "Logs"]) {
         await openScreen(page, screen);
         await page.getByRole("status").filter({ hasText: "Loading" }).waitFor({ state: "detached" });
-        await expectAccessible(page, `${screen} at ${width} px`);
+        // axe once per screen; at 800 px what changes is the layout, checked below.
+        if (width === 1280) await expectAccessible(page, screen);
         // Nothing overflows the window sideways.
         expect(await page.evaluate("document.documentElement.scrollWidth"), `${screen} at ${width} px`).toBeLessThanOrEqual(width);
       }

@@ -1,4 +1,5 @@
 import { useEffect, useRef } from "preact/hooks";
+import type UPlotChart from "uplot";
 import type { Schemas } from "../api.ts";
 import { chartSeries } from "./logs.chart.ts";
 
@@ -7,7 +8,7 @@ export function LogsChart({ logs, width }: { logs: Schemas["CallLog"][]; width: 
   const host = useRef<HTMLDivElement>(null);
   useEffect(() => {
     let disposed = false;
-    let chart: { destroy(): void } | undefined;
+    let chart: UPlotChart | undefined;
     void Promise.all([import("uplot"), import("uplot/dist/uPlot.min.css")]).then(([{ default: UPlot }]) => {
       if (disposed || !host.current) return;
       const s = chartSeries(logs);
@@ -16,8 +17,7 @@ export function LogsChart({ logs, width }: { logs: Schemas["CallLog"][]; width: 
           width,
           height: 220,
           scales: {
-            // At least ten minutes wide, so a first few calls do not stretch the axis over years.
-            x: { time: true, range: (_chart, min, max) => [Math.min(min, max - 600), max + 60] },
+            x: { time: true },
             count: { range: (_chart, _min, max) => [0, Math.max(2, max)] },
             ms: { range: (_chart, _min, max) => [0, Math.max(1, max)] },
           },
@@ -33,6 +33,9 @@ export function LogsChart({ logs, width }: { logs: Schemas["CallLog"][]; width: 
         [s.times, s.ok, s.notOk, s.p50, s.p99],
         host.current,
       );
+      // At least ten minutes wide, so a first few calls do not stretch the time axis over years.
+      const last = s.times[s.times.length - 1] ?? Date.now() / 1000;
+      chart.setScale("x", { min: Math.min(s.times[0] ?? last, last - 600), max: last + 60 });
     });
     return () => {
       disposed = true;
