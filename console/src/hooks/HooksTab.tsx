@@ -1,17 +1,170 @@
 // The Hooks tab for one tool (issue 15, item 4): editor, test console, deploy
 // and history. Loaded on demand by the Tools screen, so it and Monaco stay out
-// of the console's initial JavaScript.
+// of the console's initial JavaScript; Monaco itself is one more lazy chunk.
+import type { HookTool } from "./tool.ts";
+import { useEffect, useState } from "preact/hooks";
+import { api, call } from "../api.ts";
+import { useLoad } from "../ui/load.ts";
+import { Loading } from "../ui/status.tsx";
+import { useCompile } from "./compile.ts";
+import { DeployPanel } from "./DeployPanel.tsx";
+import { DraftEditor } from "./DraftEditor.tsx";
+import { useHookDraft } from "./draft.ts";
+import { hookErrorMessage } from "./errors.ts";
+import { HistoryPanel } from "./HistoryPanel.tsx";
+import { useMonaco } from "./loadMonaco.ts";
+import { TestConsole } from "./TestConsole.tsx";
+import "./hooks.css";
+
 export interface HooksTabProps {
   workspaceId: string;
   /** The tool's public name, e.g. `demo__search_release_notes`. */
   toolName: string;
 }
 
-export default function HooksTab({ toolName }: HooksTabProps) {
+export default function HooksTab({ workspaceId, toolName }: HooksTabProps) {
+  const tool = useLoad(async () => {
+    const { tools } = await call(api.GET("/v1/workspaces/{ws}/tools", { params: { path: { ws: workspaceId } } }));
+    const found = tools.find((candidate) => candidate.publicName === toolName);
+    if (!found) throw new Error(`There is no tool named ${toolName} in this workspace`);
+    return found;
+  }, [workspaceId, toolName]);
+  const monaco = useMonaco();
+
   return (
-    <section aria-labelledby="hooks-tab-title">
-      <h2 id="hooks-tab-title">Hooks for {toolName}</h2>
-      <p class="muted">The hook editor is not built yet.</p>
+    <section aria-labelledby="hooks-tab-title" class="hooks-tab">
+      <h2 id="hooks-tab-title">Hook for {toolName}</h2>
+      {tool.error !== undefined && !tool.data ? (
+        <p class="error" role="alert">
+          {hookErrorMessage(tool.error)}
+        </p>
+      ) : monaco.error !== undefined ? (
+        <p class="error" role="alert">
+          The editor could not be loaded: {hookErrorMessage(monaco.error)}. Reload the page to try again.
+        </p>
+      ) : !tool.data || !monaco.module ? (
+        <Loading what={tool.data ? "the editor" : "the tool"} />
+      ) : (
+        <HookWorkspace ws={workspaceId} tool={tool.data} monaco={monaco.module} />
+      )}
     </section>
   );
+}
+
+const PANELS = [
+  { id: "test", label: "Test" },
+  { id: "deploy", label: "Deploy" },
+  { id: "history", label: "History" },
+] as const;
+type Panel = (typeof PANELS)[number]["id"];
+
+function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monaco: typeof import("./monaco.ts") }) {
+  // Bumped whenever this tab changed hook state, so the panels re-read it.
+  const [generation, setGeneration] = useState(0);
+  const bump = () => setGeneration((n) => n + 1);
+  const compile = useCompile(ws, tool.uid);
+  const draft = useHookDraft(ws, tool.uid, () => {
+    bump();
+    void compile.compile();
+  });
+  const [panel, setPanel] = useState<Panel>("test");
+  const declarations = useDeclarations(ws, tool.uid, monaco);
+
+  const server = draft.state.server;
+  if (draft.state.loadError !== undefined && !server)
+    return (
+      <p class="error" role="alert">
+        {hookErrorMessage(draft.state.loadError)}
+      </p>
+    );
+  if (!server) return <Loading what="the draft" />;
+
+  return (
+    <>
+      {declarations.error !== undefined && (
+        <p class="error" role="alert">
+          Type declarations for this tool are not available, so the editor cannot type-check it: {hookErrorMessage(declarations.error)}
+        </p>
+      )}
+      {tool.status !== "active" && (
+        <p class="highlight" role="status">
+          This tool is {tool.status === "review_required" ? "waiting for its changed definition to be reviewed" : "removed upstream"}.
+        </p>
+      )}
+      <DraftEditor monaco={monaco.monaco} toolUid={tool.uid} draft={draft} compile={compile} />
+      <div role="tablist" aria-label="Hook panels" class="hook-panels">
+        {PANELS.map((item) => (
+          <button
+            key={item.id}
+            type="button"
+            role="tab"
+            id={`hook-tab-${item.id}`}
+            aria-selected={panel === item.id}
+            aria-controls={`hook-panel-${item.id}`}
+            tabIndex={panel === item.id ? 0 : -1}
+            class={panel === item.id ? "tab selected" : "tab"}
+            onClick={() => setPanel(item.id)}
+            onKeyDown={(event) => {
+              const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+              if (!step) return;
+              const index = (PANELS.findIndex((p) => p.id === panel) + step + PANELS.length) % PANELS.length;
+              setPanel(PANELS[index]!.id);
+              document.getElementById(`hook-tab-${PANELS[index]!.id}`)?.focus();
+            }}
+          >
+            {item.label}
+          </button>
+        ))}
+      </div>
+      {/* Every panel stays mounted (hidden when not selected), so test inputs survive switching panels. */}
+      {PANELS.map((item) => (
+        <div
+          key={item.id}
+          role="tabpanel"
+          id={`hook-panel-${item.id}`}
+          aria-labelledby={`hook-tab-${item.id}`}
+          class="panel"
+          hidden={panel !== item.id}
+        >
+          {item.id === "test" && (
+            <TestConsole ws={ws} tool={tool} dirty={draft.state.dirty} hasDraft={server.versionId !== null} onTested={bump} />
+          )}
+          {item.id === "deploy" && (
+            <DeployPanel ws={ws} tool={tool} draftVersionId={server.versionId} dirty={draft.state.dirty} generation={generation} />
+          )}
+          {item.id === "history" && (
+            <HistoryPanel
+              ws={ws}
+              tool={tool}
+              monaco={monaco.monaco}
+              draft={server}
+              dirty={draft.state.dirty}
+              generation={generation}
+              onDraftChanged={() => {
+                bump();
+                compile.clear();
+                void draft.reload();
+              }}
+            />
+          )}
+        </div>
+      ))}
+    </>
+  );
+}
+
+/** Fetches the tool's generated `.d.ts` and hands it to Monaco's TypeScript service. */
+function useDeclarations(ws: string, toolUid: string, monaco: { setToolDeclarations: (text: string) => void }): { error: unknown } {
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    let current = true;
+    call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/types", { params: { path: { ws, toolUid } }, parseAs: "text" })).then(
+      (text) => current && monaco.setToolDeclarations(text),
+      (failure: unknown) => current && setError(failure),
+    );
+    return () => {
+      current = false;
+    };
+  }, [ws, toolUid, monaco]);
+  return { error };
 }
