@@ -88,6 +88,8 @@ describe("the console", () => {
     // approval_required calls above were; a hooked call's stage runs are covered with the Hooks tab.
     await openScreen(page, "Logs");
     await page.getByLabel("Tool", { exact: true }).selectOption({ label: TOOL });
+    // The Hooks tab's spec may run first and leave hooked calls' before/after rows on the same tool.
+    await page.getByLabel("Stage", { exact: true }).selectOption("pre_dispatch");
     const table = page.getByRole("table", { name: "Stage runs" });
     const rows = table.locator("tbody tr");
     // Rows are written after the response; the view polls.
