@@ -397,7 +397,17 @@ describe("the npm package", () => {
     const packed = spawnSync("npm", ["pack", "-w", "cli", "--pack-destination", packs, "--json"], { cwd: root, encoding: "utf8" });
     expect(packed.status, packed.stderr).toBe(0);
     const { filename, files } = (JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
-    expect(files.map((file) => file.path).sort()).toEqual(["README.md", "dist/rayrun.js", "package.json"]);
+    // The command, the rayrun/hooks library (Node and runtime-neutral core) with its declarations, and nothing else.
+    const paths = files.map((file) => file.path).sort();
+    expect(paths.filter((path) => !path.startsWith("dist/types/"))).toEqual([
+      "README.md",
+      "dist/hooks-core.js",
+      "dist/hooks.js",
+      "dist/rayrun.js",
+      "package.json",
+    ]);
+    expect(paths.filter((path) => path.startsWith("dist/types/")).every((path) => path.endsWith(".d.ts"))).toBe(true);
+    expect(paths).toContain("dist/types/index.d.ts");
 
     const project = mkdtempSync(join(tmpdir(), "rayrun-user-"));
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user-ci", private: true }));
