@@ -42,6 +42,9 @@ export default defineConfig(async () => {
       setupFiles: ["./test/apply-migrations.ts"],
       testTimeout: benchmarking ? 600_000 : 30_000,
       hookTimeout: 60_000,
+      // Vitest's default on a 2-core machine is one worker; each test file starts its own workerd (most of a file's
+      // time), so two at a time cut the suite by about 40% (measured: 202 s → 126 s for six files).
+      maxWorkers: 2,
     },
   };
 });
