@@ -29,6 +29,34 @@ function hostnameOf(host: string): string | null {
   }
 }
 
+/**
+ * The allowed hostnames, built once per isolate for the configuration it runs with, and the last few Host values
+ * already parsed: this check runs on every /mcp request, and a URL parse per request showed in its CPU profile. The
+ * Host header is the client's, so the parsed-value memo is bounded (and simply cleared when full).
+ */
+const HOST_MEMO_ENTRIES = 32;
+const parsedHosts = new Map<string, string | null>();
+let allowedHosts: { key: string; hostnames: Set<string> } | undefined;
+
+function memoHostnameOf(host: string): string | null {
+  const known = parsedHosts.get(host);
+  if (known !== undefined) return known;
+  if (parsedHosts.size >= HOST_MEMO_ENTRIES) parsedHosts.clear();
+  const hostname = hostnameOf(host);
+  parsedHosts.set(host, hostname);
+  return hostname;
+}
+
+function allowedHostnames(env: Env): Set<string> {
+  const key = `${env.MCP_ALLOWED_HOSTS ?? ""}|${env.PUBLIC_URL ?? ""}`;
+  if (allowedHosts?.key === key) return allowedHosts.hostnames;
+  const publicOrigin = publicUrl(env);
+  const hostnames = new Set(listVar(env.MCP_ALLOWED_HOSTS));
+  if (publicOrigin) hostnames.add(new URL(publicOrigin).hostname);
+  allowedHosts = { key, hostnames };
+  return hostnames;
+}
+
 function originOf(value: string): string | null {
   try {
     const url = new URL(value);
@@ -43,12 +71,8 @@ const requestHost = (request: Request) => (request.headers.get("host") ?? new UR
 
 /** PUBLIC_URL's hostname and MCP_ALLOWED_HOSTS, any port. */
 export function hostAllowed(env: Env, request: Request): boolean {
-  const hostname = hostnameOf(requestHost(request));
-  if (!hostname) return false;
-  const publicOrigin = publicUrl(env);
-  const allowed = new Set(listVar(env.MCP_ALLOWED_HOSTS));
-  if (publicOrigin) allowed.add(new URL(publicOrigin).hostname);
-  return allowed.has(hostname);
+  const hostname = memoHostnameOf(requestHost(request));
+  return hostname !== null && allowedHostnames(env).has(hostname);
 }
 
 /**
