@@ -1,3 +1,5 @@
+import { logWhere } from "./log-filter.ts";
+
 /** One resources/read or prompts/get through /mcp: metadata only, never content or prompt arguments. */
 export interface ContentLogEntry {
   serviceId: string;
@@ -84,21 +86,22 @@ export async function queryContentLogs(
   query: ContentLogQuery,
   withItem: boolean,
 ): Promise<StoredContentLog[]> {
-  const clauses = ["workspace_id = ?", "service_id = ?"];
-  const params: (string | number)[] = [workspaceId, serviceId];
-  const add = (clause: string, value: string | number | undefined) => {
-    if (value === undefined) return;
-    clauses.push(clause);
-    params.push(value);
-  };
-  add("created_at >= ?", query.since);
-  add("created_at < ?", query.until);
-  add("method = ?", query.method);
-  add("outcome = ?", query.outcome);
-  add("request_id = ?", query.requestId);
-  add("id < ?", query.before);
+  const { where, params } = logWhere(
+    [
+      ["workspace_id = ?", workspaceId],
+      ["service_id = ?", serviceId],
+    ],
+    [
+      ["created_at >= ?", query.since],
+      ["created_at < ?", query.until],
+      ["method = ?", query.method],
+      ["outcome = ?", query.outcome],
+      ["request_id = ?", query.requestId],
+      ["id < ?", query.before],
+    ],
+  );
   const { results } = await db
-    .prepare(`SELECT * FROM content_logs WHERE ${clauses.join(" AND ")} ORDER BY id DESC LIMIT ?`)
+    .prepare(`SELECT * FROM content_logs WHERE ${where} ORDER BY id DESC LIMIT ?`)
     .bind(...params, query.limit)
     .all<ContentLogRow>();
   return results.map((row) => ({

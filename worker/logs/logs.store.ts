@@ -1,4 +1,5 @@
 import { allowanceSpentJson, boundedDetailsJson, LOG_DETAIL_ALLOWANCE_BYTES, LOG_DETAIL_WINDOW_HOURS, usageHour } from "./log-details.ts";
+import { logWhere } from "./log-filter.ts";
 
 /** One row of the call log: a hook stage run, or a refusal/failure before or at dispatch. */
 export interface CallLogEntry {
@@ -117,22 +118,23 @@ export async function queryLogs(
   query: LogQuery,
   withDetails: boolean,
 ): Promise<StoredCallLog[]> {
-  const clauses = ["workspace_id = ?", "tool_uid = ?"];
-  const params: (string | number)[] = [workspaceId, toolUid];
-  const add = (clause: string, value: string | number | undefined) => {
-    if (value === undefined) return;
-    clauses.push(clause);
-    params.push(value);
-  };
-  add("created_at >= ?", query.since);
-  add("created_at < ?", query.until);
-  add("stage = ?", query.stage);
-  add("channel = ?", query.channel);
-  add("outcome = ?", query.outcome);
-  add("request_id = ?", query.requestId);
-  add("id < ?", query.before);
+  const { where, params } = logWhere(
+    [
+      ["workspace_id = ?", workspaceId],
+      ["tool_uid = ?", toolUid],
+    ],
+    [
+      ["created_at >= ?", query.since],
+      ["created_at < ?", query.until],
+      ["stage = ?", query.stage],
+      ["channel = ?", query.channel],
+      ["outcome = ?", query.outcome],
+      ["request_id = ?", query.requestId],
+      ["id < ?", query.before],
+    ],
+  );
   const { results } = await db
-    .prepare(`SELECT * FROM call_logs WHERE ${clauses.join(" AND ")} ORDER BY id DESC LIMIT ?`)
+    .prepare(`SELECT * FROM call_logs WHERE ${where} ORDER BY id DESC LIMIT ?`)
     .bind(...params, query.limit)
     .all<LogRow>();
   return results.map((row) => ({
