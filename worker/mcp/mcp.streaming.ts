@@ -2,7 +2,6 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import {
   CreateMessageResultSchema,
   ElicitResultSchema,
-  isJSONRPCRequest,
   ListRootsResultSchema,
   type CallToolRequest,
   type ClientCapabilities,
@@ -11,6 +10,7 @@ import {
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_CALL_DURATION_MS, type UpstreamCallOptions } from "../services/upstream.call.ts";
+import { isRequestShaped } from "./mcp.body.ts";
 import { passesLogLevel } from "./mcp.logging.ts";
 import type { CallRoute } from "./mcp.relay.ts";
 import type { GatewaySession } from "./mcp.session.ts";
@@ -43,8 +43,9 @@ export function wantsEventStream(request: Request, parsedBody: unknown, session:
   if (!accept.includes("text/event-stream")) return false;
   const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody];
   return messages.some((message) => {
-    if (!isJSONRPCRequest(message) || message.method !== "tools/call") return false;
-    return message.params?._meta?.progressToken !== undefined || answersRequests(session);
+    if (!isRequestShaped(message) || message.method !== "tools/call") return false;
+    const meta = message.params?._meta as { progressToken?: unknown } | undefined;
+    return meta?.progressToken !== undefined || answersRequests(session);
   });
 }
 
