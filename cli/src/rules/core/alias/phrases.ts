@@ -1,0 +1,315 @@
+// One pass over a text for every variant of every seed: an Aho–Corasick automaton
+// over UTF-16 code units of the *normalised* text (case-folded, whitespace runs
+// collapsed to one space, obfuscated `[at]`/` dot ` read as `@`/`.`, separators
+// between digits dropped), with each normalised unit remembering where it started
+// in the original, so a match is replaced in the original text. Matches are
+// leftmost-longest and never inside a longer word. Cost: linear in the text, and
+// building is linear in the total length of the phrases (docs/alias.md, "Matching").
+// Why not a package or one RegExp: see the README's dependency list.
+
+const SPACE = 0x20;
+const AT = 0x40;
+const DOT = 0x2e;
+
+let foldTable: Uint16Array | undefined;
+/** Lower case of each UTF-16 unit (itself where lowering changes the length). */
+function folds(): Uint16Array {
+  if (foldTable) return foldTable;
+  foldTable = new Uint16Array(65536);
+  for (let code = 0; code < 65536; code++) {
+    const lower = String.fromCharCode(code).toLowerCase();
+    foldTable[code] = lower.length === 1 ? lower.charCodeAt(0) : code;
+  }
+  return foldTable;
+}
+
+let wordTable: Uint8Array | undefined;
+/** 1 where a unit is part of a word: a letter, a digit, a mark or `_`. */
+function words(): Uint8Array {
+  if (wordTable) return wordTable;
+  wordTable = new Uint8Array(65536);
+  const word = /[\p{L}\p{N}\p{M}_]/u;
+  for (let code = 0; code < 65536; code++) if (word.test(String.fromCharCode(code))) wordTable[code] = 1;
+  return wordTable;
+}
+
+const isSpace = (c: number) =>
+  c === 0x20 ||
+  (c >= 0x09 && c <= 0x0d) ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000 ||
+  c === 0xfeff;
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+/** Between two digits these are formatting (`020 7946-0958`, `(0)20`), not content. */
+const isDigitSeparator = (c: number) => isSpace(c) || c === 0x2d || c === 0x28 || c === 0x29 || c === 0x2f;
+const OPENERS = new Set([0x5b, 0x28, 0x7b]);
+const CLOSERS = new Set([0x5d, 0x29, 0x7d]);
+
+/** The normalised text: `codes[k]` came from the original unit `starts[k]`. Buffers are reused between calls. */
+export class Normaliser {
+  codes = new Uint16Array(1024);
+  starts = new Int32Array(1024);
+  length = 0;
+
+  run(text: string): void {
+    const fold = folds();
+    if (this.codes.length < text.length + 1) {
+      this.codes = new Uint16Array(text.length + 1);
+      this.starts = new Int32Array(text.length + 1);
+    }
+    const { codes, starts } = this;
+    let k = 0;
+    let last = -1;
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (isDigitSeparator(c) && isDigit(last)) {
+        let j = i;
+        while (j < n && j - i < 3 && isDigitSeparator(text.charCodeAt(j))) j++;
+        if (j < n && isDigit(text.charCodeAt(j))) {
+          i = j;
+          continue;
+        }
+      }
+      if (isSpace(c) || OPENERS.has(c)) {
+        let j = i;
+        while (j < n && isSpace(text.charCodeAt(j))) j++;
+        const token = obfuscation(text, j, j > i);
+        if (token) {
+          codes[k] = token.code;
+          starts[k++] = i;
+          last = token.code;
+          i = token.end;
+          while (i < n && isSpace(text.charCodeAt(i))) i++;
+          continue;
+        }
+        if (j > i) {
+          codes[k] = SPACE;
+          starts[k++] = i;
+          last = SPACE;
+          i = j;
+          continue;
+        }
+      }
+      const folded = fold[c]!;
+      codes[k] = folded;
+      starts[k++] = i;
+      last = folded;
+      i++;
+    }
+    starts[k] = n;
+    this.length = k;
+  }
+
+  /** A phrase in normalised form, as a string (for building and for lookups). */
+  static phrase(text: string): string {
+    phrases.run(text.trim());
+    return String.fromCharCode(...phrases.codes.subarray(0, phrases.length));
+  }
+}
+
+const phrases = new Normaliser();
+
+/** `[at]`, `(dot)`, `{at}` anywhere; ` at `, ` dot ` as words between spaces. */
+function obfuscation(text: string, at: number, spaced: boolean): { code: number; end: number } | undefined {
+  const c = text.charCodeAt(at);
+  if (OPENERS.has(c)) {
+    let j = at + 1;
+    while (isSpace(text.charCodeAt(j))) j++;
+    const word = wordAt(text, j);
+    if (!word) return undefined;
+    j += word.length;
+    while (isSpace(text.charCodeAt(j))) j++;
+    if (!CLOSERS.has(text.charCodeAt(j))) return undefined;
+    return { code: word.code, end: j + 1 };
+  }
+  if (!spaced) return undefined;
+  const word = wordAt(text, at);
+  if (!word || !isSpace(text.charCodeAt(at + word.length))) return undefined;
+  return { code: word.code, end: at + word.length };
+}
+
+function wordAt(text: string, at: number): { code: number; length: number } | undefined {
+  const a = text.charCodeAt(at) | 0x20;
+  const b = text.charCodeAt(at + 1) | 0x20;
+  if (a === 0x61 && b === 0x74) return { code: AT, length: 2 };
+  if (a === 0x64 && b === 0x6f && (text.charCodeAt(at + 2) | 0x20) === 0x74) return { code: DOT, length: 3 };
+  return undefined;
+}
+
+/** One match in the original text: `[start, end)` and the phrase's value. */
+export interface PhraseMatch<T> {
+  start: number;
+  end: number;
+  value: T;
+}
+
+/** Phrases (normalised on the way in) with a value each; the first of two equal phrases wins. */
+export class PhraseMatcher<T> {
+  readonly size: number;
+  readonly #values: T[] = [];
+  readonly #lengths: number[] = [];
+  /** Whether the phrase's first / last unit is part of a word (then the text must not continue the word). */
+  readonly #edges: number[] = [];
+  readonly #classOf = new Int32Array(65536);
+  /** The root's transitions, dense by class (0: stay at the root). */
+  readonly #root: Int32Array;
+  /** Every other state's children as a list: first child, next sibling, and the class on the edge into it. */
+  readonly #firstChild: Int32Array;
+  readonly #nextSibling: Int32Array;
+  readonly #label: Int32Array;
+  readonly #fail: Int32Array;
+  readonly #output: Int32Array;
+  readonly #dict: Int32Array;
+  readonly #normaliser = new Normaliser();
+
+  constructor(phrases: Iterable<readonly [string, T]>) {
+    const word = words();
+    const seen = new Set<string>();
+    const kept: string[] = [];
+    let units = 0;
+    let alphabet = 1;
+    for (const [text, value] of phrases) {
+      const phrase = Normaliser.phrase(text);
+      if (phrase === "" || seen.has(phrase)) continue;
+      seen.add(phrase);
+      kept.push(phrase);
+      units += phrase.length;
+      this.#values.push(value);
+      this.#lengths.push(phrase.length);
+      this.#edges.push((word[phrase.charCodeAt(0)]! ? 1 : 0) | (word[phrase.charCodeAt(phrase.length - 1)]! ? 2 : 0));
+      for (let i = 0; i < phrase.length; i++) {
+        const code = phrase.charCodeAt(i);
+        if (this.#classOf[code] === 0) this.#classOf[code] = alphabet++;
+      }
+    }
+    this.size = kept.length;
+    // At most one state per unit, plus the root.
+    const capacity = units + 1;
+    this.#root = new Int32Array(alphabet);
+    this.#firstChild = new Int32Array(capacity).fill(-1);
+    this.#nextSibling = new Int32Array(capacity).fill(-1);
+    this.#label = new Int32Array(capacity);
+    this.#output = new Int32Array(capacity).fill(-1);
+    let states = 1;
+    kept.forEach((phrase, id) => {
+      let state = 0;
+      for (let i = 0; i < phrase.length; i++) {
+        const cls = this.#classOf[phrase.charCodeAt(i)]!;
+        let next = this.#goto(state, cls);
+        if (next <= 0) {
+          next = states++;
+          this.#label[next] = cls;
+          if (state === 0) this.#root[cls] = next;
+          else {
+            this.#nextSibling[next] = this.#firstChild[state]!;
+            this.#firstChild[state] = next;
+          }
+        }
+        state = next;
+      }
+      this.#output[state] = id;
+    });
+    this.#fail = new Int32Array(states);
+    this.#dict = new Int32Array(states).fill(-1);
+    // Breadth first: a state's failure is the longest proper suffix that is also a trie path.
+    const queue = new Int32Array(states);
+    let head = 0;
+    let tail = 0;
+    for (let cls = 1; cls < alphabet; cls++) if (this.#root[cls]! > 0) queue[tail++] = this.#root[cls]!;
+    while (head < tail) {
+      const state = queue[head++]!;
+      for (let child = this.#firstChild[state]!; child >= 0; child = this.#nextSibling[child]!) {
+        const cls = this.#label[child]!;
+        queue[tail++] = child;
+        let f = this.#fail[state]!;
+        let to = this.#goto(f, cls);
+        while (to < 0) {
+          f = this.#fail[f]!;
+          to = this.#goto(f, cls);
+        }
+        this.#fail[child] = to;
+        this.#dict[child] = this.#output[to]! >= 0 ? to : this.#dict[to]!;
+      }
+    }
+  }
+
+  /** The next state from `state` on class `cls`, or -1; the root answers 0 (stay) when it has no such edge. */
+  #goto(state: number, cls: number): number {
+    if (state === 0) return this.#root[cls]!;
+    for (let child = this.#firstChild[state]!; child >= 0; child = this.#nextSibling[child]!) if (this.#label[child] === cls) return child;
+    return -1;
+  }
+
+  /** Non-overlapping matches, leftmost first and longest at one start, each bounded by non-word units where the phrase is. */
+  find(text: string): PhraseMatch<T>[] {
+    if (this.size === 0 || text.length === 0) return [];
+    const norm = this.#normaliser;
+    norm.run(text);
+    const { codes, starts, length } = norm;
+    const word = words();
+    const classOf = this.#classOf;
+    const candidates: number[] = []; // triples: start, end, id
+    let state = 0;
+    for (let k = 0; k < length; k++) {
+      const cls = classOf[codes[k]!]!;
+      if (cls === 0) {
+        state = 0;
+        continue;
+      }
+      let next = this.#goto(state, cls);
+      while (next < 0) {
+        state = this.#fail[state]!;
+        next = this.#goto(state, cls);
+      }
+      state = next;
+      let hit = this.#output[state]! >= 0 ? state : this.#dict[state]!;
+      while (hit >= 0) {
+        const id = this.#output[hit]!;
+        const first = k - this.#lengths[id]! + 1;
+        const start = starts[first]!;
+        const end = starts[k + 1]!;
+        const edges = this.#edges[id]!;
+        if (!(
+          (edges & 1 && start > 0 && word[text.charCodeAt(start - 1)]) ||
+          (edges & 2 && end < text.length && word[text.charCodeAt(end)])
+        ))
+          candidates.push(start, end, id);
+        hit = this.#dict[hit]!;
+      }
+    }
+    if (candidates.length === 0) return [];
+    const order = Array.from({ length: candidates.length / 3 }, (_, i) => i);
+    order.sort((a, b) => candidates[a * 3]! - candidates[b * 3]! || candidates[b * 3 + 1]! - candidates[a * 3 + 1]!);
+    const matches: PhraseMatch<T>[] = [];
+    let cursor = 0;
+    for (const i of order) {
+      const start = candidates[i * 3]!;
+      if (start < cursor) continue;
+      const end = candidates[i * 3 + 1]!;
+      matches.push({ start, end, value: this.#values[candidates[i * 3 + 2]!]! });
+      cursor = end;
+    }
+    return matches;
+  }
+
+  /** The text with every match replaced by what `replace` returns for it (the same string when nothing matched). */
+  replace(text: string, replace: (match: PhraseMatch<T>, found: string) => string): string {
+    const matches = this.find(text);
+    if (matches.length === 0) return text;
+    let out = "";
+    let at = 0;
+    for (const match of matches) {
+      out += text.slice(at, match.start) + replace(match, text.slice(match.start, match.end));
+      at = match.end;
+    }
+    return out + text.slice(at);
+  }
+}
