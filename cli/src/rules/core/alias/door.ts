@@ -314,6 +314,8 @@ function lineOf(lineStarts: number[], offset: number): number {
 /** Counts the characters read in one value, and refuses past MAX_ALIAS_TEXT. */
 class Budget {
   used = 0;
+  /** Each key's mapping, for this one value. */
+  readonly keys = new Map<string, string>();
   take(characters: number): void {
     this.used += characters;
     if (this.used > MAX_ALIAS_TEXT)
@@ -352,7 +354,9 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget):
     let changed = false;
     const entries = Object.entries(value).map(([key, item]) => {
       budget.take(key.length);
-      const mappedKey = map(key);
+      // Keys repeat across the rows of a result: each is matched once per value.
+      let mappedKey = budget.keys.get(key);
+      if (mappedKey === undefined) budget.keys.set(key, (mappedKey = map(key)));
       const mapped = mapJson(item, map, budget);
       if (mappedKey !== key || mapped !== item) changed = true;
       return [mappedKey, mapped] as const;

@@ -33,6 +33,20 @@ function words(): Uint8Array {
   return wordTable;
 }
 
+/** What a unit may be to the normaliser: plain (folded and kept), whitespace, an opening bracket, a separator between digits. */
+const PLAIN = 0;
+const SPACE_UNIT = 1;
+const OPENER = 2;
+const SEPARATOR = 4;
+let kindTable: Uint8Array | undefined;
+function unitKinds(): Uint8Array {
+  if (kindTable) return kindTable;
+  kindTable = new Uint8Array(65536);
+  for (let code = 0; code < 65536; code++)
+    kindTable[code] = (isSpace(code) ? SPACE_UNIT : 0) | (OPENERS.has(code) ? OPENER : 0) | (isDigitSeparator(code) ? SEPARATOR : 0);
+  return kindTable;
+}
+
 const isSpace = (c: number) =>
   c === 0x20 ||
   (c >= 0x09 && c <= 0x0d) ||
@@ -59,6 +73,7 @@ export class Normaliser {
 
   run(text: string): void {
     const fold = folds();
+    const kinds = unitKinds();
     if (this.codes.length < text.length + 1) {
       this.codes = new Uint16Array(text.length + 1);
       this.starts = new Int32Array(text.length + 1);
@@ -70,24 +85,31 @@ export class Normaliser {
     let i = 0;
     while (i < n) {
       const c = text.charCodeAt(i);
-      if (isDigitSeparator(c) && isDigit(last)) {
+      const kind = kinds[c]!;
+      if (kind === PLAIN) {
+        last = fold[c]!;
+        codes[k] = last;
+        starts[k++] = i++;
+        continue;
+      }
+      if (isDigit(last)) {
         let j = i;
-        while (j < n && j - i < 3 && isDigitSeparator(text.charCodeAt(j))) j++;
-        if (j < n && isDigit(text.charCodeAt(j))) {
+        while (j < n && j - i < 3 && kinds[text.charCodeAt(j)]! & SEPARATOR) j++;
+        if (j > i && j < n && isDigit(text.charCodeAt(j))) {
           i = j;
           continue;
         }
       }
-      if (isSpace(c) || OPENERS.has(c)) {
+      if (kind & (SPACE_UNIT | OPENER)) {
         let j = i;
-        while (j < n && isSpace(text.charCodeAt(j))) j++;
+        while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
         const token = obfuscation(text, j, j > i);
         if (token) {
           codes[k] = token.code;
           starts[k++] = i;
           last = token.code;
           i = token.end;
-          while (i < n && isSpace(text.charCodeAt(i))) i++;
+          while (i < n && kinds[text.charCodeAt(i)]! & SPACE_UNIT) i++;
           continue;
         }
         if (j > i) {
@@ -98,11 +120,9 @@ export class Normaliser {
           continue;
         }
       }
-      const folded = fold[c]!;
-      codes[k] = folded;
-      starts[k++] = i;
-      last = folded;
-      i++;
+      last = fold[c]!;
+      codes[k] = last;
+      starts[k++] = i++;
     }
     starts[k] = n;
     this.length = k;
@@ -256,6 +276,15 @@ export class PhraseMatcher<T> {
     const { codes, starts, length } = norm;
     const word = words();
     const classOf = this.#classOf;
+    const root = this.#root;
+    const firstChild = this.#firstChild;
+    const nextSibling = this.#nextSibling;
+    const label = this.#label;
+    const fail = this.#fail;
+    const output = this.#output;
+    const dict = this.#dict;
+    const lengths = this.#lengths;
+    const edges = this.#edges;
     const candidates: number[] = []; // triples: start, end, id
     let state = 0;
     for (let k = 0; k < length; k++) {
@@ -264,25 +293,29 @@ export class PhraseMatcher<T> {
         state = 0;
         continue;
       }
-      let next = this.#goto(state, cls);
-      while (next < 0) {
-        state = this.#fail[state]!;
-        next = this.#goto(state, cls);
+      // Follow failures until a state has an edge on cls; the root always has one (to itself at worst).
+      for (;;) {
+        if (state === 0) {
+          state = root[cls]!;
+          break;
+        }
+        let child = firstChild[state]!;
+        while (child >= 0 && label[child] !== cls) child = nextSibling[child]!;
+        if (child >= 0) {
+          state = child;
+          break;
+        }
+        state = fail[state]!;
       }
-      state = next;
-      let hit = this.#output[state]! >= 0 ? state : this.#dict[state]!;
+      let hit = output[state]! >= 0 ? state : dict[state]!;
       while (hit >= 0) {
-        const id = this.#output[hit]!;
-        const first = k - this.#lengths[id]! + 1;
-        const start = starts[first]!;
+        const id = output[hit]!;
+        const start = starts[k - lengths[id]! + 1]!;
         const end = starts[k + 1]!;
-        const edges = this.#edges[id]!;
-        if (!(
-          (edges & 1 && start > 0 && word[text.charCodeAt(start - 1)]) ||
-          (edges & 2 && end < text.length && word[text.charCodeAt(end)])
-        ))
+        const edge = edges[id]!;
+        if (!((edge & 1 && start > 0 && word[text.charCodeAt(start - 1)]) || (edge & 2 && end < text.length && word[text.charCodeAt(end)])))
           candidates.push(start, end, id);
-        hit = this.#dict[hit]!;
+        hit = dict[hit]!;
       }
     }
     if (candidates.length === 0) return [];
