@@ -62,24 +62,9 @@ export function grade(event) {
 }
 `;
 
-// The alias door on every event, and a record of what the agent saw after it.
-const aliasRules = `
-[[hooks.PreToolUse]]
-handlers = [{ type = "alias" }]
-
-[[hooks.PostToolUse]]
-handlers = [{ type = "alias" }]
-
-[[hooks.PostToolUse]]
-handlers = [{ type = "record", sink = "alias-transcript.jsonl" }]
-
-[[hooks.Stop]]
-handlers = [{ type = "alias", check = "outgoing" }]
-`;
-const aliasSeeds = [
-  { type: "person_name", value: "Matthew Nowell", identity: "subject" },
-  { type: "email", value: "matthew.nowell@nowell-ltd.com", identity: "subject" },
-];
+// The example's alias door file and seeds (examples/hooks/alias-hooks.toml), as the project's gateway-hooks.toml.
+const aliasRules = readFileSync(join(example, "alias-hooks.toml"), "utf8");
+const aliasSeeds = JSON.parse(readFileSync(join(example, "alias-seeds.json"), "utf8")) as unknown[];
 
 for (const [version, node] of Object.entries(nodes)) {
   describe(`rayrun hooks run on Node ${version}`, () => {
@@ -300,7 +285,7 @@ for (const [version, node] of Object.entries(nodes)) {
       const seeded = check("--seed", "seeds.json", "--event", "PostToolUse", "--input", JSON.stringify({ who: "Matthew Nowell" }));
       expect(seeded.status).toBe(0);
       const report = JSON.parse(seeded.stdout);
-      expect(report).toMatchObject({ ok: true, seeded: 2, sample: { event: "post_tool_call", decision: "rewrite" } });
+      expect(report).toMatchObject({ ok: true, seeded: 3, sample: { event: "post_tool_call", decision: "rewrite" } });
       expect(report.sample.rewritten.tool_input.who).toMatch(/^[A-Z][a-z]+ [A-Z][\w-]+$/);
       expect(seeded.stdout).not.toMatch(/Matthew Nowell"/);
       const bad = check("--seed", "bad-seeds.json");

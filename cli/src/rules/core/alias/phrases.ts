@@ -285,7 +285,8 @@ export class PhraseMatcher<T> {
     const dict = this.#dict;
     const lengths = this.#lengths;
     const edges = this.#edges;
-    const candidates: number[] = []; // triples: start, end, id
+    const chosen: number[] = []; // triples: start, end, id; the first `used` entries are live
+    let used = 0;
     let state = 0;
     for (let k = 0; k < length; k++) {
       const cls = classOf[codes[k]!]!;
@@ -313,23 +314,26 @@ export class PhraseMatcher<T> {
         const start = starts[k - lengths[id]! + 1]!;
         const end = starts[k + 1]!;
         const edge = edges[id]!;
-        if (!((edge & 1 && start > 0 && word[text.charCodeAt(start - 1)]) || (edge & 2 && end < text.length && word[text.charCodeAt(end)])))
-          candidates.push(start, end, id);
+        if (!(
+          (edge & 1 && start > 0 && word[text.charCodeAt(start - 1)]) ||
+          (edge & 2 && end < text.length && word[text.charCodeAt(end)])
+        )) {
+          // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
+          // that starts earlier than the overlapping ones on top replaces them; one that starts later loses.
+          let top = used - 3;
+          while (top >= 0 && chosen[top + 1]! > start && chosen[top]! >= start) top -= 3;
+          used = top + 3;
+          if (top < 0 || chosen[top + 1]! <= start) {
+            chosen[used++] = start;
+            chosen[used++] = end;
+            chosen[used++] = id;
+          }
+        }
         hit = dict[hit]!;
       }
     }
-    if (candidates.length === 0) return [];
-    const order = Array.from({ length: candidates.length / 3 }, (_, i) => i);
-    order.sort((a, b) => candidates[a * 3]! - candidates[b * 3]! || candidates[b * 3 + 1]! - candidates[a * 3 + 1]!);
     const matches: PhraseMatch<T>[] = [];
-    let cursor = 0;
-    for (const i of order) {
-      const start = candidates[i * 3]!;
-      if (start < cursor) continue;
-      const end = candidates[i * 3 + 1]!;
-      matches.push({ start, end, value: this.#values[candidates[i * 3 + 2]!]! });
-      cursor = end;
-    }
+    for (let i = 0; i < used; i += 3) matches.push({ start: chosen[i]!, end: chosen[i + 1]!, value: this.#values[chosen[i + 2]!]! });
     return matches;
   }
 
