@@ -30,6 +30,8 @@ interface Entry {
   public: boolean;
   to: string;
   pretty?: string;
+  /** Found spellings already styled for this entry (made on its first match). */
+  rendered?: Map<string, string>;
 }
 
 /** One spelling of a seed's real value and the same spelling of its alias. */
@@ -281,6 +283,18 @@ export class AliasDoor {
 function render(match: PhraseMatch<Entry>, found: string): string {
   const entry = match.value;
   if (entry.public) return found;
+  // A page repeats the same spelling: each is styled once (a few per entry are kept).
+  const rendered = (entry.rendered ??= new Map());
+  const cached = rendered.get(found);
+  if (cached !== undefined) return cached;
+  const styled = styleLike(entry, found);
+  if (rendered.size < RENDERED_PER_ENTRY) rendered.set(found, styled);
+  return styled;
+}
+
+const RENDERED_PER_ENTRY = 16;
+
+function styleLike(entry: Entry, found: string): string {
   if (entry.kind === "phone") return /[^\d+]/.test(found) && entry.pretty ? entry.pretty : entry.to;
   if (entry.kind === "email" && entry.form === "value" && !found.includes("@")) return obfuscated(entry.to, found);
   if (found === found.toUpperCase() && found !== found.toLowerCase()) return entry.to.toUpperCase();
@@ -351,17 +365,25 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget):
     return copy ?? value;
   }
   if (value !== null && typeof value === "object") {
-    let changed = false;
-    const entries = Object.entries(value).map(([key, item]) => {
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    let copy: Record<string, unknown> | undefined;
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index]!;
+      const item = record[key];
       budget.take(key.length);
       // Keys repeat across the rows of a result: each is matched once per value.
       let mappedKey = budget.keys.get(key);
       if (mappedKey === undefined) budget.keys.set(key, (mappedKey = map(key)));
       const mapped = mapJson(item, map, budget);
-      if (mappedKey !== key || mapped !== item) changed = true;
-      return [mappedKey, mapped] as const;
-    });
-    return changed ? Object.fromEntries(entries) : value;
+      if (!copy && (mappedKey !== key || mapped !== item)) {
+        // The first change: copy what came before it, in order, and go on building the copy.
+        copy = {};
+        for (let before = 0; before < index; before++) copy[keys[before]!] = record[keys[before]!];
+      }
+      if (copy) copy[mappedKey] = mapped;
+    }
+    return copy ?? value;
   }
   return value;
 }

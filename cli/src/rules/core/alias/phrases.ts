@@ -65,77 +65,77 @@ const isDigitSeparator = (c: number) => isSpace(c) || c === 0x2d || c === 0x28 |
 const OPENERS = new Set([0x5b, 0x28, 0x7b]);
 const CLOSERS = new Set([0x5d, 0x29, 0x7d]);
 
-/** The normalised text: `codes[k]` came from the original unit `starts[k]`. Buffers are reused between calls. */
-export class Normaliser {
-  codes = new Uint16Array(1024);
-  starts = new Int32Array(1024);
-  length = 0;
-
-  run(text: string): void {
-    const fold = folds();
-    const kinds = unitKinds();
-    if (this.codes.length < text.length + 1) {
-      this.codes = new Uint16Array(text.length + 1);
-      this.starts = new Int32Array(text.length + 1);
-    }
-    const { codes, starts } = this;
-    let k = 0;
-    let last = -1;
-    const n = text.length;
-    let i = 0;
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      const kind = kinds[c]!;
-      if (kind === PLAIN) {
-        last = fold[c]!;
-        codes[k] = last;
-        starts[k++] = i++;
-        continue;
-      }
-      if (isDigit(last)) {
-        let j = i;
-        while (j < n && j - i < 3 && kinds[text.charCodeAt(j)]! & SEPARATOR) j++;
-        if (j > i && j < n && isDigit(text.charCodeAt(j))) {
-          i = j;
-          continue;
-        }
-      }
-      if (kind & (SPACE_UNIT | OPENER)) {
-        let j = i;
-        while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
-        const token = obfuscation(text, j, j > i);
-        if (token) {
-          codes[k] = token.code;
-          starts[k++] = i;
-          last = token.code;
-          i = token.end;
-          while (i < n && kinds[text.charCodeAt(i)]! & SPACE_UNIT) i++;
-          continue;
-        }
-        if (j > i) {
-          codes[k] = SPACE;
-          starts[k++] = i;
-          last = SPACE;
-          i = j;
-          continue;
-        }
-      }
-      last = fold[c]!;
-      codes[k] = last;
-      starts[k++] = i++;
-    }
-    starts[k] = n;
-    this.length = k;
-  }
-
-  /** A phrase in normalised form, as a string (for building and for lookups). */
-  static phrase(text: string): string {
-    phrases.run(text.trim());
-    return String.fromCharCode(...phrases.codes.subarray(0, phrases.length));
-  }
+/** One normalised unit that is not a plain folded character: what `special` found at a position. */
+interface Unit {
+  /** The unit's code, or -1 when the characters were only formatting (dropped). */
+  code: number;
+  /** Where its characters end in the original, and where the next unit starts. */
+  end: number;
+  next: number;
 }
 
-const phrases = new Normaliser();
+/**
+ * The normalisation rules for a position whose unit is not plain: separators
+ * between digits are dropped, a whitespace run is one space, an obfuscated
+ * `at`/`dot` is `@`/`.`; anything else is itself, folded. `last` is the code of
+ * the previous unit.
+ */
+function special(text: string, i: number, last: number, out: Unit): void {
+  const kinds = unitKinds();
+  const n = text.length;
+  const kind = kinds[text.charCodeAt(i)]!;
+  if (isDigit(last)) {
+    let j = i;
+    while (j < n && j - i < 3 && kinds[text.charCodeAt(j)]! & SEPARATOR) j++;
+    if (j > i && j < n && isDigit(text.charCodeAt(j))) {
+      out.code = -1;
+      out.end = out.next = j;
+      return;
+    }
+  }
+  if (kind & (SPACE_UNIT | OPENER)) {
+    let j = i;
+    while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
+    const token = obfuscation(text, j, j > i);
+    if (token) {
+      out.code = token.code;
+      out.end = out.next = token.end;
+      while (out.next < n && kinds[text.charCodeAt(out.next)]! & SPACE_UNIT) out.next++;
+      return;
+    }
+    if (j > i) {
+      out.code = SPACE;
+      out.end = out.next = j;
+      return;
+    }
+  }
+  out.code = folds()[text.charCodeAt(i)]!;
+  out.end = out.next = i + 1;
+}
+
+/** A phrase in normalised form, as a string (for building and for lookups). */
+export function phraseOf(text: string): string {
+  const fold = folds();
+  const kinds = unitKinds();
+  const unit: Unit = { code: 0, end: 0, next: 0 };
+  const trimmed = text.trim();
+  let out = "";
+  let last = -1;
+  for (let i = 0; i < trimmed.length;) {
+    const c = trimmed.charCodeAt(i);
+    if (kinds[c] === PLAIN) {
+      last = fold[c]!;
+      i++;
+    } else {
+      special(trimmed, i, last, unit);
+      i = unit.next;
+      if (unit.code < 0) continue;
+      last = unit.code;
+    }
+    out += String.fromCharCode(last);
+  }
+  return out;
+}
 
 /** `[at]`, `(dot)`, `{at}` anywhere; ` at `, ` dot ` as words between spaces. */
 function obfuscation(text: string, at: number, spaced: boolean): { code: number; end: number } | undefined {
@@ -188,7 +188,8 @@ export class PhraseMatcher<T> {
   readonly #fail: Int32Array;
   readonly #output: Int32Array;
   readonly #dict: Int32Array;
-  readonly #normaliser = new Normaliser();
+  readonly #ring: Int32Array;
+  readonly #unit: Unit = { code: 0, end: 0, next: 0 };
 
   constructor(phrases: Iterable<readonly [string, T]>) {
     const word = words();
@@ -197,7 +198,7 @@ export class PhraseMatcher<T> {
     let units = 0;
     let alphabet = 1;
     for (const [text, value] of phrases) {
-      const phrase = Normaliser.phrase(text);
+      const phrase = phraseOf(text);
       if (phrase === "" || seen.has(phrase)) continue;
       seen.add(phrase);
       kept.push(phrase);
@@ -211,6 +212,9 @@ export class PhraseMatcher<T> {
       }
     }
     this.size = kept.length;
+    // Where the last units started: a power of two longer than the longest phrase.
+    const longest = kept.reduce((most, phrase) => Math.max(most, phrase.length), 0);
+    this.#ring = new Int32Array(2 ** Math.ceil(Math.log2(longest + 2)));
     // At most one state per unit, plus the root.
     const capacity = units + 1;
     this.#root = new Int32Array(alphabet);
@@ -271,10 +275,13 @@ export class PhraseMatcher<T> {
   /** Non-overlapping matches, leftmost first and longest at one start, each bounded by non-word units where the phrase is. */
   find(text: string): PhraseMatch<T>[] {
     if (this.size === 0 || text.length === 0) return [];
-    const norm = this.#normaliser;
-    norm.run(text);
-    const { codes, starts, length } = norm;
     const word = words();
+    const fold = folds();
+    const kinds = unitKinds();
+    const unit = this.#unit;
+    const ring = this.#ring;
+    const mask = ring.length - 1;
+    const n = text.length;
     const classOf = this.#classOf;
     const root = this.#root;
     const firstChild = this.#firstChild;
@@ -288,8 +295,27 @@ export class PhraseMatcher<T> {
     const chosen: number[] = []; // triples: start, end, id; the first `used` entries are live
     let used = 0;
     let state = 0;
-    for (let k = 0; k < length; k++) {
-      const cls = classOf[codes[k]!]!;
+    let last = -1;
+    // The normalised text is walked unit by unit (k), without being written out; plain units take the short path.
+    for (let i = 0, k = 0; i < n; k++) {
+      const c = text.charCodeAt(i);
+      const from = i;
+      let end: number;
+      if (kinds[c] === PLAIN) {
+        last = fold[c]!;
+        end = ++i;
+      } else {
+        special(text, i, last, unit);
+        i = unit.next;
+        if (unit.code < 0) {
+          k--;
+          continue;
+        }
+        last = unit.code;
+        end = unit.end;
+      }
+      ring[k & mask] = from;
+      const cls = classOf[last]!;
       if (cls === 0) {
         state = 0;
         continue;
@@ -311,8 +337,7 @@ export class PhraseMatcher<T> {
       let hit = output[state]! >= 0 ? state : dict[state]!;
       while (hit >= 0) {
         const id = output[hit]!;
-        const start = starts[k - lengths[id]! + 1]!;
-        const end = starts[k + 1]!;
+        const start = ring[(k - lengths[id]! + 1) & mask]!;
         const edge = edges[id]!;
         if (!(
           (edge & 1 && start > 0 && word[text.charCodeAt(start - 1)]) ||
