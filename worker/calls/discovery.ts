@@ -1,4 +1,5 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { declaresAll } from "../services/upstream.call.ts";
 import type { PublicContract } from "../hooks/compiler/index.ts";
 import { isListed } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
@@ -11,9 +12,11 @@ import { projectOutputSchema } from "./projection.ts";
  * `hook_outdated` until the hook is redeployed, and its public contract may no
  * longer describe the tool. Calling it by name still explains why.
  */
-export function listedTools(catalog: Catalog, profileId: string | null): Tool[] {
+export function listedTools(catalog: Catalog, profileId: string | null, clientCapabilities: ClientCapabilities | undefined): Tool[] {
   const tools: Tool[] = [];
   for (const tool of catalog.tools.values()) {
+    // A tool the upstream lists only to clients with a capability this one did not declare does not exist for it.
+    if (!declaresAll(clientCapabilities, tool.clientCapabilities)) continue;
     if (!isListed(catalog, profileId, tool)) continue;
     const active = catalog.deployments.get(tool.uid)?.active;
     if (active && active.definitionHash !== tool.definitionHash) continue;

@@ -12,6 +12,7 @@ import {
 import { MAX_CALL_DURATION_MS, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { isRequestShaped } from "./mcp.body.ts";
 import { passesLogLevel } from "./mcp.logging.ts";
+import type { PassThroughs } from "./mcp.passthrough.ts";
 import type { CallRoute } from "./mcp.relay.ts";
 import type { GatewaySession } from "./mcp.session.ts";
 
@@ -29,6 +30,8 @@ export interface CallStreaming {
   session: GatewaySession | null;
   route: CallRoute;
   disconnected: AbortSignal;
+  /** Results this POST's answer carries as the upstream's bytes. */
+  passThroughs: PassThroughs;
 }
 
 const answersRequests = (session: GatewaySession | null) => Object.keys(relayedCapabilities(session?.capabilities)).length > 0;
@@ -50,17 +53,19 @@ export function wantsEventStream(request: Request, parsedBody: unknown, session:
 }
 
 /**
- * An SSE response whose client going away aborts `disconnected`, so the
- * upstream request is cancelled too (the SDK transport only forgets the stream).
+ * The answer as the client gets it: passed-through results in their
+ * placeholders' place, and, for an SSE answer, a client going away aborts
+ * `disconnected`, so the upstream request is cancelled too (the SDK transport
+ * only forgets the stream).
  */
-export function watchDisconnect(response: Response, disconnected: AbortController): Response {
-  if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
+export async function answerOut(response: Response, disconnected: AbortController, passThroughs: PassThroughs): Promise<Response> {
+  if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) return passThroughs.jsonOut(response);
   const reader = response.body.getReader();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       const { done, value } = await reader.read();
       if (done) controller.close();
-      else controller.enqueue(value);
+      else for (const chunk of passThroughs.chunkOut(value)) controller.enqueue(chunk);
     },
     cancel(reason) {
       disconnected.abort("the client disconnected");
