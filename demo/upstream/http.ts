@@ -296,6 +296,12 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${SPACED_RESULT}}`);
       return;
     }
+    // A `result` whose bytes, cut at the framing, are not one JSON value: an extra member rides after it.
+    if (name === "smuggled_member") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(`{"result":{"content":[]},"smuggled":{"content":[]},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}`);
+      return;
+    }
     if (name === "spaced_sse") {
       const progressToken = JSON.stringify(message.params?._meta?.progressToken ?? null);
       res.writeHead(200, { "content-type": "text/event-stream" });
@@ -436,6 +442,7 @@ const HOSTILE_TOOLS: Tool[] = [
   { name: "forged_success", inputSchema: { type: "object" } },
   { name: "spaced_result", inputSchema: { type: "object" } },
   { name: "spaced_sse", inputSchema: { type: "object" } },
+  { name: "smuggled_member", inputSchema: { type: "object" } },
   { name: "forged_rpc_error", inputSchema: { type: "object" } },
 ];
 

@@ -181,6 +181,17 @@ describe("a result nothing changes passes through as the upstream's bytes", () =
     });
     expect(events[1]).toContain(`data: {"result":${SPACED},"jsonrpc":"2.0","id":8}`);
 
+    // Bytes that are not one JSON value never pass through: the gateway parses the answer and writes its own.
+    const smuggling = await post(
+      key,
+      { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "evil__smuggled_member" } },
+      "application/json, text/event-stream",
+    );
+    const answer = JSON.parse(await smuggling.text());
+    expect(Object.keys(answer).sort()).toEqual(["id", "jsonrpc", "result"]);
+    expect(answer.result.isError).toBe(true);
+    expect(answer.result._meta["dev.rayrun/error"].code).toBe("upstream_protocol_error");
+
     // The SDK client reads both as ordinary results.
     for (const name of ["evil__spaced_result", "evil__spaced_sse"]) {
       expect(await gateway.client.callTool({ name, arguments: {} })).toEqual({

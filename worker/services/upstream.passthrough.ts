@@ -15,8 +15,9 @@ import { Buffer } from "node:buffer";
  * resource link or embedded resource (their URIs are mapped), no `isError`
  * (an upstream error is logged as one), no `"id"` member (so nothing inside it
  * can stand for the JSON-RPC id the client's message ends with), no `\u`
- * escape (which could spell any of those), and no line break. Anything else
- * takes the parsed path, as before.
+ * escape (which could spell any of those), and no line break; and it must
+ * parse as one object whose content items are text, image or audio. Anything
+ * else takes the parsed path, as before.
  */
 export class RawResultCapture {
   /** The upstream's `result` value, as the bytes it sent; null when the result took the parsed path. */
@@ -92,7 +93,36 @@ function resultBytes(message: Uint8Array, id: number): Uint8Array | null {
   if (!result || result[0] !== 0x7b || result[result.byteLength - 1] !== 0x7d) return null;
   if (result.indexOf(LF) >= 0 || result.indexOf(CR) >= 0) return null;
   const scanned = Buffer.from(result.buffer, result.byteOffset, result.byteLength);
-  return NEEDLES.some((needle) => scanned.indexOf(needle) >= 0) ? null : result;
+  if (NEEDLES.some((needle) => scanned.indexOf(needle) >= 0)) return null;
+  return isWellFormedResult(result) ? result : null;
+}
+
+const decoder = new TextDecoder();
+const PLAIN_CONTENT_TYPES = new Set(["text", "image", "audio"]);
+
+/**
+ * Whether the bytes are one JSON object shaped like a tool result: the gateway
+ * never forwards bytes it has not parsed, so an upstream cannot smuggle extra
+ * JSON-RPC members or broken JSON past it by framing its answer cleverly. The
+ * native parse is most of what the parsed path cost the gateway; the SDK's
+ * schema walk and the re-serialisation are what pass-through saves. Anything
+ * else takes the parsed path, whose SDK validation gives the client the error.
+ */
+function isWellFormedResult(bytes: Uint8Array): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(bytes));
+  } catch {
+    return false;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const content = (value as { content?: unknown }).content;
+  return (
+    Array.isArray(content) &&
+    content.every(
+      (item) => typeof item === "object" && item !== null && PLAIN_CONTENT_TYPES.has((item as { type?: unknown }).type as string),
+    )
+  );
 }
 
 function startsWith(bytes: Uint8Array, ascii: string): boolean {
