@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { Buffer } from "node:buffer";
+import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
 
 /**
  * Result pass-through. A tools/call result that the gateway would forward
@@ -10,14 +10,10 @@ import { Buffer } from "node:buffer";
  * so the SDK still runs the session, progress, cancellation and relayed
  * requests, and only the payload skips it.
  *
- * A result is diverted only when its bytes show, without parsing, that the
- * gateway would not change it: it carries no `dev.rayrun` metadata, no
- * resource link or embedded resource (their URIs are mapped), no `isError`
- * (an upstream error is logged as one), no `"id"` member (so nothing inside it
- * can stand for the JSON-RPC id the client's message ends with), no `\u`
- * escape (which could spell any of those), and no line break; and it must
- * parse as one object whose content items are text, image or audio. Anything
- * else takes the parsed path, as before.
+ * A result is diverted only when it parses as one tool-result object that the
+ * gateway would not change (see `qualifies`) and holds no line break, which
+ * the SSE framing around it could not carry. Anything else takes the parsed
+ * path, as before.
  */
 export class RawResultCapture {
   /** The upstream's `result` value, as the bytes it sent; null when the result took the parsed path. */
@@ -34,7 +30,6 @@ export function capturingRawResult<T>(capture: RawResultCapture, work: () => Pro
 const encoder = new TextEncoder();
 const LF = 10;
 const CR = 13;
-const NEEDLES = ["dev.rayrun", "\\u", '"resource', '"isError"', '"id"'].map((needle) => Buffer.from(needle));
 /** What the SDK client gets instead of a diverted result: an empty one, which resolves its request. */
 const STUB_RESULT = '{"content":[]}';
 
@@ -92,23 +87,24 @@ function resultBytes(message: Uint8Array, id: number): Uint8Array | null {
   }
   if (!result || result[0] !== 0x7b || result[result.byteLength - 1] !== 0x7d) return null;
   if (result.indexOf(LF) >= 0 || result.indexOf(CR) >= 0) return null;
-  const scanned = Buffer.from(result.buffer, result.byteOffset, result.byteLength);
-  if (NEEDLES.some((needle) => scanned.indexOf(needle) >= 0)) return null;
-  return isWellFormedResult(result) ? result : null;
+  return qualifies(result) ? result : null;
 }
 
 const decoder = new TextDecoder();
 const PLAIN_CONTENT_TYPES = new Set(["text", "image", "audio"]);
 
 /**
- * Whether the bytes are one JSON object shaped like a tool result: the gateway
- * never forwards bytes it has not parsed, so an upstream cannot smuggle extra
- * JSON-RPC members or broken JSON past it by framing its answer cleverly. The
- * native parse is most of what the parsed path cost the gateway; the SDK's
- * schema walk and the re-serialisation are what pass-through saves. Anything
- * else takes the parsed path, whose SDK validation gives the client the error.
+ * Whether the bytes parse as one tool-result object the gateway would forward
+ * unchanged. Parsing is what makes the splice safe: the gateway never forwards
+ * bytes it has not parsed, so an upstream cannot smuggle extra JSON-RPC members
+ * or broken JSON past it by framing its answer cleverly. The native parse is
+ * the cheap part of the parsed path; the SDK's schema walk and the
+ * re-serialisation are what pass-through saves. Not forwarded unchanged, and so
+ * left to the parsed path: `isError` (an upstream error is logged as one), the
+ * gateway's own `dev.rayrun/*` metadata (dropped there), and any content block
+ * but text, image or audio (resource URIs are mapped).
  */
-function isWellFormedResult(bytes: Uint8Array): boolean {
+function qualifies(bytes: Uint8Array): boolean {
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(bytes));
@@ -116,11 +112,15 @@ function isWellFormedResult(bytes: Uint8Array): boolean {
     return false;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const content = (value as { content?: unknown }).content;
+  const result = value as { content?: unknown; isError?: unknown; _meta?: unknown };
+  if ("isError" in result) return false;
+  if (typeof result._meta === "object" && result._meta !== null) {
+    if (Object.keys(result._meta).some((key) => key.startsWith(GATEWAY_META_PREFIX))) return false;
+  }
   return (
-    Array.isArray(content) &&
-    content.every(
-      (item) => typeof item === "object" && item !== null && PLAIN_CONTENT_TYPES.has((item as { type?: unknown }).type as string),
+    Array.isArray(result.content) &&
+    result.content.every(
+      (block) => typeof block === "object" && block !== null && PLAIN_CONTENT_TYPES.has((block as { type?: unknown }).type as string),
     )
   );
 }
