@@ -14,12 +14,17 @@ import { projectOutputSchema } from "./projection.ts";
 export function listedTools(catalog: Catalog, profileId: string | null): Tool[] {
   const tools: Tool[] = [];
   for (const tool of catalog.tools.values()) {
-    if (!isListed(catalog, profileId, tool)) continue;
-    const active = catalog.deployments.get(tool.uid)?.active;
-    if (active && active.definitionHash !== tool.definitionHash) continue;
-    tools.push(publicDefinition(tool, active?.contract ?? null));
+    if (!isDiscoverable(catalog, profileId, tool)) continue;
+    tools.push(publicDefinition(tool, catalog.deployments.get(tool.uid)?.active?.contract ?? null));
   }
   return tools.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/** Whether discovery (Direct or Code) shows the tool to this profile; Code Mode calls only what it shows. */
+export function isDiscoverable(catalog: Catalog, profileId: string | null, tool: CatalogTool): boolean {
+  if (!isListed(catalog, profileId, tool)) return false;
+  const active = catalog.deployments.get(tool.uid)?.active;
+  return !active || active.definitionHash === tool.definitionHash;
 }
 
 /** The active hook's public contract where it replaces the upstream's, and the projection. */
