@@ -199,10 +199,9 @@ class Run {
     for (;;) {
       const state = session.runUntilIdle(promise);
       if (state === "fault" || this.runFault) return undefined;
-      if (state === "settled") {
-        const settled = vm.getPromiseState(promise);
-        return settled.type === "fulfilled" ? settled.value : undefined;
-      }
+      // The runtime's promise only rejects when even reporting the program's error failed (e.g. out of memory):
+      // settle() records that rejection as the run's fault.
+      if (state === "settled") return session.settle(promise);
       if (this.ended.signal.aborted) return undefined;
       if (this.inFlight === 0 && this.queued.length === 0 && this.answered.length === 0) {
         session.fail("unresolved_promise", "the program's promise was still pending when no work was left");

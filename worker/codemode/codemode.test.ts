@@ -1,12 +1,15 @@
 import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
 import { api, connectMcp, createKey, demoGateway, eventually, upstreamReceived } from "../../test/helpers.ts";
+import readme from "../../README.md?raw";
+import { hookGateway, MOCK_RESULT, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 import { generateCodeDeclarations } from "./codemode.declarations.ts";
+import { CODE_MODE_ERROR_CODES } from "./codemode.errors.ts";
 
 const META = "dev.rayrun/error";
 const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
 
-type Gateway = Awaited<ReturnType<typeof demoGateway>>;
+type Gateway = Pick<Awaited<ReturnType<typeof demoGateway>>, "ws" | "adminKey" | "defaultProfileId">;
 
 /** Sets the default profile's discovery and returns an SDK client for a fresh key in it. */
 async function codeClient(gateway: Gateway, discovery: "direct" | "code" | "both" = "code") {
@@ -131,5 +134,107 @@ return { plan: customer.plan, notes: notes.items };`,
       ["upstream", "ok", 1],
     ]);
     expect(rows[0].requestId).toBe(rows[1].requestId);
+  });
+});
+
+/** The codes in the first column of the README's Code Mode error table. */
+function documentedCodeModeCodes(markdown: string): string[] {
+  const start = markdown.indexOf("**Code Mode `isError` results**");
+  const end = markdown.indexOf("\n## ", start);
+  const codes: string[] = [];
+  for (const line of markdown.slice(start, end).split("\n")) {
+    const cell = /^\s+\|\s*(`[^|]+)\|/.exec(line)?.[1];
+    if (cell) codes.push(...[...cell.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!));
+  }
+  return codes.sort();
+}
+
+describe("Code Mode error codes", () => {
+  it("are exactly the codes the README's Code Mode table documents", ({ expect }) => {
+    const documented = documentedCodeModeCodes(readme);
+    expect(documented.length).toBeGreaterThan(0);
+    expect(documented).toEqual([...CODE_MODE_ERROR_CODES].sort());
+  });
+});
+
+/** An active hook with a public contract (the client sends `text`, upstream gets `query`) that rejects "secret" searches. */
+const CONTRACT_HOOK = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  publicContract: {
+    description: "Search release notes by free text",
+    inputSchema: {
+      type: "object",
+      properties: { text: { type: "string", description: "What to look for" } },
+      required: ["text"],
+      additionalProperties: false,
+    },
+  },
+  before({ arguments: args }) {
+    if (args.text === "secret") return { action: "reject", reason: "query_forbidden", message: "That search is not allowed" };
+    return { action: "continue", arguments: { query: args.text ?? args.query } };
+  },
+  after({ result }) {
+    return { action: "return", result: { items: result.items.slice(0, 1) } };
+  },
+});
+`;
+
+describe("inner calls through hooks", () => {
+  it("declares the hook's public contract, passes the hook's rejection reason to the program, and runs shadow with the call's index", async ({
+    expect,
+  }) => {
+    const gateway = await hookGateway();
+    // The fixture's tests call with `query`; this contract takes `text`.
+    const saved = await gateway.saveLatest({ source: CONTRACT_HOOK });
+    expect(saved.status).toBe(200);
+    expect((await gateway.test({ stage: "before", arguments: { text: "sso" } })).body.passed).toBe(true);
+    expect((await gateway.test({ stage: "after", arguments: { text: "sso" }, result: MOCK_RESULT })).body.passed).toBe(true);
+    const active = (await gateway.createRevision(saved.body.versionId)).body;
+    expect((await gateway.deploy("active", active.revisionId)).status).toBe(200);
+    const shadow = await gateway.tested(SEARCH_HOOK);
+    expect((await gateway.deploy("shadow", shadow.revisionId)).status).toBe(200);
+    const client = await codeClient(gateway, "code");
+
+    const described = (await client.callTool({ name: "describe_tools", arguments: { filter: "release" } })) as CallToolResult;
+    const declarations = (described.content[0] as { text: string }).text;
+    expect(declarations).toContain("type demo__search_release_notes_Arguments = {\n  /** What to look for */\n  text: string;\n};");
+    expect(declarations).toContain("  /** Search release notes by free text */\n  demo__search_release_notes(");
+
+    const result = await run(
+      client,
+      `const found = await tools.demo__search_release_notes({ text: "search" });
+let refusal;
+try {
+  await tools.demo__search_release_notes({ text: "secret" });
+} catch (error) {
+  refusal = { code: error.code, message: error.message, details: error.details };
+}
+return { found: found.items.map((item) => item.version), refusal };`,
+    );
+    expect((result.structuredContent as any).result).toEqual({
+      found: ["2.4.0"],
+      refusal: {
+        code: "query_forbidden",
+        message: "That search is not allowed",
+        details: { tool: "demo__search_release_notes", source: "hook" },
+      },
+    });
+    // The rejected call never reached the upstream.
+    expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ query: "search" }]);
+    const rows = await eventually(
+      async () => (await api(`${gateway.base()}/logs`, { key: gateway.adminKey })).body.logs as any[],
+      (logs) => logs.length >= 5,
+    );
+    // A call rejected in `before` never reaches step 4, where the shadow revision is read: it has no shadow row.
+    expect(
+      rows.map((row) => [row.callIndex, row.stage, row.channel, row.outcome]).sort((a, b) => String(a).localeCompare(String(b))),
+    ).toEqual([
+      [0, "after", "active", "return"],
+      [0, "after", "shadow", "return"],
+      [0, "before", "active", "continue"],
+      [0, "before", "shadow", "continue"],
+      [1, "before", "active", "reject"],
+    ]);
+    expect(new Set(rows.map((row) => row.requestId)).size).toBe(1);
   });
 });

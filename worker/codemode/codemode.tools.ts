@@ -322,8 +322,8 @@ function hiddenRun(caller: CodeModeCaller, name: string): ToolCallRun | null {
 
 /**
  * The run's rows, each with the call's index. A call that went through with
- * no row of its own (no hook, no upstream error) gets one `upstream` row, so
- * every inner call is in the log.
+ * no row of its own (no hook stage, no upstream error) gets one `upstream`
+ * row, so every inner call is in the log.
  */
 function withCallIndex(
   run: ToolCallRun,
@@ -333,7 +333,7 @@ function withCallIndex(
   requestId: string,
 ): ToolCallRun {
   const logs = run.logs.map((entry) => ({ ...entry, callIndex }));
-  const unlogged = run.outcome.kind === "result" && !logs.some((entry) => entry.stage === "upstream");
+  const unlogged = run.outcome.kind === "result" && logs.length === 0;
   if (unlogged && toolUid) {
     const row = logEntry({ toolUid, requestId }, { stage: "upstream", outcome: "ok", durationMs });
     logs.push({ ...row, callIndex });
