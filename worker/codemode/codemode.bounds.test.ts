@@ -307,6 +307,22 @@ describe("the sandbox's own bounds", () => {
   };
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+  it("starts every run from a fresh runtime and context, though the instance is reused", async ({ expect }) => {
+    const host = { callTool: async (): Promise<ToolAnswer> => ({ ok: true, value: null }) };
+    const first = await runProgram({
+      script: await compiled("globalThis.leak = 1; Object.prototype.polluted = true; Array.prototype.push = null; return 1;"),
+      requestId: "req_test",
+      host,
+    });
+    expect(first).toEqual({ ok: true, value: 1, logs: [] });
+    const second = await runProgram({
+      script: await compiled("const seen = []; seen.push(typeof globalThis.leak, ({}).polluted ?? 'clean'); return seen;"),
+      requestId: "req_test",
+      host,
+    });
+    expect(second).toEqual({ ok: true, value: ["undefined", "clean"], logs: [] });
+  });
+
   it("does not count time waiting on tools against the compute deadline", async ({ expect }) => {
     const script = await compiled("const a = await tools.x({}); const b = await tools.y({}); return [a, b];");
     const result = await runProgram({

@@ -1,6 +1,7 @@
 import type { QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten-core";
 import { prepareContext } from "../hooks/isolate/isolate.context.ts";
-import { resolveLimits, type LimitOverrides } from "../hooks/isolate/isolate.limits.ts";
+import type { IsolateInstance } from "../hooks/isolate/isolate.instance.ts";
+import { resolveLimits, WASM_RETAIN_BYTES, type LimitOverrides } from "../hooks/isolate/isolate.limits.ts";
 import { newPrivateInstance } from "../hooks/isolate/isolate.module.ts";
 import { IsolateSession } from "../hooks/isolate/isolate.session.ts";
 import { utf8Length } from "../hooks/isolate/isolate.text.ts";
@@ -73,7 +74,28 @@ function releaseSlot(): void {
 }
 
 /**
- * Runs a compiled program in a fresh QuickJS runtime and context whose only
+ * One idle private instance is kept for the next run: creating one (wasm
+ * instantiation, runtime, prelude, image) costs far more than a run. Every run
+ * restores the instance's pristine image first (`IsolateSession.begin`), as
+ * the shared hook instance does, so nothing of a run survives into the next;
+ * an instance that misbehaved or grew past the retain cap is dropped.
+ */
+let idleInstance: IsolateInstance | undefined;
+
+async function takeInstance(): Promise<IsolateInstance> {
+  const idle = idleInstance;
+  idleInstance = undefined;
+  return idle ?? newPrivateInstance();
+}
+
+function returnInstance(instance: IsolateInstance, session: IsolateSession): void {
+  if (!session.instanceReusable || instance.wasmBytes() > WASM_RETAIN_BYTES) return;
+  idleInstance ??= instance;
+}
+
+/**
+ * Runs a compiled program in a fresh QuickJS runtime and context (a private
+ * instance restored to its pristine image) whose only
  * capabilities are `tools` and `console.log`. The guest runs in steps: each
  * step drains the job queue (bounded by the work budget and the compute
  * deadline, as a hook is), then the host waits for an inner call to finish,
@@ -138,6 +160,9 @@ class Run {
   private readonly queued: QueuedCall[] = [];
   private readonly answered: { deferred: QuickJSDeferredPromise; text: string }[] = [];
   private wake: (() => void) | undefined;
+  /** Everything this run holds in the guest, released before the instance is restored for the next run. */
+  private readonly handles: QuickJSHandle[] = [];
+  private readonly deferreds = new Set<QuickJSDeferredPromise>();
 
   constructor(
     private readonly request: ProgramRequest,
@@ -147,9 +172,9 @@ class Run {
   ) {}
 
   async execute(): Promise<ProgramRun> {
-    let instance;
+    let instance: IsolateInstance;
     try {
-      instance = await newPrivateInstance();
+      instance = await takeInstance();
     } catch (error) {
       console.error("code mode isolate unavailable", error);
       return this.failed({ code: "exception", message: "The sandbox could not be started" });
@@ -166,7 +191,21 @@ class Run {
       // Nothing queued starts, and no answer reaches the guest, once the run is over.
       if (!this.ended.signal.aborted) this.ended.abort("done");
       this.queued.length = 0;
+      const released = session.instanceReusable && this.release();
       session.close();
+      if (released) returnInstance(instance, session);
+    }
+  }
+
+  /** Disposes the run's handles; false if the instance is not in a state to do so (it is then not reused). */
+  private release(): boolean {
+    try {
+      for (const deferred of this.deferreds) deferred.dispose();
+      for (const handle of this.handles) if (handle.alive) handle.dispose();
+      return true;
+    } catch (error) {
+      console.error("code mode handles could not be released", error);
+      return false;
     }
   }
 
@@ -184,16 +223,21 @@ class Run {
     if (!context.ok) throw new Error(context.message);
     session.begin(context.json, context.calledAtMs);
     const vm = session.vm;
-    const hostCall = vm.newFunction("callTool", (name, args) => this.onCall(name, args));
-    const hostLine = vm.newFunction("consoleLine", (line) => this.onLine(line));
-    const maxLine = vm.newNumber(CONSOLE_LINE_MAX_CHARS);
-    const factory = session.evaluateTrusted(CODE_MODE_RUNTIME_SOURCE, "rayrun-code-mode.js");
-    const start = factory && session.callFunction(factory, [hostCall, hostLine, maxLine]);
+    const held = <T extends QuickJSHandle | undefined>(handle: T): T => {
+      if (handle) this.handles.push(handle);
+      return handle;
+    };
+    const hostCall = held(vm.newFunction("callTool", (name, args) => this.onCall(name, args)));
+    const hostLine = held(vm.newFunction("consoleLine", (line) => this.onLine(line)));
+    const maxLine = held(vm.newNumber(CONSOLE_LINE_MAX_CHARS));
+    const factory = held(session.evaluateTrusted(CODE_MODE_RUNTIME_SOURCE, "rayrun-code-mode.js"));
+    const start = held(factory && session.callFunction(factory, [hostCall, hostLine, maxLine]));
     session.evaluateBundle(this.request.script);
     if (!start || session.fault) return undefined;
-    const namespace = vm.getProp(vm.global, "__rayrun");
-    const program = vm.getProp(namespace, "default");
-    const promise = session.callFunction(start, [program]);
+    // Not `vm.global`: that handle is cached across runs, and the next run restores the memory under it.
+    const program = held(session.evaluateTrusted("globalThis.__rayrun.default", "rayrun-code-mode-program.js"));
+    if (!program) return undefined;
+    const promise = held(session.callFunction(start, [program]));
     if (!promise) return undefined;
 
     for (;;) {
@@ -218,6 +262,7 @@ class Run {
         deferred.resolve(value);
         value.dispose();
         deferred.dispose();
+        this.deferreds.delete(deferred);
       }
     }
   }
@@ -249,6 +294,7 @@ class Run {
     }
     const index = this.calls++;
     const deferred = vm.newPromise();
+    this.deferreds.add(deferred);
     const settleNow = (error: CodeModeError) => this.answered.push({ deferred, text: JSON.stringify({ ok: false, error }) });
     const name = readBoundedString(session, nameHandle, NAME_MAX_CHARS);
     const argsJson = readBoundedString(session, argsHandle, this.limits.argumentsBytes);

@@ -53,6 +53,11 @@ export class IsolateSession implements InstanceHost {
     this.vm = instance.vm;
   }
 
+  /** False once the wasm instance misbehaved (host exception, trap): it must not serve another run. */
+  get instanceReusable(): boolean {
+    return !this.instanceBroken;
+  }
+
   get fault(): IsolateError | undefined {
     return this.firstFault;
   }
