@@ -6,7 +6,7 @@
  *
  * Kept free of Worker-only imports so Node can run it (test/tsc/typecheck.mjs).
  */
-import { DeclarationsTooLargeError, schemaToDeclarations } from "../hooks/compiler/compiler.types.ts";
+import { DeclarationsTooLargeError, schemaToDeclarations, schemaToType } from "../hooks/compiler/compiler.types.ts";
 
 /** A tool as discovery shows it: public name, description and schemas (what `tools/list` lists). */
 export interface DeclaredTool {
@@ -58,23 +58,34 @@ export function generateCodeDeclarations(tools: readonly DeclaredTool[]): string
   const members: string[] = [];
   for (const tool of tools) {
     const base = uniqueName(typeNamePart(tool.name), usedNames);
-    const argsName = `${base}_Arguments`;
-    const resultName = `${base}_Result`;
-    const argsDeclaration = schemaToDeclarations(tool.inputSchema, argsName, budget);
-    budget -= argsDeclaration.length;
-    const resultDeclaration = tool.outputSchema
-      ? schemaToDeclarations(tool.outputSchema, resultName, budget)
-      : `type ${resultName} = ToolContentResult;`;
-    budget -= resultDeclaration.length;
-    const member = `${jsDoc(tool.description, "  ")}  ${propertyKey(tool.name)}(args: ${argsName}): Promise<${resultName}>;`;
+    const typeOf = (schema: Record<string, unknown>, name: string) => {
+      // A schema without references is written in place: fewer bytes for the agent to read.
+      if (!hasReferences(schema)) return schemaToType(schema);
+      const declaration = schemaToDeclarations(schema, name, budget);
+      budget -= declaration.length;
+      types.push(declaration);
+      return name;
+    };
+    const argsType = typeOf(tool.inputSchema, `${base}_Arguments`);
+    const resultType = tool.outputSchema ? typeOf(tool.outputSchema, `${base}_Result`) : "ToolContentResult";
+    const member = `${jsDoc(tool.description, "  ")}  ${propertyKey(tool.name)}(args: ${indented(argsType)}): Promise<${indented(resultType)}>;`;
     budget -= member.length;
     if (budget < 0) throw new DeclarationsTooLargeError("the generated declarations are over the size limit");
-    types.push(`/** Arguments of ${tool.name}. */\n${argsDeclaration}`, `/** Result of ${tool.name}. */\n${resultDeclaration}`);
     members.push(member);
   }
   const toolsDeclaration = members.length ? `declare const tools: {\n${members.join("\n")}\n};\n` : "declare const tools: {};\n";
   return [PREAMBLE, ...types.map((type) => `${type}\n`), toolsDeclaration].join("\n");
 }
+
+/** Whether the schema uses `$ref`, `$defs` or `definitions` anywhere: its types then need names. */
+function hasReferences(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(hasReferences);
+  if (typeof schema !== "object" || schema === null) return false;
+  return Object.entries(schema).some(([key, value]) => key === "$ref" || key === "$defs" || key === "definitions" || hasReferences(value));
+}
+
+/** A type written inside the `tools` block: its continuation lines one level deeper. */
+const indented = (type: string) => type.replaceAll("\n", "\n  ");
 
 function uniqueName(base: string, used: Set<string>): string {
   let name = base;

@@ -65,7 +65,7 @@ describe("discovery", () => {
     const text = (described.content[0] as { text: string }).text;
     expect(text).toBe(generateCodeDeclarations(listed as never));
     expect(text).toContain(
-      "  /** Search the product's public release notes by keyword. */\n  demo__search_release_notes(args: demo__search_release_notes_Arguments): Promise<demo__search_release_notes_Result>;",
+      "  /** Search the product's public release notes by keyword. */\n  demo__search_release_notes(args: {\n    /** Words to look for in titles and summaries */\n    query: string;\n    [key: string]: unknown;\n  }): Promise<{\n    items: {\n      version: string;",
     );
     expect(text).not.toContain("delete_record");
     const filtered = (await both.callTool({ name: "describe_tools", arguments: { filter: "CUSTOMER" } })) as CallToolResult;
@@ -197,8 +197,9 @@ describe("inner calls through hooks", () => {
 
     const described = (await client.callTool({ name: "describe_tools", arguments: { filter: "release" } })) as CallToolResult;
     const declarations = (described.content[0] as { text: string }).text;
-    expect(declarations).toContain("type demo__search_release_notes_Arguments = {\n  /** What to look for */\n  text: string;\n};");
-    expect(declarations).toContain("  /** Search release notes by free text */\n  demo__search_release_notes(");
+    expect(declarations).toContain(
+      "  /** Search release notes by free text */\n  demo__search_release_notes(args: {\n    /** What to look for */\n    text: string;\n  }): Promise<{",
+    );
 
     const result = await run(
       client,
