@@ -97,10 +97,7 @@ describe("isolate bounds", () => {
     const after = await run(client, "return 1 + 1;");
     expect(after.structuredContent).toEqual({ result: 2, logs: [], calls: [] });
 
-    const hungry = await run(
-      client,
-      "const kept = [];\n// Indexing, not push: an Array method is charged by the length it walks.\nfor (let i = 0; ; i++) kept[i] = [i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i];",
-    );
+    const hungry = await run(client, "const kept = [];\nfor (let i = 0; ; i++) kept[i] = new Uint8Array(1 << 20);");
     expect(meta(hungry)).toEqual({ code: "memory_exceeded", message: "The program ran out of memory", details: { logs: [], calls: [] } });
   });
 

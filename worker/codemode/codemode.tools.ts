@@ -1,8 +1,8 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import { decideAccess } from "../calls/access.ts";
-import type { Catalog } from "../calls/catalog.ts";
-import { listedTools } from "../calls/discovery.ts";
+import type { Catalog, CatalogTool } from "../calls/catalog.ts";
+import { isDiscoverable, listedTools } from "../calls/discovery.ts";
 import { logEntry, type ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
 import { compileProgram, DeclarationsTooLargeError, type Diagnostic } from "../hooks/compiler/index.ts";
@@ -121,7 +121,13 @@ export interface InnerCall {
 
 export interface CodeModeCaller {
   env: Env;
+  /** The catalog the call started with (discovery, the run's start). */
   catalog: Catalog;
+  /**
+   * The current catalog, read again by every inner call: a run lasts up to 60 s, and a policy change
+   * reaches its next inner call within the catalog cache's 2 s, as it reaches the next direct call.
+   */
+  loadCatalog: () => Promise<Catalog>;
   workspaceId: string;
   keyId: string;
   profileId: string | null;
@@ -146,7 +152,15 @@ export async function callCodeModeTool(
 
 function invalidArguments(schema: Record<string, unknown>, args: JsonObject, tool: string): CallToolResult | null {
   const check = checkAgainstSchema(schema, args);
-  if ("breach" in check || check.valid) return null;
+  if ("breach" in check) {
+    const { bound, limit, message } = check.breach;
+    return refusal(
+      "schema_too_complex",
+      "Checking the arguments against the tool's schema would exceed a validation bound, so the call was stopped",
+      { tool, bound, ...(limit !== undefined ? { limit } : {}), reason: message },
+    );
+  }
+  if (check.valid) return null;
   return refusal("invalid_arguments", "The arguments do not match the tool's input schema", { tool, violations: check.violations });
 }
 
@@ -173,8 +187,6 @@ async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ resu
   const compiled = await compileProgram(args.code as string);
   if (!compiled.ok) return { result: compileFailure(compiled.diagnostics), inner: [] };
 
-  // What describe_tools declares is exactly what the program may call; anything else is an unknown tool.
-  const declared = new Map(listedTools(caller.catalog, caller.profileId).map((tool) => [tool.name, tool]));
   const inner: InnerCall[] = [];
   const pending: Promise<ToolAnswer>[] = [];
   const run = await runProgram({
@@ -185,7 +197,7 @@ async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ resu
     signal: caller.signal,
     host: {
       callTool: (call, signal) => {
-        const answer = innerCall(caller, declared, call, signal).then(({ record, answer }) => {
+        const answer = innerCall(caller, call, signal).then(({ record, answer }) => {
           inner.push(record);
           return answer;
         });
@@ -230,11 +242,11 @@ const echoed = (name: string) => (name.length <= ECHOED_NAME_CHARS ? name : `${n
  */
 async function innerCall(
   caller: CodeModeCaller,
-  declared: Map<string, Tool>,
   call: { index: number; name: string; arguments: Record<string, unknown> },
   signal: AbortSignal,
 ): Promise<{ record: InnerCall; answer: ToolAnswer }> {
   const started = Date.now();
+  const catalog = await caller.loadCatalog();
   const record = (run: ToolCallRun | null, answer: ToolAnswer): { record: InnerCall; answer: ToolAnswer } => ({
     record: {
       index: call.index,
@@ -242,7 +254,7 @@ async function innerCall(
       outcome: answer.ok ? "ok" : "error",
       code: answer.ok ? null : answer.error.code,
       durationMs: Date.now() - started,
-      run: run && withCallIndex(run, call.index, Date.now() - started, caller.catalog.tools.get(call.name)?.uid, caller.requestId),
+      run: run && withCallIndex(run, call.index, Date.now() - started, catalog.tools.get(call.name)?.uid, caller.requestId),
     },
     answer,
   });
@@ -250,12 +262,13 @@ async function innerCall(
     ok: false,
     error: { code: "unknown_tool", message: `Unknown tool: ${echoed(call.name)}`, details: { tool: echoed(call.name) } },
   };
-  const definition = declared.get(call.name);
-  if (!definition) return record(hiddenRun(caller, call.name), unknown);
+  // What describe_tools declares is exactly what the program may call; anything else is an unknown tool.
+  const tool = catalog.tools.get(call.name);
+  if (!tool || !isDiscoverable(catalog, caller.profileId, tool)) return record(hiddenRun(caller, catalog, call.name), unknown);
 
   const run = await runToolCall({
     env: caller.env,
-    catalog: caller.catalog,
+    catalog,
     publicName: call.name,
     workspaceId: caller.workspaceId,
     keyId: caller.keyId,
@@ -281,12 +294,17 @@ async function innerCall(
         },
       });
     case "result":
-      return record(run, resultAnswer(call.name, definition, outcome.result));
+      return record(run, resultAnswer(call.name, hasOutputSchema(catalog, tool), outcome.result));
   }
 }
 
+/** Whether discovery declares an output schema for the tool (the active hook's, else the upstream's). */
+function hasOutputSchema(catalog: Catalog, tool: CatalogTool): boolean {
+  return Boolean(catalog.deployments.get(tool.uid)?.active?.contract?.outputSchema ?? tool.definition.outputSchema);
+}
+
 /** What the program receives: the structured result where the tool declares an output schema, else the content. */
-function resultAnswer(name: string, definition: Tool, result: CallToolResult): ToolAnswer {
+function resultAnswer(name: string, structured: boolean, result: CallToolResult): ToolAnswer {
   if (result.isError) {
     const text = result.content
       .map((item) => (item.type === "text" ? item.text : ""))
@@ -299,7 +317,7 @@ function resultAnswer(name: string, definition: Tool, result: CallToolResult): T
     };
     return { ok: false, error };
   }
-  if (definition.outputSchema) return { ok: true, value: result.structuredContent ?? null };
+  if (structured) return { ok: true, value: result.structuredContent ?? null };
   return {
     ok: true,
     value: { content: result.content, ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}) },
@@ -307,10 +325,10 @@ function resultAnswer(name: string, definition: Tool, result: CallToolResult): T
 }
 
 /** The refusal row a tool the caller cannot see still gets (tool blocked, in review, …); none for a name that matches no tool. */
-function hiddenRun(caller: CodeModeCaller, name: string): ToolCallRun | null {
-  const tool = caller.catalog.tools.get(name);
+function hiddenRun(caller: CodeModeCaller, catalog: Catalog, name: string): ToolCallRun | null {
+  const tool = catalog.tools.get(name);
   if (!tool) return null;
-  const access = decideAccess(caller.catalog, caller.profileId, tool);
+  const access = decideAccess(catalog, caller.profileId, tool);
   const code = access.allowed ? "hook_outdated" : access.code;
   return {
     outcome: { kind: "hidden" },

@@ -132,7 +132,15 @@ function createGatewayServer(
       const approvalsUrl = `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`;
       if (isCodeModeCall(catalog, caller.profileId, name)) {
         const { result, inner } = await callCodeModeTool(
-          { env, catalog, ...caller, requestId: newId("req"), approvalsUrl, signal: upstream.signal },
+          {
+            env,
+            catalog,
+            loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil),
+            ...caller,
+            requestId: newId("req"),
+            approvalsUrl,
+            signal: upstream.signal,
+          },
           name,
           args,
         );
