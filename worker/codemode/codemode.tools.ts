@@ -6,13 +6,12 @@ import { isDiscoverable, listedTools } from "../calls/discovery.ts";
 import { logEntry, type ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
 import { compileProgram, DeclarationsTooLargeError, type Diagnostic } from "../hooks/compiler/index.ts";
-import type { LimitOverrides } from "../hooks/isolate/index.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
 import { refusal } from "../mcp/mcp.results.ts";
 import type { Discovery } from "../policy/profiles.store.ts";
 import { CODE_DECLARATIONS_MAX_CHARS, generateCodeDeclarations } from "./codemode.declarations.ts";
 import type { CodeModeError } from "./codemode.errors.ts";
-import { CODE_MODE_LIMITS, type CodeModeLimits } from "./codemode.limits.ts";
+import { CODE_MODE_LIMITS } from "./codemode.limits.ts";
 import { runProgram, type ToolAnswer } from "./codemode.sandbox.ts";
 
 export const DESCRIBE_TOOLS = "describe_tools";
@@ -135,9 +134,6 @@ export interface CodeModeCaller {
   requestId: string;
   approvalsUrl: string;
   signal?: AbortSignal;
-  /** Lower bounds, for tests. */
-  limits?: Partial<CodeModeLimits>;
-  isolateLimits?: LimitOverrides;
 }
 
 /** `tools/call` of a Code Mode tool: the wire result, and the inner calls whose rows and shadow work follow the response. */
@@ -192,8 +188,6 @@ async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ resu
   const run = await runProgram({
     script: compiled.script,
     requestId: caller.requestId,
-    limits: caller.limits,
-    isolateLimits: caller.isolateLimits,
     signal: caller.signal,
     host: {
       callTool: (call, signal) => {
