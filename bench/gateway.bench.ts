@@ -1,11 +1,22 @@
 // `npm run bench` part 1: tools/call latency against (a) the demo upstream
 // directly, (b) a bare forwarding Worker and (c) the gateway, both under
 // wrangler dev, 1,000 sequential calls then 16 concurrent clients.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startGatewayWorker, type RunningWorker } from "../test/node/gateway.ts";
-import { balancedOrders, fmt, measure, measureInterleaved, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
+import {
+  balancedOrders,
+  fmt,
+  measure,
+  measureInterleaved,
+  ratio,
+  start,
+  startForwarder,
+  stop,
+  summarise,
+  waitFor,
+  type Figures,
+  type RunningForwarder,
+} from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
 const ports = { upstream: 18790, forwarder: 18791, gateway: 18792, forwarderInspector: 18793, gatewayInspector: 18794 };
@@ -54,35 +65,13 @@ const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 30);
 const PAUSE_MS = 35;
 
 export async function benchGateway(): Promise<GatewayBench> {
-  const persist = mkdtempSync(join(tmpdir(), "rayrun-bench-"));
   const upstream = start(process.execPath, [join(root, "demo/upstream/main.ts"), String(ports.upstream)], root);
   const upstreamOrigin = `http://127.0.0.1:${ports.upstream}`;
-  const forwarder = start(
-    "npx",
-    [
-      "wrangler",
-      "dev",
-      "--config",
-      "bench/forwarder.wrangler.toml",
-      "--local",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(ports.forwarder),
-      "--inspector-port",
-      String(ports.forwarderInspector),
-      "--var",
-      `UPSTREAM_ORIGIN:${upstreamOrigin}`,
-      "--show-interactive-dev-session=false",
-      "--persist-to",
-      join(persist, "fwd"),
-    ],
-    root,
-  );
+  let forwarder: RunningForwarder | undefined;
   let gateway: RunningWorker | undefined;
   try {
     await waitFor(`${upstreamOrigin}/__calls`);
-    await waitFor(`http://127.0.0.1:${ports.forwarder}/__calls`);
+    forwarder = await startForwarder(upstreamOrigin, { port: ports.forwarder, inspector: ports.forwarderInspector });
     gateway = await startGatewayWorker({ port: ports.gateway, inspectorPort: ports.gatewayInspector, bootstrap, secretsKeyByte: 7 });
     const gatewayOrigin = gateway.origin;
     const seeded = await seedGateway(gatewayOrigin, `${upstreamOrigin}/mcp`);
@@ -195,7 +184,8 @@ export async function benchGateway(): Promise<GatewayBench> {
     return result;
   } finally {
     await gateway?.stop();
-    for (const child of [forwarder, upstream]) stop(child);
+    forwarder?.stop();
+    stop(upstream);
   }
 }
 

@@ -1,4 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../test/node/gateway.ts";
 
 export const quietEnv = {
   ...process.env,
@@ -43,6 +47,58 @@ export function stop(child: ChildProcess): void {
   } catch {
     // already gone
   }
+}
+
+/** The bare forwarding Worker (bench/forwarder.ts) under `wrangler dev`, as the gateway runs: the floor for one Worker hop. */
+export interface RunningForwarder {
+  origin: string;
+  stop(): void;
+}
+
+/**
+ * Starts the forwarder in front of `upstreamOrigin`, in a state folder of its own, on the given ports (free ones when
+ * omitted), and waits until it answers.
+ */
+export async function startForwarder(upstreamOrigin: string, ports: { port?: number; inspector?: number } = {}): Promise<RunningForwarder> {
+  const port = ports.port ?? (await freePort());
+  const inspector = ports.inspector ?? (await freePort());
+  const persist = mkdtempSync(join(tmpdir(), "rayrun-bench-forwarder-"));
+  const child = start(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--config",
+      "bench/forwarder.wrangler.toml",
+      "--local",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspector),
+      "--var",
+      `UPSTREAM_ORIGIN:${upstreamOrigin}`,
+      "--show-interactive-dev-session=false",
+      "--persist-to",
+      persist,
+    ],
+    join(import.meta.dirname, ".."),
+  );
+  const forwarder = {
+    origin: `http://127.0.0.1:${port}`,
+    stop() {
+      stop(child);
+      rmSync(persist, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitFor(`${forwarder.origin}/__calls`);
+  } catch (error) {
+    forwarder.stop();
+    throw error;
+  }
+  return forwarder;
 }
 
 export async function waitFor(url: string, init?: RequestInit, timeoutMs = 120_000): Promise<void> {

@@ -5,13 +5,9 @@
 // Both upstream targets are the demo upstream's interactive fixture (sessions, SSE answers, progress); each target
 // keeps one session, as the gateway keeps its upstream session. Targets are interleaved call by call in the
 // balanced orders of `balancedOrders`, so load drift falls on all of them alike.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { request, seedWorkspace, startGateway, freePort } from "../test/node/gateway.ts";
-import { balancedOrders, fmt, ratio, start, stop, summarise, waitFor, type Figures } from "./lib.ts";
+import { request, seedWorkspace, startGateway } from "../test/node/gateway.ts";
+import { balancedOrders, fmt, ratio, startForwarder, summarise, type Figures, type RunningForwarder } from "./lib.ts";
 
-const root = join(import.meta.dirname, "..");
 const PROGRESS_ROUNDS = Number(process.env.BENCH_PROXY_PROGRESS_ROUNDS ?? 300);
 const LARGE_ROUNDS = Number(process.env.BENCH_PROXY_LARGE_ROUNDS ?? 60);
 const LARGE_RESULT_BYTES = 1024 * 1024;
@@ -94,33 +90,10 @@ async function interleave<K extends string>(calls: Record<K, () => Promise<numbe
 
 export async function benchProxy(): Promise<ProxyBench> {
   const gateway = await startGateway({ fixtures: true });
-  const [port, inspector] = [await freePort(), await freePort()];
-  const persist = mkdtempSync(join(tmpdir(), "rayrun-bench-forwarder-"));
-  const forwarder = start(
-    "npx",
-    [
-      "wrangler",
-      "dev",
-      "--config",
-      "bench/forwarder.wrangler.toml",
-      "--local",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--inspector-port",
-      String(inspector),
-      "--var",
-      `UPSTREAM_ORIGIN:${gateway.upstream.origin}`,
-      "--show-interactive-dev-session=false",
-      "--persist-to",
-      persist,
-    ],
-    root,
-  );
+  let forwarder: RunningForwarder | undefined;
   try {
-    const forwarderOrigin = `http://127.0.0.1:${port}`;
-    await waitFor(`${forwarderOrigin}/__calls`);
+    forwarder = await startForwarder(gateway.upstream.origin);
+    const forwarderOrigin = forwarder.origin;
     const workspace = await seedWorkspace(gateway, "proxy bench");
     await request(gateway.origin, "POST", `/v1/workspaces/${workspace.ws}/services`, workspace.adminKey, {
       slug: "live",
@@ -161,9 +134,8 @@ export async function benchProxy(): Promise<ProxyBench> {
     );
     return { firstProgress, largeResult };
   } finally {
-    stop(forwarder);
+    forwarder?.stop();
     await gateway.stop();
-    rmSync(persist, { recursive: true, force: true });
   }
 }
 

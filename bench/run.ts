@@ -9,6 +9,7 @@ import { benchGateway, printGateway } from "./gateway.bench.ts";
 import { benchProxy, printProxy } from "./proxy.bench.ts";
 import { quietEnv } from "./lib.ts";
 import { benchRules, printRules } from "./rules.bench.ts";
+import { benchAlias, printAlias } from "./alias.bench.ts";
 
 const root = join(import.meta.dirname, "..");
 
@@ -21,6 +22,7 @@ const parts: Record<string, () => Promise<void>> = {
   cli: async () => printCli(await benchCli()),
   rules: async () => printRules(await benchRules()),
   codemode: async () => printCodeMode(await benchCodeMode()),
+  alias: async () => printAlias(await benchAlias()),
 };
 
 // `npm run bench -- <part>` (one of the names above) runs only that part; no argument runs everything.

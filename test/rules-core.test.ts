@@ -3,6 +3,7 @@
 // contract and merging — so the gateway can run the same rules later.
 import { describe, expect, it } from "vitest";
 import {
+  AliasDoor,
   buildRules,
   coreHandlerFactory,
   DenyHandler,
@@ -72,5 +73,31 @@ describe("the rules core in workerd", () => {
     await expect(run.wrapTools({ t: async () => 1 }).t({})).rejects.toBeInstanceOf(HookError);
     run.on("pre_tool_call", new DenyHandler("first"), { before: true });
     await expect(run.wrapTools({ t: async () => 1 }).t({})).rejects.toMatchObject({ reason: "first" });
+  });
+
+  it("runs the alias door: Web Crypto derivation matching the pinned vectors, both directions and the check", async () => {
+    const vectors = (await import("../fixtures/hooks/alias-vectors.json")).default as {
+      cases: {
+        run_key: string;
+        options: ConstructorParameters<typeof AliasDoor>[0];
+        seeds: { type: string; value: string }[];
+        expected: { aliases: { alias: string }[] };
+      }[];
+    };
+    const vector = vectors.cases[0]!;
+    const config = parseRules(
+      `[[hooks.pre_tool_call]]\nhandlers = [{ type = "alias" }]\n[[hooks.post_tool_call]]\nhandlers = [{ type = "alias" }]\n[[hooks.run_end]]\nhandlers = [{ type = "alias" }]\n`,
+      "toml",
+    );
+    const alias = new AliasDoor({ ...vector.options, key: vector.run_key });
+    const run = new HookRun({ rules: await buildRules(config, coreHandlerFactory({ alias })), alias });
+    await run.seed(vector.seeds);
+    expect(run.legend().entries.map((entry) => entry.alias)).toEqual(vector.expected.aliases.map((entry) => entry.alias));
+    const name = run.legend().entries[0]!.alias;
+    const got: unknown[] = [];
+    const tools = run.wrapTools({ lookup: async (input) => (got.push(input), `Found ${vector.seeds[0]!.value}`) });
+    expect(await tools.lookup({ who: name })).toBe(`Found ${name}`);
+    expect(got).toEqual([{ who: vector.seeds[0]!.value }]);
+    expect((await run.end({ text: vector.seeds[0]!.value })).passed).toBe(false);
   });
 });

@@ -62,6 +62,10 @@ export function grade(event) {
 }
 `;
 
+// The example's alias door file and seeds (examples/hooks/alias-hooks.toml), as the project's gateway-hooks.toml.
+const aliasRules = readFileSync(join(example, "alias-hooks.toml"), "utf8");
+const aliasSeeds = JSON.parse(readFileSync(join(example, "alias-seeds.json"), "utf8")) as unknown[];
+
 for (const [version, node] of Object.entries(nodes)) {
   describe(`rayrun hooks run on Node ${version}`, () => {
     it("answers PreToolUse, PostToolUse and Stop in Claude Code's own format, keeping the run under .rayrun/hooks/<session>", ({
@@ -137,6 +141,67 @@ for (const [version, node] of Object.entries(nodes)) {
       expect(JSON.parse(again.stdout)).toEqual({ systemMessage: "the rules failed the run: grader says no" });
     });
 
+    it("seeds the alias door from a file: the real name never reaches the agent, the tool still receives it", ({ expect }) => {
+      const dir = mkdtempSync(join(tmpdir(), "rayrun-alias-"));
+      writeFileSync(join(dir, "gateway-hooks.toml"), aliasRules);
+      writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+      const session = "alias-session-1";
+      const common = { session_id: session, transcript_path: join(dir, "transcript.jsonl"), cwd: dir, permission_mode: "default" };
+      const hook = (event: object, args: string[] = ["--seed", "seeds.json"]) =>
+        rayrun(["hooks", "run", ...args], { node, cwd: dir, stdin: JSON.stringify({ ...common, ...event }) });
+
+      // The page the search returned names the subject; the agent reads it in alias space.
+      const post = hook({
+        hook_event_name: "PostToolUse",
+        tool_name: "WebSearch",
+        tool_input: { query: "Matthew Nowell Leeds" },
+        tool_response: {
+          results: [{ title: "Matthew Nowell - Leeds", snippet: "Contact matthew.nowell@nowell-ltd.com or MATTHEW NOWELL." }],
+        },
+      });
+      expect([post.status, post.stderr]).toEqual([0, ""]);
+      const shown = JSON.parse(post.stdout).hookSpecificOutput.updatedToolOutput as { results: { title: string; snippet: string }[] };
+      expect(JSON.stringify(shown)).not.toMatch(/nowell/i);
+      const alias = shown.results[0]!.title.replace(" - Leeds", "");
+      expect(alias).toMatch(/^[A-Z][a-z]+ [A-Z][\w-]+$/);
+      // The record after the alias rule stored the search in alias space too.
+      expect(readFileSync(join(dir, "alias-transcript.jsonl"), "utf8")).not.toMatch(/nowell/i);
+
+      // A later process (no --seed: the session kept the seeds) maps the agent's alias back for the tool.
+      const pre = hook({ hook_event_name: "PreToolUse", tool_name: "WebSearch", tool_input: { query: `${alias} Leeds` } }, []);
+      expect(pre.status).toBe(0);
+      expect(JSON.parse(pre.stdout).hookSpecificOutput).toEqual({
+        hookEventName: "PreToolUse",
+        permissionDecision: "allow",
+        updatedInput: { query: "Matthew Nowell Leeds" },
+      });
+      const unknown = hook({ hook_event_name: "PreToolUse", tool_name: "WebSearch", tool_input: { query: "x@nobody.alias" } });
+      expect([unknown.status, unknown.stderr.trim()]).toEqual([2, "alias door: a email alias that resolves to no seeded value"]);
+
+      // The agent's answer in alias space passes; the legend is kept for the grader with the session's key.
+      const stop = hook({ hook_event_name: "Stop", stop_hook_active: false, last_assistant_message: `${alias} works in Leeds.` });
+      expect([stop.status, stop.stderr]).toEqual([0, ""]);
+      const state = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "state.json"), "utf8")) as { key: string };
+      const legend = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "legend.json"), "utf8")) as {
+        run_key: string;
+        entries: unknown[];
+      };
+      expect(legend.run_key).toBe(state.key);
+      expect(legend.entries).toContainEqual(expect.objectContaining({ value: "Matthew Nowell", alias }));
+
+      // An answer that names the real person fails the run, naming the kind and place only.
+      const leaked = hook({
+        hook_event_name: "Stop",
+        session_id: "alias-session-2",
+        stop_hook_active: false,
+        last_assistant_message: "Matthew Nowell works in Leeds.",
+      });
+      expect(leaked.status).toBe(2);
+      expect(leaked.stderr.trim()).toBe(
+        "the rules failed the run: alias check: 1 real value(s) reached the report or artifacts (person_name at report.last_assistant_message)",
+      );
+    });
+
     it("refuses an unknown hook_event_name and fails closed on a broken rules file", ({ expect }) => {
       const dir = exampleCopy();
       const unknown = rayrun(["hooks", "run"], {
@@ -209,6 +274,25 @@ for (const [version, node] of Object.entries(nodes)) {
           .stdout,
       );
       expect(post.sample.contexts).toEqual([expect.stringMatching(/^\[hook provenance\] web_search answered in run run-/)]);
+    });
+
+    it("seeds the alias door with --seed before the sample, and names a bad seed file", ({ expect }) => {
+      const dir = mkdtempSync(join(tmpdir(), "rayrun-alias-"));
+      writeFileSync(join(dir, "gateway-hooks.toml"), aliasRules);
+      writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+      writeFileSync(join(dir, "bad-seeds.json"), JSON.stringify([{ type: "email", value: "nobody" }]));
+      const check = (...args: string[]) => rayrun(["hooks", "check", "gateway-hooks.toml", "--json", ...args], { node, cwd: dir });
+      const seeded = check("--seed", "seeds.json", "--event", "PostToolUse", "--input", JSON.stringify({ who: "Matthew Nowell" }));
+      expect(seeded.status).toBe(0);
+      const report = JSON.parse(seeded.stdout);
+      expect(report).toMatchObject({ ok: true, seeded: 3, sample: { event: "post_tool_call", decision: "rewrite" } });
+      expect(report.sample.rewritten.tool_input.who).toMatch(/^[A-Z][a-z]+ [A-Z][\w-]+$/);
+      expect(seeded.stdout).not.toMatch(/Matthew Nowell"/);
+      const bad = check("--seed", "bad-seeds.json");
+      expect(bad.status).toBe(1);
+      expect(JSON.parse(bad.stdout).problems).toEqual([
+        { code: "rules_alias_bad_seed", message: "seed 0: an email needs one @ and a domain with a dot" },
+      ]);
     });
 
     it("exits 1 on a failing handler, two rewriters or an invalid file, naming each problem", ({ expect }) => {

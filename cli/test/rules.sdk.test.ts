@@ -161,7 +161,7 @@ describe("the rules file is validated when the run starts", () => {
     expect([error.code, error.path, error.line]).toEqual(["rules_unknown_key", "hooks.run_end[0].handlers[0].why", 4]);
   });
 
-  it("fails at start for a callable whose export is missing, and for the alias door (not built yet)", async ({ expect }) => {
+  it("fails at start for a callable whose export is missing, and for alias fields that turn the door round", async ({ expect }) => {
     const callable = await loadError(`[[hooks.pre_tool_call]]\nhandlers = [{ type = "callable", target = "./g.mjs#nope" }]\n`, undefined, {
       "g.mjs": "export const yes = () => {};",
     });
@@ -170,8 +170,19 @@ describe("the rules file is validated when the run starts", () => {
       "hooks.pre_tool_call[0].handlers[0].target",
       2,
     ]);
-    const alias = await loadError(`[[hooks.post_tool_call]]\nhandlers = [{ type = "alias" }]\n`);
-    expect([alias.code, alias.path]).toEqual(["rules_handler_unavailable", "hooks.post_tool_call[0].handlers[0]"]);
+    const direction = await loadError(`[[hooks.post_tool_call]]\nhandlers = [{ type = "alias", direction = "out" }]\n`);
+    expect([direction.code, direction.path, direction.line]).toEqual([
+      "rules_wrong_type",
+      "hooks.post_tool_call[0].handlers[0].direction",
+      2,
+    ]);
+    expect(direction.message).toMatch(/: on post_tool_call the alias door's direction is "in"$/);
+    const check = await loadError(`[[hooks.pre_tool_call]]\nhandlers = [{ type = "alias", check = "outgoing" }]\n`);
+    expect([check.code, check.path]).toEqual(["rules_wrong_type", "hooks.pre_tool_call[0].handlers[0].check"]);
+    const args = await loadError(`[[hooks.post_tool_call]]\nhandlers = [{ type = "alias", args = "drop" }]\n`);
+    expect([args.code, args.path]).toEqual(["rules_wrong_type", "hooks.post_tool_call[0].handlers[0].args"]);
+    const slug = await loadError(`[alias]\nslugs = ["a:b"]\n`);
+    expect([slug.code, slug.path, slug.line]).toEqual(["rules_wrong_type", "alias.slugs[0]", 2]);
   });
 });
 
@@ -542,6 +553,7 @@ describe("sessions and the end of the run", () => {
       findings: 0,
       async_answers: 0,
       ended: false,
+      leak_through_inbound: 0,
     });
   });
 });

@@ -302,6 +302,31 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       setTimeout(() => res.destroy(), 2_000);
       return;
     }
+    // Results spelled as no JSON serialiser would, so a client can tell they arrived byte for byte.
+    if (name === "spaced_result") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${SPACED_RESULT}}`);
+      return;
+    }
+    // A `result` whose bytes, cut at the framing, are not one JSON value: an extra member rides after it.
+    if (name === "smuggled_member") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(`{"result":{"content":[]},"smuggled":{"content":[]},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}`);
+      return;
+    }
+    if (name === "spaced_sse") {
+      const progressToken = JSON.stringify(message.params?._meta?.progressToken ?? null);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(
+        `event: message\nid: e1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":${progressToken},"progress":1}}\n\n`,
+      );
+      // The result's event arrives in pieces, split inside its data line and between its two closing line breaks.
+      const event = `event: message\nid: e2\ndata: {"result":${SPACED_RESULT},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`;
+      res.write(event.slice(0, 40));
+      res.write(event.slice(40, -1));
+      res.end(event.slice(-1));
+      return;
+    }
     if (name === "leaky_error") {
       return reply({
         result: {
@@ -463,8 +488,14 @@ const HOSTILE_TOOLS: Tool[] = [
     outputSchema: { type: "object", properties: { name: { type: "string" }, ssn: { type: "string" } } },
   },
   { name: "forged_success", inputSchema: { type: "object" } },
+  { name: "spaced_result", inputSchema: { type: "object" } },
+  { name: "spaced_sse", inputSchema: { type: "object" } },
+  { name: "smuggled_member", inputSchema: { type: "object" } },
   { name: "forged_rpc_error", inputSchema: { type: "object" } },
 ];
+
+/** The hostile fixture's hand-spelled result (spaces, key order), as `spaced_result` and `spaced_sse` send it. */
+const SPACED_RESULT = '{ "content" : [ { "text": "as the upstream wrote it", "type": "text" } ] }';
 
 /** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */
 function hostileSchemaServer(): Server {

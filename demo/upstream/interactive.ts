@@ -153,6 +153,41 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
     },
   );
 
+  // Listed, and callable, only on a session whose client declared elicitation, as servers that need it register it.
+  const confirm = server.registerTool(
+    "confirm_with_user",
+    {
+      description: "Asks the user (elicitation) to confirm `action`; offered only to clients that declare elicitation.",
+      inputSchema: { action: z.string() },
+    },
+    async (args, extra) => {
+      received("confirm_with_user", args);
+      const answer = await extra.sendRequest(
+        {
+          method: "elicitation/create",
+          params: {
+            mode: "form",
+            message: `Confirm: ${args.action}?`,
+            requestedSchema: { type: "object", properties: { confirmed: { type: "boolean" } }, required: ["confirmed"] },
+          },
+        },
+        ElicitResultSchema,
+      );
+      return {
+        content: [
+          {
+            type: "text",
+            text: `${args.action}: ${answer.action === "accept" && answer.content?.confirmed === true ? "confirmed" : "not confirmed"}`,
+          },
+        ],
+      };
+    },
+  );
+  confirm.disable();
+  server.server.oninitialized = () => {
+    if (server.server.getClientCapabilities()?.elicitation) confirm.enable();
+  };
+
   server.registerTool("list_roots", { description: "Lists the client's roots.", inputSchema: {} }, async (_args, extra) => {
     received("list_roots", {});
     const { roots } = await extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);

@@ -29,6 +29,13 @@ export const ToolSchema = z
       .object({ bound: z.string(), limit: z.number().int().optional(), message: z.string() })
       .nullable()
       .openapi({ description: "The validation bound the upstream's schemas break; while set, calls are refused `schema_too_complex`" }),
+    clientCapabilities: z
+      .array(z.enum(["sampling", "elicitation", "roots"]))
+      .nullable()
+      .openapi({
+        description:
+          "The client capabilities the upstream lists this tool for: only MCP clients that declare all of them see and can call it; null for every client",
+      }),
     firstSeenAt: z.string(),
     updatedAt: z.string(),
   })

@@ -359,8 +359,9 @@ describe("every refusal of the call path", () => {
     expect((await ping()).isError).toBeFalsy();
     const received = await upstreamReceived(`sessions-${key}`);
     expect(received.calls).toHaveLength(2);
-    // Indexing's own session, the first call's, and the one after the upstream forgot it.
-    expect(received.methods.filter((message) => message.method === "initialize")).toHaveLength(3);
+    // Indexing's own two sessions (without and with the relayed capabilities), the first call's, and the one after
+    // the upstream forgot it.
+    expect(received.methods.filter((message) => message.method === "initialize")).toHaveLength(4);
 
     await control({ down: true });
     const down = await ping();

@@ -6,6 +6,7 @@ import type { RiskRules } from "../policy/risk.ts";
 import { readAllPointers, type ToolDeployments } from "./deployment.ts";
 import { upstreamTargetFor } from "../services/services.store.ts";
 import type { UpstreamTarget } from "../services/upstream.ts";
+import type { RelayedCapability } from "../services/upstream.call.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import { definitionBreach, publicToolName, type ToolDefinition, type ToolStatus } from "../tools/tools.store.ts";
 
@@ -24,6 +25,8 @@ export interface CatalogTool {
   schemaBreach: SchemaBoundBreach | null;
   /** Hook-log details may be stored: the service captures payloads and the workspace policy allows it. */
   captureDetails: boolean;
+  /** What a client must declare to see and call the tool; null: any client. */
+  clientCapabilities: RelayedCapability[] | null;
 }
 
 export interface CatalogProfile {
@@ -94,6 +97,7 @@ interface CatalogRow {
   definition: string;
   definition_hash: string;
   projection: string | null;
+  client_capabilities: string | null;
   service_id: string;
   slug: string;
   requires_authorization: number;
@@ -104,7 +108,7 @@ interface CatalogRow {
 async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
   const [tools, profiles, policies, services, serviceModes] = await env.DB.batch([
     env.DB.prepare(
-      `SELECT t.uid, t.name, t.status, t.definition, t.definition_hash, t.projection, t.service_id,
+      `SELECT t.uid, t.name, t.status, t.definition, t.definition_hash, t.projection, t.client_capabilities, t.service_id,
               s.slug, s.requires_authorization, s.payload_capture, w.detail_policy
        FROM tools t JOIN services s ON s.id = t.service_id JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
@@ -140,6 +144,7 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
       serviceId: row.service_id,
       serviceRequiresAuthorization: row.requires_authorization === 1,
       captureDetails: row.payload_capture === 1 && row.detail_policy === "payloads",
+      clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as RelayedCapability[]) : null,
     });
   }
   for (const row of (services?.results ?? []) as ServiceRow[]) {

@@ -1,4 +1,5 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { declaresAll } from "../services/upstream.call.ts";
 import type { PublicContract } from "../hooks/compiler/index.ts";
 import { isListed } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
@@ -11,17 +12,24 @@ import { projectOutputSchema } from "./projection.ts";
  * `hook_outdated` until the hook is redeployed, and its public contract may no
  * longer describe the tool. Calling it by name still explains why.
  */
-export function listedTools(catalog: Catalog, profileId: string | null): Tool[] {
+export function listedTools(catalog: Catalog, profileId: string | null, clientCapabilities: ClientCapabilities | undefined): Tool[] {
   const tools: Tool[] = [];
   for (const tool of catalog.tools.values()) {
-    if (!isDiscoverable(catalog, profileId, tool)) continue;
+    if (!isDiscoverable(catalog, profileId, tool, clientCapabilities)) continue;
     tools.push(publicDefinition(tool, catalog.deployments.get(tool.uid)?.active?.contract ?? null));
   }
   return tools.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 /** Whether discovery (Direct or Code) shows the tool to this profile; Code Mode calls only what it shows. */
-export function isDiscoverable(catalog: Catalog, profileId: string | null, tool: CatalogTool): boolean {
+export function isDiscoverable(
+  catalog: Catalog,
+  profileId: string | null,
+  tool: CatalogTool,
+  clientCapabilities: ClientCapabilities | undefined,
+): boolean {
+  // A tool the upstream lists only to clients with a capability this one did not declare does not exist for it.
+  if (!declaresAll(clientCapabilities, tool.clientCapabilities)) return false;
   if (!isListed(catalog, profileId, tool)) return false;
   const active = catalog.deployments.get(tool.uid)?.active;
   return !active || active.definitionHash === tool.definitionHash;

@@ -40,7 +40,9 @@ export type CallOutcome =
   | { kind: "refused"; source: "hook"; code: string; message: string; details: Record<string, unknown> }
   /** The upstream answered with a JSON-RPC error; it is passed on as the upstream's own. */
   | { kind: "upstream_rpc_error"; error: McpError }
-  | { kind: "result"; result: CallToolResult };
+  | { kind: "result"; result: CallToolResult }
+  /** The upstream's result value as the bytes it sent, for the client unchanged (upstream.passthrough.ts). */
+  | { kind: "raw_result"; bytes: Uint8Array };
 
 /** Everything a tools/call produced: the outcome, the rows to log, and the shadow work still to do. */
 export interface ToolCallRun {

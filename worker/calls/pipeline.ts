@@ -1,4 +1,4 @@
-import { CallToolResultSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, McpError, type CallToolResult, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
 import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS } from "../approvals/approvals.do.ts";
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
@@ -8,7 +8,8 @@ import { checkAgainstSchema } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import type { CallLogEntry } from "../logs/logs.store.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
-import { CallCancelled, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
+import { CallCancelled, declaresAll, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
+import { RawResultCapture } from "../services/upstream.passthrough.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
@@ -33,6 +34,8 @@ export interface ToolCallInput {
   approvalsUrl: string;
   /** Progress, cancellation and server-to-client relaying for the upstream request, when the client streams. */
   upstream?: UpstreamCallOptions;
+  /** What the client declared in its session's `initialize` (none without a session). */
+  clientCapabilities?: ClientCapabilities;
 }
 
 /** One call in progress: its input, the tool, the stage metadata, and what it has produced so far. */
@@ -54,7 +57,10 @@ interface CallState {
  */
 export async function runToolCall(input: ToolCallInput): Promise<ToolCallRun> {
   const tool = input.catalog.tools.get(input.publicName);
-  if (!tool) return { outcome: { kind: "hidden" }, logs: [], shadow: null, captureDetails: false };
+  // A tool listed only to clients with a capability this one lacks is as unknown to it as no tool at all.
+  if (!tool || !declaresAll(input.clientCapabilities, tool.clientCapabilities)) {
+    return { outcome: { kind: "hidden" }, logs: [], shadow: null, captureDetails: false };
+  }
   const state: CallState = {
     input,
     tool,
@@ -171,9 +177,20 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   // Exactly one upstream call.
   const target = input.catalog.targets.get(tool.serviceId);
   if (!target) return refuse(state, "upstream_unreachable", "The tool's service is not available", revisionId);
+  const publicOutput = active?.contract?.outputSchema ?? tool.definition.outputSchema;
+  // Nothing below would read or change the result: its bytes may go to the client as the upstream sent them.
+  const rawResult =
+    !active?.stages.includes("after") && !state.shadow?.stages.includes("after") && !publicOutput && !tool.projection
+      ? new RawResultCapture()
+      : undefined;
   let upstreamResult: CallToolResult;
   try {
-    upstreamResult = await callUpstreamTool(target, tool.name, upstreamArguments, input.upstream);
+    upstreamResult = await callUpstreamTool(
+      target,
+      tool.name,
+      upstreamArguments,
+      rawResult ? { ...input.upstream, rawResult } : input.upstream,
+    );
   } catch (error) {
     if (error instanceof UpstreamTimeout) {
       state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
@@ -196,6 +213,8 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
     }
     throw error;
   }
+  // Diverted only when it holds no `dev.rayrun` metadata, no isError and no resource URI to map.
+  if (rawResult?.bytes) return { kind: "raw_result", bytes: rawResult.bytes };
   // The upstream never speaks for the gateway: its own `dev.rayrun/*` metadata is dropped.
   upstreamResult = withoutGatewayMeta(upstreamResult);
   if (upstreamResult.isError) {
@@ -226,7 +245,6 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
     if (!rebuilt) return hookFailed(state, { ...afterRun, error: { code: "invalid_return", message: "`result` is not a tool result" } });
     result = rebuilt;
   }
-  const publicOutput = active?.contract?.outputSchema ?? tool.definition.outputSchema;
   if (publicOutput) {
     const outputCheck = checkAgainstSchema(publicOutput, result.structuredContent);
     if ("breach" in outputCheck) {

@@ -1,6 +1,17 @@
+import { SELF } from "cloudflare:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
-import { api, connectMcp, createKey, createWorkspace, eventually, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import {
+  api,
+  connectMcp,
+  createKey,
+  createWorkspace,
+  eventually,
+  newTag,
+  ORIGIN,
+  upstreamOrigin,
+  upstreamReceived,
+} from "../../test/helpers.ts";
 
 const META = "dev.rayrun/error";
 const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
@@ -133,5 +144,59 @@ describe("hiding comes before every other refusal", () => {
     const inReview = await blocked.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } }).catch((error) => error);
     expect((inReview as McpError).message).toContain("Unknown tool: mut__echo");
     expect(meta(await allowed.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } })).code).toBe("tool_review_required");
+  });
+});
+
+describe("a result nothing changes passes through as the upstream's bytes", () => {
+  const SPACED = '{ "content" : [ { "text": "as the upstream wrote it", "type": "text" } ] }';
+  const post = (key: string, body: unknown, accept: string) =>
+    SELF.fetch(`${ORIGIN}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept, "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify(body),
+    });
+
+  it("answers JSON and SSE calls with the upstream's result bytes under the client's own id", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const key = await createKey(gateway, ["tools:call"], gateway.defaultProfileId);
+    const json = await post(
+      key,
+      { jsonrpc: "2.0", id: "client-7", method: "tools/call", params: { name: "evil__spaced_result" } },
+      "application/json, text/event-stream",
+    );
+    expect(json.headers.get("content-type")).toBe("application/json");
+    expect(await json.text()).toBe(`{"result":${SPACED},"jsonrpc":"2.0","id":"client-7"}`);
+
+    const streamed = await post(
+      key,
+      { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "evil__spaced_sse", _meta: { progressToken: "p-1" } } },
+      "application/json, text/event-stream",
+    );
+    expect(streamed.headers.get("content-type")).toBe("text/event-stream");
+    const events = (await streamed.text()).split("\n\n").filter((event) => event.includes("data:"));
+    expect(events).toHaveLength(2);
+    expect(JSON.parse(events[0]!.slice(events[0]!.indexOf("data: ") + 6))).toMatchObject({
+      method: "notifications/progress",
+      params: { progressToken: "p-1", progress: 1 },
+    });
+    expect(events[1]).toContain(`data: {"result":${SPACED},"jsonrpc":"2.0","id":8}`);
+
+    // Bytes that are not one JSON value never pass through: the gateway parses the answer and writes its own.
+    const smuggling = await post(
+      key,
+      { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "evil__smuggled_member" } },
+      "application/json, text/event-stream",
+    );
+    const answer = JSON.parse(await smuggling.text());
+    expect(Object.keys(answer).sort()).toEqual(["id", "jsonrpc", "result"]);
+    expect(answer.result.isError).toBe(true);
+    expect(answer.result._meta["dev.rayrun/error"].code).toBe("upstream_protocol_error");
+
+    // The SDK client reads both as ordinary results.
+    for (const name of ["evil__spaced_result", "evil__spaced_sse"]) {
+      expect(await gateway.client.callTool({ name, arguments: {} })).toEqual({
+        content: [{ type: "text", text: "as the upstream wrote it" }],
+      });
+    }
   });
 });

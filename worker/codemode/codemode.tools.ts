@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import { decideAccess } from "../calls/access.ts";
 import type { Catalog, CatalogTool } from "../calls/catalog.ts";
@@ -15,6 +15,12 @@ import { CODE_MODE_LIMITS } from "./codemode.limits.ts";
 import { runProgram, type ToolAnswer } from "./codemode.sandbox.ts";
 
 export const DESCRIBE_TOOLS = "describe_tools";
+
+/**
+ * An inner call relays nothing to the client (no sampling, elicitation or roots), so a tool the upstream offers only
+ * to clients with such a capability is neither declared nor callable in a program.
+ */
+const INNER_CALL_CAPABILITIES: ClientCapabilities | undefined = undefined;
 export const RUN_CODE = "run_code";
 
 const FILTER_MAX_CHARS = 200;
@@ -96,9 +102,9 @@ export function discoveryOf(catalog: Catalog, profileId: string | null): Discove
 }
 
 /** What `tools/list` shows: the direct tools, Code Mode's two, or both. */
-export function toolsForDiscovery(catalog: Catalog, profileId: string | null): Tool[] {
+export function toolsForDiscovery(catalog: Catalog, profileId: string | null, capabilities: ClientCapabilities | undefined): Tool[] {
   const discovery = discoveryOf(catalog, profileId);
-  const direct = discovery === "code" ? [] : listedTools(catalog, profileId);
+  const direct = discovery === "code" ? [] : listedTools(catalog, profileId, capabilities);
   return offersCode(discovery) ? [...CODE_MODE_TOOLS, ...direct] : direct;
 }
 
@@ -164,7 +170,9 @@ function describeTools(caller: CodeModeCaller, args: JsonObject): CallToolResult
   const invalid = invalidArguments(DESCRIBE_INPUT, args, DESCRIBE_TOOLS);
   if (invalid) return invalid;
   const filter = typeof args.filter === "string" ? args.filter.toLowerCase() : "";
-  const tools = listedTools(caller.catalog, caller.profileId).filter((tool) => tool.name.toLowerCase().includes(filter));
+  const tools = listedTools(caller.catalog, caller.profileId, INNER_CALL_CAPABILITIES).filter((tool) =>
+    tool.name.toLowerCase().includes(filter),
+  );
   try {
     return { content: [{ type: "text", text: generateCodeDeclarations(tools) }] };
   } catch (error) {
@@ -258,7 +266,9 @@ async function innerCall(
   };
   // What describe_tools declares is exactly what the program may call; anything else is an unknown tool.
   const tool = catalog.tools.get(call.name);
-  if (!tool || !isDiscoverable(catalog, caller.profileId, tool)) return record(hiddenRun(caller, catalog, call.name), unknown);
+  if (!tool || !isDiscoverable(catalog, caller.profileId, tool, INNER_CALL_CAPABILITIES)) {
+    return record(hiddenRun(caller, catalog, call.name), unknown);
+  }
 
   const run = await runToolCall({
     env: caller.env,
@@ -289,6 +299,9 @@ async function innerCall(
       });
     case "result":
       return record(run, resultAnswer(call.name, hasOutputSchema(catalog, tool), outcome.result));
+    case "raw_result":
+      // The upstream's own bytes of one plain tool result (no output schema, nothing to change): read here, for the program.
+      return record(run, resultAnswer(call.name, false, JSON.parse(new TextDecoder().decode(outcome.bytes)) as CallToolResult));
   }
 }
 

@@ -1,7 +1,12 @@
 const encoder = new TextEncoder();
 
+// One table lookup per byte: the key digest is hex-encoded on every authenticated request.
+const HEX_BYTES = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
 function toHex(bytes: ArrayBuffer | Uint8Array): string {
-  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+  let hex = "";
+  for (const byte of new Uint8Array(bytes)) hex += HEX_BYTES[byte];
+  return hex;
 }
 
 export async function sha256Hex(text: string): Promise<string> {

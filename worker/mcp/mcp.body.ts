@@ -51,3 +51,21 @@ async function readAtMost(body: ReadableStream<Uint8Array>, limit: number): Prom
   }
   return bytes;
 }
+
+/**
+ * A parsed message's `method` when it has a string one, read without the SDK's
+ * schema guards: those parse the whole message with Zod, which on the no-hook
+ * call path cost more than the routing decisions they were guarding.
+ */
+export function methodOf(message: unknown): string | undefined {
+  if (typeof message !== "object" || message === null) return undefined;
+  const method = (message as { method?: unknown }).method;
+  return typeof method === "string" ? method : undefined;
+}
+
+/** A message with a method and an id, i.e. a request rather than a notification, checked as cheaply as `methodOf`. */
+export function isRequestShaped(message: unknown): message is { method: string; id: string | number; params?: Record<string, unknown> } {
+  if (methodOf(message) === undefined) return false;
+  const id = (message as { id?: unknown }).id;
+  return typeof id === "string" || typeof id === "number";
+}

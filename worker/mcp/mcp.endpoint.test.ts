@@ -53,8 +53,8 @@ describe("client MCP endpoint", () => {
     for (let i = 0; i < 5; i++) await client.callTool({ name: "demo__search_release_notes", arguments: { query: "billing" } });
     const { methods } = await upstreamReceived(gateway.tag);
     expect(methods.filter((m) => m.method === "tools/call")).toHaveLength(5);
-    // One handshake indexed the service; every call then shared a single session.
-    expect(methods.filter((m) => m.method === "initialize")).toHaveLength(2);
+    // Two handshakes indexed the service (without and with the relayed capabilities); every call then shared a single session.
+    expect(methods.filter((m) => m.method === "initialize")).toHaveLength(3);
   });
 
   it("returns an upstream tool error as the upstream's error", async ({ expect }) => {

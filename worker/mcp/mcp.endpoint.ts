@@ -27,7 +27,8 @@ import { registerLogLevelHandler } from "./mcp.logging.ts";
 import { refusal } from "./mcp.results.ts";
 import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
 import { resolveSession } from "./mcp.session.ts";
-import { streamedCallOptions, wantsEventStream, watchDisconnect, type CallStreaming } from "./mcp.streaming.ts";
+import { PassThroughs } from "./mcp.passthrough.ts";
+import { answerOut, streamedCallOptions, wantsEventStream, type CallStreaming } from "./mcp.streaming.ts";
 
 /** Who is calling /mcp: an API key with tools:call or an OAuth grant, bound to one workspace and profile. */
 interface Caller {
@@ -85,10 +86,12 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
   const disconnected = new AbortController();
   // A client that goes away before a JSON answer (`enable_request_signal`); a streamed call also sees its stream cancelled.
   request.signal.addEventListener("abort", () => disconnected.abort("the client disconnected"), { once: true });
+  const passThroughs = new PassThroughs(transport);
   const server = createGatewayServer(env, ctx, caller, instructions, {
     session: session.session,
     route: new CallRoute(env, routeKey, transport),
     disconnected: disconnected.signal,
+    passThroughs,
   });
   await server.connect(transport);
   // No server.close(): with JSON responses, handleRequest resolves only once every response is
@@ -96,7 +99,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
   // would only abort the finished handler's signal and build a "Connection closed" error, on every
   // call; both objects are dropped with the request.
   const response = await transport.handleRequest(body.request, parsedBody !== undefined ? { parsedBody } : undefined);
-  return watchDisconnect(response, disconnected);
+  return answerOut(response, disconnected, passThroughs);
 }
 
 function createGatewayServer(
@@ -120,7 +123,7 @@ function createGatewayServer(
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
-    return { tools: toolsForDiscovery(catalog, caller.profileId) };
+    return { tools: toolsForDiscovery(catalog, caller.profileId, stream.session?.capabilities) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -148,7 +151,7 @@ function createGatewayServer(
         return result;
       }
       // A profile in Code Mode only reaches tools through run_code.
-      if (!isDirectCallOffered(catalog, caller.profileId)) return toWire({ kind: "hidden" }, name);
+      if (!isDirectCallOffered(catalog, caller.profileId)) return toWire({ kind: "hidden" }, name, stream.passThroughs);
       const run = await runToolCall({
         env,
         catalog,
@@ -160,9 +163,10 @@ function createGatewayServer(
         requestId: newId("req"),
         approvalsUrl,
         upstream,
+        clientCapabilities: stream.session?.capabilities,
       });
       scheduleAfterResponse(env, waitUntil, caller, run);
-      return withGatewayLinks(toWire(run.outcome, name), name);
+      return withGatewayLinks(toWire(run.outcome, name, stream.passThroughs), name);
     } finally {
       stream.route.leave(extra.requestId);
     }
@@ -186,10 +190,12 @@ function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, caller: Caller, r
 }
 
 /** A call's outcome as MCP puts it on the wire. */
-function toWire(outcome: CallOutcome, publicName: string): CallToolResult {
+function toWire(outcome: CallOutcome, publicName: string, passThroughs: PassThroughs): CallToolResult {
   switch (outcome.kind) {
     case "result":
       return outcome.result;
+    case "raw_result":
+      return passThroughs.hold(outcome.bytes);
     case "refused":
       return refusal(outcome.code, outcome.message, outcome.details);
     case "hidden":

@@ -2,12 +2,12 @@ import {
   type LoggingLevel,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
-  isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { isRequestShaped, methodOf } from "./mcp.body.ts";
 import type { RelayTarget } from "./call-relay.do.ts";
 
 /**
@@ -45,7 +45,7 @@ export class CallRoute {
     // Requests relayed to the client carry this route's token in their id.
     const send = transport.send.bind(transport);
     transport.send = (message, options) =>
-      send(isJSONRPCRequest(message) ? { ...message, id: `rr-${this.callToken}-${message.id}` } : message, options);
+      send(isRequestShaped(message) ? { ...message, id: `rr-${this.callToken}-${message.id}` } : message, options);
   }
 
   /** A call starts; its signal aborts when the client cancels it. */
@@ -145,7 +145,10 @@ export async function routeClientMessages(env: Env, routeKey: string, messages: 
 }
 
 function targetOf(message: JSONRPCMessage): RelayTarget | null {
-  if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+  // Requests (every tools/call) are neither; a cheap look at `method` spares them the SDK's schema parses.
+  const method = methodOf(message);
+  if (method !== undefined && method !== "notifications/cancelled") return null;
+  if (method === "notifications/cancelled" && isJSONRPCNotification(message)) {
     const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId;
     return requestId === undefined ? null : { requestId: requestKey(requestId) };
   }

@@ -1,5 +1,6 @@
 import { isInitializeRequest, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { base64Decode, base64UrlEncode, timingSafeEqual } from "../lib/crypto.ts";
+import { methodOf } from "./mcp.body.ts";
 import { relayedCapabilities } from "./mcp.streaming.ts";
 
 /**
@@ -89,7 +90,10 @@ export async function resolveSession(
   caller: { workspaceId: string; keyId: string },
   parsedBody: unknown,
 ): Promise<RequestSession | Response> {
-  const initialize = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).find(isInitializeRequest);
+  // The method check first: the SDK's guard is a full schema parse, too dear for every tools/call.
+  const initialize = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).find(
+    (message) => methodOf(message) === "initialize" && isInitializeRequest(message),
+  );
   if (initialize) {
     const session: GatewaySession = {
       workspaceId: caller.workspaceId,

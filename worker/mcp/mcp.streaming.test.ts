@@ -7,6 +7,7 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
+  McpError,
   type ClientCapabilities,
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -235,6 +236,35 @@ describe("streamed tool calls", () => {
     expect(result.isError).toBeFalsy();
     expect(text(result)).toBe('accept: {"name":"Ada"}');
     await client.close();
+  });
+
+  it("offers a tool the upstream lists only to clients declaring elicitation to those clients alone", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const capable = await connect(gateway.key, { elicitation: { form: {} } });
+    capable.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { confirmed: true } }));
+    expect((await capable.listTools()).tools.map((tool) => tool.name)).toContain("live__confirm_with_user");
+    const confirmed = await capable.callTool({ name: "live__confirm_with_user", arguments: { action: "deploy" } });
+    expect(confirmed).toEqual({ content: [{ type: "text", text: "deploy: confirmed" }] });
+
+    // Without the capability the tool does not exist: not listed, and a call answers as for any unknown name.
+    const plain = await connect(gateway.key);
+    const names = (await plain.listTools()).tools.map((tool) => tool.name);
+    expect(names).toContain("live__ask_user");
+    expect(names).not.toContain("live__confirm_with_user");
+    const refused = await plain.callTool({ name: "live__confirm_with_user", arguments: { action: "deploy" } }).catch((error) => error);
+    const unknown = await plain.callTool({ name: "live__no_such_tool", arguments: { action: "deploy" } }).catch((error) => error);
+    expect(refused).toBeInstanceOf(McpError);
+    expect(refused.code).toBe(unknown.code);
+    expect(refused.message).toBe(unknown.message.replace("live__no_such_tool", "live__confirm_with_user"));
+    expect(refused.message).toContain("Unknown tool: live__confirm_with_user");
+    expect((await gateway.received()).filter((call) => call.tool === "confirm_with_user")).toHaveLength(1);
+
+    // The admin's tool list says what a client needs to see it.
+    const tools = (await api(`/v1/workspaces/${gateway.ws}/tools`, { key: gateway.adminKey })).body.tools as Record<string, unknown>[];
+    expect(tools.find((tool) => tool.name === "confirm_with_user")).toMatchObject({ clientCapabilities: ["elicitation"] });
+    expect(tools.find((tool) => tool.name === "ask_user")).toMatchObject({ clientCapabilities: null });
+    await capable.close();
+    await plain.close();
   });
 
   it("relays a sampling request the upstream sends on its session's standalone stream, not the call's", async ({ expect }) => {

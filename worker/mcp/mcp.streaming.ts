@@ -2,7 +2,6 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import {
   CreateMessageResultSchema,
   ElicitResultSchema,
-  isJSONRPCRequest,
   ListRootsResultSchema,
   type CallToolRequest,
   type ClientCapabilities,
@@ -11,7 +10,9 @@ import {
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_CALL_DURATION_MS, type UpstreamCallOptions } from "../services/upstream.call.ts";
+import { isRequestShaped } from "./mcp.body.ts";
 import { passesLogLevel } from "./mcp.logging.ts";
+import type { PassThroughs } from "./mcp.passthrough.ts";
 import type { CallRoute } from "./mcp.relay.ts";
 import type { GatewaySession } from "./mcp.session.ts";
 
@@ -29,6 +30,8 @@ export interface CallStreaming {
   session: GatewaySession | null;
   route: CallRoute;
   disconnected: AbortSignal;
+  /** Results this POST's answer carries as the upstream's bytes. */
+  passThroughs: PassThroughs;
 }
 
 const answersRequests = (session: GatewaySession | null) => Object.keys(relayedCapabilities(session?.capabilities)).length > 0;
@@ -43,23 +46,26 @@ export function wantsEventStream(request: Request, parsedBody: unknown, session:
   if (!accept.includes("text/event-stream")) return false;
   const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody];
   return messages.some((message) => {
-    if (!isJSONRPCRequest(message) || message.method !== "tools/call") return false;
-    return message.params?._meta?.progressToken !== undefined || answersRequests(session);
+    if (!isRequestShaped(message) || message.method !== "tools/call") return false;
+    const meta = message.params?._meta as { progressToken?: unknown } | undefined;
+    return meta?.progressToken !== undefined || answersRequests(session);
   });
 }
 
 /**
- * An SSE response whose client going away aborts `disconnected`, so the
- * upstream request is cancelled too (the SDK transport only forgets the stream).
+ * The answer as the client gets it: passed-through results in their
+ * placeholders' place, and, for an SSE answer, a client going away aborts
+ * `disconnected`, so the upstream request is cancelled too (the SDK transport
+ * only forgets the stream).
  */
-export function watchDisconnect(response: Response, disconnected: AbortController): Response {
-  if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
+export async function answerOut(response: Response, disconnected: AbortController, passThroughs: PassThroughs): Promise<Response> {
+  if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) return passThroughs.jsonOut(response);
   const reader = response.body.getReader();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       const { done, value } = await reader.read();
       if (done) controller.close();
-      else controller.enqueue(value);
+      else for (const chunk of passThroughs.chunkOut(value)) controller.enqueue(chunk);
     },
     cancel(reason) {
       disconnected.abort("the client disconnected");

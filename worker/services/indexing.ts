@@ -9,7 +9,16 @@ import {
   type IndexedServer,
   type PendingService,
 } from "./services.store.ts";
-import { listUpstreamTools, MAX_TOOL_LIST_BYTES, MAX_TOOLS_PER_SERVICE, MAX_UPSTREAM_RESPONSE_BYTES, UpstreamFailure } from "./upstream.ts";
+import type { ClientCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  listUpstreamTools,
+  MAX_TOOL_LIST_BYTES,
+  MAX_TOOLS_PER_SERVICE,
+  MAX_UPSTREAM_RESPONSE_BYTES,
+  UpstreamFailure,
+  type UpstreamTarget,
+} from "./upstream.ts";
+import { RELAYED_CAPABILITIES, type RelayedCapability } from "./upstream.call.ts";
 
 /** The bound each indexing failure code reports in `details.limit`. */
 const LIMIT_OF: Partial<Record<UpstreamFailure["code"], number>> = {
@@ -58,13 +67,50 @@ function indexedServer(listing: { serverInfo: unknown; instructions: string | un
 const withTruncation = (summary: IndexSummary, truncated: boolean): IndexSummary =>
   truncated ? { ...summary, instructionsTruncated: true } : summary;
 
+const declaring = (names: readonly RelayedCapability[]): ClientCapabilities => Object.fromEntries(names.map((name) => [name, {}]));
+
+/**
+ * Every tool the upstream lists to some client, and what a client must declare
+ * to see the ones it lists only to clients with sampling, elicitation or roots.
+ * The upstream is listed as a client without them and as one with all three;
+ * only when the second shows more tools is it listed once per capability, to
+ * find the one each extra tool needs (all three when no single one shows it).
+ * The bounds hold for the tools of all listings together.
+ */
+async function listForEveryClient(target: UpstreamTarget) {
+  const [plain, capable] = await Promise.all([listUpstreamTools(target), listUpstreamTools(target, declaring(RELAYED_CAPABILITIES))]);
+  const plainNames = new Set(plain.tools.map((tool) => tool.name));
+  const extra = capable.tools.filter((tool) => !plainNames.has(tool.name));
+  const requirements = new Map<string, RelayedCapability[]>();
+  if (extra.length) {
+    const singles = await Promise.all(
+      RELAYED_CAPABILITIES.map(async (name) => {
+        const listing = await listUpstreamTools(target, declaring([name]));
+        return { name, tools: new Set(listing.tools.map((tool) => tool.name)) };
+      }),
+    );
+    for (const tool of extra) {
+      const single = singles.find((listing) => listing.tools.has(tool.name));
+      requirements.set(tool.name, single ? [single.name] : [...RELAYED_CAPABILITIES]);
+    }
+  }
+  const tools: Tool[] = [...plain.tools, ...extra];
+  if (tools.length > MAX_TOOLS_PER_SERVICE) {
+    throw new UpstreamFailure("too_many_tools", `The upstream lists more than ${MAX_TOOLS_PER_SERVICE} tools`);
+  }
+  if (tools.reduce((sum, tool) => sum + JSON.stringify(tool).length, 0) > MAX_TOOL_LIST_BYTES) {
+    throw new UpstreamFailure("tool_list_too_large", `The upstream's tool definitions exceed ${MAX_TOOL_LIST_BYTES} bytes`);
+  }
+  return { tools, requirements, serverInfo: plain.serverInfo, instructions: plain.instructions };
+}
+
 /** Indexes a new service and stores it with its tools in one batch: nothing is kept if indexing fails. */
 export async function indexNewService(env: Env, service: PendingService): Promise<IndexSummary> {
   const target = await upstreamTargetFor(env, service);
-  const listing = await listUpstreamTools(target).catch((error: unknown) => {
+  const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
-  const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, []);
+  const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], listing.requirements);
   const { server, truncated } = indexedServer(listing);
   await env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements]);
   return withTruncation(summary, truncated);
@@ -74,11 +120,11 @@ export async function indexNewService(env: Env, service: PendingService): Promis
 export async function refreshService(env: Env, workspaceId: string, serviceId: string): Promise<IndexSummary | null> {
   const target = await storedUpstreamTarget(env, workspaceId, serviceId);
   if (!target) return null;
-  const listing = await listUpstreamTools(target).catch((error: unknown) => {
+  const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
   const existing = await listTools(env.DB, workspaceId, { serviceId });
-  const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing);
+  const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing, listing.requirements);
   if (statements.length) await env.DB.batch(statements);
   const { server, truncated } = indexedServer(listing);
   await markServiceIndexed(env.DB, serviceId, server);

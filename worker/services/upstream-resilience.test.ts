@@ -22,8 +22,9 @@ describe("upstream resilience", () => {
     expect(await ping()).toEqual({ content: [{ type: "text", text: "pong" }] });
     const received = await upstreamReceived(`sessions-${key}`);
     expect(received.calls).toHaveLength(2);
-    // Indexing's own session, the first call's, and the one after the restart.
-    expect(received.methods.filter((message) => message.method === "initialize")).toHaveLength(3);
+    // Indexing's own two sessions (as a client without and with sampling, elicitation and roots), the first call's,
+    // and the one after the restart.
+    expect(received.methods.filter((message) => message.method === "initialize")).toHaveLength(4);
   });
 
   it("resumes a call whose upstream closes its SSE stream to be polled, with Last-Event-ID, and opens no other GET stream", async ({

@@ -1,4 +1,13 @@
+import type { RawResultCapture } from "./upstream.passthrough.ts";
 import type { ClientCapabilities, LoggingMessageNotification, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+
+/** The client capabilities whose requests the gateway relays; an upstream may list some tools only to clients declaring them. */
+export const RELAYED_CAPABILITIES = ["sampling", "elicitation", "roots"] as const;
+export type RelayedCapability = (typeof RELAYED_CAPABILITIES)[number];
+
+/** Whether a client declaring `capabilities` may see and call a tool that needs `required` (null: any client). */
+export const declaresAll = (capabilities: ClientCapabilities | undefined, required: readonly RelayedCapability[] | null) =>
+  !required || required.every((name) => capabilities?.[name] !== undefined);
 
 /**
  * A call may run while the upstream keeps talking: each progress notification,
@@ -15,6 +24,11 @@ export interface UpstreamCallOptions {
   onProgress?: (progress: Progress) => void;
   /** Aborted when the client cancels the call or drops the connection. */
   signal?: AbortSignal;
+  /**
+   * Where the result's bytes go when they can pass through unchanged (see
+   * upstream.passthrough.ts); the call then resolves with an empty stub result.
+   */
+  rawResult?: RawResultCapture;
   /**
    * For a client that answers server-to-client requests: the call gets a
    * dedicated upstream session declaring these capabilities, and each request

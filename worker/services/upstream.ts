@@ -5,12 +5,14 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
+  isJSONRPCNotification,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { isStaleSession, resumesStream } from "./upstream-resilience.ts";
+import { capturingRawResult, divertingResult } from "./upstream.passthrough.ts";
 import { CallCancelled, CallDeadline, MAX_CALL_DURATION_MS, UpstreamTimeout, type UpstreamCallOptions } from "./upstream.call.ts";
 import { checkUpstreamUrl } from "./url-guard.ts";
 
@@ -103,7 +105,9 @@ function guardedFetch(allowList: ReadonlySet<string>, standalone?: StandaloneStr
         throw new UpstreamFailure("upstream_unreachable", `Could not connect to the upstream: ${(error as Error).message}`);
       }
       const location = response.headers.get("location");
-      if (response.status < 300 || response.status >= 400 || !location) return capped(response);
+      if (response.status < 300 || response.status >= 400 || !location) {
+        return method === "POST" && typeof request.body === "string" ? divertingResult(request.body, capped(response)) : capped(response);
+      }
       await response.body?.cancel();
       const next = new URL(location, url);
       refuseUnless(next.toString());
@@ -167,6 +171,7 @@ async function connect(target: UpstreamTarget, capabilities: ClientCapabilities 
     { name: "rayrun-gateway", version: "0.1.0" },
     { capabilities, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
+  trackCancellations(client, transport);
   // A request the client did not declare a capability for is refused at once, saying why, instead of
   // waiting for an answer that cannot come.
   client.fallbackRequestHandler = async (request) => {
@@ -179,6 +184,42 @@ async function connect(target: UpstreamTarget, capabilities: ClientCapabilities 
     throw asUpstreamFailure(error);
   }
   return client;
+}
+
+/** Each client's `notifications/cancelled` still being sent to the upstream. */
+const cancellationsInFlight = new WeakMap<Client, Set<Promise<void>>>();
+/** How long a timed-out call waits for the upstream to be told before it answers anyway. */
+const CANCELLATION_SEND_WAIT_MS = 2_000;
+
+/**
+ * The SDK client sends `notifications/cancelled` without waiting for it, and rejects the call at once; a timed-out
+ * call's answer could then end the Worker's request, and with it that POST, before the upstream was told.
+ */
+function trackCancellations(client: Client, transport: StreamableHTTPClientTransport): void {
+  const inFlight = new Set<Promise<void>>();
+  cancellationsInFlight.set(client, inFlight);
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const sent = send(message, options);
+    if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+      const settled = sent.then(
+        () => {},
+        () => {},
+      );
+      inFlight.add(settled);
+      void settled.then(() => inFlight.delete(settled));
+    }
+    return sent;
+  };
+}
+
+/** Waits (briefly) until the client's cancellations have gone out. */
+async function cancellationsSent(client: Client): Promise<void> {
+  const inFlight = [...(cancellationsInFlight.get(client) ?? [])];
+  if (!inFlight.length) return;
+  let waited: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([Promise.all(inFlight), new Promise<void>((resolve) => (waited = setTimeout(resolve, CANCELLATION_SEND_WAIT_MS)))]);
+  clearTimeout(waited);
 }
 
 /** The SDK answers with a thrown error's own `code` and `message` (McpError would prefix the message with "MCP error"). */
@@ -222,11 +263,15 @@ function dropSession(target: UpstreamTarget, client: Client): void {
   void client.close().catch(() => {});
 }
 
-/** Lists every tool, following cursors, refusing upstreams over the tool count or byte caps. Uses a fresh session. */
+/**
+ * Lists every tool, following cursors, refusing upstreams over the tool count or byte caps. Uses a fresh session,
+ * as a client declaring `capabilities` (an upstream may list some tools only to clients that declare them).
+ */
 export async function listUpstreamTools(
   target: UpstreamTarget,
+  capabilities: ClientCapabilities = {},
 ): Promise<{ tools: Tool[]; serverInfo: unknown; instructions: string | undefined }> {
-  const client = await connect(target);
+  const client = await connect(target, capabilities);
   try {
     const tools: Tool[] = [];
     let listBytes = 0;
@@ -271,17 +316,21 @@ export async function callUpstreamTool(
       const relay = options.relay;
       const client = relay ? await relaySession(target, relay, deadline) : await session(target);
       try {
-        const result = await client.callTool({ name, arguments: args }, undefined, {
-          signal: deadline.signal,
-          // The gateway's own clocks decide; the SDK's request timeout only backs them up.
-          timeout: MAX_CALL_DURATION_MS + 1_000,
-          onprogress: (progress) => {
-            deadline.touch();
-            options.onProgress?.(progress);
-          },
-        });
+        const call = () =>
+          client.callTool({ name, arguments: args }, undefined, {
+            signal: deadline.signal,
+            // The gateway's own clocks decide; the SDK's request timeout only backs them up.
+            timeout: MAX_CALL_DURATION_MS + 1_000,
+            onprogress: (progress) => {
+              deadline.touch();
+              options.onProgress?.(progress);
+            },
+          });
+        const result = options.rawResult ? await capturingRawResult(options.rawResult, call) : await call();
         return result as CallToolResult;
       } catch (error) {
+        // The client still waits for this answer; one that cancelled or went away does not, and its request may be gone.
+        if (deadline.tripped) await cancellationsSent(client);
         if (deadline.tripped) throw new UpstreamTimeout(deadline.tripped);
         if (options.signal?.aborted) throw new CallCancelled(String(options.signal.reason ?? "cancelled"));
         const staleSession = attempt === 0 && isStaleSession(error);

@@ -4,6 +4,7 @@ import { newId, nowIso } from "../lib/ids.ts";
 import { schemaBreach } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import type { RelayedCapability } from "../services/upstream.call.ts";
 
 export type ToolStatus = "active" | "review_required" | "removed";
 
@@ -43,6 +44,8 @@ export interface ToolRecord {
   projection: string[] | null;
   /** The validation bound the upstream's input or output schema breaks; calls are refused while it does. */
   schemaBreach: SchemaBoundBreach | null;
+  /** What a client must declare to see and call the tool (the upstream lists it only to such clients); null: any client. */
+  clientCapabilities: RelayedCapability[] | null;
   firstSeenAt: string;
   updatedAt: string;
 }
@@ -58,6 +61,7 @@ interface ToolRow {
   previous_definition: string | null;
   status: ToolStatus;
   projection: string | null;
+  client_capabilities: string | null;
   first_seen_at: string;
   updated_at: string;
 }
@@ -84,6 +88,7 @@ function toRecord(row: ToolRow): ToolRecord {
     status: row.status,
     projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
     schemaBreach: definitionBreach(definition),
+    clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as RelayedCapability[]) : null,
     firstSeenAt: row.first_seen_at,
     updatedAt: row.updated_at,
   };
@@ -194,6 +199,8 @@ export async function indexStatements(
   serviceId: string,
   upstreamTools: Tool[],
   existing: ToolRecord[],
+  /** Tool name → what a client must declare to see it; absent: any client. */
+  requirements: ReadonlyMap<string, RelayedCapability[]> = new Map(),
 ): Promise<{ statements: D1PreparedStatement[]; summary: IndexSummary }> {
   const now = nowIso();
   const byName = new Map(existing.map((tool) => [tool.name, tool]));
@@ -210,17 +217,23 @@ export async function indexStatements(
     if (breach) summary.schemaTooComplex.push({ name: tool.name, bound: breach.bound });
     const hash = await definitionHash(definition);
     const current = byName.get(tool.name);
+    const required = requirements.get(tool.name) ?? null;
+    const requiredJson = required ? JSON.stringify(required) : null;
     if (!current) {
       summary.added.push(tool.name);
       statements.push(
         db
           .prepare(
-            `INSERT INTO tools (uid, workspace_id, service_id, name, definition, definition_hash, approved_hash, status, first_seen_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
+            `INSERT INTO tools (uid, workspace_id, service_id, name, definition, definition_hash, approved_hash, status, client_capabilities, first_seen_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)`,
           )
-          .bind(newId("tool"), workspaceId, serviceId, tool.name, JSON.stringify(definition), hash, hash, now, now),
+          .bind(newId("tool"), workspaceId, serviceId, tool.name, JSON.stringify(definition), hash, hash, requiredJson, now, now),
       );
       continue;
+    }
+    // Who may see the tool is not part of its definition: it follows the upstream without a review.
+    if (requiredJson !== (current.clientCapabilities ? JSON.stringify(current.clientCapabilities) : null)) {
+      statements.push(db.prepare(`UPDATE tools SET client_capabilities = ? WHERE uid = ?`).bind(requiredJson, current.uid));
     }
     // A tool approved before the gateway kept these fields, whose upstream did not change: the
     // approval carries over to the fuller definition (nothing the admin reviewed changed).

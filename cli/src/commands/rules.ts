@@ -14,11 +14,17 @@ export function registerRules(hooks: Command): void {
     .option("--event <event>", "the sample's event (pre_tool_call, post_tool_call, pre_request, post_response, run_end)", "pre_tool_call")
     .option("--tool <name>", "the sample's tool name (the request path for pre_request/post_response)")
     .option("--input <json>", "the sample's tool_input as a JSON object")
-    .action(async (file: string, options: { event: string; tool?: string; input?: string }, command: Command) => {
+    .option("--seed <file>", "seed the alias door first from a JSON list of { type, value, role?, identity? }")
+    .action(async (file: string, options: { event: string; tool?: string; input?: string; seed?: string }, command: Command) => {
       const out = createPrinter(command.optsWithGlobals<{ json?: boolean }>().json ?? false);
       try {
         if (!eventNamed(options.event)) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
-        const report = await checkRulesFile(file, { event: options.event, tool: options.tool, input: parseInput(options.input) });
+        const report = await checkRulesFile(file, {
+          event: options.event,
+          tool: options.tool,
+          input: parseInput(options.input),
+          seed: options.seed,
+        });
         out.result(report, () => describeReport(report));
         if (!report.ok) process.exitCode = EXIT.refused;
       } catch (error) {
@@ -37,7 +43,8 @@ export function registerRules(hooks: Command): void {
     .command("run")
     .description("Local rules file as a Claude Code hook: the agent's event on stdin, its answer on stdout (exit 2 denies)")
     .option("--config <file>", "the rules file (default: gateway-hooks.toml, else .json, in the event's cwd)")
-    .action(async (options: { config?: string }) => {
+    .option("--seed <file>", "seed the alias door from a JSON list (kept for the session's later events)")
+    .action(async (options: { config?: string; seed?: string }) => {
       const reply = await replyToClaude(await readStdin(), options);
       if (reply.stdout !== undefined) process.stdout.write(`${JSON.stringify(reply.stdout)}\n`);
       if (reply.stderr) process.stderr.write(`${reply.stderr}\n`);

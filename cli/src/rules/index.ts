@@ -14,8 +14,8 @@ export class HookRun extends CoreHookRun {
   /** Reads `gateway-hooks.toml` (or .json), validates it, builds every handler (imports callables) and starts a run. */
   static async fromConfig(path: string, options: FromConfigOptions = {}): Promise<HookRun> {
     const runId = options.runId ?? new CoreHookRun().runId;
-    const { loaded, rules } = await rulesFromFile(path, runId, options);
-    const runOptions: HookRunOptions = { runId, cwd: options.cwd ?? process.cwd(), rules, vendors: loaded.config.vendors };
+    const { loaded, rules, alias } = await rulesFromFile(path, runId, options);
+    const runOptions: HookRunOptions = { runId, cwd: options.cwd ?? process.cwd(), rules, vendors: loaded.config.vendors, alias };
     return new HookRun(runOptions);
   }
 }

@@ -2,6 +2,8 @@
 // The core builds what needs only fetch (deny, http); a host adds the rest.
 import type { HandlerSpec, RulesConfig, RuleSpec } from "./config.ts";
 import { RulesFileError } from "./errors.ts";
+import type { AliasDoor } from "./alias/door.ts";
+import { AliasHandler } from "./alias/handler.ts";
 import { DenyHandler, HttpHandler, type Handler } from "./handlers.ts";
 import type { Rule } from "./run.ts";
 
@@ -10,9 +12,11 @@ export type HandlerFactory = (spec: HandlerSpec, rule: RuleSpec) => Handler | Pr
 export interface CoreFactoryOptions {
   /** Where `$VAR` header values come from (only names in the handler's allowed_env are read). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The run's door, which the file's `alias` handlers apply (pass the same one to the HookRun). */
+  alias?: AliasDoor;
 }
 
-/** Builds deny and http handlers; other types are the host's, and fail here with rules_handler_unavailable. */
+/** Builds deny, http and (given the run's door) alias handlers; other types are the host's, and fail here with rules_handler_unavailable. */
 export function coreHandlerFactory(options: CoreFactoryOptions = {}): HandlerFactory {
   return (spec) => {
     const common = { name: spec.name, timeout: spec.timeout, async: spec.async };
@@ -22,6 +26,7 @@ export function coreHandlerFactory(options: CoreFactoryOptions = {}): HandlerFac
       const env = Object.fromEntries(Object.entries(options.env ?? {}).filter(([name]) => allowed.has(name)));
       return new HttpHandler(spec.url, spec.headers ?? {}, env, common);
     }
+    if (spec.type === "alias" && options.alias) return new AliasHandler(options.alias, { ...common, args: spec.args });
     throw unavailable(spec);
   };
 }

@@ -1,6 +1,7 @@
 // The rules file, parsed and validated when the run starts. Every mistake is a
 // RulesFileError naming the key path and its line; nothing is silently ignored.
 import { parse as parseToml, TomlError } from "smol-toml";
+import type { AliasOptions } from "./alias/door.ts";
 import { RulesFileError, type RulesFileErrorCode } from "./errors.ts";
 import { eventNamed, type EventName } from "./events.ts";
 import { formatPath, jsonLines, tomlLines, type KeyPath, type LineMap } from "./locate.ts";
@@ -21,7 +22,7 @@ export type HandlerSpec = HandlerBase &
     | { type: "callable"; target: string }
     | { type: "record"; sink: string; session?: string; source?: string }
     | { type: "deny"; reason?: string }
-    | { type: "alias"; direction?: string; check?: string; args?: string }
+    | { type: "alias"; direction?: "out" | "in" | "check"; check?: "outgoing"; args?: "keep" | "alias" }
   );
 export type HandlerType = HandlerSpec["type"];
 
@@ -54,6 +55,13 @@ const HANDLER_FIELDS: Record<HandlerType, { fields: Record<string, FieldType>; r
 const ALLOWED_EVENTS: Partial<Record<HandlerType, readonly EventName[]>> = {
   record: ["post_tool_call", "post_response"],
   deny: ["pre_tool_call", "pre_request", "run_end"],
+};
+const ALIAS_DIRECTION: Record<EventName, "out" | "in" | "check"> = {
+  pre_tool_call: "out",
+  pre_request: "out",
+  post_tool_call: "in",
+  post_response: "in",
+  run_end: "check",
 };
 const RULE_FIELDS: Record<string, FieldType> = { matcher: "string", vendor: "string", arg: "string" };
 const ALIAS_FIELDS: Record<string, FieldType> = { slugs: "string[]", public_layer_wins: "boolean", public_mailbox_domains: "string[]" };
@@ -145,6 +153,10 @@ class Validator {
     if (root.alias !== undefined) {
       const alias = this.table(root.alias, ["alias"]);
       this.fields(alias, ALIAS_FIELDS, ["alias"], "[alias]");
+      (alias.slugs as string[] | undefined)?.forEach((worldSlug, index) => {
+        if (!/^[A-Za-z0-9_.-]{1,64}$/.test(worldSlug))
+          this.fail("rules_wrong_type", ["alias", "slugs", index], "a slug is 1 to 64 letters, digits, '.', '_' or '-'");
+      });
       config.alias = alias;
     }
     if (root.hooks !== undefined) {
@@ -213,9 +225,21 @@ class Validator {
       if (table[key] === undefined) this.fail("rules_missing_key", [...path, key], `a ${type} handler needs ${key}`);
     }
     if (type === "http") this.headerEnv(table, path);
+    if (type === "alias") this.aliasFields(table, event, path);
     if (type === "callable" && !/^[^#]+(#[A-Za-z_$][\w$]*)?$/.test(table.target as string))
       this.fail("rules_wrong_type", [...path, "target"], 'must be "<file>#<export>" (for example "./guards.mjs#check")');
     return { ...table, at: { path: formatPath(path), line: this.lines.lineOf(path) } } as HandlerSpec;
+  }
+
+  /** The alias door's direction follows the event; the fields may only say so, not turn it round. */
+  aliasFields(table: Record<string, unknown>, event: EventName, path: KeyPath): void {
+    const direction = ALIAS_DIRECTION[event];
+    if (table.direction !== undefined && table.direction !== direction)
+      this.fail("rules_wrong_type", [...path, "direction"], `on ${event} the alias door's direction is "${direction}"`);
+    if (table.check !== undefined && (event !== "run_end" || table.check !== "outgoing"))
+      this.fail("rules_wrong_type", [...path, "check"], 'check = "outgoing" belongs on run_end (it scans the report and artifacts)');
+    if (table.args !== undefined && (event !== "post_tool_call" || (table.args !== "keep" && table.args !== "alias")))
+      this.fail("rules_wrong_type", [...path, "args"], 'args is "keep" or "alias", on post_tool_call');
   }
 
   /** `$VAR` in a header value may name only what `allowed_env` lists: a file cannot read the environment by accident. */
@@ -239,6 +263,16 @@ export function envNames(value: string): string[] {
 /** A header value with `$NAME` / `${NAME}` replaced from `env` (names already checked against allowed_env). */
 export function interpolateEnv(value: string, env: Readonly<Record<string, string | undefined>>): string {
   return value.replace(ENV_REFERENCE, (_, name: string) => env[name] ?? "");
+}
+
+/** The door's options from a file's [alias] table. */
+export function aliasOptionsOf(alias: RulesConfig["alias"], key?: string): AliasOptions {
+  return {
+    ...(key === undefined ? {} : { key }),
+    slugs: alias?.slugs,
+    publicLayerWins: alias?.public_layer_wins,
+    publicMailboxDomains: alias?.public_mailbox_domains,
+  };
 }
 
 /** The handler's timeout in seconds, or undefined for none. */

@@ -1,6 +1,6 @@
 // The rules engine without Node APIs: parsing, matching, the answer contract and
 // merging. It runs in workerd (test/rules-core.test.ts proves it) and under Node.
-export { parseRules, envNames, defaultTimeoutSeconds } from "./config.ts";
+export { parseRules, envNames, defaultTimeoutSeconds, aliasOptionsOf } from "./config.ts";
 export type { HandlerSpec, HandlerType, RuleSpec, RulesConfig, RulesFormat } from "./config.ts";
 export { RulesFileError, HookFailure, HookDenied, HookError } from "./errors.ts";
 export type { RulesFileErrorCode, HookFailureCode } from "./errors.ts";
@@ -26,4 +26,10 @@ export type {
   AsyncAnswer,
 } from "./run.ts";
 export { buildRules, coreHandlerFactory } from "./build.ts";
+export { AliasDoor, MAX_ALIAS_TEXT } from "./alias/door.ts";
+export type { AliasOptions, Legend, LegendEntry, LeakFinding, VariantPair } from "./alias/door.ts";
+export { AliasHandler } from "./alias/handler.ts";
+export type { AliasHandlerOptions } from "./alias/handler.ts";
+export { AliasError, MAX_SEEDS, MAX_SEED_VALUE, KINDS as ALIAS_KINDS } from "./alias/seeds.ts";
+export type { SeedEntity, AliasErrorCode } from "./alias/seeds.ts";
 export type { HandlerFactory, CoreFactoryOptions } from "./build.ts";

@@ -1,6 +1,8 @@
 // One run of the rules: events fired around tool calls and HTTP requests, each
 // matching rule's handlers run on the same event, their answers merged, rules in
 // declaration order with each seeing the previous rule's rewrite. Runtime-neutral.
+import { AliasDoor, type AliasOptions, type Legend } from "./alias/door.ts";
+import { AliasError, type SeedEntity } from "./alias/seeds.ts";
 import { attachContext } from "./answer.ts";
 import { defaultTimeoutSeconds } from "./config.ts";
 import { HookDenied, HookError, HookFailure, type HookFailureCode } from "./errors.ts";
@@ -66,6 +68,8 @@ export interface RunSummary {
   findings: number;
   async_answers: number;
   ended: boolean;
+  /** Real values (seeded, private) found in text about to reach the agent, after every rewrite. */
+  leak_through_inbound: number;
 }
 
 export interface HookRunOptions {
@@ -74,6 +78,10 @@ export interface HookRunOptions {
   rules?: Rule[];
   /** Vendor name → tool-name matcher (the file's [vendors]). */
   vendors?: Record<string, string>;
+  /** The run's alias door; its `alias` handlers must share it. Omitted, a door with a fresh random key. */
+  alias?: AliasDoor;
+  /** Options for the door made when `alias` is omitted (the run key, the file's [alias]). */
+  aliasOptions?: AliasOptions;
 }
 
 /** What firing one event did. */
@@ -119,6 +127,8 @@ export class HookRun {
   readonly errors: RecordedFailure[] = [];
   /** Answers of `async = true` handlers: logged, never applied. */
   readonly asyncAnswers: AsyncAnswer[] = [];
+  /** The persona door: `run.seed()` feeds it, `alias` handlers apply it. */
+  readonly alias: AliasDoor;
   readonly #rules = new Map<EventName, CompiledRule[]>();
   readonly #vendors: [string, (name: string) => boolean][];
   readonly #pending = new Set<Promise<void>>();
@@ -128,6 +138,7 @@ export class HookRun {
   constructor(options: HookRunOptions = {}) {
     this.runId = options.runId ?? newRunId();
     this.cwd = options.cwd;
+    this.alias = options.alias ?? new AliasDoor(options.aliasOptions);
     this.#vendors = Object.entries(options.vendors ?? {}).map(([name, pattern]) => [name, compileMatcher(pattern)]);
     for (const rule of options.rules ?? []) this.#add(rule, false);
   }
@@ -152,6 +163,27 @@ export class HookRun {
       options.before ?? false,
     );
     return this;
+  }
+
+  /** Mints aliases for these entities before the agent starts (more calls add more; see docs/alias.md). */
+  seed(entities: readonly SeedEntity[]): Promise<void> {
+    return this.alias.seed(entities);
+  }
+
+  /** Every seed with its alias, and the run key: for a grader. Keep it with the run, never with world data. */
+  legend(): Legend {
+    return this.alias.legend();
+  }
+
+  /** Counts real values in what is about to reach the agent (the inbound leak meter). */
+  #meter(value: unknown): void {
+    if (!this.alias.seeded) return;
+    try {
+      this.alias.leakThroughInbound += this.alias.countReal(value);
+    } catch (error) {
+      // Past the door's text bound the meter cannot read it; an alias rule on that event has already refused it.
+      if (!(error instanceof AliasError)) throw error;
+    }
   }
 
   /** The vendor a tool belongs to: the one given, else the first [vendors] pattern its name matches. */
@@ -315,6 +347,7 @@ export class HookRun {
       this.#counts.denied++;
       throw new HookDenied(post.denied.reason, post.denied.failure);
     }
+    this.#meter(thrown ? post.event.error : post.event.tool_result);
     if (thrown) throw withMessage(thrown.error, post.event.error ?? errorText(thrown.error));
     return attachContext(post.event.tool_result, [...pre.contexts, ...post.contexts]);
   }
@@ -362,6 +395,7 @@ export class HookRun {
       throw new HookDenied(post.denied.reason, post.denied.failure);
     }
     const shown = post.event.response ?? response;
+    this.#meter(shown.body);
     return { ...shown, body: attachContext(shown.body, [...pre.contexts, ...post.contexts]) };
   }
 
@@ -387,6 +421,7 @@ export class HookRun {
       findings: this.findings.length,
       async_answers: this.asyncAnswers.length,
       ended: this.#ended,
+      leak_through_inbound: this.alias.leakThroughInbound,
     };
   }
 }

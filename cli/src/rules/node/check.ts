@@ -1,14 +1,17 @@
 // `rayrun hooks check`: validate a rules file, build every handler, and send one
 // sample event through the rules that match it. Command and http handlers really run.
+import { AliasError } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, type EventName, type HookEvent, type ToolInput } from "../core/events.ts";
 import { HookRun } from "../index.ts";
-import { loadRulesFile } from "./load.ts";
+import { loadRulesFile, readSeedFile } from "./load.ts";
 
 export interface CheckOptions {
   event?: string;
   tool?: string;
   input?: ToolInput;
+  /** A seed file: the alias door is seeded from it before the sample runs. */
+  seed?: string;
 }
 
 export interface CheckProblem {
@@ -41,6 +44,8 @@ export interface CheckReport {
     findings: unknown[];
   };
   problems: CheckProblem[];
+  /** How many seeds `--seed` gave the alias door. */
+  seeded?: number;
 }
 
 export async function checkRulesFile(file: string, options: CheckOptions): Promise<CheckReport> {
@@ -63,6 +68,17 @@ export async function checkRulesFile(file: string, options: CheckOptions): Promi
     if (!(error instanceof RulesFileError)) throw error;
     report.problems.push({ code: error.code, message: error.message, path: error.path, line: error.line });
     return report;
+  }
+  if (options.seed !== undefined) {
+    try {
+      const seeds = await readSeedFile(options.seed);
+      await run.seed(seeds);
+      report.seeded = seeds.length;
+    } catch (error) {
+      if (!(error instanceof AliasError)) throw error;
+      report.problems.push({ code: error.code, message: error.message });
+      return report;
+    }
   }
 
   const toolName = options.tool ?? "example_tool";
@@ -112,7 +128,9 @@ function rewrittenFields(event: HookEvent): Partial<HookEvent> {
 }
 
 export function describeReport(report: CheckReport): string[] {
-  const lines = [`${report.file}: ${report.ok ? "ok" : `${report.problems.length} problem(s)`}`];
+  const lines = [
+    `${report.file}: ${report.ok ? "ok" : `${report.problems.length} problem(s)`}${report.seeded === undefined ? "" : `, ${report.seeded} seed(s)`}`,
+  ];
   for (const rule of report.rules) {
     const scope = [
       rule.matcher ? `matcher "${rule.matcher}"` : "every tool",

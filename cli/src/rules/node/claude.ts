@@ -5,10 +5,12 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, type EventName, type Finding, type ToolInput } from "../core/events.ts";
 import type { RecordedFailure } from "../core/run.ts";
 import { HookRun } from "../index.ts";
+import { readSeedFile } from "./load.ts";
 
 /** What the process prints and how it exits, in Claude Code's terms. */
 export interface AgentReply {
@@ -27,7 +29,7 @@ interface SessionState {
 
 const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-export async function replyToClaude(stdin: string, options: { config?: string }): Promise<AgentReply> {
+export async function replyToClaude(stdin: string, options: { config?: string; seed?: string }): Promise<AgentReply> {
   let input: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(stdin);
@@ -59,9 +61,12 @@ export async function replyToClaude(stdin: string, options: { config?: string })
   const state = await sessionState(dir);
   let run: HookRun;
   try {
-    run = await HookRun.fromConfig(configPath, { runId: state.run_id, cwd });
+    run = await HookRun.fromConfig(configPath, { runId: state.run_id, cwd, aliasKey: state.key });
+    // Every process derives the same aliases: same key, same seeds (the file given, else the copy kept on the first event).
+    const seeds = await sessionSeeds(dir, options.seed);
+    if (seeds) await run.seed(seeds);
   } catch (error) {
-    if (error instanceof RulesFileError) return failure(error.code, error.message, refuse);
+    if (error instanceof RulesFileError || error instanceof AliasError) return failure(error.code, error.message, refuse);
     throw error;
   }
   run.findings.push(...(await readLines<Finding>(join(dir, "findings.jsonl"))));
@@ -110,6 +115,8 @@ async function answer(run: HookRun, event: EventName, eventName: string, input: 
   // Stop and SessionEnd end the run. The report is the agent's own event (with its transcript_path).
   const verdict = await run.end({ agent_event: eventName, ...input });
   await writeFile(join(dir, "verdict.json"), `${JSON.stringify({ ...verdict, ended_at: new Date().toISOString() }, null, 2)}\n`);
+  // The map for a grader, beside the key it came from (state.json), readable by the owner only.
+  if (run.alias.seeded) await writeFile(join(dir, "legend.json"), `${JSON.stringify(run.legend(), null, 2)}\n`, { mode: 0o600 });
   if (verdict.passed) return { exitCode: 0 };
   const reason = `the rules failed the run: ${verdict.reasons.join("; ")}`;
   // Blocking a Stop makes Claude Code continue; once it already has, say it to the user instead of looping.
@@ -128,6 +135,15 @@ async function sessionState(dir: string): Promise<SessionState> {
   } catch {
     return JSON.parse(await readFile(path, "utf8")) as SessionState;
   }
+}
+
+/** The seeds of this session: the `--seed` file (kept as seeds.json on first use), else that kept copy, else none. */
+async function sessionSeeds(dir: string, seedFile: string | undefined): Promise<SeedEntity[] | undefined> {
+  const kept = join(dir, "seeds.json");
+  if (seedFile === undefined) return existsSync(kept) ? readSeedFile(kept) : undefined;
+  const seeds = await readSeedFile(seedFile);
+  await writeFile(kept, `${JSON.stringify(seeds)}\n`, { flag: "wx", mode: 0o600 }).catch(() => undefined);
+  return seeds;
 }
 
 async function readLines<T>(path: string): Promise<T[]> {

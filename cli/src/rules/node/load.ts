@@ -3,8 +3,10 @@
 import { readFile } from "node:fs/promises";
 import { dirname, extname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { buildRules, coreHandlerFactory, unavailable, type HandlerFactory } from "../core/build.ts";
-import { parseRules, type HandlerSpec, type RulesConfig } from "../core/config.ts";
+import { AliasDoor } from "../core/alias/door.ts";
+import { buildRules, coreHandlerFactory, type HandlerFactory } from "../core/build.ts";
+import { aliasOptionsOf, parseRules, type HandlerSpec, type RulesConfig } from "../core/config.ts";
+import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { RulesFileError } from "../core/errors.ts";
 import { FunctionHandler, RecordHandler, type HookFunction } from "../core/handlers.ts";
 import type { Rule } from "../core/run.ts";
@@ -34,6 +36,28 @@ export async function loadRulesFile(path: string): Promise<LoadedRules> {
   return { file, config: parseRules(text, extname(file).toLowerCase() === ".json" ? "json" : "toml", path) };
 }
 
+/** A seed file: a JSON list of `{ type, value, role?, identity? }` (checked by run.seed()). */
+export async function readSeedFile(path: string): Promise<SeedEntity[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new AliasError(
+      "rules_alias_bad_seed",
+      `cannot read the seed file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AliasError("rules_alias_bad_seed", `the seed file ${path} is not JSON`);
+  }
+  if (!Array.isArray(value))
+    throw new AliasError("rules_alias_bad_seed", `the seed file ${path} must hold a JSON list of { type, value, role?, identity? }`);
+  return value as SeedEntity[];
+}
+
 export interface NodeFactoryOptions {
   /** Relative `target`, `sink` and `cwd` resolve against this folder: the rules file's. */
   baseDir: string;
@@ -41,10 +65,12 @@ export interface NodeFactoryOptions {
   /** `{run_dir}` in a sink; defaults to `<cwd>/runs/<run id>`. */
   runDir: string;
   env?: Readonly<Record<string, string | undefined>>;
+  /** The run's alias door. */
+  alias: AliasDoor;
 }
 
 export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory {
-  const core = coreHandlerFactory({ env: options.env ?? process.env });
+  const core = coreHandlerFactory({ env: options.env ?? process.env, alias: options.alias });
   const at = (path: string) => (isAbsolute(path) ? path : join(options.baseDir, path));
   return async (spec) => {
     const common = { name: spec.name, timeout: spec.timeout, async: spec.async };
@@ -57,8 +83,6 @@ export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory 
         const sink = spec.sink.replaceAll("{run_id}", options.runId).replaceAll("{run_dir}", options.runDir);
         return new RecordHandler(new FileSink(at(sink)), { session: spec.session, source: spec.source }, common);
       }
-      case "alias":
-        throw unavailable(spec, "is not built yet (the alias door has its own issue)");
       default:
         return core(spec, { event: "pre_tool_call", matcher: "", handlers: [] });
     }
@@ -85,6 +109,8 @@ export interface FromConfigOptions {
   cwd?: string;
   runDir?: string;
   env?: Readonly<Record<string, string | undefined>>;
+  /** The alias door's run key (64 hex digits); omitted, a fresh random one. */
+  aliasKey?: string;
 }
 
 /** Loads, validates and builds a file's rules, ready for a HookRun. */
@@ -92,14 +118,16 @@ export async function rulesFromFile(
   path: string,
   runId: string,
   options: FromConfigOptions = {},
-): Promise<{ loaded: LoadedRules; rules: Rule[] }> {
+): Promise<{ loaded: LoadedRules; rules: Rule[]; alias: AliasDoor }> {
   const loaded = await loadRulesFile(path);
+  const alias = new AliasDoor(aliasOptionsOf(loaded.config.alias, options.aliasKey));
   const cwd = options.cwd ?? process.cwd();
   const factory = nodeHandlerFactory({
     baseDir: dirname(loaded.file),
     runId,
     runDir: options.runDir ?? join(cwd, "runs", runId),
     env: options.env,
+    alias,
   });
-  return { loaded, rules: await buildRules(loaded.config, factory) };
+  return { loaded, rules: await buildRules(loaded.config, factory), alias };
 }

@@ -1,0 +1,416 @@
+// The alias door of one run: seeds in, personas derived from the run key, and the
+// three directions over JSON values: to alias space (in), back to real values
+// (out, with the refusals), and the leak scan (meter and run_end check).
+import { deriveAll, domainKeeper, Hmac, newRunKey, type DeriveOptions, type Derived } from "./derive.ts";
+import { FREE_MAIL_DOMAINS } from "./names.ts";
+import { PhraseMatcher, type PhraseMatch } from "./phrases.ts";
+import { AliasError, checkSeeds, type Seed, type SeedEntity } from "./seeds.ts";
+import { spellings, storedForm, type Spelling } from "./variants.ts";
+
+/** Characters of strings and keys the door reads in one value (an event's result, body or report). */
+export const MAX_ALIAS_TEXT = 16 * 1024 * 1024;
+/** Findings one run_end check reports one by one; the rest are counted. */
+const MAX_FINDINGS = 100;
+
+export interface AliasOptions {
+  /** 64 hex digits; a fresh random key when omitted. Kept with the run, never sent in an event. */
+  key?: string;
+  /** Worlds that store fields as `sha256:<hex of SHA-256("<slug>:<value>")>`. */
+  slugs?: readonly string[];
+  publicLayerWins?: boolean;
+  /** Free-mail domains kept real inside an email persona; omitted, the built-in list. */
+  publicMailboxDomains?: readonly string[];
+}
+
+/** What a phrase stands for: the seed it came from, and the other side's spelling. */
+interface Entry {
+  kind: string;
+  form: string;
+  /** A public seed: matched so that it shadows private phrases inside it, and left as it is. */
+  public: boolean;
+  to: string;
+  pretty?: string;
+  /** Found spellings already styled for this entry (made on its first match). */
+  rendered?: Map<string, string>;
+}
+
+/** One spelling of a seed's real value and the same spelling of its alias. */
+export interface VariantPair {
+  seed: number;
+  form: string;
+  real: string;
+  alias: string;
+}
+
+export interface LegendEntry {
+  type: string;
+  value: string;
+  role: "public" | "private";
+  identity?: string;
+  alias: string;
+  /** How many re-derivations a collision took (0: the first draw). */
+  attempt: number;
+}
+
+export interface Legend {
+  run_key: string;
+  entries: LegendEntry[];
+}
+
+export interface LeakFinding {
+  check: "alias_leak";
+  /** The seed's type; never the value. */
+  kind: string;
+  /** `report.summary`, `report.people[2].name`, `artifacts["graph.json"] line 3`. */
+  where: string;
+  count: number;
+}
+
+export interface OutboundResult<V> {
+  value: V;
+  changed: boolean;
+  /** Alias-shaped text that resolves to no seed (its kind), and sha256 selectors. */
+  refusals: string[];
+}
+
+/**
+ * Things only the door produces: a value of this shape in an outbound argument that
+ * the door cannot map back is an alias of nothing, and the call is refused.
+ */
+const ALIAS_SHAPED: [string, RegExp][] = [
+  ["email", /[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.alias\b/gi],
+  ["domain", /\b[\w-]+(?:\.[\w-]+)*\.alias\b/gi],
+  ["phone", /(?:\+?1[\s.-]*)?\(?999\)?[\s.-]*555[\s.-]*\d{4}\b/g],
+  ["ip", /\b(?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d{1,3}\b|\b2001:db8::[0-9a-f]{1,4}:[0-9a-f]{1,4}\b/gi],
+  ["account", /\bACCT-\d{8}\b/g],
+  ["log", /\blog-[0-9a-f]{8}\b/g],
+  ["ref", /\bREF-\d{4,8}\b/g],
+];
+const SELECTOR = /\bsha256:[0-9a-f]{64}\b/i;
+
+export class AliasDoor {
+  readonly #key: string;
+  readonly #hmac: Hmac;
+  readonly #slugs: readonly string[];
+  readonly #options: DeriveOptions;
+  #seeds: Seed[] = [];
+  #derived: Derived[] = [];
+  #inbound = new PhraseMatcher<Entry>([]);
+  #outbound = new PhraseMatcher<Entry>([]);
+  #variants: VariantPair[] = [];
+  #ready: Promise<void> = Promise.resolve();
+  /** Real values found in text about to reach the agent, after every rewrite. */
+  leakThroughInbound = 0;
+
+  constructor(options: AliasOptions = {}) {
+    this.#key = options.key ?? newRunKey();
+    this.#hmac = new Hmac(this.#key);
+    this.#slugs = options.slugs ?? [];
+    this.#options = {
+      publicLayerWins: options.publicLayerWins ?? false,
+      publicMailboxDomains: new Set((options.publicMailboxDomains ?? FREE_MAIL_DOMAINS).map((domain) => domain.toLowerCase())),
+    };
+  }
+
+  get seeded(): boolean {
+    return this.#seeds.length > 0;
+  }
+
+  /**
+   * Adds seeds and derives every alias again from the whole list (so the result
+   * depends only on the key and the seeds in order). Bad seeds reject with AliasError.
+   */
+  seed(entities: readonly SeedEntity[]): Promise<void> {
+    const next = this.#ready.then(async () => {
+      const seeds = [...this.#seeds, ...checkSeeds(entities, this.#seeds.length)];
+      const derived = await deriveAll(this.#hmac, seeds, this.#options);
+      await this.#build(seeds, derived);
+    });
+    // A failed seed() leaves the door as it was for the next call.
+    this.#ready = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Resolves when every seed() so far has been derived. */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  async #build(seeds: Seed[], derived: Derived[]): Promise<void> {
+    const keepsDomain = domainKeeper(seeds, this.#options);
+    const aliasDomains = new Map<string, string>();
+    for (const item of derived) {
+      if (item.seed.role === "private" && item.seed.type === "email") {
+        const [, realDomain] = item.seed.value.split("@") as [string, string];
+        const [, aliasDomain] = item.alias.split("@") as [string, string];
+        if (!keepsDomain(realDomain)) aliasDomains.set(realDomain, aliasDomain);
+      }
+    }
+    const variants: VariantPair[] = [];
+    const inbound: [string, Entry][] = [];
+    const outbound: [string, Entry][] = [];
+    // Public values first: as the first holder of a phrase, and the longest at its start, they shadow private phrases.
+    for (const item of derived) {
+      if (item.seed.role !== "public") continue;
+      const self: Entry = { kind: item.seed.type, form: "value", public: true, to: item.seed.value };
+      inbound.push([item.seed.value, self]);
+      outbound.push([item.seed.value, self]);
+    }
+    for (const item of derived) {
+      if (item.seed.role !== "private") continue;
+      const kind = item.seed.type;
+      const forms: Spelling[] = spellings(item, (domain) => aliasDomains.get(domain));
+      for (const worldSlug of this.#slugs) {
+        for (const [real, alias] of new Set([
+          [item.seed.value, item.alias],
+          [item.seed.value.toLowerCase(), item.alias.toLowerCase()],
+        ])) {
+          forms.push({ form: `sha256:${worldSlug}`, real: await storedForm(worldSlug, real!), alias: await storedForm(worldSlug, alias!) });
+        }
+      }
+      for (const spelling of forms) {
+        variants.push({ seed: item.seed.index, form: spelling.form, real: spelling.real, alias: spelling.alias });
+        inbound.push([spelling.real, { kind, form: spelling.form, public: false, to: spelling.alias, pretty: spelling.aliasPretty }]);
+        outbound.push([spelling.alias, { kind, form: spelling.form, public: false, to: spelling.real, pretty: spelling.realPretty }]);
+      }
+    }
+    this.#inbound = new PhraseMatcher(inbound);
+    this.#outbound = new PhraseMatcher(outbound);
+    this.#seeds = seeds;
+    this.#derived = derived;
+    this.#variants = variants;
+  }
+
+  /** Every private seed's spellings, real and alias side by side (what fixtures/hooks/alias-vectors.json pins). */
+  variants(): VariantPair[] {
+    return [...this.#variants];
+  }
+
+  /** In: every real value and variant in strings, keys and numeric leaves becomes its alias. */
+  toAlias<V>(value: V): { value: V; changed: boolean } {
+    const walked = mapJson(value, (text) => this.#inbound.replace(text, render), new Budget());
+    return { value: walked as V, changed: walked !== value };
+  }
+
+  /** Out: alias variants become real values; alias-shaped leftovers and sha256 selectors are refusals. */
+  toReal<V>(value: V): OutboundResult<V> {
+    const refusals: string[] = [];
+    const walked = mapJson(
+      value,
+      (text) => {
+        if (SELECTOR.test(text)) refusals.push("a sha256 digest used as a selector");
+        const real = this.#outbound.replace(text, (match, found) => {
+          if (match.value.form.startsWith("sha256:")) refusals.push("a sha256 digest used as a selector");
+          return render(match, found);
+        });
+        for (const [kind, shape] of ALIAS_SHAPED) {
+          shape.lastIndex = 0;
+          if (shape.test(real)) {
+            refusals.push(`a ${kind} alias that resolves to no seeded value`);
+            break;
+          }
+        }
+        return real;
+      },
+      new Budget(),
+    );
+    return { value: walked as V, changed: walked !== value, refusals: [...new Set(refusals)] };
+  }
+
+  /** How many real values (private seeds' variants) a value holds. */
+  countReal(value: unknown): number {
+    let count = 0;
+    walkStrings(value, "", new Budget(), (text) => {
+      for (const match of this.#inbound.find(text)) if (!match.value.public) count++;
+    });
+    return count;
+  }
+
+  /** The run_end scan: which kinds of real value reached the report and the artifacts, and where; never the values. */
+  check(report: unknown, artifacts: Readonly<Record<string, string>>): { findings: LeakFinding[]; total: number } {
+    const found = new Map<string, LeakFinding>();
+    let total = 0;
+    const note = (kind: string, where: string) => {
+      total++;
+      const key = `${kind}\n${where}`;
+      const finding = found.get(key);
+      if (finding) finding.count++;
+      else if (found.size < MAX_FINDINGS) found.set(key, { check: "alias_leak", kind, where, count: 1 });
+    };
+    const budget = new Budget();
+    const realIn = (text: string) => this.#inbound.find(text).filter((match) => !match.value.public);
+    walkStrings(
+      report,
+      "report",
+      budget,
+      (text, where) => {
+        for (const match of realIn(text)) note(match.value.kind, where);
+      },
+      (key) => {
+        const hit = realIn(key)[0];
+        return hit ? `<${hit.value.kind}>` : key;
+      },
+    );
+    for (const [name, text] of Object.entries(artifacts)) {
+      budget.take(text.length);
+      const lineStarts = [0];
+      for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lineStarts.push(i + 1);
+      for (const match of this.#inbound.find(text)) {
+        if (match.value.public) continue;
+        note(match.value.kind, `artifacts[${JSON.stringify(name)}] line ${lineOf(lineStarts, match.start)}`);
+      }
+    }
+    return { findings: [...found.values()], total };
+  }
+
+  /** The map from every seed to its alias, with the run key: for a grader, kept with the run and never with world data. */
+  legend(): Legend {
+    return {
+      run_key: this.#key,
+      entries: this.#derived.map(({ seed, alias, attempt }) => ({
+        type: seed.type,
+        value: seed.value,
+        role: seed.role,
+        ...(seed.identity === undefined ? {} : { identity: seed.identity }),
+        alias,
+        attempt,
+      })),
+    };
+  }
+}
+
+/** The replacement for one match, in the found text's style: its case, its phone separators, its email obfuscation. */
+function render(match: PhraseMatch<Entry>, found: string): string {
+  const entry = match.value;
+  if (entry.public) return found;
+  // A page repeats the same spelling: each is styled once (a few per entry are kept).
+  const rendered = (entry.rendered ??= new Map());
+  const cached = rendered.get(found);
+  if (cached !== undefined) return cached;
+  const styled = styleLike(entry, found);
+  if (rendered.size < RENDERED_PER_ENTRY) rendered.set(found, styled);
+  return styled;
+}
+
+const RENDERED_PER_ENTRY = 16;
+
+function styleLike(entry: Entry, found: string): string {
+  if (entry.kind === "phone") return /[^\d+]/.test(found) && entry.pretty ? entry.pretty : entry.to;
+  if (entry.kind === "email" && entry.form === "value" && !found.includes("@")) return obfuscated(entry.to, found);
+  if (found === found.toUpperCase() && found !== found.toLowerCase()) return entry.to.toUpperCase();
+  if (found === found.toLowerCase() && found !== found.toUpperCase()) return entry.to.toLowerCase();
+  return entry.to;
+}
+
+const AT_STYLE = /\s*[[({]\s*at\s*[\])}]\s*|\s+at\s+/i;
+const DOT_STYLE = /\s*[[({]\s*dot\s*[\])}]\s*|\s+dot\s+/i;
+
+/** `matthew.nowell [at] nowell-ltd [dot] com` → the alias written the same way. */
+function obfuscated(email: string, found: string): string {
+  const at = AT_STYLE.exec(found)?.[0] ?? "@";
+  const dot = DOT_STYLE.exec(found)?.[0];
+  const [local, domain] = email.split("@") as [string, string];
+  const dottedLocal = dot && DOT_STYLE.test(found.slice(0, AT_STYLE.exec(found)?.index ?? 0)) ? local.replaceAll(".", dot) : local;
+  return `${dottedLocal}${at}${dot ? domain.replaceAll(".", dot) : domain}`;
+}
+
+function lineOf(lineStarts: number[], offset: number): number {
+  let low = 0;
+  let high = lineStarts.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (lineStarts[mid]! <= offset) low = mid;
+    else high = mid - 1;
+  }
+  return low + 1;
+}
+
+/** Counts the characters read in one value, and refuses past MAX_ALIAS_TEXT. */
+class Budget {
+  used = 0;
+  /** Each key's mapping, for this one value. */
+  readonly keys = new Map<string, string>();
+  take(characters: number): void {
+    this.used += characters;
+    if (this.used > MAX_ALIAS_TEXT)
+      throw new AliasError(
+        "rules_alias_text_too_large",
+        `the value holds more than ${MAX_ALIAS_TEXT} characters of text; the alias door reads at most that`,
+      );
+  }
+}
+
+/** Integers of 7+ digits are read as text too: a phone or an account stored as a number. */
+const LONG_INTEGER = 1_000_000;
+
+/** The value with `map` applied to every string, key and long integer; unchanged parts keep their identity. */
+function mapJson(value: unknown, map: (text: string) => string, budget: Budget): unknown {
+  if (typeof value === "string") {
+    budget.take(value.length);
+    return map(value);
+  }
+  if (typeof value === "number") {
+    if (!Number.isSafeInteger(value) || Math.abs(value) < LONG_INTEGER) return value;
+    const text = String(value);
+    const mapped = map(text);
+    if (mapped === text) return value;
+    return /^-?\d{1,15}$/.test(mapped) ? Number(mapped) : mapped;
+  }
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, index) => {
+      const mapped = mapJson(item, map, budget);
+      if (mapped !== item) (copy ??= [...value])[index] = mapped;
+    });
+    return copy ?? value;
+  }
+  if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    let copy: Record<string, unknown> | undefined;
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index]!;
+      const item = record[key];
+      budget.take(key.length);
+      // Keys repeat across the rows of a result: each is matched once per value.
+      let mappedKey = budget.keys.get(key);
+      if (mappedKey === undefined) budget.keys.set(key, (mappedKey = map(key)));
+      const mapped = mapJson(item, map, budget);
+      if (!copy && (mappedKey !== key || mapped !== item)) {
+        // The first change: copy what came before it, in order, and go on building the copy.
+        copy = {};
+        for (let before = 0; before < index; before++) copy[keys[before]!] = record[keys[before]!];
+      }
+      if (copy) copy[mappedKey] = mapped;
+    }
+    return copy ?? value;
+  }
+  return value;
+}
+
+/** Calls `visit` with every string, key and long integer and its JSON path. */
+function walkStrings(
+  value: unknown,
+  path: string,
+  budget: Budget,
+  visit: (text: string, where: string) => void,
+  label: (key: string) => string = (key) => key,
+): void {
+  if (typeof value === "string") {
+    budget.take(value.length);
+    visit(value, path);
+  } else if (typeof value === "number") {
+    if (Number.isSafeInteger(value) && Math.abs(value) >= LONG_INTEGER) visit(String(value), path);
+  } else if (Array.isArray(value)) value.forEach((item, index) => walkStrings(item, `${path}[${index}]`, budget, visit, label));
+  else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      budget.take(key.length);
+      // A key holding a real value is named by its kind in the path, so a finding never carries the value.
+      const shown = label(key);
+      const where =
+        shown === key && /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${shown === key ? JSON.stringify(key) : shown}]`;
+      visit(key, where);
+      walkStrings(item, where, budget, visit, label);
+    }
+  }
+}

@@ -1,0 +1,378 @@
+// The alias door (issue 18) through the SDK: derivation pinned by
+// fixtures/hooks/alias-vectors.json, variants, the three directions through
+// wrapTools, session requests and run_end, the public layer, the meter, the
+// legend and the bounds. Real files, real record sinks; nothing stands in.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "vitest";
+import { AliasDoor, AliasError, HookDenied, HookRun, MAX_ALIAS_TEXT, MAX_SEEDS, type SeedEntity } from "../src/rules/index.ts";
+
+const KEY = "5e".repeat(32);
+const SUBJECT: SeedEntity[] = [
+  { type: "person_name", value: "Matthew Nowell", identity: "subject" },
+  { type: "email", value: "matthew.nowell@nowell-ltd.com", identity: "subject" },
+  { type: "username", value: "mnowell", identity: "subject" },
+  { type: "phone", value: "+44 20 7946 0958", identity: "subject" },
+  { type: "company", value: "Nowell Ltd", identity: "nowell-ltd" },
+];
+
+/** A rules file with the door on every event, and a record handler after the inbound alias rule. */
+const DOOR_FILE = `
+[alias]
+slugs = ["acme"]
+
+[[hooks.pre_tool_call]]
+handlers = [{ type = "alias" }]
+
+[[hooks.pre_request]]
+handlers = [{ type = "alias" }]
+
+[[hooks.post_tool_call]]
+matcher = "^(?!unguarded)"
+handlers = [{ type = "alias" }]
+
+[[hooks.post_tool_call]]
+handlers = [{ type = "record", sink = "transcript.jsonl" }]
+
+[[hooks.post_response]]
+handlers = [{ type = "alias" }]
+
+[[hooks.run_end]]
+handlers = [{ type = "alias", check = "outgoing" }]
+`;
+
+async function doorRun(seeds: SeedEntity[] = SUBJECT, file = DOOR_FILE): Promise<{ run: HookRun; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "rayrun-alias-"));
+  writeFileSync(join(dir, "gateway-hooks.toml"), file);
+  const run = await HookRun.fromConfig(join(dir, "gateway-hooks.toml"), { cwd: dir, aliasKey: KEY });
+  await run.seed(seeds);
+  return { run, dir };
+}
+
+const aliasOf = (run: HookRun, value: string) => run.legend().entries.find((entry) => entry.value === value)!.alias;
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("it resolved");
+}
+
+describe("derivation", () => {
+  it("reproduces fixtures/hooks/alias-vectors.json: aliases, attempts and every variant", async ({ expect }) => {
+    const vectors = JSON.parse(readFileSync(join(import.meta.dirname, "../../fixtures/hooks/alias-vectors.json"), "utf8")) as {
+      cases: {
+        name: string;
+        run_key: string;
+        options: ConstructorParameters<typeof AliasDoor>[0];
+        seeds: SeedEntity[];
+        expected: { aliases: unknown[]; variants: unknown[] };
+      }[];
+    };
+    expect(vectors.cases.length).toBeGreaterThanOrEqual(4);
+    for (const vector of vectors.cases) {
+      const door = new AliasDoor({ ...vector.options, key: vector.run_key });
+      await door.seed(vector.seeds);
+      const aliases = door.legend().entries.map(({ type, value, alias, attempt }) => ({ type, value, alias, attempt }));
+      expect({ name: vector.name, aliases, variants: door.variants() }).toEqual({ name: vector.name, ...vector.expected });
+    }
+    // The collision case really collides: its second identity took a second draw.
+    expect(vectors.cases.some((vector) => (vector.expected.aliases as { attempt: number }[]).some((alias) => alias.attempt > 0))).toBe(
+      true,
+    );
+  });
+
+  it("gives one identity consistent attributes, and the same aliases for the same key and seeds only", async ({ expect }) => {
+    const door = new AliasDoor({ key: KEY });
+    await door.seed(SUBJECT);
+    const [name, email, handle, phone, company] = door.legend().entries.map((entry) => entry.alias) as string[];
+    const [given, surname] = name!.split(" ") as [string, string];
+    expect(email).toMatch(new RegExp(`^${given.toLowerCase()}\\.${surname.toLowerCase()}@[a-z]+-[a-z-]+\\.alias$`));
+    expect(handle).toBe(`${given[0]!.toLowerCase()}${surname.toLowerCase().replace(/[^a-z]/g, "")}`);
+    expect(phone).toMatch(/^\+1 999 555 01\d\d$/);
+    expect(company).toMatch(/^[A-Z][\w-]+ [A-Z][\w-]+ Ltd$/);
+    const again = new AliasDoor({ key: KEY });
+    await again.seed(SUBJECT);
+    expect(again.legend()).toEqual(door.legend());
+    const other = new AliasDoor({ key: "77".repeat(32) });
+    await other.seed(SUBJECT);
+    expect(other.legend().entries[0]!.alias).not.toBe(name);
+    expect(other.legend().run_key).toBe("77".repeat(32));
+  });
+
+  it("re-derives two identities that draw the same persona, deterministically, and IPs come from the documentation ranges", async ({
+    expect,
+  }) => {
+    const seeds = Array.from({ length: 2000 }, (_, i) => ({ type: "person_name", value: `Subject Number${i}`, identity: `p${i}` }));
+    const door = new AliasDoor({ key: KEY });
+    await door.seed(seeds);
+    const entries = door.legend().entries;
+    expect(new Set(entries.map((entry) => entry.alias.toLowerCase())).size).toBe(2000);
+    expect(entries.filter((entry) => entry.attempt > 0).length).toBeGreaterThan(0);
+    const ips = new AliasDoor({ key: KEY });
+    await ips.seed(Array.from({ length: 50 }, (_, i) => ({ type: "ip", value: `10.0.0.${i}` })));
+    for (const entry of ips.legend().entries) expect(entry.alias).toMatch(/^(192\.0\.2|198\.51\.100|203\.0\.113)\.\d+$/);
+  });
+
+  it("refuses bad seeds with rules_alias_bad_seed and too many with rules_alias_too_many_seeds", async ({ expect }) => {
+    const door = new AliasDoor({ key: KEY });
+    const bad = async (seeds: unknown) => (await rejection(door.seed(seeds as SeedEntity[]))) as AliasError;
+    expect(await bad([{ type: "email", value: "not-an-email" }])).toMatchObject({
+      code: "rules_alias_bad_seed",
+      message: "seed 0: an email needs one @ and a domain with a dot",
+    });
+    expect(await bad([{ type: "person_name", value: "   " }])).toMatchObject({
+      code: "rules_alias_bad_seed",
+      message: "seed 0: value is empty",
+    });
+    expect(await bad([{ type: "Person", value: "x" }])).toMatchObject({ code: "rules_alias_bad_seed" });
+    expect(await bad([{ type: "phone", value: "+44 12" }])).toMatchObject({ message: "seed 0: a phone has 7 to 15 digits" });
+    expect(await bad([{ type: "person_name", value: "A B", role: "secret" }])).toMatchObject({
+      message: 'seed 0: role must be "public" or "private"',
+    });
+    const many = Array.from({ length: MAX_SEEDS + 1 }, (_, i) => ({ type: "account", value: `acct-${i}` }));
+    expect(await bad(many)).toMatchObject({
+      code: "rules_alias_too_many_seeds",
+      message: `a run holds at most ${MAX_SEEDS} seeds (this would make ${MAX_SEEDS + 1})`,
+    });
+    expect(() => new AliasDoor({ key: "short" })).toThrow(expect.objectContaining({ code: "rules_alias_bad_key" }));
+    // A refused seed() leaves the door usable.
+    await door.seed([{ type: "person_name", value: "Ada Byron" }]);
+    expect(door.legend().entries).toHaveLength(1);
+  });
+});
+
+describe("inbound: real values become aliases", () => {
+  it("rewrites every variant over the whole JSON tree, keeps longer words, and the tool still gets the real name", async ({ expect }) => {
+    const { run } = await doorRun();
+    const name = aliasOf(run, "Matthew Nowell");
+    const [given, surname] = name.split(" ") as [string, string];
+    const email = aliasOf(run, "matthew.nowell@nowell-ltd.com");
+    const phone = aliasOf(run, "+44 20 7946 0958");
+    const company = aliasOf(run, "Nowell Ltd");
+    const seen: unknown[] = [];
+    const tools = run.wrapTools({
+      lookup: async (input) => {
+        seen.push(input);
+        return {
+          "Matthew Nowell": { first: "Matthew", last: "Nowell" },
+          shout: "MATTHEW NOWELL",
+          spaced: "matthew \n\t  nowell",
+          listed: "Nowell, Matthew; M. Nowell; profile /in/nowell and /in/matthew-nowell; handle mnowell",
+          obfuscated: "write to matthew.nowell [at] nowell-ltd [dot] com or matthew.nowell at nowell-ltd dot com",
+          phones: ["+44 20 7946 0958", "020 7946 0958", "+44 (0)20 7946 0958", "+442079460958"],
+          numeric: 442079460958,
+          company: "NOWELL LTD filed late",
+          longer: "Nowellian prose and Matthews",
+        };
+      },
+    });
+    const result = (await tools.lookup({ who: name })) as Record<string, unknown>;
+    expect(seen).toEqual([{ who: "Matthew Nowell" }]);
+    expect(result).toEqual({
+      [name]: { first: given, last: surname },
+      shout: name.toUpperCase(),
+      spaced: name.toLowerCase(),
+      listed: `${surname}, ${given}; ${given[0]}. ${surname}; profile /in/${surname.toLowerCase()} and /in/${given.toLowerCase()}-${surname.toLowerCase()}; handle ${aliasOf(run, "mnowell")}`,
+      obfuscated: `write to ${email.replace("@", " [at] ").replaceAll(".alias", " [dot] alias")} or ${email.replace("@", " at ").replace(/\.alias$/, " dot alias")}`,
+      phones: [phone, phone.slice(3), phone, phone.replaceAll(" ", "")],
+      numeric: Number(phone.replace(/\D/g, "")),
+      company: `${company.toUpperCase()} filed late`,
+      longer: "Nowellian prose and Matthews",
+    });
+    expect(run.summary().leak_through_inbound).toBe(0);
+  });
+
+  it("rewrites a tool's error text, and a record handler after the rule stores alias-space arguments only", async ({ expect }) => {
+    const { run, dir } = await doorRun();
+    const name = aliasOf(run, "Matthew Nowell");
+    const tools = run.wrapTools({
+      lookup: async (input) => {
+        throw new RangeError(`no record for ${String(input.who)} (matthew.nowell@nowell-ltd.com)`);
+      },
+    });
+    const error = (await rejection(tools.lookup({ who: name }))) as Error;
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error.message).toBe(`no record for ${name} (${aliasOf(run, "matthew.nowell@nowell-ltd.com")})`);
+    const line = JSON.parse(readFileSync(join(dir, "transcript.jsonl"), "utf8").trim()) as Record<string, unknown>;
+    expect(line.tool_input).toEqual({ who: name });
+    expect(line.error).toBe(error.message);
+    expect(JSON.stringify(line)).not.toMatch(/nowell/i);
+  });
+
+  it('keeps the real arguments for the record with args = "keep"', async ({ expect }) => {
+    const { run, dir } = await doorRun(
+      SUBJECT,
+      `[[hooks.pre_tool_call]]\nhandlers = [{ type = "alias" }]\n[[hooks.post_tool_call]]\nhandlers = [{ type = "alias", args = "keep" }]\n[[hooks.post_tool_call]]\nhandlers = [{ type = "record", sink = "t.jsonl" }]\n`,
+    );
+    await run.wrapTools({ lookup: async () => "ok" }).lookup({ who: aliasOf(run, "Matthew Nowell") });
+    expect(JSON.parse(readFileSync(join(dir, "t.jsonl"), "utf8")).tool_input).toEqual({ who: "Matthew Nowell" });
+  });
+
+  it("meters real values that reach the agent where no alias rule rewrote them", async ({ expect }) => {
+    const { run } = await doorRun();
+    const tools = run.wrapTools({ unguarded: async () => "Matthew Nowell, +44 20 7946 0958", guarded: async () => "Matthew Nowell" });
+    expect(await tools.unguarded({})).toBe("Matthew Nowell, +44 20 7946 0958");
+    expect(await tools.guarded({})).toBe(aliasOf(run, "Matthew Nowell"));
+    expect(run.summary().leak_through_inbound).toBe(2);
+  });
+
+  it("rewrites a 5 MiB result with 10,000 seeds", async ({ expect }) => {
+    const seeds: SeedEntity[] = Array.from({ length: 10_000 }, (_, i) => ({
+      type: i % 2 ? "email" : "person_name",
+      value: i % 2 ? `person${i}@example${i}.org` : `Given${i} Family${i}`,
+      identity: `i${Math.floor(i / 2)}`,
+    }));
+    const { run } = await doorRun(seeds);
+    const row = (i: number) => ({ id: i, owner: `Given${(i % 5000) * 2} Family${(i % 5000) * 2}`, note: "x".repeat(240) });
+    const rows = Array.from({ length: 20_000 }, (_, i) => row(i));
+    expect(JSON.stringify(rows).length).toBeGreaterThan(5 * 1024 * 1024);
+    const result = (await run.wrapTools({ big: async () => rows }).big({})) as { owner: string }[];
+    expect(result).toHaveLength(20_000);
+    expect(result[3]!.owner).toBe(aliasOf(run, "Given6 Family6"));
+    expect(JSON.stringify(result)).not.toMatch(/Family\d/);
+  }, 120_000);
+
+  it("refuses a result past the door's text bound rather than let it through unread", async ({ expect }) => {
+    const { run } = await doorRun();
+    const huge = "a".repeat(MAX_ALIAS_TEXT + 1);
+    const error = (await rejection(run.wrapTools({ big: async () => huge }).big({}))) as HookDenied;
+    expect(error).toBeInstanceOf(HookDenied);
+    expect(error.reason).toBe(
+      `rules_alias_text_too_large: the value holds more than ${MAX_ALIAS_TEXT} characters of text; the alias door reads at most that`,
+    );
+  });
+
+  it("with an empty seed list, passes text through and refuses only alias-shaped arguments", async ({ expect }) => {
+    const { run } = await doorRun([]);
+    const tools = run.wrapTools({ echo: async (input) => input });
+    expect(await tools.echo({ q: "Matthew Nowell" })).toEqual({ q: "Matthew Nowell" });
+    expect(run.legend().entries).toEqual([]);
+    expect(((await rejection(tools.echo({ q: "a@b-c.alias" }))) as HookDenied).reason).toBe(
+      "alias door: a email alias that resolves to no seeded value",
+    );
+  });
+});
+
+describe("outbound: aliases become real values, or the call is refused", () => {
+  it("denies an alias that resolves to nothing, and a sha256 selector", async ({ expect }) => {
+    const { run } = await doorRun();
+    const calls: unknown[] = [];
+    const tools = run.wrapTools({ lookup: async (input) => calls.push(input) });
+    const unknown = (await rejection(tools.lookup({ email: "someone.else@tidewater-wexler.alias" }))) as HookDenied;
+    expect(unknown).toBeInstanceOf(HookDenied);
+    expect(unknown.reason).toBe("alias door: a email alias that resolves to no seeded value");
+    const phone = (await rejection(
+      tools.lookup({ phone: "+1 999 555 0199" === aliasOf(run, "+44 20 7946 0958") ? "+1 999 555 0198" : "+1 999 555 0199" }),
+    )) as HookDenied;
+    expect(phone.reason).toBe("alias door: a phone alias that resolves to no seeded value");
+    const selector = (await rejection(tools.lookup({ id: `sha256:${"ab".repeat(32)}` }))) as HookDenied;
+    expect(selector.reason).toBe("alias door: a sha256 digest used as a selector");
+    expect(calls).toEqual([]);
+  });
+
+  it("maps a world's stored sha256 form inbound, and refuses it as a selector outbound", async ({ expect }) => {
+    const { run } = await doorRun();
+    const digest = async (text: string) =>
+      `sha256:${Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).toString("hex")}`;
+    const real = await digest("acme:matthew.nowell@nowell-ltd.com");
+    const alias = await digest(`acme:${aliasOf(run, "matthew.nowell@nowell-ltd.com")}`);
+    const tools = run.wrapTools({ row: async () => ({ email_hash: real }), find: async () => "found" });
+    expect(await tools.row({})).toEqual({ email_hash: alias });
+    expect(((await rejection(tools.find({ email_hash: alias }))) as HookDenied).reason).toBe(
+      "alias door: a sha256 digest used as a selector",
+    );
+  });
+
+  it("maps path, query and body of a session request back to real values, and the response to aliases", async ({ expect }) => {
+    const { run } = await doorRun();
+    const name = aliasOf(run, "Matthew Nowell");
+    const sent: unknown[] = [];
+    const session = run.session(
+      {},
+      {
+        requestFn: async (request) => {
+          sent.push(request);
+          return { status: 404, body: { error: `no person Matthew Nowell at ${request.query?.email}` } };
+        },
+      },
+    );
+    const response = await session.request("POST", `/people/${encodeURIComponent(name)}/records`, {
+      query: { email: aliasOf(run, "matthew.nowell@nowell-ltd.com") },
+      body: { phone: aliasOf(run, "+44 20 7946 0958"), handle: aliasOf(run, "mnowell") },
+    });
+    expect(sent).toEqual([
+      {
+        method: "POST",
+        path: "/people/Matthew%20Nowell/records",
+        query: { email: "matthew.nowell@nowell-ltd.com" },
+        body: { phone: "+44 20 7946 0958", handle: "mnowell" },
+      },
+    ]);
+    expect(response).toMatchObject({
+      status: 404,
+      body: { error: `no person ${name} at ${aliasOf(run, "matthew.nowell@nowell-ltd.com")}` },
+    });
+    const refused = await rejection(session.request("GET", "/people/nobody.alias"));
+    expect(refused).toMatchObject({ reason: "alias door: a domain alias that resolves to no seeded value" });
+  });
+});
+
+describe("the public layer", () => {
+  const seeds: SeedEntity[] = [
+    { type: "company", value: "Acme Corp", role: "public" },
+    { type: "person_name", value: "Jane Doe", identity: "jane" },
+    { type: "email", value: "jane.doe@acme.com", identity: "jane" },
+    { type: "email", value: "jdoe@gmail.com", identity: "jane" },
+  ];
+
+  it("never rewrites a public seed; with public_layer_wins its domain stays real inside a private email", async ({ expect }) => {
+    const { run } = await doorRun(seeds, `[alias]\npublic_layer_wins = true\n[[hooks.post_tool_call]]\nhandlers = [{ type = "alias" }]\n`);
+    const email = aliasOf(run, "jane.doe@acme.com");
+    expect(email).toMatch(/@acme\.com$/);
+    expect(aliasOf(run, "jdoe@gmail.com")).toMatch(/@gmail\.com$/);
+    const out = await run.wrapTools({ page: async () => "Jane Doe of Acme Corp (acme.com): jane.doe@acme.com" }).page({});
+    expect(out).toBe(`${aliasOf(run, "Jane Doe")} of Acme Corp (acme.com): ${email}`);
+  });
+
+  it("without public_layer_wins the private email's domain is aliased, and public_mailbox_domains = [] keeps none", async ({ expect }) => {
+    const { run } = await doorRun(
+      seeds,
+      `[alias]\npublic_mailbox_domains = []\n[[hooks.post_tool_call]]\nhandlers = [{ type = "alias" }]\n`,
+    );
+    expect(aliasOf(run, "jane.doe@acme.com")).toMatch(/\.alias$/);
+    expect(aliasOf(run, "jdoe@gmail.com")).toMatch(/\.alias$/);
+    const out = await run.wrapTools({ page: async () => "Acme Corp" }).page({});
+    expect(out).toBe("Acme Corp");
+  });
+});
+
+describe("run_end check", () => {
+  it("fails the run with findings that name the kind and place, never the value", async ({ expect }) => {
+    const { run } = await doorRun();
+    const verdict = await run.end(
+      { summary: `Subject: ${aliasOf(run, "Matthew Nowell")}`, people: [{ name: "M. NOWELL" }], "Matthew Nowell": true },
+      { "graph.json": `{\n"a": 1,\n"b": "+44 20 7946 0958"\n}` },
+    );
+    expect(verdict.passed).toBe(false);
+    const findings = verdict.findings.map(({ kind, where, count }) => ({ kind, where, count }));
+    expect(findings).toEqual([
+      { kind: "person_name", where: "report.people[0].name", count: 1 },
+      { kind: "person_name", where: "report[<person_name>]", count: 1 },
+      { kind: "phone", where: 'artifacts["graph.json"] line 3', count: 1 },
+    ]);
+    expect(verdict.reasons[0]).toBe(
+      'alias check: 3 real value(s) reached the report or artifacts (person_name at report.people[0].name, person_name at report[<person_name>], phone at artifacts["graph.json"] line 3)',
+    );
+    expect(JSON.stringify(verdict)).not.toMatch(/nowell|7946/i);
+  });
+
+  it("passes a report in alias space", async ({ expect }) => {
+    const { run } = await doorRun();
+    const verdict = await run.end({ summary: `${aliasOf(run, "Matthew Nowell")} runs ${aliasOf(run, "Nowell Ltd")}` });
+    expect(verdict).toMatchObject({ passed: true, reasons: [] });
+  });
+});
