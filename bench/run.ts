@@ -2,6 +2,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { benchCli, printCli } from "./cli.bench.ts";
+import { benchCodeMode, printCodeMode } from "./codemode.bench.ts";
 import { benchConsoleSize, printConsoleSize } from "./console-size.bench.ts";
 import { benchFairness, printFairness } from "./fairness.bench.ts";
 import { benchGateway, printGateway } from "./gateway.bench.ts";
@@ -20,6 +21,7 @@ const parts: Record<string, () => Promise<void>> = {
   proxy: async () => printProxy(await benchProxy()),
   cli: async () => printCli(await benchCli()),
   rules: async () => printRules(await benchRules()),
+  codemode: async () => printCodeMode(await benchCodeMode()),
   alias: async () => printAlias(await benchAlias()),
 };
 

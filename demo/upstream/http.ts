@@ -123,6 +123,18 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       const server = mutableServer(mutable.get(key) ?? 0, (call) => push(calls, `mutable-${key}`, call));
       return serveMcp(server, req, res, body);
     }
+    const slow = /^\/fixtures\/slow\/([\w-]+)\/mcp$/.exec(path);
+    if (slow) {
+      const tag = `slow-${slow[1]!}`;
+      const body = await readJson(req);
+      noteMethods(tag, body, req);
+      return serveMcp(
+        slowServer(tag, (call) => push(calls, tag, call)),
+        req,
+        res,
+        body,
+      );
+    }
     const seed = /^\/fixtures\/seed\/([\w-]+)\/mcp$/.exec(path);
     if (seed) {
       const tag = `seed-${seed[1]!}`;
@@ -427,6 +439,42 @@ function seedSearchServer(record: (call: ReceivedCall) => void): Server {
     record({ tool: request.params.name, arguments: request.params.arguments, at: new Date().toISOString() });
     const items = [{ title: `Notes about ${String(request.params.arguments?.q)}` }];
     return { content: [{ type: "text", text: JSON.stringify({ items }) }], structuredContent: { items } };
+  });
+  return server;
+}
+
+/** Calls of `wait` running now, per tag: what a client that bounds its concurrency must never push past its bound. */
+const waitsInFlight = new Map<string, number>();
+
+/**
+ * An upstream with one tool, `wait`, that answers after `ms` (at most 5 s). Each
+ * recorded call carries `concurrent`: how many `wait` calls of its tag were
+ * running when it started, itself included.
+ */
+function slowServer(tag: string, record: (call: ReceivedCall) => void): Server {
+  const tool: Tool = {
+    name: "wait",
+    description: "Answers after `ms` milliseconds",
+    inputSchema: { type: "object", properties: { ms: { type: "integer", minimum: 0, maximum: 5000 } }, required: ["ms"] },
+    outputSchema: {
+      type: "object",
+      properties: { waited: { type: "integer" }, concurrent: { type: "integer" } },
+      required: ["waited", "concurrent"],
+    },
+  };
+  const server = listingServer([tool], 10);
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const ms = Math.min(5000, Math.max(0, Number(request.params.arguments?.ms ?? 0)));
+    const concurrent = (waitsInFlight.get(tag) ?? 0) + 1;
+    waitsInFlight.set(tag, concurrent);
+    record({ tool: request.params.name, arguments: { ...request.params.arguments, concurrent }, at: new Date().toISOString() });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    } finally {
+      waitsInFlight.set(tag, (waitsInFlight.get(tag) ?? 1) - 1);
+    }
+    const result = { waited: ms, concurrent };
+    return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
   });
   return server;
 }

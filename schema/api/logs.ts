@@ -8,7 +8,9 @@ export const CallLogSchema = z
     stage: z.enum(["before", "after", "pre_dispatch", "upstream"]),
     channel: z.enum(["active", "shadow"]),
     outcome: z.string().openapi({
-      description: "continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed, cancelled",
+      description:
+        "continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed, cancelled; " +
+        "ok (a Code Mode inner call that went through with no other row)",
     }),
     code: z.string().nullable().openapi({ description: "Isolate error code or refusal code" }),
     durationMs: z.number(),
@@ -16,6 +18,9 @@ export const CallLogSchema = z
     shadowDiffered: z.boolean().nullable(),
     actor: z.string().nullable().openapi({
       description: "Who made the call: `key:<key id>` for an API key, `oauth:<client_id>` for an OAuth access token; null on older rows",
+    }),
+    callIndex: z.number().int().nullable().openapi({
+      description: "A Code Mode inner call's 0-based index in its `run_code` run, whose request id the row carries; null on direct calls",
     }),
     createdAt: z.string(),
     details: z.record(z.string(), z.unknown()).nullable().optional().openapi({

@@ -76,12 +76,19 @@ export const RiskRulesSchema = z
       "Annotations are the upstream's own hints: a rule guards against an honest upstream's risky tools, not a lying one.",
   });
 
+export const DiscoverySchema = z.enum(["direct", "code", "both"]).openapi("Discovery", {
+  description:
+    "How the profile's clients find and call tools on /mcp: `direct` (each tool is an MCP tool), `code` (only Code Mode's " +
+    "`describe_tools` and `run_code`; direct calls are unknown tools), or `both`",
+});
+
 export const ProfileSchema = z
   .object({
     id: z.string(),
     name: z.string(),
     defaultMode: PolicyModeSchema.openapi({ description: DEFAULT_MODE_DESCRIPTION }),
     riskRules: RiskRulesSchema,
+    discovery: DiscoverySchema,
     createdAt: z.string(),
     updatedBy: z.string().nullable().openapi({ description: "Actor of the last update; null until the first" }),
     updatedAt: z.string().nullable(),
@@ -93,6 +100,7 @@ export const CreateProfileBody = z
     name: z.string().trim().min(1).max(100),
     defaultMode: PolicyModeSchema.default("allow").openapi({ description: DEFAULT_MODE_DESCRIPTION }),
     riskRules: RiskRulesSchema.default({}),
+    discovery: DiscoverySchema.default("direct"),
   })
   .openapi("CreateAccessProfile");
 
@@ -105,8 +113,12 @@ export const UpdateProfileBody = z
   .strictObject({
     defaultMode: PolicyModeSchema.optional().openapi({ description: DEFAULT_MODE_DESCRIPTION }),
     riskRules: RiskRulesSchema.optional().openapi({ description: "Replaces the whole set; `{}` removes every rule" }),
+    discovery: DiscoverySchema.optional(),
   })
-  .refine((body) => body.defaultMode !== undefined || body.riskRules !== undefined, "give defaultMode, riskRules or both")
+  .refine(
+    (body) => body.defaultMode !== undefined || body.riskRules !== undefined || body.discovery !== undefined,
+    "give defaultMode, riskRules, discovery or a combination",
+  )
   .openapi("UpdateAccessProfile");
 
 export const UpdateWorkspaceBody = z

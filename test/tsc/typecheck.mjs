@@ -11,21 +11,26 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { RELEASE_NOTES_HOOK, SEARCH_TOOL } from "../../worker/hooks/compiler/compiler.fixtures.ts";
 import { generateToolDeclarations } from "../../worker/hooks/compiler/compiler.types.ts";
+import { generateCodeDeclarations } from "../../worker/codemode/codemode.declarations.ts";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const tsc = path.join(repo, "node_modules", ".bin", "tsc");
 
-/** Writes the tool's declarations and the hook to a fresh directory and runs `tsc --noEmit` there. */
-function typecheck(tool, hookSource) {
+/**
+ * Writes the declarations (the tool's hook declarations, or the given ones) and the source to a fresh directory and
+ * runs `tsc --noEmit` there. The source is `hook.ts`, or `program.ts` for Code Mode declarations.
+ */
+function typecheck(tool, source, declarations = generateToolDeclarations(tool)) {
   const dir = mkdtempSync(path.join(tmpdir(), "rayrun-tsc-"));
+  const file = tool ? "hook.ts" : "program.ts";
   try {
-    writeFileSync(path.join(dir, "rayrun.d.ts"), generateToolDeclarations(tool));
-    writeFileSync(path.join(dir, "hook.ts"), hookSource);
+    writeFileSync(path.join(dir, "rayrun.d.ts"), declarations);
+    writeFileSync(path.join(dir, file), source);
     writeFileSync(
       path.join(dir, "tsconfig.json"),
       JSON.stringify({
         compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "es2022", lib: ["es2022"], types: [] },
-        files: ["rayrun.d.ts", "hook.ts"],
+        files: ["rayrun.d.ts", file],
       }),
     );
     const run = spawnSync(tsc, ["--noEmit", "-p", "."], { cwd: dir, encoding: "utf8" });
@@ -100,4 +105,83 @@ test("a require_approval may carry a message for the approver, and only a string
   assert.equal(typecheck(SEARCH_TOOL, ask).status, 0, typecheck(SEARCH_TOOL, ask).output);
   const wrong = ask.replace('message: "Check the query"', "message: 7");
   assert.match(typecheck(SEARCH_TOOL, wrong).output, /error TS2322/);
+});
+
+/** Tools as Code Mode discovery lists them: public names, one with a hook's publicContract, one without an outputSchema. */
+const CODE_MODE_TOOLS = [
+  {
+    name: "demo__search_release_notes",
+    // The active hook's publicContract replaces the upstream's description and input schema.
+    description: "Search release notes by free text",
+    inputSchema: {
+      type: "object",
+      properties: { text: { type: "string", description: "What to look for" } },
+      required: ["text"],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: "object",
+      properties: {
+        items: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: { version: { type: "string" }, title: { type: "string" } },
+            required: ["version", "title"],
+          },
+        },
+      },
+      required: ["items"],
+    },
+  },
+  {
+    name: "demo__lookup_customer",
+    description: "Look up a customer record by email address.",
+    inputSchema: { type: "object", properties: { email: { type: "string" } }, required: ["email"] },
+    outputSchema: {
+      type: "object",
+      properties: { name: { type: "string" }, plan: { type: "string" } },
+      required: ["name", "plan"],
+    },
+  },
+  {
+    name: "demo__export_report",
+    description: "Export a usage report.\nThe report service is always down */ in the demo.",
+    inputSchema: { type: "object", properties: { month: { type: "string" } }, required: ["month"] },
+  },
+  { name: "odd__get-user.v2", inputSchema: { type: "object", properties: { id: { type: "integer" } } } },
+];
+
+/** A run_code program is a function body: checked as the body of an async function next to the declarations. */
+function typecheckProgram(program) {
+  const declarations = generateCodeDeclarations(CODE_MODE_TOOLS);
+  const source = `export async function program(): Promise<unknown> {\n${program}\n}\n`;
+  return typecheck(null, source, declarations);
+}
+
+test("describe_tools declarations type-check a program, including a tool whose hook has a publicContract", () => {
+  const { status, output } = typecheckProgram(`const notes = await tools.demo__search_release_notes({ text: "sso" });
+const customer = await tools.demo__lookup_customer({ email: "ada@example.com" });
+const report = await tools.demo__export_report({ month: "2026-10" });
+const first = report.content[0];
+const user = await tools["odd__get-user.v2"]({ id: 7 });
+console.log("found", notes.items.length, user.content.length);
+try {
+  await tools.demo__lookup_customer({ email: "nobody@example.com" });
+} catch (error) {
+  const refusal = error as ToolError;
+  if (refusal.code === "approval_required") return refusal.details?.approvalId;
+}
+return { plan: customer.plan, versions: notes.items.map((note) => note.version), first: first?.type };`);
+  assert.equal(status, 0, output);
+});
+
+test("a program that calls a tool with the upstream's argument instead of the public contract's fails where it does so", () => {
+  const { status, output } = typecheckProgram('return tools.demo__search_release_notes({ query: "sso" });');
+  assert.notEqual(status, 0);
+  assert.match(output, /program\.ts\(2,43\): error TS2353: Object literal may only specify known properties, and 'query' does not exist/);
+  const wrongResult = typecheckProgram("return (await tools.demo__lookup_customer({ email: 'a' })).plan.toFixed();");
+  assert.match(wrongResult.output, /error TS2551: Property 'toFixed' does not exist on type 'string'/);
+  const unknown = typecheckProgram("return tools.demo__delete_record({ id: '1' });");
+  assert.match(unknown.output, /error TS2339: Property 'demo__delete_record' does not exist/);
 });

@@ -1,6 +1,6 @@
 import type { WaitUntil } from "../lib/after-response.ts";
 import { RefreshAheadCache } from "../lib/refresh-ahead.ts";
-import type { PolicyMode } from "../policy/profiles.store.ts";
+import type { Discovery, PolicyMode } from "../policy/profiles.store.ts";
 import type { ServiceContentModes } from "../policy/service-policies.store.ts";
 import type { RiskRules } from "../policy/risk.ts";
 import { readAllPointers, type ToolDeployments } from "./deployment.ts";
@@ -31,6 +31,8 @@ export interface CatalogTool {
 
 export interface CatalogProfile {
   defaultMode: PolicyMode;
+  /** Which tools /mcp offers the profile's clients: the direct tools, Code Mode's, or both. */
+  discovery: Discovery;
   overrides: Map<string, PolicyMode>;
   riskRules: RiskRules;
   /** serviceId → the profile's modes for the service's resources and prompts (absent: from `defaultMode`). */
@@ -111,7 +113,7 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
        FROM tools t JOIN services s ON s.id = t.service_id JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
     ).bind(workspaceId),
-    env.DB.prepare("SELECT id, default_mode, risk_rules FROM access_profiles WHERE workspace_id = ?").bind(workspaceId),
+    env.DB.prepare("SELECT id, default_mode, risk_rules, discovery FROM access_profiles WHERE workspace_id = ?").bind(workspaceId),
     env.DB.prepare("SELECT profile_id, tool_uid, mode FROM tool_policies WHERE workspace_id = ?").bind(workspaceId),
     env.DB.prepare(
       `SELECT id, slug, url, secret_headers, instructions, requires_authorization FROM services
@@ -154,9 +156,10 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
     });
     catalog.targets.set(row.id, await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers }));
   }
-  for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode; risk_rules: string }[]) {
+  for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode; risk_rules: string; discovery: Discovery }[]) {
     catalog.profiles.set(row.id, {
       defaultMode: row.default_mode,
+      discovery: row.discovery,
       overrides: new Map(),
       riskRules: JSON.parse(row.risk_rules) as RiskRules,
       serviceModes: new Map(),

@@ -15,14 +15,24 @@ import { projectOutputSchema } from "./projection.ts";
 export function listedTools(catalog: Catalog, profileId: string | null, clientCapabilities: ClientCapabilities | undefined): Tool[] {
   const tools: Tool[] = [];
   for (const tool of catalog.tools.values()) {
-    // A tool the upstream lists only to clients with a capability this one did not declare does not exist for it.
-    if (!declaresAll(clientCapabilities, tool.clientCapabilities)) continue;
-    if (!isListed(catalog, profileId, tool)) continue;
-    const active = catalog.deployments.get(tool.uid)?.active;
-    if (active && active.definitionHash !== tool.definitionHash) continue;
-    tools.push(publicDefinition(tool, active?.contract ?? null));
+    if (!isDiscoverable(catalog, profileId, tool, clientCapabilities)) continue;
+    tools.push(publicDefinition(tool, catalog.deployments.get(tool.uid)?.active?.contract ?? null));
   }
   return tools.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/** Whether discovery (Direct or Code) shows the tool to this profile; Code Mode calls only what it shows. */
+export function isDiscoverable(
+  catalog: Catalog,
+  profileId: string | null,
+  tool: CatalogTool,
+  clientCapabilities: ClientCapabilities | undefined,
+): boolean {
+  // A tool the upstream lists only to clients with a capability this one did not declare does not exist for it.
+  if (!declaresAll(clientCapabilities, tool.clientCapabilities)) return false;
+  if (!isListed(catalog, profileId, tool)) return false;
+  const active = catalog.deployments.get(tool.uid)?.active;
+  return !active || active.definitionHash === tool.definitionHash;
 }
 
 /** The active hook's public contract where it replaces the upstream's, and the projection. */

@@ -235,7 +235,8 @@ describe("profile API input", () => {
     const gateway = await demoGateway();
     const path = `/v1/workspaces/${gateway.ws}/profiles/${gateway.defaultProfileId}`;
     const cases: [unknown, string, string][] = [
-      [{}, "json", "give defaultMode, riskRules or both"],
+      [{}, "json", "give defaultMode, riskRules, discovery or a combination"],
+      [{ discovery: "hybrid" }, "json.discovery", 'Invalid option: expected one of "direct"|"code"|"both"'],
       [{ name: "renamed", defaultMode: "block" }, "json", 'Unrecognized key: "name"'],
       [{ riskRules: { readOnlyHint: { mode: "block" } } }, "json.riskRules", 'Unrecognized key: "readOnlyHint"'],
       [

@@ -12,11 +12,14 @@ export interface CallLogEntry {
   durationMs: number;
   revisionId: string | null;
   shadowDiffered: boolean | null;
+  /** A Code Mode inner call's 0-based index in its run (whose request id the row carries); absent on direct calls. */
+  callIndex?: number | null;
   /** Hook-supplied or payload-derived text; dropped unless the capture policy allows it. */
   details?: Record<string, unknown>;
 }
 
-export interface StoredCallLog extends Omit<CallLogEntry, "details"> {
+export interface StoredCallLog extends Omit<CallLogEntry, "details" | "callIndex"> {
+  callIndex: number | null;
   id: number;
   /** Who made the call: `key:<key id>` or `oauth:<client_id>`; null on rows older than the column. */
   actor: string | null;
@@ -60,11 +63,12 @@ export function insertLogStatements(
       entry.revisionId,
       entry.shadowDiffered === null ? null : entry.shadowDiffered ? 1 : 0,
       actor,
+      entry.callIndex ?? null,
     ];
     const insert = (details: string) =>
       `INSERT INTO call_logs (workspace_id, tool_uid, request_id, stage, channel, outcome, code, duration_ms, revision_id,
-         shadow_differed, actor, details, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${details}, ?)`;
+         shadow_differed, actor, call_index, details, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${details}, ?)`;
     if (!captureDetails || !entry.details) return [db.prepare(insert("NULL")).bind(...metadata, createdAt)];
     const details = boundedDetailsJson(entry.details);
     const condition = [workspaceId, windowStart, details.bytes, LOG_DETAIL_ALLOWANCE_BYTES];
@@ -106,6 +110,7 @@ interface LogRow {
   revision_id: string | null;
   shadow_differed: number | null;
   actor: string | null;
+  call_index: number | null;
   details: string | null;
   created_at: string;
 }
@@ -149,6 +154,7 @@ export async function queryLogs(
     revisionId: row.revision_id,
     shadowDiffered: row.shadow_differed === null ? null : row.shadow_differed === 1,
     actor: row.actor,
+    callIndex: row.call_index,
     createdAt: row.created_at,
     ...(withDetails ? { details: row.details ? (JSON.parse(row.details) as Record<string, unknown>) : null } : {}),
   }));

@@ -12,10 +12,10 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { authenticateMcp } from "../auth/mcp-caller.ts";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import { loadCatalog } from "../calls/catalog.ts";
-import { listedTools } from "../calls/discovery.ts";
 import type { CallOutcome, ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
 import { runShadow } from "../calls/shadow.ts";
+import { callCodeModeTool, isCodeModeCall, isDirectCallOffered, toolsForDiscovery } from "../codemode/codemode.tools.ts";
 import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
 import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
@@ -123,27 +123,53 @@ function createGatewayServer(
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
-    return { tools: listedTools(catalog, caller.profileId, stream.session?.capabilities) };
+    return { tools: toolsForDiscovery(catalog, caller.profileId, stream.session?.capabilities) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const upstream = streamedCallOptions(request, extra, stream.route, stream.session, stream.disconnected);
-    const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
-    const run = await runToolCall({
-      env,
-      catalog,
-      publicName: request.params.name,
-      workspaceId: caller.workspaceId,
-      keyId: caller.keyId,
-      profileId: caller.profileId,
-      arguments: (request.params.arguments ?? {}) as JsonObject,
-      requestId: newId("req"),
-      approvalsUrl: `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`,
-      upstream,
-      clientCapabilities: stream.session?.capabilities,
-    }).finally(() => stream.route.leave(extra.requestId));
-    scheduleAfterResponse(env, waitUntil, caller, run);
-    return withGatewayLinks(toWire(run.outcome, request.params.name, stream.passThroughs), request.params.name);
+    try {
+      const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
+      const name = request.params.name;
+      const args = (request.params.arguments ?? {}) as JsonObject;
+      const approvalsUrl = `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`;
+      if (isCodeModeCall(catalog, caller.profileId, name)) {
+        const { result, inner } = await callCodeModeTool(
+          {
+            env,
+            catalog,
+            loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil),
+            ...caller,
+            requestId: newId("req"),
+            approvalsUrl,
+            signal: upstream.signal,
+          },
+          name,
+          args,
+        );
+        for (const call of inner) if (call.run) scheduleAfterResponse(env, waitUntil, caller, call.run, call.index);
+        return result;
+      }
+      // A profile in Code Mode only reaches tools through run_code.
+      if (!isDirectCallOffered(catalog, caller.profileId)) return toWire({ kind: "hidden" }, name, stream.passThroughs);
+      const run = await runToolCall({
+        env,
+        catalog,
+        publicName: name,
+        workspaceId: caller.workspaceId,
+        keyId: caller.keyId,
+        profileId: caller.profileId,
+        arguments: args,
+        requestId: newId("req"),
+        approvalsUrl,
+        upstream,
+        clientCapabilities: stream.session?.capabilities,
+      });
+      scheduleAfterResponse(env, waitUntil, caller, run);
+      return withGatewayLinks(toWire(run.outcome, name, stream.passThroughs), name);
+    } finally {
+      stream.route.leave(extra.requestId);
+    }
   });
   return server;
 }
@@ -153,11 +179,14 @@ function createGatewayServer(
  * revision's run with its own rows. Both wait for the response to go out,
  * because a local D1 write or a QuickJS run would otherwise hold the thread.
  */
-function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, caller: Caller, run: ToolCallRun): void {
+function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, caller: Caller, run: ToolCallRun, callIndex?: number): void {
   const write = (entries: CallLogEntry[]) => writeLogs(env, caller, run.captureDetails, entries);
   if (run.logs.length) afterResponse(waitUntil, "call log write", () => write(run.logs));
   const shadow = run.shadow;
-  if (shadow) afterResponse(waitUntil, "shadow run", async () => write(await runShadow(shadow)));
+  if (shadow) {
+    // A Code Mode inner call's shadow rows carry its index, like its live rows.
+    afterResponse(waitUntil, "shadow run", async () => write((await runShadow(shadow)).map((entry) => ({ ...entry, callIndex }))));
+  }
 }
 
 /** A call's outcome as MCP puts it on the wire. */

@@ -45,10 +45,10 @@ profileRoutes.openapi(
     method: "patch",
     path: "/v1/workspaces/{ws}/profiles/{profileId}",
     tags: ["policy"],
-    summary: "Change an access profile's default mode or risk rules",
+    summary: "Change an access profile's default mode, risk rules or discovery",
     description:
       "Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the " +
-      "profile's whole set. The name cannot be changed.",
+      "profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. The name cannot be changed.",
     middleware: guard("admin"),
     request: { params: ProfileParams, body: jsonBody(UpdateProfileBody) },
     responses: { 200: json(ProfileSchema, "The profile"), ...errorResponses(400, 404) },

@@ -732,8 +732,8 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Change an access profile's default mode or risk rules
-     * @description Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the profile's whole set. The name cannot be changed.
+     * Change an access profile's default mode, risk rules or discovery
+     * @description Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. The name cannot be changed.
      */
     patch: {
       parameters: {
@@ -4210,6 +4210,7 @@ export interface components {
        */
       defaultMode: "allow" | "block" | "approval";
       riskRules: components["schemas"]["RiskRules"];
+      discovery: components["schemas"]["Discovery"];
       createdAt: string;
       /** @description Actor of the last update; null until the first */
       updatedBy: string | null;
@@ -4233,6 +4234,11 @@ export interface components {
        */
       whenMissing: "match" | "ignore";
     };
+    /**
+     * @description How the profile's clients find and call tools on /mcp: `direct` (each tool is an MCP tool), `code` (only Code Mode's `describe_tools` and `run_code`; direct calls are unknown tools), or `both`
+     * @enum {string}
+     */
+    Discovery: "direct" | "code" | "both";
     CreateAccessProfile: {
       name: string;
       /**
@@ -4242,6 +4248,7 @@ export interface components {
        */
       defaultMode: "allow" | "block" | "approval";
       riskRules?: components["schemas"]["RiskRules"];
+      discovery?: components["schemas"]["Discovery"];
     };
     UpdateAccessProfile: {
       /**
@@ -4250,6 +4257,7 @@ export interface components {
        */
       defaultMode?: "allow" | "block" | "approval";
       riskRules?: components["schemas"]["RiskRules"] & unknown;
+      discovery?: components["schemas"]["Discovery"];
     };
     Service: {
       id: string;
@@ -4721,7 +4729,7 @@ export interface components {
       stage: "before" | "after" | "pre_dispatch" | "upstream";
       /** @enum {string} */
       channel: "active" | "shadow";
-      /** @description continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed, cancelled */
+      /** @description continue, reject, require_approval, return, fail, error, refused, upstream_error, upstream_failed, cancelled; ok (a Code Mode inner call that went through with no other row) */
       outcome: string;
       /** @description Isolate error code or refusal code */
       code: string | null;
@@ -4730,6 +4738,8 @@ export interface components {
       shadowDiffered: boolean | null;
       /** @description Who made the call: `key:<key id>` for an API key, `oauth:<client_id>` for an OAuth access token; null on older rows */
       actor: string | null;
+      /** @description A Code Mode inner call's 0-based index in its `run_code` run, whose request id the row carries; null on direct calls */
+      callIndex: number | null;
       createdAt: string;
       /** @description Reason, message, hook logs, error text. Present only for hooks:write keys and admins, and only when payload capture stored them */
       details?: {

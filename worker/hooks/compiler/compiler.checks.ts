@@ -20,19 +20,21 @@ const IMPORT_KIND_CODES: Partial<Record<esbuild.ImportKind, DiagnosticCode>> = {
  * calls this for `import`, `export … from`, `require("x")` and `import("x")`
  * with a string literal, and attaches the position of the specifier.
  */
-const rejectEveryImport: esbuild.Plugin = {
+export const rejectImports = (why: string): esbuild.Plugin => ({
   name: PLUGIN_NAME,
   setup(build) {
     build.onResolve({ filter: /.*/ }, (args) => {
       const code = IMPORT_KIND_CODES[args.kind] ?? "import_forbidden";
       const what = code === "require_forbidden" ? "require()" : code === "dynamic_import_forbidden" ? "import()" : "import";
-      return { errors: [{ text: `${what} of "${args.path}" is not allowed: a hook is a single self-contained file`, detail: code }] };
+      return { errors: [{ text: `${what} of "${args.path}" is not allowed: ${why}`, detail: code }] };
     });
   },
-};
+});
+
+const rejectEveryImport = rejectImports("a hook is a single self-contained file");
 
 /** esbuild warnings that we turn into errors, with the code they map to. */
-const WARNINGS_AS_ERRORS: Record<string, DiagnosticCode> = {
+export const WARNINGS_AS_ERRORS: Record<string, DiagnosticCode> = {
   // require(expr) / import(expr) with a computed argument are not bundled, only warned about.
   "unsupported-require-call": "require_forbidden",
   "unsupported-dynamic-import": "dynamic_import_forbidden",
@@ -92,7 +94,7 @@ export async function checkSource(source: string): Promise<StaticCheckResult> {
   return { ok: true, esm: output.text };
 }
 
-function toDiagnostic(message: esbuild.Message): Diagnostic {
+export function toDiagnostic(message: esbuild.Message): Diagnostic {
   const code = codeOf(message);
   const text =
     code === "top_level_await_forbidden" ? "top-level await is not allowed: a hook's top level runs synchronously" : message.text;

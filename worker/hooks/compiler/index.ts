@@ -1,5 +1,6 @@
 /** The hook compiler: what routes and the hook lifecycle call. */
 export { compileHook, type CompileFailure, type CompileInput, type CompileResult, type CompileSuccess } from "./compiler.compile.ts";
+export { compileProgram, type ProgramCompileResult } from "./compiler.program.ts";
 export { isOversize, type Diagnostic, type DiagnosticCode } from "./compiler.diagnostics.ts";
 export { CompilerUnavailableError } from "./compiler.esbuild.ts";
 export { formatHookSource, type FormatOutcome, type FormatSkipped } from "./compiler.format.ts";

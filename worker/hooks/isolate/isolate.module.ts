@@ -37,6 +37,18 @@ async function instantiate(): Promise<IsolateInstance> {
   return instance;
 }
 
+/**
+ * An instance of its own, outside the shared one, for a run that awaits the
+ * host between steps (a Code Mode program): the shared instance serves only
+ * synchronous runs, and hook stages run while the program waits. It is never
+ * restored or reused; dropping it frees its memory.
+ */
+export async function newPrivateInstance(): Promise<IsolateInstance> {
+  return IsolateInstance.create(
+    await newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule, wasmMemory: newBoundedMemory() })),
+  );
+}
+
 export function acquireInstance(): Promise<IsolateInstance> {
   memo ??= instantiate().catch((error: unknown) => {
     memo = undefined;

@@ -39,7 +39,11 @@ export class IsolateSession implements InstanceHost {
   private instanceBroken = false;
   private readonly startedAt = Date.now();
   private readonly deadline: number;
-  private readonly vm: QuickJSContext;
+  /** Time spent waiting on the host between guest steps (Code Mode's tool calls): the deadline bounds computation only. */
+  private waitedMs = 0;
+  private waitingSince: number | undefined;
+  /** The run's context; for a Code Mode run's host functions and handles (isolate.program-facing, see codemode.sandbox.ts). */
+  readonly vm: QuickJSContext;
 
   constructor(
     private readonly instance: IsolateInstance,
@@ -47,6 +51,11 @@ export class IsolateSession implements InstanceHost {
   ) {
     this.deadline = this.startedAt + limits.deadlineMs;
     this.vm = instance.vm;
+  }
+
+  /** False once the wasm instance misbehaved (host exception, trap): it must not serve another run. */
+  get instanceReusable(): boolean {
+    return !this.instanceBroken;
   }
 
   get fault(): IsolateError | undefined {
@@ -63,7 +72,7 @@ export class IsolateSession implements InstanceHost {
     if (this.firstFault) return true;
     if (this.workSpent() > this.limits.workBudgetPolls) {
       this.fail("timeout", `work budget of ${this.limits.workBudgetPolls} polls exhausted`);
-    } else if (Date.now() > this.deadline) {
+    } else if (Date.now() - this.waitedMs > this.deadline) {
       this.fail("timeout", `deadline of ${this.limits.deadlineMs} ms exceeded`);
     } else if (this.instance.wasmBytes() >= this.limits.wasmMemoryBytes) {
       this.fail("memory_exceeded", `wasm memory reached ${this.limits.wasmMemoryBytes} bytes`);
@@ -224,6 +233,53 @@ export class IsolateSession implements InstanceHost {
       }
       return result.value;
     });
+  }
+
+  /** The guest is idle until `resumeClock`: nothing runs, so the deadline does not advance. */
+  pauseClock(): void {
+    this.waitingSince ??= Date.now();
+  }
+
+  resumeClock(): void {
+    if (this.waitingSince === undefined) return;
+    this.waitedMs += Date.now() - this.waitingSince;
+    this.waitingSince = undefined;
+  }
+
+  /** Evaluates trusted host source (not the guest's) and returns its value, or records a fault. */
+  evaluateTrusted(source: string, filename: string): QuickJSHandle | undefined {
+    if (this.firstFault) return undefined;
+    return this.guarded(() => {
+      const result = this.vm.evalCode(source, filename, { type: "global", strict: true });
+      if (result.error) {
+        this.failFromThrown(result.error, "exception");
+        return undefined;
+      }
+      return result.value;
+    });
+  }
+
+  /** Calls a guest function; a throw is recorded as the fault (`exception` unless it is an engine error). */
+  callFunction(fn: QuickJSHandle, args: QuickJSHandle[]): QuickJSHandle | undefined {
+    if (this.firstFault) return undefined;
+    return this.guarded(() => {
+      const result = this.vm.callFunction(fn, this.vm.undefined, ...args);
+      if (result.error) {
+        this.failFromThrown(result.error, "exception");
+        return undefined;
+      }
+      return result.value;
+    });
+  }
+
+  /** Runs every queued job (bounded by the interrupt handler) and reports whether `promise` is still pending. */
+  runUntilIdle(promise: QuickJSHandle): "pending" | "settled" | "fault" {
+    const state = this.guarded(() => {
+      this.drainJobs();
+      if (this.firstFault) return "fault" as const;
+      return this.vm.getPromiseState(promise).type === "pending" ? ("pending" as const) : ("settled" as const);
+    });
+    return state ?? "fault";
   }
 
   newString(text: string): QuickJSHandle {

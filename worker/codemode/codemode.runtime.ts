@@ -1,0 +1,95 @@
+/**
+ * Trusted JavaScript evaluated in a Code Mode run's context before the
+ * program's bundle. It evaluates to a function the host calls with its two
+ * host functions; they stay in this closure, so the program reaches the host
+ * only through `tools` and `console.log`. It returns `start(program)`, whose
+ * promise always fulfils with an envelope the host reads:
+ * `{ ok: true, value }` or `{ ok: false, error }`, where `error` is a tool's
+ * (`{ tool: { code, message, details? } }`, the ToolError the program did not
+ * catch) or anything else thrown (`{ thrown: { name, message } }`).
+ *
+ * Inside, everything is the program's own: it may break these objects, but
+ * only for itself. What crosses to the host is bounded by the host.
+ */
+export const CODE_MODE_RUNTIME_SOURCE = String.raw`(function (hostCall, hostLine, maxLineChars) {
+  "use strict";
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const StringOf = String;
+  const ErrorOf = Error;
+  const defineProperty = Object.defineProperty;
+  const freeze = Object.freeze;
+  const ProxyOf = Proxy;
+  const toolErrors = new WeakSet();
+  const addToolError = WeakSet.prototype.add;
+  const isToolError = WeakSet.prototype.has;
+  const apply = Reflect.apply;
+
+  function toolError(info) {
+    const error = new ErrorOf(info.message);
+    defineProperty(error, "name", { value: "ToolError", writable: true, enumerable: false, configurable: true });
+    error.code = info.code;
+    if (info.details !== undefined) error.details = info.details;
+    apply(addToolError, toolErrors, [error]);
+    return error;
+  }
+
+  async function call(name, args) {
+    const json = args === undefined ? "{}" : stringify(args);
+    if (typeof json !== "string") throw new TypeError("tools." + name + ": arguments must be a JSON object");
+    const answer = parse(await hostCall(name, json));
+    if (answer.ok) return answer.value;
+    throw toolError(answer.error);
+  }
+
+  // Any name is callable: an unknown one is refused by the host exactly like a tool the profile may not use.
+  const tools = new ProxyOf(freeze({ __proto__: null }), {
+    __proto__: null,
+    get(target, name) {
+      if (typeof name !== "string" || name === "then") return undefined;
+      return function (args) { return call(name, args); };
+    },
+  });
+
+  function text(value) {
+    if (typeof value === "string") return value;
+    try {
+      const json = stringify(value);
+      return typeof json === "string" ? json : StringOf(value);
+    } catch (error) {
+      return StringOf(value);
+    }
+  }
+
+  const console = freeze({
+    log(...values) {
+      let line = "";
+      for (let i = 0; i < values.length; i++) line += (i ? " " : "") + text(values[i]);
+      if (line.length > maxLineChars) line = line.slice(0, maxLineChars) + "…";
+      hostLine(line);
+    },
+  });
+
+  function describe(error) {
+    if (error !== null && typeof error === "object" && apply(isToolError, toolErrors, [error])) {
+      const tool = { code: StringOf(error.code), message: StringOf(error.message) };
+      if (error.details !== undefined) tool.details = error.details;
+      return { tool };
+    }
+    try {
+      const isObject = error !== null && typeof error === "object";
+      const name = isObject && typeof error.name === "string" ? error.name : "Error";
+      const message = isObject ? StringOf(error.message) : StringOf(error);
+      return { thrown: { name, message: message.length > 1000 ? message.slice(0, 1000) + "…" : message } };
+    } catch (unreadable) {
+      return { thrown: { name: "Error", message: "(the thrown value could not be read)" } };
+    }
+  }
+
+  return function start(program) {
+    return (async function () { return program(tools, console); })().then(
+      (value) => ({ ok: true, value: value === undefined ? null : value }),
+      (error) => ({ ok: false, error: describe(error) }),
+    );
+  };
+})`;

@@ -1,0 +1,241 @@
+import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { describe, it } from "vitest";
+import { api, connectMcp, createKey, demoGateway, eventually, upstreamReceived } from "../../test/helpers.ts";
+import readme from "../../README.md?raw";
+import { hookGateway, MOCK_RESULT, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
+import { generateCodeDeclarations } from "./codemode.declarations.ts";
+import { CODE_MODE_ERROR_CODES } from "./codemode.errors.ts";
+
+const META = "dev.rayrun/error";
+const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
+
+type Gateway = Pick<Awaited<ReturnType<typeof demoGateway>>, "ws" | "adminKey" | "defaultProfileId">;
+
+/** Sets the default profile's discovery and returns an SDK client for a fresh key in it. */
+async function codeClient(gateway: Gateway, discovery: "direct" | "code" | "both" = "code") {
+  const res = await api(`/v1/workspaces/${gateway.ws}/profiles/${gateway.defaultProfileId}`, {
+    method: "PATCH",
+    key: gateway.adminKey,
+    body: { discovery },
+  });
+  if (res.status !== 200) throw new Error(`profile: ${res.status} ${JSON.stringify(res.body)}`);
+  return connectMcp(await createKey(gateway, ["tools:call"], gateway.defaultProfileId));
+}
+
+const run = async (client: Awaited<ReturnType<typeof connectMcp>>, code: string) =>
+  (await client.callTool({ name: "run_code", arguments: { code } })) as CallToolResult;
+
+describe("discovery", () => {
+  it("offers direct tools by default, only Code Mode's two in `code`, and both in `both`", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const profile = await api(`/v1/workspaces/${gateway.ws}/profiles`, { key: gateway.adminKey });
+    expect(profile.body.profiles[0].discovery).toBe("direct");
+    const direct = await connectMcp(gateway.clientKey);
+    const directNames = (await direct.listTools()).tools.map((tool) => tool.name);
+    expect(directNames).toEqual(["demo__delete_record", "demo__export_report", "demo__lookup_customer", "demo__search_release_notes"]);
+    const refused = await direct.callTool({ name: "run_code", arguments: { code: "return 1" } }).catch((error) => error);
+    expect((refused as McpError).message).toBe("MCP error -32602: Unknown tool: run_code");
+
+    const code = await codeClient(gateway, "code");
+    expect((await code.listTools()).tools.map((tool) => tool.name)).toEqual(["describe_tools", "run_code"]);
+    // In `code`, the tools themselves are reached only through run_code.
+    const directCall = await code.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } }).catch((error) => error);
+    expect((directCall as McpError).message).toBe("MCP error -32602: Unknown tool: demo__search_release_notes");
+
+    const both = await codeClient(gateway, "both");
+    expect((await both.listTools()).tools.map((tool) => tool.name)).toEqual(["describe_tools", "run_code", ...directNames]);
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
+
+  it("describe_tools declares exactly what tools/list shows, typed from the public definitions, and filters by name", async ({
+    expect,
+  }) => {
+    const gateway = await demoGateway();
+    // delete_record is blocked for the profile: it is neither declared nor callable.
+    const blocked = await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid("delete_record")}/policy`, {
+      method: "PUT",
+      key: gateway.adminKey,
+      body: { profileId: gateway.defaultProfileId, mode: "block" },
+    });
+    expect(blocked.status).toBe(200);
+    const both = await codeClient(gateway, "both");
+    const listed = (await both.listTools()).tools.filter((tool) => tool.name.includes("__"));
+    const described = (await both.callTool({ name: "describe_tools", arguments: {} })) as CallToolResult;
+    expect(described.isError).toBeFalsy();
+    const text = (described.content[0] as { text: string }).text;
+    expect(text).toBe(generateCodeDeclarations(listed as never));
+    expect(text).toContain(
+      "  /** Search the product's public release notes by keyword. */\n  demo__search_release_notes(args: {\n    /** Words to look for in titles and summaries */\n    query: string;\n    [key: string]: unknown;\n  }): Promise<{\n    items: {\n      version: string;",
+    );
+    expect(text).not.toContain("delete_record");
+    const filtered = (await both.callTool({ name: "describe_tools", arguments: { filter: "CUSTOMER" } })) as CallToolResult;
+    const filteredText = (filtered.content[0] as { text: string }).text;
+    expect(filteredText).toContain("demo__lookup_customer(args");
+    expect(filteredText).not.toContain("demo__search_release_notes(args");
+
+    const bad = (await both.callTool({ name: "describe_tools", arguments: { filter: 7 } })) as CallToolResult;
+    expect(meta(bad)).toEqual({
+      code: "invalid_arguments",
+      message: "The arguments do not match the tool's input schema",
+      details: { tool: "describe_tools", violations: [{ pointer: "/filter", message: expect.any(String) }] },
+    });
+  });
+});
+
+describe("run_code", () => {
+  it("returns what the equivalent direct calls return, and the upstream sees exactly those calls", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const direct = await connectMcp(gateway.clientKey);
+    const notes = await direct.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
+    const customer = await direct.callTool({ name: "demo__lookup_customer", arguments: { email: "ada@example.com" } });
+    const expected = { plan: (customer.structuredContent as any).plan, notes: (notes.structuredContent as any).items };
+
+    const client = await codeClient(gateway, "code");
+    const result = await run(
+      client,
+      `const notes = await tools.demo__search_release_notes({ query: "sso" });
+console.log("found", notes.items.length);
+const customer = await tools.demo__lookup_customer({ email: "ada@example.com" });
+return { plan: customer.plan, notes: notes.items };`,
+    );
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({
+      result: expected,
+      logs: ["found 1"],
+      calls: [
+        { index: 0, tool: "demo__search_release_notes", outcome: "ok", code: null, durationMs: expect.any(Number) },
+        { index: 1, tool: "demo__lookup_customer", outcome: "ok", code: null, durationMs: expect.any(Number) },
+      ],
+    });
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(expected);
+    expect((result.content[1] as { text: string }).text).toBe("console.log:\nfound 1");
+    expect((await upstreamReceived(gateway.tag)).calls.map((call) => [call.tool, call.arguments])).toEqual([
+      ["search_release_notes", { query: "sso" }],
+      ["lookup_customer", { email: "ada@example.com" }],
+      ["search_release_notes", { query: "sso" }],
+      ["lookup_customer", { email: "ada@example.com" }],
+    ]);
+
+    // Each inner call is logged under the run's request id, with its index.
+    const rows = await eventually(
+      async () => {
+        const all = await Promise.all(
+          ["search_release_notes", "lookup_customer"].map(
+            async (name) =>
+              (await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid(name)}/hook/logs`, { key: gateway.adminKey })).body.logs,
+          ),
+        );
+        return all.flat();
+      },
+      (logs) => logs.length === 2,
+    );
+    expect(rows.map((row: any) => [row.stage, row.outcome, row.callIndex]).sort()).toEqual([
+      ["upstream", "ok", 0],
+      ["upstream", "ok", 1],
+    ]);
+    expect(rows[0].requestId).toBe(rows[1].requestId);
+  });
+});
+
+/** The codes in the first column of the README's Code Mode error table. */
+function documentedCodeModeCodes(markdown: string): string[] {
+  const start = markdown.indexOf("**Code Mode `isError` results**");
+  const end = markdown.indexOf("\n## ", start);
+  const codes: string[] = [];
+  for (const line of markdown.slice(start, end).split("\n")) {
+    const cell = /^\s+\|\s*(`[^|]+)\|/.exec(line)?.[1];
+    if (cell) codes.push(...[...cell.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!));
+  }
+  return codes.sort();
+}
+
+describe("Code Mode error codes", () => {
+  it("are exactly the codes the README's Code Mode table documents", ({ expect }) => {
+    const documented = documentedCodeModeCodes(readme);
+    expect(documented.length).toBeGreaterThan(0);
+    expect(documented).toEqual([...CODE_MODE_ERROR_CODES].sort());
+  });
+});
+
+/** An active hook with a public contract (the client sends `text`, upstream gets `query`) that rejects "secret" searches. */
+const CONTRACT_HOOK = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  publicContract: {
+    description: "Search release notes by free text",
+    inputSchema: {
+      type: "object",
+      properties: { text: { type: "string", description: "What to look for" } },
+      required: ["text"],
+      additionalProperties: false,
+    },
+  },
+  before({ arguments: args }) {
+    if (args.text === "secret") return { action: "reject", reason: "query_forbidden", message: "That search is not allowed" };
+    return { action: "continue", arguments: { query: args.text ?? args.query } };
+  },
+  after({ result }) {
+    return { action: "return", result: { items: result.items.slice(0, 1) } };
+  },
+});
+`;
+
+describe("inner calls through hooks", () => {
+  it("declares the hook's public contract, passes the hook's rejection reason to the program, and runs shadow with the call's index", async ({
+    expect,
+  }) => {
+    const gateway = await hookGateway();
+    // The fixture's tests call with `query`; this contract takes `text`.
+    const saved = await gateway.saveLatest({ source: CONTRACT_HOOK });
+    expect(saved.status).toBe(200);
+    expect((await gateway.test({ stage: "before", arguments: { text: "sso" } })).body.passed).toBe(true);
+    expect((await gateway.test({ stage: "after", arguments: { text: "sso" }, result: MOCK_RESULT })).body.passed).toBe(true);
+    const active = (await gateway.createRevision(saved.body.versionId)).body;
+    expect((await gateway.deploy("active", active.revisionId)).status).toBe(200);
+    const shadow = await gateway.tested(SEARCH_HOOK);
+    expect((await gateway.deploy("shadow", shadow.revisionId)).status).toBe(200);
+    const client = await codeClient(gateway, "code");
+
+    const described = (await client.callTool({ name: "describe_tools", arguments: { filter: "release" } })) as CallToolResult;
+    const declarations = (described.content[0] as { text: string }).text;
+    expect(declarations).toContain(
+      "  /** Search release notes by free text */\n  demo__search_release_notes(args: {\n    /** What to look for */\n    text: string;\n  }): Promise<{",
+    );
+
+    const result = await run(
+      client,
+      `const found = await tools.demo__search_release_notes({ text: "search" });
+let refusal;
+try {
+  await tools.demo__search_release_notes({ text: "secret" });
+} catch (error) {
+  refusal = { code: error.code, message: error.message, details: error.details };
+}
+return { found: found.items.map((item) => item.version), refusal };`,
+    );
+    expect((result.structuredContent as any).result).toEqual({
+      found: ["2.4.0"],
+      refusal: {
+        code: "query_forbidden",
+        message: "That search is not allowed",
+        details: { tool: "demo__search_release_notes", source: "hook" },
+      },
+    });
+    // The rejected call never reached the upstream.
+    expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ query: "search" }]);
+    const rows = await eventually(
+      async () => (await api(`${gateway.base()}/logs`, { key: gateway.adminKey })).body.logs as any[],
+      (logs) => logs.length >= 5,
+    );
+    // A call rejected in `before` never reaches step 4, where the shadow revision is read: it has no shadow row.
+    expect(
+      rows.map((row) => [row.callIndex, row.stage, row.channel, row.outcome]).sort((a, b) => String(a).localeCompare(String(b))),
+    ).toEqual([
+      [0, "after", "active", "return"],
+      [0, "after", "shadow", "return"],
+      [0, "before", "active", "continue"],
+      [0, "before", "shadow", "continue"],
+      [1, "before", "active", "reject"],
+    ]);
+    expect(new Set(rows.map((row) => row.requestId)).size).toBe(1);
+  });
+});

@@ -1,0 +1,367 @@
+import type { CallToolResult, ClientCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonObject } from "../../schema/hooks/contract.ts";
+import { decideAccess } from "../calls/access.ts";
+import type { Catalog, CatalogTool } from "../calls/catalog.ts";
+import { isDiscoverable, listedTools } from "../calls/discovery.ts";
+import { logEntry, type ToolCallRun } from "../calls/outcome.ts";
+import { runToolCall } from "../calls/pipeline.ts";
+import { compileProgram, DeclarationsTooLargeError, type Diagnostic } from "../hooks/compiler/index.ts";
+import { checkAgainstSchema } from "../lib/json-schema.ts";
+import { refusal } from "../mcp/mcp.results.ts";
+import type { Discovery } from "../policy/profiles.store.ts";
+import { CODE_DECLARATIONS_MAX_CHARS, generateCodeDeclarations } from "./codemode.declarations.ts";
+import type { CodeModeError } from "./codemode.errors.ts";
+import { CODE_MODE_LIMITS } from "./codemode.limits.ts";
+import { runProgram, type ToolAnswer } from "./codemode.sandbox.ts";
+
+export const DESCRIBE_TOOLS = "describe_tools";
+
+/**
+ * An inner call relays nothing to the client (no sampling, elicitation or roots), so a tool the upstream offers only
+ * to clients with such a capability is neither declared nor callable in a program.
+ */
+const INNER_CALL_CAPABILITIES: ClientCapabilities | undefined = undefined;
+export const RUN_CODE = "run_code";
+
+const FILTER_MAX_CHARS = 200;
+
+const DESCRIBE_INPUT: Tool["inputSchema"] = {
+  type: "object",
+  properties: {
+    filter: {
+      type: "string",
+      maxLength: FILTER_MAX_CHARS,
+      description: "Only tools whose name contains this text (case-insensitive)",
+    },
+  },
+  additionalProperties: false,
+};
+
+const RUN_INPUT: Tool["inputSchema"] = {
+  type: "object",
+  properties: {
+    code: {
+      type: "string",
+      description:
+        "The body of an async function in TypeScript or JavaScript. It may `await tools.<name>(args)` (see describe_tools) and " +
+        "`console.log(...)`, and returns a JSON value. No imports, timers, network or other globals.",
+    },
+  },
+  required: ["code"],
+  additionalProperties: false,
+};
+
+const CALL_RECORD = {
+  type: "object",
+  properties: {
+    index: { type: "integer" },
+    tool: { type: "string" },
+    outcome: { enum: ["ok", "error"] },
+    code: { type: ["string", "null"] },
+    durationMs: { type: "number" },
+  },
+  required: ["index", "tool", "outcome", "code", "durationMs"],
+};
+
+/** The two tools Code Mode adds to `tools/list`. */
+export const CODE_MODE_TOOLS: Tool[] = [
+  {
+    name: DESCRIBE_TOOLS,
+    description:
+      "TypeScript declarations of the `tools` object available to run_code: one async function per tool you may call, " +
+      "with its arguments and result types. Read it before writing a program.",
+    inputSchema: DESCRIBE_INPUT,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: RUN_CODE,
+    description:
+      "Runs a program (the body of an async function) that calls tools with `await tools.<name>(args)` and returns a JSON " +
+      "value. Each call is checked exactly like a direct one; a refused call rejects with an error carrying `code`, `message` " +
+      `and \`details\`, which the program may catch. Per run: at most ${CODE_MODE_LIMITS.toolCalls} tool calls, ` +
+      `${CODE_MODE_LIMITS.callsInFlight} at once, ${CODE_MODE_LIMITS.wallTimeMs / 1000} s, a 1 MiB result and ` +
+      `${CODE_MODE_LIMITS.logLines} console lines.`,
+    inputSchema: RUN_INPUT,
+    outputSchema: {
+      type: "object",
+      properties: {
+        result: { description: "The program's return value" },
+        logs: { type: "array", items: { type: "string" } },
+        calls: { type: "array", items: CALL_RECORD },
+      },
+      required: ["result", "logs", "calls"],
+    },
+  },
+];
+
+const offersCode = (discovery: Discovery) => discovery !== "direct";
+
+/** How the caller's profile discovers tools; no profile sees nothing either way. */
+export function discoveryOf(catalog: Catalog, profileId: string | null): Discovery {
+  return (profileId ? catalog.profiles.get(profileId)?.discovery : undefined) ?? "direct";
+}
+
+/** What `tools/list` shows: the direct tools, Code Mode's two, or both. */
+export function toolsForDiscovery(catalog: Catalog, profileId: string | null, capabilities: ClientCapabilities | undefined): Tool[] {
+  const discovery = discoveryOf(catalog, profileId);
+  const direct = discovery === "code" ? [] : listedTools(catalog, profileId, capabilities);
+  return offersCode(discovery) ? [...CODE_MODE_TOOLS, ...direct] : direct;
+}
+
+export const isCodeModeCall = (catalog: Catalog, profileId: string | null, name: string) =>
+  (name === DESCRIBE_TOOLS || name === RUN_CODE) && offersCode(discoveryOf(catalog, profileId));
+
+export const isDirectCallOffered = (catalog: Catalog, profileId: string | null) => discoveryOf(catalog, profileId) !== "code";
+
+/** One inner call, as the run reports it and as its log rows are written. */
+export interface InnerCall {
+  index: number;
+  tool: string;
+  outcome: "ok" | "error";
+  code: string | null;
+  durationMs: number;
+  /** The pipeline's run, for log rows and shadow work; absent for a name the caller cannot see. */
+  run: ToolCallRun | null;
+}
+
+export interface CodeModeCaller {
+  env: Env;
+  /** The catalog the call started with (discovery, the run's start). */
+  catalog: Catalog;
+  /**
+   * The current catalog, read again by every inner call: a run lasts up to 60 s, and a policy change
+   * reaches its next inner call within the catalog cache's 2 s, as it reaches the next direct call.
+   */
+  loadCatalog: () => Promise<Catalog>;
+  workspaceId: string;
+  keyId: string;
+  profileId: string | null;
+  /** The run's request id: every inner call is logged under it, with its index. */
+  requestId: string;
+  approvalsUrl: string;
+  signal?: AbortSignal;
+}
+
+/** `tools/call` of a Code Mode tool: the wire result, and the inner calls whose rows and shadow work follow the response. */
+export async function callCodeModeTool(
+  caller: CodeModeCaller,
+  name: string,
+  args: JsonObject,
+): Promise<{ result: CallToolResult; inner: InnerCall[] }> {
+  if (name === DESCRIBE_TOOLS) return { result: describeTools(caller, args), inner: [] };
+  return runCode(caller, args);
+}
+
+function invalidArguments(schema: Record<string, unknown>, args: JsonObject, tool: string): CallToolResult | null {
+  const check = checkAgainstSchema(schema, args);
+  if ("breach" in check) {
+    const { bound, limit, message } = check.breach;
+    return refusal(
+      "schema_too_complex",
+      "Checking the arguments against the tool's schema would exceed a validation bound, so the call was stopped",
+      { tool, bound, ...(limit !== undefined ? { limit } : {}), reason: message },
+    );
+  }
+  if (check.valid) return null;
+  return refusal("invalid_arguments", "The arguments do not match the tool's input schema", { tool, violations: check.violations });
+}
+
+function describeTools(caller: CodeModeCaller, args: JsonObject): CallToolResult {
+  const invalid = invalidArguments(DESCRIBE_INPUT, args, DESCRIBE_TOOLS);
+  if (invalid) return invalid;
+  const filter = typeof args.filter === "string" ? args.filter.toLowerCase() : "";
+  const tools = listedTools(caller.catalog, caller.profileId, INNER_CALL_CAPABILITIES).filter((tool) =>
+    tool.name.toLowerCase().includes(filter),
+  );
+  try {
+    return { content: [{ type: "text", text: generateCodeDeclarations(tools) }] };
+  } catch (error) {
+    if (!(error instanceof DeclarationsTooLargeError)) throw error;
+    return refusal(
+      "declarations_too_large",
+      `The declarations of ${tools.length} tools are over ${CODE_DECLARATIONS_MAX_CHARS} characters; narrow them with \`filter\``,
+      { tool: DESCRIBE_TOOLS, tools: tools.length, limit: CODE_DECLARATIONS_MAX_CHARS },
+    );
+  }
+}
+
+async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ result: CallToolResult; inner: InnerCall[] }> {
+  const invalid = invalidArguments(RUN_INPUT, args, RUN_CODE);
+  if (invalid) return { result: invalid, inner: [] };
+  const compiled = await compileProgram(args.code as string);
+  if (!compiled.ok) return { result: compileFailure(compiled.diagnostics), inner: [] };
+
+  const inner: InnerCall[] = [];
+  const pending: Promise<ToolAnswer>[] = [];
+  const run = await runProgram({
+    script: compiled.script,
+    requestId: caller.requestId,
+    signal: caller.signal,
+    host: {
+      callTool: (call, signal) => {
+        const answer = innerCall(caller, call, signal).then(({ record, answer }) => {
+          inner.push(record);
+          return answer;
+        });
+        pending.push(answer);
+        return answer;
+      },
+    },
+  });
+  // Calls the run's end cancelled still finish (quickly): their records and rows belong to the run.
+  await Promise.allSettled(pending);
+  inner.sort((a, b) => a.index - b.index);
+  const calls = inner.map(({ index, tool, outcome, code, durationMs }) => ({ index, tool, outcome, code, durationMs }));
+  const logText = run.logs.length ? [{ type: "text" as const, text: `console.log:\n${run.logs.join("\n")}` }] : [];
+  if (!run.ok) {
+    const failed = refusal(run.error.code, run.error.message, { ...run.error.details, logs: run.logs, calls });
+    return { result: { ...failed, content: [...failed.content, ...logText] }, inner };
+  }
+  return {
+    result: {
+      content: [{ type: "text", text: JSON.stringify(run.value) }, ...logText],
+      structuredContent: { result: run.value, logs: run.logs, calls },
+    },
+    inner,
+  };
+}
+
+function compileFailure(diagnostics: Diagnostic[]): CallToolResult {
+  const first = diagnostics[0];
+  const where = first?.line !== undefined ? ` (line ${first.line}, column ${first.column})` : "";
+  return refusal("compile_failed", `The program does not compile: ${first?.message ?? "unknown error"}${where}`, { diagnostics });
+}
+
+/** How much of a program-supplied name an error repeats. */
+const ECHOED_NAME_CHARS = 128;
+const echoed = (name: string) => (name.length <= ECHOED_NAME_CHARS ? name : `${name.slice(0, ECHOED_NAME_CHARS)}…`);
+
+/**
+ * One `tools.<name>(args)`: the full pipeline for the same caller, under the
+ * run's request id. A tool discovery does not show (blocked, in review,
+ * unknown, another workspace's) is an unknown tool, whatever the reason; a
+ * blocked or hidden tool that exists still gets its refusal row, as on /mcp.
+ */
+async function innerCall(
+  caller: CodeModeCaller,
+  call: { index: number; name: string; arguments: Record<string, unknown> },
+  signal: AbortSignal,
+): Promise<{ record: InnerCall; answer: ToolAnswer }> {
+  const started = Date.now();
+  const catalog = await caller.loadCatalog();
+  const record = (run: ToolCallRun | null, answer: ToolAnswer): { record: InnerCall; answer: ToolAnswer } => ({
+    record: {
+      index: call.index,
+      tool: echoed(call.name),
+      outcome: answer.ok ? "ok" : "error",
+      code: answer.ok ? null : answer.error.code,
+      durationMs: Date.now() - started,
+      run: run && withCallIndex(run, call.index, Date.now() - started, catalog.tools.get(call.name)?.uid, caller.requestId),
+    },
+    answer,
+  });
+  const unknown: ToolAnswer = {
+    ok: false,
+    error: { code: "unknown_tool", message: `Unknown tool: ${echoed(call.name)}`, details: { tool: echoed(call.name) } },
+  };
+  // What describe_tools declares is exactly what the program may call; anything else is an unknown tool.
+  const tool = catalog.tools.get(call.name);
+  if (!tool || !isDiscoverable(catalog, caller.profileId, tool, INNER_CALL_CAPABILITIES)) {
+    return record(hiddenRun(caller, catalog, call.name), unknown);
+  }
+
+  const run = await runToolCall({
+    env: caller.env,
+    catalog,
+    publicName: call.name,
+    workspaceId: caller.workspaceId,
+    keyId: caller.keyId,
+    profileId: caller.profileId,
+    arguments: call.arguments as JsonObject,
+    requestId: caller.requestId,
+    approvalsUrl: caller.approvalsUrl,
+    upstream: { signal },
+  });
+  const outcome = run.outcome;
+  switch (outcome.kind) {
+    case "hidden":
+      return record(run, unknown);
+    case "refused":
+      return record(run, { ok: false, error: { code: outcome.code, message: outcome.message, details: outcome.details } });
+    case "upstream_rpc_error":
+      return record(run, {
+        ok: false,
+        error: {
+          code: "upstream_error",
+          message: outcome.error.message.replace(/^MCP error -?\d+: /, ""),
+          details: { tool: call.name, upstream: true, rpcCode: outcome.error.code },
+        },
+      });
+    case "result":
+      return record(run, resultAnswer(call.name, hasOutputSchema(catalog, tool), outcome.result));
+    case "raw_result":
+      // The upstream's own bytes of one plain tool result (no output schema, nothing to change): read here, for the program.
+      return record(run, resultAnswer(call.name, false, JSON.parse(new TextDecoder().decode(outcome.bytes)) as CallToolResult));
+  }
+}
+
+/** Whether discovery declares an output schema for the tool (the active hook's, else the upstream's). */
+function hasOutputSchema(catalog: Catalog, tool: CatalogTool): boolean {
+  return Boolean(catalog.deployments.get(tool.uid)?.active?.contract?.outputSchema ?? tool.definition.outputSchema);
+}
+
+/** What the program receives: the structured result where the tool declares an output schema, else the content. */
+function resultAnswer(name: string, structured: boolean, result: CallToolResult): ToolAnswer {
+  if (result.isError) {
+    const text = result.content
+      .map((item) => (item.type === "text" ? item.text : ""))
+      .join("\n")
+      .slice(0, 2000);
+    const error: CodeModeError = {
+      code: "upstream_error",
+      message: text || "The upstream tool failed",
+      details: { tool: name, upstream: true },
+    };
+    return { ok: false, error };
+  }
+  if (structured) return { ok: true, value: result.structuredContent ?? null };
+  return {
+    ok: true,
+    value: { content: result.content, ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}) },
+  };
+}
+
+/** The refusal row a tool the caller cannot see still gets (tool blocked, in review, …); none for a name that matches no tool. */
+function hiddenRun(caller: CodeModeCaller, catalog: Catalog, name: string): ToolCallRun | null {
+  const tool = catalog.tools.get(name);
+  if (!tool) return null;
+  const access = decideAccess(catalog, caller.profileId, tool);
+  const code = access.allowed ? "hook_outdated" : access.code;
+  return {
+    outcome: { kind: "hidden" },
+    logs: [logEntry({ toolUid: tool.uid, requestId: caller.requestId }, { stage: "pre_dispatch", outcome: "refused", code })],
+    shadow: null,
+    captureDetails: false,
+  };
+}
+
+/**
+ * The run's rows, each with the call's index. A call that went through with
+ * no row of its own (no hook stage, no upstream error) gets one `upstream`
+ * row, so every inner call is in the log.
+ */
+function withCallIndex(
+  run: ToolCallRun,
+  callIndex: number,
+  durationMs: number,
+  toolUid: string | undefined,
+  requestId: string,
+): ToolCallRun {
+  const logs = run.logs.map((entry) => ({ ...entry, callIndex }));
+  const unlogged = run.outcome.kind === "result" && logs.length === 0;
+  if (unlogged && toolUid) {
+    const row = logEntry({ toolUid, requestId }, { stage: "upstream", outcome: "ok", durationMs });
+    logs.push({ ...row, callIndex });
+  }
+  return { ...run, logs };
+}
