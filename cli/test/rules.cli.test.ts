@@ -2,7 +2,7 @@
 // users run them: subprocesses on the machine's Node 20 and on Node 22, fed real
 // Claude Code hook events (PreToolUse, PostToolUse, Stop) on stdin.
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, it } from "vitest";
@@ -200,6 +200,55 @@ for (const [version, node] of Object.entries(nodes)) {
       expect(leaked.stderr.trim()).toBe(
         "the rules failed the run: alias check: 1 real value(s) reached the report or artifacts (person_name at report.last_assistant_message)",
       );
+    });
+
+    it("meters leaks over the whole session: each process adds its counts to the session's counts.json, Stop reports the sum", ({
+      expect,
+    }) => {
+      const dir = mkdtempSync(join(tmpdir(), "rayrun-meter-"));
+      // The alias rule guards web searches only, so what Read returns reaches the agent as it is.
+      const rules = `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nmatcher = "^WebSearch$"\nhandlers = [{ type = "alias" }]\n`;
+      writeFileSync(join(dir, "gateway-hooks.toml"), rules);
+      writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+      const session = "meter-session";
+      const state = join(dir, ".rayrun/hooks", session);
+      const common = { session_id: session, transcript_path: join(dir, "transcript.jsonl"), cwd: dir, permission_mode: "default" };
+      const hook = (event: object) =>
+        rayrun(["hooks", "run", "--seed", "seeds.json"], { node, cwd: dir, stdin: JSON.stringify({ ...common, ...event }) });
+      const read = (content: string) => ({
+        hook_event_name: "PostToolUse",
+        tool_name: "Read",
+        tool_input: { file_path: "/notes.md" },
+        tool_response: { type: "text", file: { filePath: "/notes.md", content } },
+      });
+
+      const search = hook({
+        hook_event_name: "PostToolUse",
+        tool_name: "WebSearch",
+        tool_input: { query: "Leeds" },
+        tool_response: { results: [{ title: "Matthew Nowell - Leeds" }] },
+      });
+      const alias = (JSON.parse(search.stdout).hookSpecificOutput.updatedToolOutput.results[0].title as string).replace(" - Leeds", "");
+      const pre = hook({ hook_event_name: "PreToolUse", tool_name: "WebSearch", tool_input: { query: `${alias} Leeds` } });
+      expect(JSON.parse(pre.stdout).hookSpecificOutput.updatedInput).toEqual({ query: "Matthew Nowell Leeds" });
+      // Two Read results let a real value through, each in its own process; a third has none.
+      for (const content of ["Met MATTHEW   NOWELL on Monday.", "Nothing personal here.", "Write to matthew.nowell@nowell-ltd.com"])
+        expect(hook(read(content))).toMatchObject({ status: 0, stdout: "", stderr: "" });
+
+      // Between the processes the session keeps counts only: no value, owner-only, written whole (no temp or lock left).
+      const kept = readFileSync(join(state, "counts.json"), "utf8");
+      expect(JSON.parse(kept)).toEqual({ calls: 1, requests: 0, denied: 0, rewritten: 2, leak_through_inbound: 2 });
+      expect(kept).not.toMatch(/nowell/i);
+      expect(statSync(join(state, "counts.json")).mode & 0o777).toBe(0o600);
+      expect(readdirSync(state).filter((name) => name.startsWith("counts"))).toEqual(["counts.json"]);
+
+      const stop = hook({ hook_event_name: "Stop", stop_hook_active: false });
+      expect([stop.status, stop.stderr]).toEqual([0, ""]);
+      const verdict = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
+      expect(verdict.summary).toMatchObject({ calls: 1, denied: 0, rewritten: 2, leak_through_inbound: 2, ended: true });
+      // A second end adds nothing twice.
+      hook({ hook_event_name: "SessionEnd", reason: "exit" });
+      expect(JSON.parse(readFileSync(join(state, "verdict.json"), "utf8")).summary.leak_through_inbound).toBe(2);
     });
 
     it("refuses an unknown hook_event_name and fails closed on a broken rules file", ({ expect }) => {
