@@ -210,9 +210,9 @@ export class AliasDoor {
       value,
       (text) => {
         if (SELECTOR.test(text)) refusals.push("a sha256 digest used as a selector");
-        const real = this.#outbound.replace(text, (entry, found) => {
+        const real = this.#outbound.replace(text, (entry, within, start, end) => {
           if (entry.form.startsWith("sha256:")) refusals.push("a sha256 digest used as a selector");
-          return render(entry, found);
+          return render(entry, within, start, end);
         });
         for (const [kind, shape] of ALIAS_SHAPED) {
           shape.lastIndex = 0;
@@ -291,11 +291,16 @@ export class AliasDoor {
 }
 
 /** The replacement for one match, in the found text's style: its case, its phone separators, its email obfuscation. */
-function render(entry: Entry, found: string): string {
+function render(entry: Entry, text: string, start: number, end: number): string {
+  // A page repeats the same spelling, most often as the seed wrote it or in capitals: those are compared in
+  // place (no copy of the found text, no hashing).
+  if (!entry.public && end - start === entry.from.length) {
+    if (text.startsWith(entry.from, start)) return (entry.asWritten ??= styleLike(entry, entry.from));
+    const upper = (entry.fromUpper ??= entry.from.toUpperCase());
+    if (upper.length === end - start && text.startsWith(upper, start)) return (entry.asUpper ??= styleLike(entry, upper));
+  }
+  const found = text.slice(start, end);
   if (entry.public) return found;
-  // A page repeats the same spelling, most often as the seed wrote it or in capitals: those are compared, not hashed.
-  if (found === entry.from) return (entry.asWritten ??= styleLike(entry, found));
-  if (found === (entry.fromUpper ??= entry.from.toUpperCase())) return (entry.asUpper ??= styleLike(entry, found));
   // Other spellings are styled once each (a few per entry are kept).
   const rendered = (entry.rendered ??= new Map());
   const cached = rendered.get(found);

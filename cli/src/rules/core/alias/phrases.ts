@@ -216,6 +216,8 @@ export class PhraseMatcher<T> {
    * a phrase cannot start inside a word), or STOP (anything else: read it through the automaton).
    */
   readonly #atRoot = new Uint8Array(65536);
+  /** A plain unit's class (that of its fold), in one step; -1 for a unit the normaliser must look at. */
+  readonly #plainClass = new Int32Array(65536);
 
   constructor(phrases: Iterable<readonly [string, T]>) {
     const word = words();
@@ -243,6 +245,7 @@ export class PhraseMatcher<T> {
     const firstUnits = new Set(kept.map((phrase) => phrase.charCodeAt(0)));
     for (let code = 0; code < 65536; code++) {
       const folded = fold[code]!;
+      this.#plainClass[code] = kinds[code] === PLAIN ? this.#classOf[folded]! : -1;
       if (kinds[code]! & SPACE_UNIT) this.#atRoot[code] = BLANK;
       else if (kinds[code] !== PLAIN) this.#atRoot[code] = STOP;
       else if (!firstUnits.has(folded)) this.#atRoot[code] = SKIP;
@@ -340,8 +343,8 @@ export class PhraseMatcher<T> {
     return matches;
   }
 
-  /** The text with every match replaced by what `replace` returns for it (the same string when nothing matched). */
-  replace(text: string, replace: (value: T, found: string) => string): string {
+  /** The text with every match replaced by what `replace` returns for it, given the value and where the match is (the same string when nothing matched). */
+  replace(text: string, replace: (value: T, text: string, start: number, end: number) => string): string {
     const used = this.#scan(text);
     if (used === 0) return text;
     // Read straight from the scan's triples: a page has thousands of matches, and no object is made for one.
@@ -352,7 +355,7 @@ export class PhraseMatcher<T> {
     for (let i = 0; i < used; i += 3) {
       const start = chosen[i]!;
       const end = chosen[i + 1]!;
-      out += text.slice(at, start) + replace(values[chosen[i + 2]!]!, text.slice(start, end));
+      out += text.slice(at, start) + replace(values[chosen[i + 2]!]!, text, start, end);
       at = end;
     }
     return out + text.slice(at);
@@ -381,6 +384,7 @@ export class PhraseMatcher<T> {
     const lengths = this.#lengths;
     const edges = this.#edges;
     const atRoot = this.#atRoot;
+    const plainClass = this.#plainClass;
     const chosen = this.#chosen; // triples: start, end, id; the first `used` entries are live
     let used = 0;
     let state = 0;
@@ -419,8 +423,10 @@ export class PhraseMatcher<T> {
       const c = text.charCodeAt(i);
       const from = i;
       let end: number;
-      if (kinds[c] === PLAIN) {
-        last = fold[c]!;
+      let cls = plainClass[c]!;
+      if (cls >= 0) {
+        // Plain: only whether it is a digit is read of `last` from here, and folding keeps that.
+        last = c;
         end = ++i;
       } else {
         special(text, i, last, unit);
@@ -431,9 +437,9 @@ export class PhraseMatcher<T> {
         }
         last = unit.code;
         end = unit.end;
+        cls = classOf[last]!;
       }
       ring[k & mask] = from;
-      const cls = classOf[last]!;
       if (cls === 0) {
         state = 0;
         continue;
