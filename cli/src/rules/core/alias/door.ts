@@ -35,6 +35,8 @@ interface Entry {
   asWritten?: string;
   fromUpper?: string;
   asUpper?: string;
+  /** The last other spelling found, and its replacement. */
+  recent?: { found: string; styled: string };
   /** Found spellings already styled for this entry (made on its first match). */
   rendered?: Map<string, string>;
 }
@@ -292,21 +294,28 @@ export class AliasDoor {
 
 /** The replacement for one match, in the found text's style: its case, its phone separators, its email obfuscation. */
 function render(entry: Entry, text: string, start: number, end: number): string {
-  // A page repeats the same spelling, most often as the seed wrote it or in capitals: those are compared in
-  // place (no copy of the found text, no hashing).
-  if (!entry.public && end - start === entry.from.length) {
-    if (text.startsWith(entry.from, start)) return (entry.asWritten ??= styleLike(entry, entry.from));
-    const upper = (entry.fromUpper ??= entry.from.toUpperCase());
-    if (upper.length === end - start && text.startsWith(upper, start)) return (entry.asUpper ??= styleLike(entry, upper));
+  const length = end - start;
+  if (!entry.public) {
+    // A page repeats the same spelling, most often as the seed wrote it, in capitals, or as the last one
+    // found: those are compared in place (no copy of the found text, no hashing).
+    if (length === entry.from.length) {
+      if (text.startsWith(entry.from, start)) return (entry.asWritten ??= styleLike(entry, entry.from));
+      const upper = (entry.fromUpper ??= entry.from.toUpperCase());
+      if (upper.length === length && text.startsWith(upper, start)) return (entry.asUpper ??= styleLike(entry, upper));
+    }
+    const recent = entry.recent;
+    if (recent && recent.found.length === length && text.startsWith(recent.found, start)) return recent.styled;
   }
   const found = text.slice(start, end);
   if (entry.public) return found;
   // Other spellings are styled once each (a few per entry are kept).
   const rendered = (entry.rendered ??= new Map());
-  const cached = rendered.get(found);
-  if (cached !== undefined) return cached;
-  const styled = styleLike(entry, found);
-  if (rendered.size < RENDERED_PER_ENTRY) rendered.set(found, styled);
+  let styled = rendered.get(found);
+  if (styled === undefined) {
+    styled = styleLike(entry, found);
+    if (rendered.size < RENDERED_PER_ENTRY) rendered.set(found, styled);
+  }
+  entry.recent = { found, styled };
   return styled;
 }
 

@@ -149,7 +149,7 @@ export function phraseOf(text: string): string {
 /** `[at]`, `(dot)`, `{at}` anywhere; ` at `, ` dot ` as words between spaces. */
 function obfuscation(text: string, at: number, spaced: boolean): { code: number; end: number } | undefined {
   const c = text.charCodeAt(at);
-  if (OPENERS.has(c)) {
+  if (unitKinds()[c]! & OPENER) {
     let j = at + 1;
     while (isSpace(text.charCodeAt(j))) j++;
     const word = wordAt(text, j);
@@ -408,7 +408,7 @@ export class PhraseMatcher<T> {
           let j = i + 1;
           while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
           const after = text.charCodeAt(j) | 0x20;
-          if (after === 0x61 || after === 0x64 || OPENERS.has(text.charCodeAt(j))) break;
+          if (after === 0x61 || after === 0x64 || kinds[text.charCodeAt(j)]! & OPENER) break;
           i = j - 1;
         }
         if (i > skipFrom) {
@@ -429,14 +429,31 @@ export class PhraseMatcher<T> {
         last = c;
         end = ++i;
       } else {
-        special(text, i, last, unit);
-        i = unit.next;
-        if (unit.code < 0) {
-          k--;
-          continue;
+        // The commonest cases of special(), inline: not after a digit, a separator that is only itself,
+        // and a whitespace run that cannot begin an obfuscated `at`/`dot`.
+        const kind = kinds[c]!;
+        let j: number;
+        if (isDigit(last)) j = -1;
+        else if (!(kind & (SPACE_UNIT | OPENER))) j = i + 1;
+        else if (kind & SPACE_UNIT) {
+          j = i + 1;
+          while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
+          const after = text.charCodeAt(j) | 0x20;
+          if (after === 0x61 || after === 0x64 || kinds[text.charCodeAt(j)]! & OPENER) j = -1;
+        } else j = -1;
+        if (j >= 0) {
+          last = kind & SPACE_UNIT ? SPACE : fold[c]!;
+          end = i = j;
+        } else {
+          special(text, i, last, unit);
+          i = unit.next;
+          if (unit.code < 0) {
+            k--;
+            continue;
+          }
+          last = unit.code;
+          end = unit.end;
         }
-        last = unit.code;
-        end = unit.end;
         cls = classOf[last]!;
       }
       ring[k & mask] = from;
