@@ -477,23 +477,25 @@ export class PhraseMatcher<T> {
         state = fail[state]!;
       }
       let hit = firstHit[state]!;
+      if (hit < 0) continue;
+      // Every phrase ending here that ends with a word unit needs a non-word unit after it: read once.
+      const endInWord = end < n && word[text.charCodeAt(end)] === 1;
       while (hit >= 0) {
         const id = output[hit]!;
-        const start = ring[(k - lengths[id]! + 1) & mask]!;
         const edge = edges[id]!;
-        if (!(
-          (edge & 1 && start > 0 && word[text.charCodeAt(start - 1)]) ||
-          (edge & 2 && end < text.length && word[text.charCodeAt(end)])
-        )) {
-          // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
-          // that starts earlier than the overlapping ones on top replaces them; one that starts later loses.
-          let top = used - 3;
-          while (top >= 0 && chosen[top + 1]! > start && chosen[top]! >= start) top -= 3;
-          used = top + 3;
-          if (top < 0 || chosen[top + 1]! <= start) {
-            chosen[used++] = start;
-            chosen[used++] = end;
-            chosen[used++] = id;
+        if (!(edge & 2 && endInWord)) {
+          const start = ring[(k - lengths[id]! + 1) & mask]!;
+          if (!(edge & 1 && start > 0 && word[text.charCodeAt(start - 1)])) {
+            // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
+            // that starts earlier than the overlapping ones on top replaces them; one that starts later loses.
+            let top = used - 3;
+            while (top >= 0 && chosen[top + 1]! > start && chosen[top]! >= start) top -= 3;
+            used = top + 3;
+            if (top < 0 || chosen[top + 1]! <= start) {
+              chosen[used++] = start;
+              chosen[used++] = end;
+              chosen[used++] = id;
+            }
           }
         }
         hit = dict[hit]!;
