@@ -1,7 +1,7 @@
 // `rayrun hooks run` and `rayrun hooks check`, and the `rayrun/hooks` bundle, as
 // users run them: subprocesses on the machine's Node 20 and on Node 22, fed real
 // Claude Code hook events (PreToolUse, PostToolUse, Stop) on stdin.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -404,6 +404,39 @@ console.log(JSON.stringify(out));
     });
   });
 }
+
+describe("rayrun hooks run, parallel events of one session", () => {
+  it("lose no count: processes that end together take turns on counts.json", async ({ expect }) => {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-parallel-"));
+    writeFileSync(join(dir, "gateway-hooks.toml"), `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n`);
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    const event = (n: number) =>
+      JSON.stringify({
+        session_id: "parallel-session",
+        cwd: dir,
+        hook_event_name: "PostToolUse",
+        tool_name: "Read",
+        tool_input: { file_path: `/notes-${n}.md` },
+        tool_response: { content: `note ${n}: call Matthew Nowell` },
+      });
+    // The first event writes the session's state; then six at once, as Claude Code runs parallel tool calls' hooks.
+    expect(rayrun(["hooks", "run", "--seed", "seeds.json"], { node: nodes["22"], cwd: dir, stdin: event(0) }).status).toBe(0);
+    const codes = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map(
+        (n) =>
+          new Promise<number | null>((resolve) => {
+            const child = spawn(nodes["22"], [bundle, "hooks", "run"], { cwd: dir, stdio: ["pipe", "ignore", "ignore"] });
+            child.on("close", resolve);
+            child.stdin.end(event(n));
+          }),
+      ),
+    );
+    expect(codes).toEqual([0, 0, 0, 0, 0, 0]);
+    const counts = JSON.parse(readFileSync(join(dir, ".rayrun/hooks/parallel-session/counts.json"), "utf8"));
+    expect(counts.leak_through_inbound).toBe(7);
+    expect(readdirSync(join(dir, ".rayrun/hooks/parallel-session")).filter((name) => name.startsWith("counts"))).toEqual(["counts.json"]);
+  });
+});
 
 describe("the rayrun/hooks declarations", () => {
   it("type-check a consumer that imports the package by name, and catch its mistakes", ({ expect }) => {
