@@ -402,7 +402,11 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget):
       // Keys repeat across the rows of a result: each is matched once per value.
       let mappedKey = budget.keys.get(key);
       if (mappedKey === undefined) budget.keys.set(key, (mappedKey = map(key)));
-      const mapped = mapJson(item, map, budget);
+      // Short numbers, booleans and null are left as they are without a call (most of a result's leaves).
+      const mapped =
+        item === null || typeof item === "boolean" || (typeof item === "number" && Math.abs(item) < LONG_INTEGER)
+          ? item
+          : mapJson(item, map, budget);
       if (!copy && (mappedKey !== key || mapped !== item)) {
         // The first change: copy what came before it, in order, and go on building the copy.
         copy = {};
