@@ -1,8 +1,8 @@
 // `rayrun hooks run` and `rayrun hooks check`, and the `rayrun/hooks` bundle, as
 // users run them: subprocesses on the machine's Node 20 and on Node 22, fed real
 // Claude Code hook events (PreToolUse, PostToolUse, Stop) on stdin.
-import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, it } from "vitest";
@@ -202,6 +202,55 @@ for (const [version, node] of Object.entries(nodes)) {
       );
     });
 
+    it("meters leaks over the whole session: each process adds its counts to the session's counts.json, Stop reports the sum", ({
+      expect,
+    }) => {
+      const dir = mkdtempSync(join(tmpdir(), "rayrun-meter-"));
+      // The alias rule guards web searches only, so what Read returns reaches the agent as it is.
+      const rules = `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nmatcher = "^WebSearch$"\nhandlers = [{ type = "alias" }]\n`;
+      writeFileSync(join(dir, "gateway-hooks.toml"), rules);
+      writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+      const session = "meter-session";
+      const state = join(dir, ".rayrun/hooks", session);
+      const common = { session_id: session, transcript_path: join(dir, "transcript.jsonl"), cwd: dir, permission_mode: "default" };
+      const hook = (event: object) =>
+        rayrun(["hooks", "run", "--seed", "seeds.json"], { node, cwd: dir, stdin: JSON.stringify({ ...common, ...event }) });
+      const read = (content: string) => ({
+        hook_event_name: "PostToolUse",
+        tool_name: "Read",
+        tool_input: { file_path: "/notes.md" },
+        tool_response: { type: "text", file: { filePath: "/notes.md", content } },
+      });
+
+      const search = hook({
+        hook_event_name: "PostToolUse",
+        tool_name: "WebSearch",
+        tool_input: { query: "Leeds" },
+        tool_response: { results: [{ title: "Matthew Nowell - Leeds" }] },
+      });
+      const alias = (JSON.parse(search.stdout).hookSpecificOutput.updatedToolOutput.results[0].title as string).replace(" - Leeds", "");
+      const pre = hook({ hook_event_name: "PreToolUse", tool_name: "WebSearch", tool_input: { query: `${alias} Leeds` } });
+      expect(JSON.parse(pre.stdout).hookSpecificOutput.updatedInput).toEqual({ query: "Matthew Nowell Leeds" });
+      // Two Read results let a real value through, each in its own process; a third has none.
+      for (const content of ["Met MATTHEW   NOWELL on Monday.", "Nothing personal here.", "Write to matthew.nowell@nowell-ltd.com"])
+        expect(hook(read(content))).toMatchObject({ status: 0, stdout: "", stderr: "" });
+
+      // Between the processes the session keeps counts only: no value, owner-only, written whole (no temp or lock left).
+      const kept = readFileSync(join(state, "counts.json"), "utf8");
+      expect(JSON.parse(kept)).toEqual({ calls: 1, requests: 0, denied: 0, rewritten: 2, leak_through_inbound: 2 });
+      expect(kept).not.toMatch(/nowell/i);
+      expect(statSync(join(state, "counts.json")).mode & 0o777).toBe(0o600);
+      expect(readdirSync(state).filter((name) => name.startsWith("counts"))).toEqual(["counts.json"]);
+
+      const stop = hook({ hook_event_name: "Stop", stop_hook_active: false });
+      expect([stop.status, stop.stderr]).toEqual([0, ""]);
+      const verdict = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
+      expect(verdict.summary).toMatchObject({ calls: 1, denied: 0, rewritten: 2, leak_through_inbound: 2, ended: true });
+      // A second end adds nothing twice.
+      hook({ hook_event_name: "SessionEnd", reason: "exit" });
+      expect(JSON.parse(readFileSync(join(state, "verdict.json"), "utf8")).summary.leak_through_inbound).toBe(2);
+    });
+
     it("refuses an unknown hook_event_name and fails closed on a broken rules file", ({ expect }) => {
       const dir = exampleCopy();
       const unknown = rayrun(["hooks", "run"], {
@@ -355,6 +404,39 @@ console.log(JSON.stringify(out));
     });
   });
 }
+
+describe("rayrun hooks run, parallel events of one session", () => {
+  it("lose no count: processes that end together take turns on counts.json", async ({ expect }) => {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-parallel-"));
+    writeFileSync(join(dir, "gateway-hooks.toml"), `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n`);
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    const event = (n: number) =>
+      JSON.stringify({
+        session_id: "parallel-session",
+        cwd: dir,
+        hook_event_name: "PostToolUse",
+        tool_name: "Read",
+        tool_input: { file_path: `/notes-${n}.md` },
+        tool_response: { content: `note ${n}: call Matthew Nowell` },
+      });
+    // The first event writes the session's state; then six at once, as Claude Code runs parallel tool calls' hooks.
+    expect(rayrun(["hooks", "run", "--seed", "seeds.json"], { node: nodes["22"], cwd: dir, stdin: event(0) }).status).toBe(0);
+    const codes = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map(
+        (n) =>
+          new Promise<number | null>((resolve) => {
+            const child = spawn(nodes["22"], [bundle, "hooks", "run"], { cwd: dir, stdio: ["pipe", "ignore", "ignore"] });
+            child.on("close", resolve);
+            child.stdin.end(event(n));
+          }),
+      ),
+    );
+    expect(codes).toEqual([0, 0, 0, 0, 0, 0]);
+    const counts = JSON.parse(readFileSync(join(dir, ".rayrun/hooks/parallel-session/counts.json"), "utf8"));
+    expect(counts.leak_through_inbound).toBe(7);
+    expect(readdirSync(join(dir, ".rayrun/hooks/parallel-session")).filter((name) => name.startsWith("counts"))).toEqual(["counts.json"]);
+  });
+});
 
 describe("the rayrun/hooks declarations", () => {
   it("type-check a consumer that imports the package by name, and catch its mistakes", ({ expect }) => {

@@ -15,6 +15,7 @@ export type {
   Rule,
   Verdict,
   RunSummary,
+  RunCounts,
   HookRunOptions,
   Dispatched,
   ToolFunction,

@@ -58,18 +58,22 @@ export interface Verdict {
   errors: RecordedFailure[];
 }
 
-export interface RunSummary {
-  run_id: string;
+/** What a run counts as it goes: numbers only, never a value (so they may be kept anywhere a run's state is). */
+export interface RunCounts {
   calls: number;
   requests: number;
   denied: number;
   rewritten: number;
+  /** Real values (seeded, private) found in text about to reach the agent, after every rewrite. */
+  leak_through_inbound: number;
+}
+
+export interface RunSummary extends RunCounts {
+  run_id: string;
   hook_errors: number;
   findings: number;
   async_answers: number;
   ended: boolean;
-  /** Real values (seeded, private) found in text about to reach the agent, after every rewrite. */
-  leak_through_inbound: number;
 }
 
 export interface HookRunOptions {
@@ -175,8 +179,11 @@ export class HookRun {
     return this.alias.legend();
   }
 
-  /** Counts real values in what is about to reach the agent (the inbound leak meter). */
-  #meter(value: unknown): void {
+  /**
+   * Counts real values in what is about to reach the agent (the inbound leak meter). The run's own
+   * calls do it; a driver that fires events itself (`rayrun hooks run`) calls it with what it hands on.
+   */
+  meterInbound(value: unknown): void {
     if (!this.alias.seeded) return;
     try {
       this.alias.leakThroughInbound += this.alias.countReal(value);
@@ -184,6 +191,20 @@ export class HookRun {
       // Past the door's text bound the meter cannot read it; an alias rule on that event has already refused it.
       if (!(error instanceof AliasError)) throw error;
     }
+  }
+
+  /** The counters so far (what summary() reports of them). */
+  counts(): RunCounts {
+    return { ...this.#counts, leak_through_inbound: this.alias.leakThroughInbound };
+  }
+
+  /**
+   * Adds to the counters: for a driver that fires events itself, and for a run spread over
+   * processes (`rayrun hooks run` adds the session's earlier counts, kept in its state folder).
+   */
+  addCounts(counts: Partial<RunCounts>): void {
+    for (const name of ["calls", "requests", "denied", "rewritten"] as const) this.#counts[name] += counts[name] ?? 0;
+    this.alias.leakThroughInbound += counts.leak_through_inbound ?? 0;
   }
 
   /** The vendor a tool belongs to: the one given, else the first [vendors] pattern its name matches. */
@@ -347,7 +368,7 @@ export class HookRun {
       this.#counts.denied++;
       throw new HookDenied(post.denied.reason, post.denied.failure);
     }
-    this.#meter(thrown ? post.event.error : post.event.tool_result);
+    this.meterInbound(thrown ? post.event.error : post.event.tool_result);
     if (thrown) throw withMessage(thrown.error, post.event.error ?? errorText(thrown.error));
     return attachContext(post.event.tool_result, [...pre.contexts, ...post.contexts]);
   }
@@ -395,7 +416,7 @@ export class HookRun {
       throw new HookDenied(post.denied.reason, post.denied.failure);
     }
     const shown = post.event.response ?? response;
-    this.#meter(shown.body);
+    this.meterInbound(shown.body);
     return { ...shown, body: attachContext(shown.body, [...pre.contexts, ...post.contexts]) };
   }
 
@@ -416,12 +437,11 @@ export class HookRun {
   summary(): RunSummary {
     return {
       run_id: this.runId,
-      ...this.#counts,
+      ...this.counts(),
       hook_errors: this.errors.length,
       findings: this.findings.length,
       async_answers: this.asyncAnswers.length,
       ended: this.#ended,
-      leak_through_inbound: this.alias.leakThroughInbound,
     };
   }
 }

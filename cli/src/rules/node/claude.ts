@@ -8,9 +8,10 @@ import { join, resolve } from "node:path";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, type EventName, type Finding, type ToolInput } from "../core/events.ts";
-import type { RecordedFailure } from "../core/run.ts";
+import type { AsyncAnswer, RecordedFailure } from "../core/run.ts";
 import { HookRun } from "../index.ts";
 import { readSeedFile } from "./load.ts";
+import { SessionCounts } from "./session-counts.ts";
 
 /** What the process prints and how it exits, in Claude Code's terms. */
 export interface AgentReply {
@@ -71,29 +72,41 @@ export async function replyToClaude(stdin: string, options: { config?: string; s
   }
   run.findings.push(...(await readLines<Finding>(join(dir, "findings.jsonl"))));
   run.errors.push(...(await readLines<RecordedFailure>(join(dir, "errors.jsonl"))));
-  const known = { findings: run.findings.length, errors: run.errors.length, async: 0 };
+  run.asyncAnswers.push(...(await readLines<AsyncAnswer>(join(dir, "async.jsonl"))));
+  const known = { findings: run.findings.length, errors: run.errors.length, async: run.asyncAnswers.length };
+  const counts = new SessionCounts(join(dir, "counts.json"));
 
   let reply: AgentReply;
   try {
-    reply = await answer(run, event, eventName, input, dir);
+    reply = await answer(run, event, eventName, input, dir, counts);
   } catch (error) {
     if (!(error instanceof HookError)) throw error;
     reply = failure(error.code, error.message, refuse);
   }
   await run.settled();
+  // After an end's own save this adds nothing; on a tool event it adds this event's counts.
+  await counts.save(run);
   await appendLines(join(dir, "findings.jsonl"), run.findings.slice(known.findings));
   await appendLines(join(dir, "errors.jsonl"), run.errors.slice(known.errors));
-  await appendLines(join(dir, "async.jsonl"), run.asyncAnswers);
+  await appendLines(join(dir, "async.jsonl"), run.asyncAnswers.slice(known.async));
   return reply;
 }
 
-async function answer(run: HookRun, event: EventName, eventName: string, input: Record<string, unknown>, dir: string): Promise<AgentReply> {
+async function answer(
+  run: HookRun,
+  event: EventName,
+  eventName: string,
+  input: Record<string, unknown>,
+  dir: string,
+  counts: SessionCounts,
+): Promise<AgentReply> {
   const toolName = typeof input.tool_name === "string" ? input.tool_name : "";
   const toolInput = (input.tool_input ?? {}) as ToolInput;
   const base = { tool_name: toolName, vendor: run.vendorOf(toolName), tool_input: toolInput };
 
   if (event === "pre_tool_call") {
     const pre = await run.dispatch({ ...base, hook_event_name: "pre_tool_call" });
+    run.addCounts({ calls: 1, denied: pre.denied ? 1 : 0, rewritten: pre.rewritten ? 1 : 0 });
     if (pre.denied) return { stderr: pre.denied.reason, exitCode: 2 };
     const specific: Record<string, unknown> = { hookEventName: "PreToolUse" };
     // Claude Code applies updatedInput together with an "allow" decision.
@@ -104,7 +117,10 @@ async function answer(run: HookRun, event: EventName, eventName: string, input: 
 
   if (event === "post_tool_call") {
     const post = await run.dispatch({ ...base, hook_event_name: "post_tool_call", tool_result: input.tool_response });
+    run.addCounts({ denied: post.denied ? 1 : 0, rewritten: post.rewritten ? 1 : 0 });
     if (post.denied) return { stderr: post.denied.reason, exitCode: 2 };
+    // What the agent reads next: real values still in it are leaks, counted for the whole session.
+    run.meterInbound(post.event.tool_result);
     const specific: Record<string, unknown> = { hookEventName: "PostToolUse" };
     if (post.rewritten && post.event.tool_result !== input.tool_response)
       Object.assign(specific, { updatedToolOutput: post.event.tool_result, updatedMCPToolOutput: post.event.tool_result });
@@ -113,8 +129,11 @@ async function answer(run: HookRun, event: EventName, eventName: string, input: 
   }
 
   // Stop and SessionEnd end the run. The report is the agent's own event (with its transcript_path).
+  // From here the run's counters are the whole session's (counts.json), not this process's.
+  await counts.save(run);
   const verdict = await run.end({ agent_event: eventName, ...input });
-  await writeFile(join(dir, "verdict.json"), `${JSON.stringify({ ...verdict, ended_at: new Date().toISOString() }, null, 2)}\n`);
+  const summary = run.summary();
+  await writeFile(join(dir, "verdict.json"), `${JSON.stringify({ ...verdict, summary, ended_at: new Date().toISOString() }, null, 2)}\n`);
   // The map for a grader, beside the key it came from (state.json), readable by the owner only.
   if (run.alias.seeded) await writeFile(join(dir, "legend.json"), `${JSON.stringify(run.legend(), null, 2)}\n`, { mode: 0o600 });
   if (verdict.passed) return { exitCode: 0 };

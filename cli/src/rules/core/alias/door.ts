@@ -3,7 +3,7 @@
 // (out, with the refusals), and the leak scan (meter and run_end check).
 import { deriveAll, domainKeeper, Hmac, newRunKey, type DeriveOptions, type Derived } from "./derive.ts";
 import { FREE_MAIL_DOMAINS } from "./names.ts";
-import { PhraseMatcher, type PhraseMatch } from "./phrases.ts";
+import { PhraseMatcher } from "./phrases.ts";
 import { AliasError, checkSeeds, type Seed, type SeedEntity } from "./seeds.ts";
 import { spellings, storedForm, type Spelling } from "./variants.ts";
 
@@ -30,6 +30,13 @@ interface Entry {
   public: boolean;
   to: string;
   pretty?: string;
+  /** The phrase as given (before normalising), and its replacement when found written exactly so. */
+  from: string;
+  asWritten?: string;
+  fromUpper?: string;
+  asUpper?: string;
+  /** The last other spelling found, and its replacement. */
+  recent?: { found: string; styled: string };
   /** Found spellings already styled for this entry (made on its first match). */
   rendered?: Map<string, string>;
 }
@@ -152,7 +159,7 @@ export class AliasDoor {
     // Public values first: as the first holder of a phrase, and the longest at its start, they shadow private phrases.
     for (const item of derived) {
       if (item.seed.role !== "public") continue;
-      const self: Entry = { kind: item.seed.type, form: "value", public: true, to: item.seed.value };
+      const self: Entry = { kind: item.seed.type, form: "value", public: true, to: item.seed.value, from: item.seed.value };
       inbound.push([item.seed.value, self]);
       outbound.push([item.seed.value, self]);
     }
@@ -170,8 +177,14 @@ export class AliasDoor {
       }
       for (const spelling of forms) {
         variants.push({ seed: item.seed.index, form: spelling.form, real: spelling.real, alias: spelling.alias });
-        inbound.push([spelling.real, { kind, form: spelling.form, public: false, to: spelling.alias, pretty: spelling.aliasPretty }]);
-        outbound.push([spelling.alias, { kind, form: spelling.form, public: false, to: spelling.real, pretty: spelling.realPretty }]);
+        inbound.push([
+          spelling.real,
+          { kind, form: spelling.form, public: false, to: spelling.alias, pretty: spelling.aliasPretty, from: spelling.real },
+        ]);
+        outbound.push([
+          spelling.alias,
+          { kind, form: spelling.form, public: false, to: spelling.real, pretty: spelling.realPretty, from: spelling.alias },
+        ]);
       }
     }
     this.#inbound = new PhraseMatcher(inbound);
@@ -199,9 +212,9 @@ export class AliasDoor {
       value,
       (text) => {
         if (SELECTOR.test(text)) refusals.push("a sha256 digest used as a selector");
-        const real = this.#outbound.replace(text, (match, found) => {
-          if (match.value.form.startsWith("sha256:")) refusals.push("a sha256 digest used as a selector");
-          return render(match, found);
+        const real = this.#outbound.replace(text, (entry, within, start, end) => {
+          if (entry.form.startsWith("sha256:")) refusals.push("a sha256 digest used as a selector");
+          return render(entry, within, start, end);
         });
         for (const [kind, shape] of ALIAS_SHAPED) {
           shape.lastIndex = 0;
@@ -280,15 +293,29 @@ export class AliasDoor {
 }
 
 /** The replacement for one match, in the found text's style: its case, its phone separators, its email obfuscation. */
-function render(match: PhraseMatch<Entry>, found: string): string {
-  const entry = match.value;
+function render(entry: Entry, text: string, start: number, end: number): string {
+  const length = end - start;
+  if (!entry.public) {
+    // A page repeats the same spelling, most often as the seed wrote it, in capitals, or as the last one
+    // found: those are compared in place (no copy of the found text, no hashing).
+    if (length === entry.from.length) {
+      if (text.startsWith(entry.from, start)) return (entry.asWritten ??= styleLike(entry, entry.from));
+      const upper = (entry.fromUpper ??= entry.from.toUpperCase());
+      if (upper.length === length && text.startsWith(upper, start)) return (entry.asUpper ??= styleLike(entry, upper));
+    }
+    const recent = entry.recent;
+    if (recent && recent.found.length === length && text.startsWith(recent.found, start)) return recent.styled;
+  }
+  const found = text.slice(start, end);
   if (entry.public) return found;
-  // A page repeats the same spelling: each is styled once (a few per entry are kept).
+  // Other spellings are styled once each (a few per entry are kept).
   const rendered = (entry.rendered ??= new Map());
-  const cached = rendered.get(found);
-  if (cached !== undefined) return cached;
-  const styled = styleLike(entry, found);
-  if (rendered.size < RENDERED_PER_ENTRY) rendered.set(found, styled);
+  let styled = rendered.get(found);
+  if (styled === undefined) {
+    styled = styleLike(entry, found);
+    if (rendered.size < RENDERED_PER_ENTRY) rendered.set(found, styled);
+  }
+  entry.recent = { found, styled };
   return styled;
 }
 
@@ -375,7 +402,11 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget):
       // Keys repeat across the rows of a result: each is matched once per value.
       let mappedKey = budget.keys.get(key);
       if (mappedKey === undefined) budget.keys.set(key, (mappedKey = map(key)));
-      const mapped = mapJson(item, map, budget);
+      // Short numbers, booleans and null are left as they are without a call (most of a result's leaves).
+      const mapped =
+        item === null || typeof item === "boolean" || (typeof item === "number" && Math.abs(item) < LONG_INTEGER)
+          ? item
+          : mapJson(item, map, budget);
       if (!copy && (mappedKey !== key || mapped !== item)) {
         // The first change: copy what came before it, in order, and go on building the copy.
         copy = {};

@@ -65,6 +65,15 @@ const isDigitSeparator = (c: number) => isSpace(c) || c === 0x2d || c === 0x28 |
 const OPENERS = new Set([0x5b, 0x28, 0x7b]);
 const CLOSERS = new Set([0x5d, 0x29, 0x7d]);
 
+/** What an original unit is to the scan at the root (PhraseMatcher.#atRoot). */
+/** Transition entries kept dense per matcher (4 bytes each): all states for a few hundred seeds, the shallow ones beyond. */
+const DENSE_ENTRIES = 1 << 20;
+const STOP = 0;
+const SKIP = 1;
+const WORD_START = 2;
+/** Whitespace (and nothing else: not a digit separator's other kinds, not an opener). */
+const BLANK = 3;
+
 /** One normalised unit that is not a plain folded character: what `special` found at a position. */
 interface Unit {
   /** The unit's code, or -1 when the characters were only formatting (dropped). */
@@ -140,7 +149,7 @@ export function phraseOf(text: string): string {
 /** `[at]`, `(dot)`, `{at}` anywhere; ` at `, ` dot ` as words between spaces. */
 function obfuscation(text: string, at: number, spaced: boolean): { code: number; end: number } | undefined {
   const c = text.charCodeAt(at);
-  if (OPENERS.has(c)) {
+  if (unitKinds()[c]! & OPENER) {
     let j = at + 1;
     while (isSpace(text.charCodeAt(j))) j++;
     const word = wordAt(text, j);
@@ -188,8 +197,27 @@ export class PhraseMatcher<T> {
   readonly #fail: Int32Array;
   readonly #output: Int32Array;
   readonly #dict: Int32Array;
+  /** Where a state's hits begin: itself when a phrase ends there, else its dictionary link (-1: none). */
+  readonly #firstHit: Int32Array;
+  /**
+   * Full transition rows (failures already followed) for the shallowest states, as many as
+   * DENSE_ENTRIES allows: `#rowOf[state]` is the row's offset in `#delta`, or -1 (children list).
+   * The scan spends most of its steps near the root, where states have the most children.
+   */
+  readonly #rowOf: Int32Array;
+  readonly #delta: Int32Array;
   readonly #ring: Int32Array;
   readonly #unit: Unit = { code: 0, end: 0, next: 0 };
+  /** The last scan's matches, reused from scan to scan (a scan runs to its end before anything reads them). */
+  readonly #chosen: number[] = [];
+  /**
+   * What a unit of the original text is to the scan while it is at the root: SKIP (plain, and no
+   * phrase starts with it), WORD_START (plain, a phrase starts with it, and it is a word unit: such
+   * a phrase cannot start inside a word), or STOP (anything else: read it through the automaton).
+   */
+  readonly #atRoot = new Uint8Array(65536);
+  /** A plain unit's class (that of its fold), in one step; -1 for a unit the normaliser must look at. */
+  readonly #plainClass = new Int32Array(65536);
 
   constructor(phrases: Iterable<readonly [string, T]>) {
     const word = words();
@@ -212,6 +240,17 @@ export class PhraseMatcher<T> {
       }
     }
     this.size = kept.length;
+    const fold = folds();
+    const kinds = unitKinds();
+    const firstUnits = new Set(kept.map((phrase) => phrase.charCodeAt(0)));
+    for (let code = 0; code < 65536; code++) {
+      const folded = fold[code]!;
+      this.#plainClass[code] = kinds[code] === PLAIN ? this.#classOf[folded]! : -1;
+      if (kinds[code]! & SPACE_UNIT) this.#atRoot[code] = BLANK;
+      else if (kinds[code] !== PLAIN) this.#atRoot[code] = STOP;
+      else if (!firstUnits.has(folded)) this.#atRoot[code] = SKIP;
+      else this.#atRoot[code] = word[folded] ? WORD_START : STOP;
+    }
     // Where the last units started: a power of two longer than the longest phrase.
     const longest = kept.reduce((most, phrase) => Math.max(most, phrase.length), 0);
     this.#ring = new Int32Array(2 ** Math.ceil(Math.log2(longest + 2)));
@@ -263,6 +302,29 @@ export class PhraseMatcher<T> {
         this.#dict[child] = this.#output[to]! >= 0 ? to : this.#dict[to]!;
       }
     }
+    this.#firstHit = new Int32Array(states);
+    for (let state = 0; state < states; state++) this.#firstHit[state] = this.#output[state]! >= 0 ? state : this.#dict[state]!;
+    // The shallowest states get rows (so a state with a row has a failure with one: it is shallower), laid
+    // out in state order, so a walk along one phrase reads neighbouring rows; filled breadth first.
+    const rows = Math.max(1, Math.min(states, Math.floor(DENSE_ENTRIES / alphabet)));
+    this.#rowOf = new Int32Array(states).fill(-1);
+    this.#delta = new Int32Array(rows * alphabet);
+    this.#rowOf[0] = 0;
+    for (let row = 1; row < rows; row++) this.#rowOf[queue[row - 1]!] = 0;
+    for (let state = 0, offset = 0; state < states; state++)
+      if (this.#rowOf[state] === 0) {
+        this.#rowOf[state] = offset;
+        offset += alphabet;
+      }
+    this.#delta.set(this.#root);
+    for (let row = 1; row < rows; row++) {
+      const state = queue[row - 1]!;
+      const offset = this.#rowOf[state]!;
+      const failRow = this.#rowOf[this.#fail[state]!]!;
+      this.#delta.copyWithin(offset, failRow, failRow + alphabet);
+      for (let child = this.#firstChild[state]!; child >= 0; child = this.#nextSibling[child]!)
+        this.#delta[offset + this.#label[child]!] = child;
+    }
   }
 
   /** The next state from `state` on class `cls`, or -1; the root answers 0 (stay) when it has no such edge. */
@@ -274,7 +336,34 @@ export class PhraseMatcher<T> {
 
   /** Non-overlapping matches, leftmost first and longest at one start, each bounded by non-word units where the phrase is. */
   find(text: string): PhraseMatch<T>[] {
-    if (this.size === 0 || text.length === 0) return [];
+    const chosen = this.#chosen;
+    const used = this.#scan(text);
+    const matches: PhraseMatch<T>[] = [];
+    for (let i = 0; i < used; i += 3) matches.push({ start: chosen[i]!, end: chosen[i + 1]!, value: this.#values[chosen[i + 2]!]! });
+    return matches;
+  }
+
+  /** The text with every match replaced by what `replace` returns for it, given the value and where the match is (the same string when nothing matched). */
+  replace(text: string, replace: (value: T, text: string, start: number, end: number) => string): string {
+    const used = this.#scan(text);
+    if (used === 0) return text;
+    // Read straight from the scan's triples: a page has thousands of matches, and no object is made for one.
+    const chosen = this.#chosen;
+    const values = this.#values;
+    let out = "";
+    let at = 0;
+    for (let i = 0; i < used; i += 3) {
+      const start = chosen[i]!;
+      const end = chosen[i + 1]!;
+      out += text.slice(at, start) + replace(values[chosen[i + 2]!]!, text, start, end);
+      at = end;
+    }
+    return out + text.slice(at);
+  }
+
+  /** Fills `#chosen` with the matches' triples (start, end, phrase id) and answers how many entries are live. */
+  #scan(text: string): number {
+    if (this.size === 0 || text.length === 0) return 0;
     const word = words();
     const fold = folds();
     const kinds = unitKinds();
@@ -283,7 +372,9 @@ export class PhraseMatcher<T> {
     const mask = ring.length - 1;
     const n = text.length;
     const classOf = this.#classOf;
-    const root = this.#root;
+    const rowOf = this.#rowOf;
+    const delta = this.#delta;
+    const firstHit = this.#firstHit;
     const firstChild = this.#firstChild;
     const nextSibling = this.#nextSibling;
     const label = this.#label;
@@ -292,38 +383,89 @@ export class PhraseMatcher<T> {
     const dict = this.#dict;
     const lengths = this.#lengths;
     const edges = this.#edges;
-    const chosen: number[] = []; // triples: start, end, id; the first `used` entries are live
+    const atRoot = this.#atRoot;
+    const plainClass = this.#plainClass;
+    const chosen = this.#chosen; // triples: start, end, id; the first `used` entries are live
     let used = 0;
     let state = 0;
     let last = -1;
     // The normalised text is walked unit by unit (k), without being written out; plain units take the short path.
     for (let i = 0, k = 0; i < n; k++) {
+      if (state === 0) {
+        // No match is under way: pass over units no phrase starts at, and phrase starts inside a word
+        // (a phrase that starts with a word unit must not start inside a word, so all would be dropped).
+        // A whitespace run is one space unit (no phrase starts with one) unless it is formatting between
+        // digits or the start of an obfuscated ` at `/` dot `/`[at]`: it is passed over when neither can be.
+        const skipFrom = i;
+        for (; i < n; i++) {
+          const at = atRoot[text.charCodeAt(i)]!;
+          if (at === SKIP) continue;
+          if (at === WORD_START) {
+            if (i > 0 && word[text.charCodeAt(i - 1)]) continue;
+            break;
+          }
+          if (at !== BLANK || isDigit(i === skipFrom ? last : text.charCodeAt(i - 1))) break;
+          let j = i + 1;
+          while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
+          const after = text.charCodeAt(j) | 0x20;
+          if (after === 0x61 || after === 0x64 || kinds[text.charCodeAt(j)]! & OPENER) break;
+          i = j - 1;
+        }
+        if (i > skipFrom) {
+          // The passed units were plain (each its own fold) or whitespace runs (a space). Their unit count
+          // does not matter: no match spans them, and a match's own units are counted one by one.
+          k += i - skipFrom;
+          const passed = text.charCodeAt(i - 1);
+          last = kinds[passed]! & SPACE_UNIT ? SPACE : fold[passed]!;
+          if (i === n) break;
+        }
+      }
       const c = text.charCodeAt(i);
       const from = i;
       let end: number;
-      if (kinds[c] === PLAIN) {
-        last = fold[c]!;
+      let cls = plainClass[c]!;
+      if (cls >= 0) {
+        // Plain: only whether it is a digit is read of `last` from here, and folding keeps that.
+        last = c;
         end = ++i;
       } else {
-        special(text, i, last, unit);
-        i = unit.next;
-        if (unit.code < 0) {
-          k--;
-          continue;
+        // The commonest cases of special(), inline: not after a digit, a separator that is only itself,
+        // and a whitespace run that cannot begin an obfuscated `at`/`dot`.
+        const kind = kinds[c]!;
+        let j: number;
+        if (isDigit(last)) j = -1;
+        else if (!(kind & (SPACE_UNIT | OPENER))) j = i + 1;
+        else if (kind & SPACE_UNIT) {
+          j = i + 1;
+          while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
+          const after = text.charCodeAt(j) | 0x20;
+          if (after === 0x61 || after === 0x64 || kinds[text.charCodeAt(j)]! & OPENER) j = -1;
+        } else j = -1;
+        if (j >= 0) {
+          last = kind & SPACE_UNIT ? SPACE : fold[c]!;
+          end = i = j;
+        } else {
+          special(text, i, last, unit);
+          i = unit.next;
+          if (unit.code < 0) {
+            k--;
+            continue;
+          }
+          last = unit.code;
+          end = unit.end;
         }
-        last = unit.code;
-        end = unit.end;
+        cls = classOf[last]!;
       }
       ring[k & mask] = from;
-      const cls = classOf[last]!;
       if (cls === 0) {
         state = 0;
         continue;
       }
-      // Follow failures until a state has an edge on cls; the root always has one (to itself at worst).
+      // Follow failures until a state has a row or an edge on cls; the root has a row (staying at worst).
       for (;;) {
-        if (state === 0) {
-          state = root[cls]!;
+        const row = rowOf[state]!;
+        if (row >= 0) {
+          state = delta[row + cls]!;
           break;
         }
         let child = firstChild[state]!;
@@ -334,44 +476,31 @@ export class PhraseMatcher<T> {
         }
         state = fail[state]!;
       }
-      let hit = output[state]! >= 0 ? state : dict[state]!;
+      let hit = firstHit[state]!;
+      if (hit < 0) continue;
+      // Every phrase ending here that ends with a word unit needs a non-word unit after it: read once.
+      const endInWord = end < n && word[text.charCodeAt(end)] === 1;
       while (hit >= 0) {
         const id = output[hit]!;
-        const start = ring[(k - lengths[id]! + 1) & mask]!;
         const edge = edges[id]!;
-        if (!(
-          (edge & 1 && start > 0 && word[text.charCodeAt(start - 1)]) ||
-          (edge & 2 && end < text.length && word[text.charCodeAt(end)])
-        )) {
-          // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
-          // that starts earlier than the overlapping ones on top replaces them; one that starts later loses.
-          let top = used - 3;
-          while (top >= 0 && chosen[top + 1]! > start && chosen[top]! >= start) top -= 3;
-          used = top + 3;
-          if (top < 0 || chosen[top + 1]! <= start) {
-            chosen[used++] = start;
-            chosen[used++] = end;
-            chosen[used++] = id;
+        if (!(edge & 2 && endInWord)) {
+          const start = ring[(k - lengths[id]! + 1) & mask]!;
+          if (!(edge & 1 && start > 0 && word[text.charCodeAt(start - 1)])) {
+            // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
+            // that starts earlier than the overlapping ones on top replaces them; one that starts later loses.
+            let top = used - 3;
+            while (top >= 0 && chosen[top + 1]! > start && chosen[top]! >= start) top -= 3;
+            used = top + 3;
+            if (top < 0 || chosen[top + 1]! <= start) {
+              chosen[used++] = start;
+              chosen[used++] = end;
+              chosen[used++] = id;
+            }
           }
         }
         hit = dict[hit]!;
       }
     }
-    const matches: PhraseMatch<T>[] = [];
-    for (let i = 0; i < used; i += 3) matches.push({ start: chosen[i]!, end: chosen[i + 1]!, value: this.#values[chosen[i + 2]!]! });
-    return matches;
-  }
-
-  /** The text with every match replaced by what `replace` returns for it (the same string when nothing matched). */
-  replace(text: string, replace: (match: PhraseMatch<T>, found: string) => string): string {
-    const matches = this.find(text);
-    if (matches.length === 0) return text;
-    let out = "";
-    let at = 0;
-    for (const match of matches) {
-      out += text.slice(at, match.start) + replace(match, text.slice(match.start, match.end));
-      at = match.end;
-    }
-    return out + text.slice(at);
+    return used;
   }
 }
