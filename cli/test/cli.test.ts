@@ -178,6 +178,9 @@ describe("hooks apply from the example folder", () => {
     expect(promoted.json().hooks.map((h: { status: string }) => h.status)).toEqual(["promoted", "promoted"]);
 
     const since = new Date().toISOString();
+    // spawnSync blocked the event loop for seconds, long enough for the gateway to close idle keep-alive sockets
+    // unnoticed; one turn of the loop lets fetch see those closes before the client picks a pooled socket.
+    await new Promise((resolve) => setImmediate(resolve));
     const client = new Client({ name: "cli-test", version: "1.0.0" });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${gateway.origin}/mcp`), {
