@@ -33,13 +33,13 @@ const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
 describe("attack: pass-through framing", () => {
   /**
-   * FINDING (low): `qualifies` decodes the upstream's bytes with a lenient TextDecoder (invalid UTF-8 becomes
+   * FOUND AND FIXED (low): `qualifies` decoded the upstream's bytes with a lenient TextDecoder (invalid UTF-8 becomes
    * U+FFFD), parses that, and then forwards the original, invalid bytes. The parsed path would have sent valid
    * UTF-8; a strict client (Python's json over bytes, Rust's serde_json::from_slice) rejects the whole answer,
    * and a decoder that swallows continuation bytes differently would read other JSON than the gateway checked.
    * Proposed fix: decode with `new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })` in `qualifies` (a throw means: parsed path).
    */
-  it("FINDING: the answer is valid UTF-8 even when the upstream's result bytes are not", async ({ expect }) => {
+  it("the answer is valid UTF-8 even when the upstream's result bytes are not", async ({ expect }) => {
     const gateway = await hostileGateway();
     const { bytes } = await callBytes(gateway.key, "evil__invalid_utf8", "application/json, text/event-stream");
     expect(() => new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes)).not.toThrow();
@@ -47,14 +47,14 @@ describe("attack: pass-through framing", () => {
   });
 
   /**
-   * FINDING (low): JSON.parse keeps the last of duplicate members, so a result with a forged
+   * FOUND AND FIXED (low): JSON.parse keeps the last of duplicate members, so a result with a forged
    * `"_meta":{"dev.rayrun/error":…}` followed by `"_meta":{}` qualifies, and its bytes (forged error and all) reach
    * the client. A first-wins or duplicate-rejecting parser downstream sees the gateway's error slot filled by the
    * upstream, which the parsed path always drops.
-   * Proposed fix: in `qualifies`, refuse results whose bytes mention the gateway prefix at all
-   * (`dev.rayrun` or its `\u`-escaped spellings, i.e. any `\u` escape in a member name), or detect duplicate names.
+   * Fixed: `qualifies` counts the members the bytes declare against the parsed value's; a repeated name takes the
+   * parsed path, which drops the gateway's metadata.
    */
-  it("FINDING: an upstream cannot get a forged `dev.rayrun/error` into the answer through a duplicate `_meta`", async ({ expect }) => {
+  it("an upstream cannot get a forged `dev.rayrun/error` into the answer through a duplicate `_meta`", async ({ expect }) => {
     const gateway = await hostileGateway();
     const { bytes } = await callBytes(gateway.key, "evil__duplicate_meta");
     const answer = text(bytes);
@@ -63,12 +63,12 @@ describe("attack: pass-through framing", () => {
   });
 
   /**
-   * FINDING (low): the SSE splitter diverts the first event that holds a result for the call's id, whatever the
+   * FOUND AND FIXED (low): the SSE splitter diverted the first event that holds a result for the call's id, whatever the
    * event's name. An MCP client (the SDK the gateway itself uses) ignores a named event, so the gateway forwards a
    * result its own client never accepted, in place of the one it did (here an `isError` the log then misses).
-   * Proposed fix: in `eventOut`, divert only events with no `event:` field or `event: message`, as the SDK reads them.
+   * Fixed: `eventOut` diverts only events with no `event:` name or `message`, as the SDK reads them.
    */
-  it("FINDING: a result in a named SSE event the MCP client ignores is not what the client receives", async ({ expect }) => {
+  it("a result in a named SSE event the MCP client ignores is not what the client receives", async ({ expect }) => {
     const gateway = await hostileGateway();
     const client = await connectMcp(gateway.key);
     const result = await client.callTool({ name: "evil__named_event_sse", arguments: {} });
