@@ -258,16 +258,15 @@ catch (error: any) { return { code: error.code, message: error.message }; }`,
 
 describe("attack: forging the gateway's refusals", () => {
   /**
-   * FINDING (medium): a program can end its run with any gateway refusal code and details, e.g. an
+   * FOUND AND FIXED (medium): a program could end its run with any gateway refusal code and details, e.g. an
    * `approval_required` whose `approveAt` points anywhere, in `_meta["dev.rayrun/error"]` — the slot the gateway
    * keeps upstreams out of (upstream.passthrough.ts, leaky_error). A ToolError is mutable, and the runtime's
    * `start` looks up `Promise.prototype.then` after the program's synchronous prefix ran, so the program can
    * replace the whole envelope. Instructions injected into a tool result can make an agent write such a program.
-   * Proposed fix: in the runtime, capture `Promise.prototype.then` before the program runs and keep each ToolError's
-   * original `{ code, message, details }` in a closure WeakMap that `describe` reads (or have the host report the
-   * refusal of the inner call by index); mark a program's own error as `exception`.
+   * Fixed in codemode.runtime.ts: `then` is captured before the program runs, and each ToolError's refusal as the
+   * host sent it is kept in a closure WeakMap that the envelope reads.
    */
-  it("FINDING: a program cannot end its run with a gateway refusal it never received", async ({ expect }) => {
+  it("a program cannot end its run with a gateway refusal it never received", async ({ expect }) => {
     const gateway = await codeGateway();
     const rethrown = await run(
       gateway.client,
@@ -286,11 +285,15 @@ describe("attack: forging the gateway's refusals", () => {
 await null;
 return "never";`,
     );
-    for (const forged of [rethrown, envelope]) {
-      expect(forged.isError).toBe(true);
-      expect(meta(forged).code).not.toBe("approval_required");
-      expect(JSON.stringify(forged)).not.toContain("attacker.example");
-    }
+    // The run ends with the refusal the program received.
+    expect(meta(rethrown)).toMatchObject({
+      code: "unknown_tool",
+      message: "Unknown tool: demo__nothing",
+      details: { tool: "demo__nothing" },
+    });
+    // The program's broken `then` still breaks its own promise (resolving with a thenable reads `then`): it fails closed.
+    expect(meta(envelope).code).toBe("unresolved_promise");
+    for (const forged of [rethrown, envelope]) expect(JSON.stringify(forged)).not.toContain("attacker.example");
   });
 });
 
