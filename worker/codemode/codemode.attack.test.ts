@@ -193,7 +193,13 @@ for (let i = 0; i < 100000; i++) value = { value };
 try { await tools.demo__search_release_notes({ query: "sso", value }); return "sent"; }
 catch (error: any) { return { name: error.name, code: error.code ?? null }; }`,
     );
-    expect(deep.isError ? meta(deep).code : resultOf(deep)).not.toBe("sent");
+    // Too deep for the guest's own JSON.stringify: the run fails closed before any call leaves it. (Nesting the guest
+    // can serialise, ~1,500 levels, is forwarded as a direct call's would be: /mcp has no argument nesting bound.)
+    expect(meta(deep)).toEqual({
+      code: "stack_overflow",
+      message: "The program overflowed its stack",
+      details: { logs: [], calls: [] },
+    });
     const huge = await run(
       gateway.client,
       `try { await tools.demo__search_release_notes({ query: "x".repeat(2 * 1024 * 1024) }); return "sent"; }
