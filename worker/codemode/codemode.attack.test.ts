@@ -353,3 +353,30 @@ describe("attack: console", () => {
     expect(meta(uncut)).toMatchObject({ code: "log_limit", message: "The program wrote a console line longer than 2000 characters" });
   });
 });
+
+describe("attack: huge tool results, again and again", () => {
+  it("defeated: a program that makes a tool return 4 MiB in rounds of eight at once fails closed and the Worker keeps serving", async ({
+    expect,
+  }) => {
+    const gateway = await codeGateway();
+    const hostileTag = newTag();
+    const created = await api(`/v1/workspaces/${gateway.ws}/services`, {
+      key: gateway.adminKey,
+      body: { slug: "evil", url: `${upstreamOrigin()}/fixtures/hostile/${hostileTag}/mcp` },
+    });
+    expect(created.status).toBe(201);
+    const result = await run(
+      gateway.client,
+      `let total = 0;
+for (let round = 0; round < 3; round++) {
+  const answers = await Promise.all(Array.from({ length: 8 }, () => tools.evil__stream_text({ bytes: 4 * 1024 * 1024 })));
+  for (const answer of answers) total += (answer as any).content[0].text.length;
+}
+return total;`,
+    );
+    // Eight 4 MiB answers at once are more than the program's memory: the run fails closed, and no later round starts.
+    expect(meta(result)).toMatchObject({ code: "memory_exceeded", message: "The program ran out of memory" });
+    expect((await upstreamReceived(`hostile-${hostileTag}`)).calls.length).toBeLessThanOrEqual(8);
+    expect(resultOf(await run(gateway.client, "return 'still serving';"))).toBe("still serving");
+  }, 60_000);
+});
