@@ -380,3 +380,40 @@ return total;`,
     expect(resultOf(await run(gateway.client, "return 'still serving';"))).toBe("still serving");
   }, 60_000);
 });
+
+describe("attack: outliving a revoked key", () => {
+  /**
+   * FINDING (medium, policy): a key is checked once, when run_code is called. The README promises a revoked key
+   * stops working everywhere within 2 s (the key cache), but a program that is already running keeps making inner
+   * calls with it for up to its 60 s of wall time. (The same holds for the key's profile: the run keeps the one
+   * the key had when it started.)
+   * Proposed fix: give CodeModeCaller a `reauthorize()` beside `loadCatalog()` (findActiveKey / the OAuth grant,
+   * through the same 2 s cache) and run it before every inner call; a revoked caller's call rejects with
+   * `unauthorized` and the run ends.
+   */
+  it("FINDING: inner calls started more than 2 s after the key was revoked are refused", async ({ expect }) => {
+    const gateway = await codeGateway();
+    const created = await api(`/v1/workspaces/${gateway.ws}/keys`, {
+      key: gateway.adminKey,
+      body: { name: "agent", scopes: ["tools:call"], profileId: gateway.defaultProfileId },
+    });
+    expect(created.status).toBe(201);
+    const client = await connectMcp(created.body.secret);
+    const running = run(
+      client,
+      `const outcomes: string[] = [];
+for (let i = 0; i < 5; i++) {
+  try { await tools.slow__wait({ ms: 1000 }); outcomes.push("ok"); } catch (error: any) { outcomes.push(error.code); break; }
+}
+return outcomes;`,
+    );
+    for (let i = 0; i < 100 && (await upstreamReceived(gateway.slowTag)).calls.length < 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const revoked = await api(`/v1/workspaces/${gateway.ws}/keys/${created.body.key.id}`, { method: "DELETE", key: gateway.adminKey });
+    expect(revoked.status).toBe(200);
+    await running;
+    // Calls 0–2 start within 2 s of the revocation; calls 3 and 4 start 3 and 4 s after it.
+    expect((await upstreamReceived(gateway.slowTag)).calls.length).toBeLessThanOrEqual(3);
+  }, 30_000);
+});
