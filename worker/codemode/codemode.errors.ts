@@ -18,6 +18,7 @@ export const CODE_MODE_ERROR_CODES = [
   "too_many_tool_calls",
   "wall_time_exceeded",
   "unknown_tool",
+  "unauthorized",
   "upstream_error",
   "declarations_too_large",
 ] as const;

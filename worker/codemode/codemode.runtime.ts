@@ -9,7 +9,8 @@
  * catch) or anything else thrown (`{ thrown: { name, message } }`).
  *
  * Inside, everything is the program's own: it may break these objects, but
- * only for itself. What crosses to the host is bounded by the host.
+ * only for itself, and it cannot make the run end with a tool refusal it did
+ * not receive. What crosses to the host is bounded by the host.
  */
 export const CODE_MODE_RUNTIME_SOURCE = String.raw`(function (hostCall, hostLine, maxLineChars) {
   "use strict";
@@ -20,26 +21,31 @@ export const CODE_MODE_RUNTIME_SOURCE = String.raw`(function (hostCall, hostLine
   const defineProperty = Object.defineProperty;
   const freeze = Object.freeze;
   const ProxyOf = Proxy;
-  const toolErrors = new WeakSet();
-  const addToolError = WeakSet.prototype.add;
-  const isToolError = WeakSet.prototype.has;
+  // Each ToolError's refusal as the host sent it, out of the program's reach: a program may change the error it
+  // caught and throw it again, but the run then ends with the refusal it received, never one it wrote.
+  const refusals = new WeakMap();
+  const setRefusal = WeakMap.prototype.set;
+  const getRefusal = WeakMap.prototype.get;
+  const hasRefusal = WeakMap.prototype.has;
+  const then = Promise.prototype.then;
   const apply = Reflect.apply;
 
-  function toolError(info) {
+  function toolError(info, original) {
     const error = new ErrorOf(info.message);
     defineProperty(error, "name", { value: "ToolError", writable: true, enumerable: false, configurable: true });
     error.code = info.code;
     if (info.details !== undefined) error.details = info.details;
-    apply(addToolError, toolErrors, [error]);
+    apply(setRefusal, refusals, [error, original]);
     return error;
   }
 
   async function call(name, args) {
     const json = args === undefined ? "{}" : stringify(args);
     if (typeof json !== "string") throw new TypeError("tools." + name + ": arguments must be a JSON object");
-    const answer = parse(await hostCall(name, json));
+    const text = await hostCall(name, json);
+    const answer = parse(text);
     if (answer.ok) return answer.value;
-    throw toolError(answer.error);
+    throw toolError(answer.error, parse(text).error);
   }
 
   // Any name is callable: an unknown one is refused by the host exactly like a tool the profile may not use.
@@ -71,10 +77,8 @@ export const CODE_MODE_RUNTIME_SOURCE = String.raw`(function (hostCall, hostLine
   });
 
   function describe(error) {
-    if (error !== null && typeof error === "object" && apply(isToolError, toolErrors, [error])) {
-      const tool = { code: StringOf(error.code), message: StringOf(error.message) };
-      if (error.details !== undefined) tool.details = error.details;
-      return { tool };
+    if (error !== null && typeof error === "object" && apply(hasRefusal, refusals, [error])) {
+      return { tool: apply(getRefusal, refusals, [error]) };
     }
     try {
       const isObject = error !== null && typeof error === "object";
@@ -86,10 +90,11 @@ export const CODE_MODE_RUNTIME_SOURCE = String.raw`(function (hostCall, hostLine
     }
   }
 
+  // The then captured above: the program's synchronous start may replace Promise.prototype.then before it is read.
   return function start(program) {
-    return (async function () { return program(tools, console); })().then(
+    return apply(then, (async function () { return program(tools, console); })(), [
       (value) => ({ ok: true, value: value === undefined ? null : value }),
       (error) => ({ ok: false, error: describe(error) }),
-    );
+    ]);
   };
 })`;

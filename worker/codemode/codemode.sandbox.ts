@@ -45,32 +45,27 @@ const ENVELOPE_SLACK_BYTES = 256 * 1024;
  */
 export const RUNS_PER_ISOLATE = 2;
 let running = 0;
-const waiting: (() => void)[] = [];
+/** How often a run waiting for a slot looks again. */
+const SLOT_POLL_MS = 20;
 
+/**
+ * Waits inside the waiting run's own request, polling: a run that finishes
+ * cannot hand its slot over by resolving a promise the waiting run awaits,
+ * because in workerd a promise resolved from another request's handler never
+ * wakes the request that awaits it (that run would hang until its client gave up).
+ */
 async function takeSlot(signal: AbortSignal): Promise<boolean> {
-  if (running < RUNS_PER_ISOLATE) {
-    running++;
-    return true;
+  while (running >= RUNS_PER_ISOLATE) {
+    if (signal.aborted) return false;
+    await new Promise((resolve) => setTimeout(resolve, SLOT_POLL_MS));
   }
-  return new Promise<boolean>((resolve) => {
-    const grant = () => {
-      signal.removeEventListener("abort", give);
-      running++;
-      resolve(true);
-    };
-    const give = () => {
-      const at = waiting.indexOf(grant);
-      if (at >= 0) waiting.splice(at, 1);
-      resolve(false);
-    };
-    waiting.push(grant);
-    signal.addEventListener("abort", give, { once: true });
-  });
+  if (signal.aborted) return false;
+  running++;
+  return true;
 }
 
 function releaseSlot(): void {
   running--;
-  waiting.shift()?.();
 }
 
 /**

@@ -136,6 +136,8 @@ export interface CodeModeCaller {
   workspaceId: string;
   keyId: string;
   profileId: string | null;
+  /** Whether the caller's key or grant still holds, with the same profile; asked before every inner call. */
+  stillAuthorized: () => Promise<boolean>;
   /** The run's request id: every inner call is logged under it, with its index. */
   requestId: string;
   approvalsUrl: string;
@@ -264,6 +266,13 @@ async function innerCall(
     ok: false,
     error: { code: "unknown_tool", message: `Unknown tool: ${echoed(call.name)}`, details: { tool: echoed(call.name) } },
   };
+  // A run lasts up to a minute: a key revoked (or moved to another profile) meanwhile stops its next call.
+  if (!(await caller.stillAuthorized())) {
+    return record(null, {
+      ok: false,
+      error: { code: "unauthorized", message: "The credentials are invalid, expired or revoked, or their access profile changed" },
+    });
+  }
   // What describe_tools declares is exactly what the program may call; anything else is an unknown tool.
   const tool = catalog.tools.get(call.name);
   if (!tool || !isDiscoverable(catalog, caller.profileId, tool, INNER_CALL_CAPABILITIES)) {

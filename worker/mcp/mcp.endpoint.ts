@@ -38,6 +38,11 @@ interface Caller {
   actor: string;
   profileId: string | null;
   origin: string;
+  /**
+   * Whether the request's credentials still authenticate this same caller (not revoked, same profile): a Code
+   * Mode run asks before each inner call, since a run outlives the key cache's 2 s by up to a minute.
+   */
+  stillAuthorized: () => Promise<boolean>;
 }
 
 /**
@@ -58,6 +63,15 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
     actor: auth.actor,
     profileId: auth.profileId,
     origin: new URL(request.url).origin,
+    stillAuthorized: async () => {
+      const again = await authenticateMcp(env, request, (promise) => ctx.waitUntil(promise));
+      return (
+        again.kind === "caller" &&
+        again.workspaceId === auth.workspaceId &&
+        again.actorId === auth.actorId &&
+        again.profileId === auth.profileId
+      );
+    },
   };
   const body = await readJsonBody(withWildcardAcceptSpelledOut(request));
   const refusedBatch = batchRefusal(body.request, body.parsedBody);

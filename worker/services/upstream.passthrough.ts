@@ -11,9 +11,10 @@ import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
  * requests, and only the payload skips it.
  *
  * A result is diverted only when it parses as one tool-result object that the
- * gateway would not change (see `qualifies`) and holds no line break, which
- * the SSE framing around it could not carry. Anything else takes the parsed
- * path, as before.
+ * gateway would not change (see `qualifies`), is valid UTF-8 and holds no line
+ * break, which the SSE framing around it could not carry; in an SSE answer,
+ * only from an event the MCP client reads (unnamed, or named `message`).
+ * Anything else takes the parsed path, as before.
  */
 export class RawResultCapture {
   /** The upstream's `result` value, as the bytes it sent; null when the result took the parsed path. */
@@ -90,7 +91,8 @@ function resultBytes(message: Uint8Array, id: number): Uint8Array | null {
   return qualifies(result) ? result : null;
 }
 
-const decoder = new TextDecoder();
+/** Fatal: bytes that are not UTF-8 would reach the client as they are, though the gateway parsed their repair. */
+const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const PLAIN_CONTENT_TYPES = new Set(["text", "image", "audio"]);
 
 /**
@@ -107,11 +109,12 @@ const PLAIN_CONTENT_TYPES = new Set(["text", "image", "audio"]);
 function qualifies(bytes: Uint8Array): boolean {
   let value: unknown;
   try {
-    value = JSON.parse(decoder.decode(bytes));
+    value = JSON.parse(strictDecoder.decode(bytes));
   } catch {
     return false;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  if (repeatsAName(bytes, value)) return false;
   const result = value as { content?: unknown; isError?: unknown; _meta?: unknown };
   if ("isError" in result) return false;
   if (typeof result._meta === "object" && result._meta !== null) {
@@ -123,6 +126,47 @@ function qualifies(bytes: Uint8Array): boolean {
       (block) => typeof block === "object" && block !== null && PLAIN_CONTENT_TYPES.has((block as { type?: unknown }).type as string),
     )
   );
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+
+/**
+ * Whether some object in the bytes holds a member name twice. JSON.parse keeps
+ * the last one, a client's parser may keep the first (or refuse the answer):
+ * a forged `"_meta":{"dev.rayrun/error":…}` followed by `"_meta":{}` would
+ * pass the checks above and reach such a client. Every `:` outside a string
+ * ends one member's name, so the bytes declare exactly as many members as the
+ * parsed value has only when no name repeats.
+ */
+function repeatsAName(bytes: Uint8Array, value: object): boolean {
+  let declared = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.byteLength; i++) {
+    const byte = bytes[i];
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === COLON) declared++;
+  }
+  let parsed = 0;
+  // A stack, not recursion: the nesting is the upstream's to choose.
+  const pending: unknown[] = [value];
+  while (pending.length) {
+    const next = pending.pop();
+    if (typeof next !== "object" || next === null) continue;
+    if (Array.isArray(next)) {
+      for (const item of next) pending.push(item);
+      continue;
+    }
+    for (const [, member] of Object.entries(next)) {
+      parsed++;
+      pending.push(member);
+    }
+  }
+  return declared !== parsed;
 }
 
 function startsWith(bytes: Uint8Array, ascii: string): boolean {
@@ -211,6 +255,8 @@ function eventOut(event: Uint8Array, id: number, capture: RawResultCapture): Uin
   let dataLine: { start: number; end: number } | null = null;
   for (let start = 0; start < event.byteLength;) {
     const end = event.indexOf(LF, start);
+    // A client ignores an event of another name: the result it reads comes in a later event, which is the one to divert.
+    if (startsWith(event.subarray(start, end), "event:") && !isMessageEventName(event.subarray(start + 6, end))) return [event];
     if (startsWith(event.subarray(start, end), "data:")) {
       // Several data lines join with line breaks, which a diverted result never holds.
       if (dataLine) return [event];
@@ -224,4 +270,10 @@ function eventOut(event: Uint8Array, id: number, capture: RawResultCapture): Uin
   if (!result) return [event];
   capture.bytes = result;
   return [event.subarray(0, dataLine.start), encoder.encode(`data: ${stubMessage(id)}\n`), event.subarray(dataLine.end + 1)];
+}
+
+/** An SSE `event:` field's value (after the colon) that names the default event, as MCP clients read it. */
+function isMessageEventName(value: Uint8Array): boolean {
+  const name = value[0] === 0x20 ? value.subarray(1) : value;
+  return name.byteLength === 0 || (name.byteLength === 7 && startsWith(name, "message"));
 }
