@@ -309,12 +309,14 @@ describe("the sandbox's own bounds", () => {
     const first = await runProgram({
       script: await compiled("globalThis.leak = 1; Object.prototype.polluted = true; Array.prototype.push = null; return 1;"),
       requestId: "req_test",
+      workspaceId: "ws_test",
       host,
     });
     expect(first).toEqual({ ok: true, value: 1, logs: [] });
     const second = await runProgram({
       script: await compiled("const seen = []; seen.push(typeof globalThis.leak, ({}).polluted ?? 'clean'); return seen;"),
       requestId: "req_test",
+      workspaceId: "ws_test",
       host,
     });
     expect(second).toEqual({ ok: true, value: ["undefined", "clean"], logs: [] });
@@ -325,6 +327,7 @@ describe("the sandbox's own bounds", () => {
     const result = await runProgram({
       script,
       requestId: "req_test",
+      workspaceId: "ws_test",
       isolateLimits: { deadlineMs: 100 },
       host: { callTool: async (call): Promise<ToolAnswer> => (await sleep(250), { ok: true, value: call.name }) },
     });
@@ -337,6 +340,7 @@ describe("the sandbox's own bounds", () => {
     const result = await runProgram({
       script,
       requestId: "req_test",
+      workspaceId: "ws_test",
       limits: { wallTimeMs: 200 },
       host: {
         callTool: (_call, signal) =>

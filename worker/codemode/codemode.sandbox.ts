@@ -24,6 +24,8 @@ export interface ProgramRequest {
   script: string;
   host: ProgramHost;
   requestId: string;
+  /** The caller's workspace: it holds at most RUNS_PER_WORKSPACE of the isolate's slots. */
+  workspaceId: string;
   /** Per-run overrides for tests: they can only lower a bound. */
   limits?: Partial<CodeModeLimits>;
   isolateLimits?: LimitOverrides;
@@ -44,9 +46,18 @@ const ENVELOPE_SLACK_BYTES = 256 * 1024;
  * later ones wait (inside their wall time) for a slot.
  */
 export const RUNS_PER_ISOLATE = 2;
+/**
+ * A workspace holds at most this many of the isolate's slots, so one tenant's
+ * runs waiting on slow tools cannot keep every other tenant's runs waiting: a
+ * slot stays free for the rest.
+ */
+export const RUNS_PER_WORKSPACE = 1;
 let running = 0;
+const runningByWorkspace = new Map<string, number>();
 /** How often a run waiting for a slot looks again. */
 const SLOT_POLL_MS = 20;
+
+const slotFree = (workspaceId: string) => running < RUNS_PER_ISOLATE && (runningByWorkspace.get(workspaceId) ?? 0) < RUNS_PER_WORKSPACE;
 
 /**
  * Waits inside the waiting run's own request, polling: a run that finishes
@@ -54,18 +65,22 @@ const SLOT_POLL_MS = 20;
  * because in workerd a promise resolved from another request's handler never
  * wakes the request that awaits it (that run would hang until its client gave up).
  */
-async function takeSlot(signal: AbortSignal): Promise<boolean> {
-  while (running >= RUNS_PER_ISOLATE) {
+async function takeSlot(workspaceId: string, signal: AbortSignal): Promise<boolean> {
+  while (!slotFree(workspaceId)) {
     if (signal.aborted) return false;
     await new Promise((resolve) => setTimeout(resolve, SLOT_POLL_MS));
   }
   if (signal.aborted) return false;
   running++;
+  runningByWorkspace.set(workspaceId, (runningByWorkspace.get(workspaceId) ?? 0) + 1);
   return true;
 }
 
-function releaseSlot(): void {
+function releaseSlot(workspaceId: string): void {
   running--;
+  const held = (runningByWorkspace.get(workspaceId) ?? 1) - 1;
+  if (held > 0) runningByWorkspace.set(workspaceId, held);
+  else runningByWorkspace.delete(workspaceId);
 }
 
 /**
@@ -107,12 +122,12 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramRun> {
   request.signal?.addEventListener("abort", onClientAbort, { once: true });
   const logs: string[] = [];
   try {
-    if (!(await takeSlot(ended.signal))) return { ok: false, error: endedError(ended.signal, limits), logs };
+    if (!(await takeSlot(request.workspaceId, ended.signal))) return { ok: false, error: endedError(ended.signal, limits), logs };
     try {
       const run = new Run(request, limits, ended, logs);
       return await run.execute();
     } finally {
-      releaseSlot();
+      releaseSlot(request.workspaceId);
     }
   } finally {
     clearTimeout(wall);

@@ -198,6 +198,7 @@ async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ resu
   const run = await runProgram({
     script: compiled.script,
     requestId: caller.requestId,
+    workspaceId: caller.workspaceId,
     signal: caller.signal,
     host: {
       callTool: (call, signal) => {
