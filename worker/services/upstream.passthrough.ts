@@ -134,8 +134,8 @@ function qualifies(bytes: Uint8Array): boolean {
  * `dev.rayrun/*` metadata and a content block's type (a resource's URI would
  * go out unmapped). Without these spellings, or a `\u` escape that could spell
  * them, in the bytes, no repeat can change what a client sees, and the
- * byte-by-byte count below (most of pass-through's own cost on a large result)
- * is skipped; the search is native.
+ * JavaScript walk over every byte and member below is skipped; the search for
+ * the spellings is native.
  */
 const SENSITIVE_SPELLINGS = ["dev.rayrun", '"resource', "\\u"].map((needle) => Buffer.from(needle));
 
