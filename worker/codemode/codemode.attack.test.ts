@@ -8,29 +8,9 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
-import { addService, api, connectMcp, createKey, demoGateway, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import { codeGateway, meta, run, type Client } from "./codemode.fixtures.ts";
 
-const META = "dev.rayrun/error";
-const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
-
-type Client = Awaited<ReturnType<typeof connectMcp>>;
-
-/** A demo gateway whose default profile is in Code Mode, with a `slow` service (tool `wait`), and a tools:call-only client. */
-async function codeGateway() {
-  const gateway = await demoGateway();
-  const slowTag = newTag();
-  await addService(gateway, { slug: "slow", url: `${upstreamOrigin()}/fixtures/slow/${slowTag}/mcp` });
-  const patched = await api(`/v1/workspaces/${gateway.ws}/profiles/${gateway.defaultProfileId}`, {
-    method: "PATCH",
-    key: gateway.adminKey,
-    body: { discovery: "code" },
-  });
-  if (patched.status !== 200) throw new Error(`profile: ${patched.status}`);
-  const client = await connectMcp(gateway.clientKey);
-  return { ...gateway, client, slowTag: `slow-${slowTag}` };
-}
-
-const run = async (client: Client, code: string) => (await client.callTool({ name: "run_code", arguments: { code } })) as CallToolResult;
 const resultOf = (result: CallToolResult) => (result.structuredContent as { result: any }).result;
 
 describe("attack: the sandbox's surface", () => {

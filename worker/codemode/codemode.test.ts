@@ -5,9 +5,7 @@ import readme from "../../README.md?raw";
 import { hookGateway, MOCK_RESULT, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 import { generateCodeDeclarations } from "./codemode.declarations.ts";
 import { CODE_MODE_ERROR_CODES } from "./codemode.errors.ts";
-
-const META = "dev.rayrun/error";
-const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
+import { meta, run } from "./codemode.fixtures.ts";
 
 type Gateway = Pick<Awaited<ReturnType<typeof demoGateway>>, "ws" | "adminKey" | "defaultProfileId">;
 
@@ -21,9 +19,6 @@ async function codeClient(gateway: Gateway, discovery: "direct" | "code" | "both
   if (res.status !== 200) throw new Error(`profile: ${res.status} ${JSON.stringify(res.body)}`);
   return connectMcp(await createKey(gateway, ["tools:call"], gateway.defaultProfileId));
 }
-
-const run = async (client: Awaited<ReturnType<typeof connectMcp>>, code: string) =>
-  (await client.callTool({ name: "run_code", arguments: { code } })) as CallToolResult;
 
 describe("discovery", () => {
   it("offers direct tools by default, only Code Mode's two in `code`, and both in `both`", async ({ expect }) => {
