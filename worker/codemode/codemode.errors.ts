@@ -1,3 +1,5 @@
+import { ISOLATE_ERROR_CODES } from "../hooks/isolate/isolate.types.ts";
+
 /**
  * Codes Code Mode itself adds to the `isError` vocabulary: the run's bounds and
  * failures, and the two an inner call can reject with besides the direct
@@ -7,14 +9,8 @@
  */
 export const CODE_MODE_ERROR_CODES = [
   "compile_failed",
-  "timeout",
-  "memory_exceeded",
-  "stack_overflow",
-  "exception",
-  "invalid_return",
-  "output_too_large",
-  "unresolved_promise",
-  "log_limit",
+  // A program fails inside the isolate exactly as a hook does.
+  ...ISOLATE_ERROR_CODES,
   "too_many_tool_calls",
   "wall_time_exceeded",
   "unknown_tool",
