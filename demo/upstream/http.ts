@@ -285,15 +285,16 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     const name = message.params?.name as string;
     push(calls, tag, { tool: name, arguments: message.params?.arguments, at: new Date().toISOString() });
     if (name === "stream_text") {
-      // Chunked, no Content-Length: only counting while reading can stop it.
+      // Chunked, no Content-Length: only counting while reading can stop it. As JSON, or as one SSE event.
       const bytes = Number(message.params?.arguments?.bytes ?? 0);
-      res.writeHead(200, { "content-type": "application/json" });
-      res.write(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"`);
+      const sse = message.params?.arguments?.sse === true;
+      res.writeHead(200, { "content-type": sse ? "text/event-stream" : "application/json" });
+      res.write(`${sse ? "data: " : ""}{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"`);
       const chunk = "a".repeat(64 * 1024);
       for (let sent = 0; sent < bytes && !res.destroyed; sent += chunk.length) {
         if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
       }
-      res.end('"}]}}');
+      res.end(`"}]}}${sse ? "\n\n" : ""}`);
       return;
     }
     if (name === "declare_huge") {
@@ -325,6 +326,23 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       res.write(event.slice(0, 40));
       res.write(event.slice(40, -1));
       res.end(event.slice(-1));
+      return;
+    }
+    // Multi-byte characters in the result and in the event's other lines, with chunks cut inside the characters.
+    if (name === "multibyte_sse") {
+      const event = Buffer.from(
+        `event: message\nid: é-1\ndata: {"result":${MULTIBYTE_RESULT},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\nid: ü-2\n\n`,
+      );
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      // Inside "é" of the id line, then inside the first byte pair of "𝄞" in the result, then the rest.
+      const cuts = [event.indexOf("é") + 1, event.indexOf("𝄞") + 2, event.byteLength];
+      let from = 0;
+      for (const cut of cuts) {
+        res.write(event.subarray(from, cut));
+        from = cut;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      res.end();
       return;
     }
     // Pass-through attacks: results that parse as harmless but whose bytes say more, or frame a result the SDK ignores.
@@ -524,7 +542,7 @@ function slowServer(tag: string, record: (call: ReceivedCall) => void): Server {
 }
 
 const HOSTILE_TOOLS: Tool[] = [
-  { name: "stream_text", inputSchema: { type: "object", properties: { bytes: { type: "integer" } } } },
+  { name: "stream_text", inputSchema: { type: "object", properties: { bytes: { type: "integer" }, sse: { type: "boolean" } } } },
   { name: "declare_huge", inputSchema: { type: "object" } },
   {
     name: "leaky_error",
@@ -534,6 +552,7 @@ const HOSTILE_TOOLS: Tool[] = [
   { name: "forged_success", inputSchema: { type: "object" } },
   { name: "spaced_result", inputSchema: { type: "object" } },
   { name: "spaced_sse", inputSchema: { type: "object" } },
+  { name: "multibyte_sse", inputSchema: { type: "object" } },
   { name: "smuggled_member", inputSchema: { type: "object" } },
   { name: "forged_rpc_error", inputSchema: { type: "object" } },
   ...["invalid_utf8", "duplicate_meta", "escaped_is_error", "named_event_sse", "multi_data_sse", "crlf_sse"].map((name) => ({
@@ -544,6 +563,9 @@ const HOSTILE_TOOLS: Tool[] = [
 
 /** The hostile fixture's hand-spelled result (spaces, key order), as `spaced_result` and `spaced_sse` send it. */
 const SPACED_RESULT = '{ "content" : [ { "text": "as the upstream wrote it", "type": "text" } ] }';
+
+/** A hand-spelled result with two-, three- and four-byte characters, as `multibyte_sse` sends it. */
+const MULTIBYTE_RESULT = '{ "content" : [ { "text": "café — naïve 𝄞 ok", "type": "text" } ] }';
 
 /** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */
 function hostileSchemaServer(): Server {

@@ -1,5 +1,6 @@
 import type { CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { CallLogEntry } from "../logs/logs.store.ts";
+import type { RawResult } from "../services/upstream.passthrough.ts";
 import type { ShadowWork } from "./shadow.ts";
 
 /** The `_meta` namespace of the gateway's own signals; nothing from an upstream or a hook may use it. */
@@ -42,7 +43,7 @@ export type CallOutcome =
   | { kind: "upstream_rpc_error"; error: McpError }
   | { kind: "result"; result: CallToolResult }
   /** The upstream's result value as the bytes it sent, for the client unchanged (upstream.passthrough.ts). */
-  | { kind: "raw_result"; bytes: Uint8Array };
+  | { kind: "raw_result"; raw: RawResult };
 
 /** Everything a tools/call produced: the outcome, the rows to log, and the shadow work still to do. */
 export interface ToolCallRun {

@@ -214,7 +214,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
     throw error;
   }
   // Diverted only when it holds no `dev.rayrun` metadata, no isError and no resource URI to map.
-  if (rawResult?.bytes) return { kind: "raw_result", bytes: rawResult.bytes };
+  if (rawResult?.result) return { kind: "raw_result", raw: rawResult.result };
   // The upstream never speaks for the gateway: its own `dev.rayrun/*` metadata is dropped.
   upstreamResult = withoutGatewayMeta(upstreamResult);
   if (upstreamResult.isError) {

@@ -43,13 +43,20 @@ describe("upstream responses are bounded", () => {
     const streamed = await gateway.client.callTool({ name: "evil__stream_text", arguments: { bytes: 64 * 1024 * 1024 } });
     expect(streamed.isError).toBe(true);
     expect(meta(streamed)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__stream_text" } });
+    // The same as one SSE event, which the pass-through splitter counts as it reads.
+    const smallEvent = await gateway.client.callTool({ name: "evil__stream_text", arguments: { bytes: 1024 * 1024, sse: true } });
+    expect(smallEvent.isError).toBeFalsy();
+    const hugeEvent = await gateway.client.callTool({ name: "evil__stream_text", arguments: { bytes: 64 * 1024 * 1024, sse: true } });
+    expect(meta(hugeEvent)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__stream_text" } });
     const declared = await gateway.client.callTool({ name: "evil__declare_huge", arguments: {} });
     expect(meta(declared)).toMatchObject({ code: "upstream_response_too_large" });
     const rows = await eventually(
       () => api(`/v1/workspaces/${gateway.ws}/tools/${gateway.uidOf("stream_text")}/hook/logs`, { key: gateway.adminKey }),
-      (res) => res.body.logs.length === 1,
+      (res) => res.body.logs.length === 2,
     );
-    expect(rows.body.logs[0]).toMatchObject({ stage: "upstream", outcome: "upstream_failed", code: "upstream_response_too_large" });
+    for (const row of rows.body.logs) {
+      expect(row).toMatchObject({ stage: "upstream", outcome: "upstream_failed", code: "upstream_response_too_large" });
+    }
   });
 
   it("refuses to index a tool list over 4 MiB, or a tools/list page over 8 MiB, and stores nothing", async ({ expect }) => {
@@ -198,5 +205,25 @@ describe("a result nothing changes passes through as the upstream's bytes", () =
         content: [{ type: "text", text: "as the upstream wrote it" }],
       });
     }
+  });
+
+  it("passes a result through byte for byte when its characters, and the chunks it came in, are cut mid-character", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const key = await createKey(gateway, ["tools:call"], gateway.defaultProfileId);
+    const streamed = await post(
+      key,
+      { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "evil__multibyte_sse", _meta: { progressToken: "p-4" } } },
+      "application/json, text/event-stream",
+    );
+    expect(streamed.headers.get("content-type")).toBe("text/event-stream");
+    const answer = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await streamed.arrayBuffer());
+    expect(answer).toContain(
+      `data: {"result":{ "content" : [ { "text": "café — naïve 𝄞 ok", "type": "text" } ] },"jsonrpc":"2.0","id":4}\n`,
+    );
+    // The upstream's own event ids stay upstream's: the client's stream is the gateway's.
+    expect(answer).not.toMatch(/é-1|ü-2/);
+    expect(await gateway.client.callTool({ name: "evil__multibyte_sse", arguments: {} })).toEqual({
+      content: [{ type: "text", text: "café — naïve 𝄞 ok" }],
+    });
   });
 });

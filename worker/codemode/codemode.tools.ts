@@ -310,8 +310,8 @@ async function innerCall(
     case "result":
       return record(run, resultAnswer(call.name, hasOutputSchema(catalog, tool), outcome.result));
     case "raw_result":
-      // The upstream's own bytes of one plain tool result (no output schema, nothing to change): read here, for the program.
-      return record(run, resultAnswer(call.name, false, JSON.parse(new TextDecoder().decode(outcome.bytes)) as CallToolResult));
+      // One plain tool result (no output schema, nothing to change), as parsed when it qualified.
+      return record(run, resultAnswer(call.name, false, outcome.raw.parse()));
   }
 }
 

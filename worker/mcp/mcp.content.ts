@@ -1,5 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CompleteRequestSchema,
   ErrorCode,
@@ -97,8 +98,8 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
       caller,
       "resources",
       request.params?.cursor,
-      async (client, cursor, timeout) => {
-        const result = await client.listResources(cursor ? { cursor } : {}, { timeout });
+      async (client, cursor, options) => {
+        const result = await client.listResources(cursor ? { cursor } : {}, options);
         return { items: result.resources, nextCursor: result.nextCursor };
       },
       (resource, slug) => ({ ...resource, uri: gatewayUri(slug, resource.uri) }),
@@ -111,8 +112,8 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
       caller,
       "resources",
       request.params?.cursor,
-      async (client, cursor, timeout) => {
-        const result = await client.listResourceTemplates(cursor ? { cursor } : {}, { timeout });
+      async (client, cursor, options) => {
+        const result = await client.listResourceTemplates(cursor ? { cursor } : {}, options);
         return { items: result.resourceTemplates, nextCursor: result.nextCursor };
       },
       (template, slug) => ({ ...template, uriTemplate: gatewayUri(slug, template.uriTemplate) }),
@@ -125,8 +126,8 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
       caller,
       "prompts",
       request.params?.cursor,
-      async (client, cursor, timeout) => {
-        const result = await client.listPrompts(cursor ? { cursor } : {}, { timeout });
+      async (client, cursor, options) => {
+        const result = await client.listPrompts(cursor ? { cursor } : {}, options);
         return { items: result.prompts, nextCursor: result.nextCursor };
       },
       (prompt, slug) => ({ ...prompt, name: `${slug}__${prompt.name}` }),
@@ -147,8 +148,8 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     const catalog = await caller.loadCatalog();
     const service = await allowedOrLogged(caller, catalog, parsed.slug, "resources", "resources/read", parsed.upstreamUri);
     if (!service) throw resourceNotFound(uri);
-    const result = await logged(caller, catalog, service, "resources/read", parsed.upstreamUri, (client, timeout) =>
-      client.readResource({ uri: parsed.upstreamUri }, { timeout }),
+    const result = await logged(caller, catalog, service, "resources/read", parsed.upstreamUri, (client, options) =>
+      client.readResource({ uri: parsed.upstreamUri }, options),
     );
     return { ...result, contents: result.contents.map((content) => ({ ...content, uri: gatewayUri(service.slug, content.uri) })) };
   });
@@ -160,8 +161,8 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     const catalog = await caller.loadCatalog();
     const service = await allowedOrLogged(caller, catalog, split.slug, "prompts", "prompts/get", split.name);
     if (!service) throw unknownPrompt(name);
-    const result = await logged(caller, catalog, service, "prompts/get", split.name, (client, timeout) =>
-      client.getPrompt({ name: split.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, { timeout }),
+    const result = await logged(caller, catalog, service, "prompts/get", split.name, (client, options) =>
+      client.getPrompt({ name: split.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, options),
     );
     return {
       ...result,
@@ -175,10 +176,10 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     const target = catalog.targets.get(service.id);
     if (!target) throw new GatewayRpcError(ErrorCode.InternalError, "The service is not available", { code: "upstream_unreachable" });
     return upstreamCall(() =>
-      requestUpstream(target, async (client, timeout) => {
+      requestUpstream(target, async (client, options) => {
         // An upstream without completion support has no suggestions: that is an empty answer, not an error.
         if (!client.getServerCapabilities()?.completions) return { completion: { values: [], hasMore: false } };
-        return client.complete({ ...request.params, ref }, { timeout });
+        return client.complete({ ...request.params, ref }, options);
       }),
     );
   });
@@ -242,7 +243,7 @@ async function logged<T>(
   service: CatalogService,
   method: ContentLogEntry["method"],
   item: string,
-  send: (client: Client, timeoutMs: number) => Promise<T>,
+  send: (client: Client, options: RequestOptions) => Promise<T>,
 ): Promise<T> {
   const started = Date.now();
   const row = (outcome: ContentLogEntry["outcome"], code: string | null) =>
@@ -314,7 +315,7 @@ async function mergedList<Item>(
   caller: ContentCaller,
   kind: ContentKind,
   cursor: string | undefined,
-  fetchPage: (client: Client, cursor: string | undefined, timeoutMs: number) => Promise<{ items: Item[]; nextCursor?: string }>,
+  fetchPage: (client: Client, cursor: string | undefined, options: RequestOptions) => Promise<{ items: Item[]; nextCursor?: string }>,
   map: (item: Item, slug: string) => Item,
 ): Promise<{ items: Item[]; rest: { nextCursor?: string; _meta?: Record<string, unknown> } }> {
   const start = cursor === undefined ? undefined : decodeCursor(cursor);
@@ -346,9 +347,9 @@ async function mergedList<Item>(
     let page: { items: Item[]; nextCursor?: string };
     try {
       if (!target) throw new UpstreamFailure("upstream_unreachable", "The service is not available");
-      page = await requestUpstream(target, (client, timeout) =>
+      page = await requestUpstream(target, (client, options) =>
         // An upstream that does not offer this kind has nothing to list.
-        client.getServerCapabilities()?.[kind] ? fetchPage(client, upstreamCursor, timeout) : Promise.resolve({ items: [] }),
+        client.getServerCapabilities()?.[kind] ? fetchPage(client, upstreamCursor, options) : Promise.resolve({ items: [] }),
       );
     } catch (error) {
       const code = error instanceof UpstreamFailure ? error.code : error instanceof McpError ? "upstream_error" : "upstream_protocol_error";

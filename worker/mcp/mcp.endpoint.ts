@@ -209,7 +209,7 @@ function toWire(outcome: CallOutcome, publicName: string, passThroughs: PassThro
     case "result":
       return outcome.result;
     case "raw_result":
-      return passThroughs.hold(outcome.bytes);
+      return passThroughs.hold(outcome.raw.bytes);
     case "refused":
       return refusal(outcome.code, outcome.message, outcome.details);
     case "hidden":

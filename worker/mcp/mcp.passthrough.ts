@@ -19,7 +19,7 @@ const decoder = new TextDecoder();
  * with anything of the upstream's in it: at worst it is an empty result.
  */
 export class PassThroughs {
-  readonly #held = new Map<string, Uint8Array>();
+  readonly #held = new Map<string, readonly Uint8Array[]>();
 
   constructor(transport: Transport) {
     // The SDK server re-validates a handler's result into a copy; its key order is its own. The message
@@ -35,7 +35,7 @@ export class PassThroughs {
   }
 
   /** What the tools/call handler answers with for a result that passes through. */
-  hold(bytes: Uint8Array): CallToolResult {
+  hold(bytes: readonly Uint8Array[]): CallToolResult {
     const token = crypto.randomUUID();
     this.#held.set(token, bytes);
     return { content: [], _meta: { [PLACEHOLDER_KEY]: token } };
@@ -71,7 +71,7 @@ export class PassThroughs {
     const parts: Uint8Array[] = [];
     let from = 0;
     for (const place of found) {
-      parts.push(encoder.encode(text.slice(from, place.at)), place.bytes);
+      parts.push(encoder.encode(text.slice(from, place.at)), ...place.bytes);
       from = place.at + place.placeholder.length;
       this.#held.delete(place.token);
     }

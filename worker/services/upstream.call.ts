@@ -74,6 +74,8 @@ export class CallCancelled extends Error {
 export class CallDeadline {
   readonly signal: AbortSignal;
   tripped: "idle" | "duration" | null = null;
+  /** A failure found in the upstream's answer (upstream.scope.ts), which ended the call. */
+  failure: Error | null = null;
   private readonly controller = new AbortController();
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly totalTimer: ReturnType<typeof setTimeout>;
@@ -101,6 +103,12 @@ export class CallDeadline {
       this.held--;
       this.touch();
     }
+  }
+
+  /** Ends the call with `error`; the SDK tells the upstream it was cancelled. */
+  fail(error: Error): void {
+    this.failure ??= error;
+    this.controller.abort(error);
   }
 
   dispose(): void {

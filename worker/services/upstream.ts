@@ -1,4 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, ClientCapabilities, ServerRequest, Tool } from "@modelcontextprotocol/sdk/types.js";
 import {
@@ -12,7 +13,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { isStaleSession, resumesStream } from "./upstream-resilience.ts";
-import { capturingRawResult, divertingResult } from "./upstream.passthrough.ts";
+import { divertingResult, type ByteCount } from "./upstream.passthrough.ts";
+import { failingFast, requestScope, withRequestScope } from "./upstream.scope.ts";
 import { CallCancelled, CallDeadline, MAX_CALL_DURATION_MS, UpstreamTimeout, type UpstreamCallOptions } from "./upstream.call.ts";
 import { checkUpstreamUrl } from "./url-guard.ts";
 
@@ -106,7 +108,9 @@ function guardedFetch(allowList: ReadonlySet<string>, standalone?: StandaloneStr
       }
       const location = response.headers.get("location");
       if (response.status < 300 || response.status >= 400 || !location) {
-        return method === "POST" && typeof request.body === "string" ? divertingResult(request.body, capped(response)) : capped(response);
+        const count = responseBound(response);
+        const diverted = method === "POST" && typeof request.body === "string" ? divertingResult(request.body, response, count) : null;
+        return diverted ?? (count ? counted(response, count) : response);
       }
       await response.body?.cancel();
       const next = new URL(location, url);
@@ -134,11 +138,13 @@ interface StandaloneStream {
 }
 
 /**
- * The response with its body bounded to MAX_UPSTREAM_RESPONSE_BYTES. A declared
- * length over the bound is refused before reading; otherwise the body is counted
- * as it streams and errors at the first byte past the bound.
+ * The bound on a response's body: MAX_UPSTREAM_RESPONSE_BYTES. A declared
+ * length over it is refused before reading. Otherwise the body must be
+ * counted as it streams (the count throws at the first byte past the bound);
+ * null when there is nothing to count, as the runtime never delivers more
+ * than a declared length.
  */
-function capped(response: Response): Response {
+function responseBound(response: Response): ByteCount | null {
   const tooLarge = () =>
     new UpstreamFailure("upstream_response_too_large", `The upstream's response is larger than ${MAX_UPSTREAM_RESPONSE_BYTES} bytes`);
   const declared = response.headers.get("content-length");
@@ -147,19 +153,30 @@ function capped(response: Response): Response {
       void response.body?.cancel();
       throw tooLarge();
     }
-    // The runtime never delivers more than a declared length: nothing to count.
-    return response;
+    return null;
   }
-  if (!response.body) return response;
+  if (!response.body) return null;
+  // Read by the SDK in the background, an SSE answer's error would not end the request: the scope does.
+  const scope = requestScope();
   let received = 0;
+  return (bytes) => {
+    received += bytes;
+    if (received <= MAX_UPSTREAM_RESPONSE_BYTES) return;
+    const error = tooLarge();
+    scope?.fail(error);
+    throw error;
+  };
+}
+
+/** The response with `count` applied to its body as it streams; its error ends the stream. */
+function counted(response: Response, count: ByteCount): Response {
   const counter = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
-      received += chunk.byteLength;
-      if (received > MAX_UPSTREAM_RESPONSE_BYTES) controller.error(tooLarge());
-      else controller.enqueue(chunk);
+      count(chunk.byteLength);
+      controller.enqueue(chunk);
     },
   });
-  return new Response(response.body.pipeThrough(counter), response);
+  return new Response(response.body!.pipeThrough(counter), response);
 }
 
 async function connect(target: UpstreamTarget, capabilities: ClientCapabilities = {}, standalone?: StandaloneStream): Promise<Client> {
@@ -277,9 +294,11 @@ export async function listUpstreamTools(
     let listBytes = 0;
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await client.listTools(cursor ? { cursor } : {}, { timeout: INDEX_TIMEOUT_MS }).catch((error: unknown) => {
-        throw asUpstreamFailure(error);
-      });
+      const result = await failingFast(INDEX_TIMEOUT_MS, (options) => client.listTools(cursor ? { cursor } : {}, options)).catch(
+        (error: unknown) => {
+          throw asUpstreamFailure(error);
+        },
+      );
       tools.push(...result.tools);
       if (tools.length > MAX_TOOLS_PER_SERVICE) {
         throw new UpstreamFailure("too_many_tools", `The upstream lists more than ${MAX_TOOLS_PER_SERVICE} tools`);
@@ -326,11 +345,12 @@ export async function callUpstreamTool(
               options.onProgress?.(progress);
             },
           });
-        const result = options.rawResult ? await capturingRawResult(options.rawResult, call) : await call();
-        return result as CallToolResult;
+        const failure = (error: Error) => deadline.fail(error);
+        return (await withRequestScope({ fail: failure, rawResult: options.rawResult }, call)) as CallToolResult;
       } catch (error) {
         // The client still waits for this answer; one that cancelled or went away does not, and its request may be gone.
-        if (deadline.tripped) await cancellationsSent(client);
+        if (deadline.tripped || deadline.failure) await cancellationsSent(client);
+        if (deadline.failure) throw deadline.failure;
         if (deadline.tripped) throw new UpstreamTimeout(deadline.tripped);
         if (options.signal?.aborted) throw new CallCancelled(String(options.signal.reason ?? "cancelled"));
         const staleSession = attempt === 0 && isStaleSession(error);
@@ -386,11 +406,14 @@ async function relaySession(
  * sessions, with the same one re-establishment of a session the upstream no
  * longer knows. `send` gets the client and the call timeout.
  */
-export async function requestUpstream<T>(target: UpstreamTarget, send: (client: Client, timeoutMs: number) => Promise<T>): Promise<T> {
+export async function requestUpstream<T>(
+  target: UpstreamTarget,
+  send: (client: Client, options: RequestOptions) => Promise<T>,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     const client = await session(target);
     try {
-      return await send(client, REQUEST_TIMEOUT_MS);
+      return await failingFast(REQUEST_TIMEOUT_MS, (options) => send(client, options));
     } catch (error) {
       const staleSession = attempt === 0 && isStaleSession(error);
       if (!(error instanceof McpError)) dropSession(target, client);

@@ -1,0 +1,114 @@
+import { describe, it } from "vitest";
+import { LONG_STRING_CHARS, withoutLongStrings } from "./json-skeleton.ts";
+
+const long = (char = "x", extra = 1) => char.repeat(LONG_STRING_CHARS + extra);
+
+/** Whether `reduced` is `original` with some string values emptied: same members, same order, same everything else. */
+function sameButEmptied(original: unknown, reduced: unknown): boolean {
+  if (typeof original === "string" && reduced === "") return true;
+  if (typeof original !== "object" || original === null || typeof reduced !== "object" || reduced === null) {
+    return Object.is(original, reduced);
+  }
+  if (Array.isArray(original) !== Array.isArray(reduced)) return false;
+  const originalKeys = Object.keys(original);
+  const reducedKeys = Object.keys(reduced);
+  if (originalKeys.join("\u0000") !== reducedKeys.join("\u0000")) return false;
+  return originalKeys.every((key) => sameButEmptied((original as Record<string, unknown>)[key], (reduced as Record<string, unknown>)[key]));
+}
+
+const parses = (text: string) => {
+  try {
+    return { ok: true as const, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false as const };
+  }
+};
+
+/** The property every reduction must keep: it parses exactly when the text does, to the same value but emptied strings. */
+function expectFaithful(text: string, expect: (value: unknown) => { toBe: (expected: unknown) => void }) {
+  const reduced = withoutLongStrings(text);
+  if (reduced === null) return;
+  const whole = parses(text);
+  const part = parses(reduced);
+  expect(part.ok).toBe(whole.ok);
+  if (whole.ok && part.ok) expect(sameButEmptied(whole.value, part.value)).toBe(true);
+}
+
+describe("withoutLongStrings", () => {
+  it("empties long string values, and keeps short strings and every member name", ({ expect }) => {
+    const text = JSON.stringify({ content: [{ type: "text", text: long() }], [long("k")]: long("v"), short: "kept" });
+    expect(withoutLongStrings(text)).toBe(`{"content":[{"type":"text","text":""}],"${long("k")}":"","short":"kept"}`);
+    // Spaces before a member's colon still mark its name.
+    expect(withoutLongStrings(`{"${long("k")}"   : "${long()}"}`)).toBe(`{"${long("k")}"   : ""}`);
+  });
+
+  it("returns the text itself when no string is long", ({ expect }) => {
+    const text = JSON.stringify({ content: [{ type: "text", text: "x".repeat(LONG_STRING_CHARS) }] });
+    expect(withoutLongStrings(text)).toBe(text);
+  });
+
+  it("finds a long string's end past escaped quotes and backslashes, as a JSON lexer does", ({ expect }) => {
+    const tricky = `${long()}\\"},\\"isError\\":true,\\"x\\":\\"\\\\`;
+    const text = `{"content":[{"type":"text","text":"${tricky}"}]}`;
+    expect(JSON.parse(text).content[0].text).toContain('"},"isError":true');
+    expect(withoutLongStrings(text)).toBe('{"content":[{"type":"text","text":""}]}');
+    const unicode = `{"text":"${long()}\\u0022\\u005c","type":"text"}`;
+    expect(withoutLongStrings(unicode)).toBe('{"text":"","type":"text"}');
+  });
+
+  it("refuses to reduce what it cannot check in place, so the text is parsed whole", ({ expect }) => {
+    const refused = {
+      "a raw control character": `{"text":"${long()}\u0001"}`,
+      "a raw tab between tokens": `{"text":\t"${long()}"}`,
+      "an invalid escape": `{"text":"${long()}\\x41"}`,
+      "a short \\u escape": `{"text":"${long()}\\u12G4"}`,
+      "an unterminated string": `{"text":"${long()}`,
+      "too many strings": JSON.stringify(Array.from({ length: 5000 }, () => "s")),
+      "too many escapes": JSON.stringify({ text: "\n".repeat(5000) }),
+    };
+    for (const [why, text] of Object.entries(refused)) expect(withoutLongStrings(text), why).toBeNull();
+  });
+
+  it("keeps a malformed text malformed", ({ expect }) => {
+    for (const text of [`{"text":"${long()}" "type":"text"}`, `{"text":"${long()}",}`, `["${long()}"`, `{"text":"${long()}"}}`]) {
+      const reduced = withoutLongStrings(text);
+      expect(reduced).not.toBeNull();
+      expect(() => JSON.parse(reduced!)).toThrow(SyntaxError);
+    }
+  });
+
+  it("agrees with JSON.parse on thousands of mutated texts", ({ expect }) => {
+    // A fixed-seed generator (xorshift), so a failure is reproducible.
+    let seed = 0x2545f491;
+    const random = (below: number) => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % below;
+    };
+    const pieces = ["\t", "\u0001", '"', "\\", ":", ",", "}", "]", "{", "[", " ", "u", "n", "0", '\\"', "\\\\", "\\u00"];
+    const bases = [
+      JSON.stringify({
+        content: [
+          { type: "text", text: long("a", 5) },
+          { type: "image", data: long("Q", 9), mimeType: "image/png" },
+        ],
+      }),
+      JSON.stringify({ content: [{ type: "text", text: `${long("b")}"\\"\\\\` }], _meta: { note: 'short "quoted"', [long("m")]: 1 } }),
+      `{"a" : "${long("c")}" , "b":[ "${long("d")}" , 1.5e3 , true , null ]}`,
+    ];
+    let reducedCount = 0;
+    for (let round = 0; round < 3000; round++) {
+      let text = bases[random(bases.length)]!;
+      for (let edits = 1 + random(3); edits > 0; edits--) {
+        const at = random(text.length + 1);
+        const piece = pieces[random(pieces.length)]!;
+        text = random(2) ? text.slice(0, at) + piece + text.slice(at) : text.slice(0, at) + piece + text.slice(at + 1);
+      }
+      if (withoutLongStrings(text) !== null) reducedCount++;
+      expectFaithful(text, expect);
+    }
+    // The property was exercised, not skipped: most mutated texts still reduce.
+    expect(reducedCount).toBeGreaterThan(1500);
+  });
+});
