@@ -1,10 +1,11 @@
 /**
  * A JSON text with its long string values left out. Checking a large tool
  * result's structure (upstream.passthrough.ts) needs its members and content
- * types, not the megabyte of text or base64 in one string; parsing that string
- * allocates its like again, which on a busy isolate costs a garbage
- * collection more than the parse. Here the long strings are checked where
- * they lie and replaced by `""`, and only the rest is parsed.
+ * types, not the megabyte of text or base64 in one string. Holding that
+ * string, or parsing it, allocates its like in the isolate's heap, which costs
+ * more than the parse itself; here the text is read as it arrives, in pieces,
+ * the long strings are checked where they lie and replaced by `""`, and only
+ * the rest is kept and parsed.
  *
  * The reduction keeps the text's meaning: strings are found the way a JSON
  * lexer finds them (outside a string, a quote opens one; the first unescaped
@@ -24,71 +25,148 @@ const MAX_STRINGS = 4096;
 const MAX_ESCAPES = 4096;
 
 const CONTROL_CHARACTER = /[\u0000-\u001f]/;
-const HEX4 = /^[0-9a-fA-F]{4}$/;
+const HEX_DIGIT = /[0-9a-fA-F]/;
 const SIMPLE_ESCAPES = new Set([...'"\\/bfnrt'].map((char) => char.charCodeAt(0)));
 const LETTER_U = 0x75;
 const SPACE = 0x20;
 const COLON = 0x3a;
 
+/** Where the reader is: between tokens, inside a string, just after its backslash, or in a `\u` escape's digits. */
+type Place = "between" | "string" | "escape" | "unicode";
+
 /**
- * The text with each string value longer than LONG_STRING_CHARS replaced by
- * `""`; the text itself when it has none; null when it cannot be reduced
- * safely or cheaply (a control character, a malformed string, too many strings
- * or escapes), and is to be parsed whole.
+ * Reduces a JSON text fed in pieces (split anywhere). `finish` gives the text
+ * with each string value longer than LONG_STRING_CHARS replaced by `""`, or
+ * null when it could not be reduced safely or cheaply (a control character, a
+ * malformed string, a long member name, too many strings or escapes): the text
+ * is then to be parsed whole.
  */
+export class SkeletonBuilder {
+  readonly #kept: string[] = [];
+  #place: Place = "between";
+  #failed = false;
+  #strings = 0;
+  #escapes = 0;
+  #hexLeft = 0;
+  /** Characters of the open string so far, and its text while it is short. */
+  #stringChars = 0;
+  #stringText: string[] = [];
+  /** A long string just closed: the next token decides whether it was a member name. */
+  #afterLong = false;
+
+  push(text: string): void {
+    if (this.#failed || !text) return;
+    // Raw control characters are invalid inside strings, and JSON's tab and line breaks between tokens are
+    // not worth telling apart from them here: only spaces may separate tokens.
+    if (CONTROL_CHARACTER.test(text)) return this.#fail();
+    // Each search only moves forward through the piece, so the piece is scanned once whatever it holds.
+    let quoteAt = -2;
+    let backslashAt = -2;
+    const nextQuote = (from: number) =>
+      quoteAt === -2 || (quoteAt >= 0 && quoteAt < from) ? (quoteAt = text.indexOf('"', from)) : quoteAt;
+    const nextBackslash = (from: number) =>
+      backslashAt === -2 || (backslashAt >= 0 && backslashAt < from) ? (backslashAt = text.indexOf("\\", from)) : backslashAt;
+    let at = 0;
+    while (at < text.length && !this.#failed) {
+      switch (this.#place) {
+        case "between": {
+          if (this.#afterLong) {
+            const spaces = at;
+            while (at < text.length && text.charCodeAt(at) === SPACE) at++;
+            this.#kept.push(text.slice(spaces, at));
+            if (at === text.length) break;
+            // Its text is gone, and a member name must be kept whole.
+            if (text.charCodeAt(at) === COLON) return this.#fail();
+            this.#afterLong = false;
+          }
+          const quote = nextQuote(at);
+          if (quote < 0) {
+            this.#kept.push(text.slice(at));
+            at = text.length;
+            break;
+          }
+          this.#kept.push(text.slice(at, quote + 1));
+          if (++this.#strings > MAX_STRINGS) return this.#fail();
+          this.#place = "string";
+          this.#stringChars = 0;
+          this.#stringText = [];
+          at = quote + 1;
+          break;
+        }
+        case "string": {
+          const quote = nextQuote(at);
+          const backslash = nextBackslash(at);
+          if (backslash >= 0 && (quote < 0 || backslash < quote)) {
+            this.#take(text.slice(at, backslash + 1));
+            if (++this.#escapes > MAX_ESCAPES) return this.#fail();
+            this.#place = "escape";
+            at = backslash + 1;
+            break;
+          }
+          if (quote < 0) {
+            this.#take(text.slice(at));
+            at = text.length;
+            break;
+          }
+          this.#take(text.slice(at, quote));
+          if (this.#stringChars > LONG_STRING_CHARS) {
+            this.#kept.push('"');
+            this.#afterLong = true;
+          } else {
+            this.#kept.push(...this.#stringText, '"');
+          }
+          this.#place = "between";
+          at = quote + 1;
+          break;
+        }
+        case "escape": {
+          const escaped = text.charCodeAt(at);
+          if (escaped === LETTER_U) {
+            this.#place = "unicode";
+            this.#hexLeft = 4;
+          } else if (SIMPLE_ESCAPES.has(escaped)) {
+            this.#place = "string";
+          } else {
+            return this.#fail();
+          }
+          this.#take(text[at]!);
+          at++;
+          break;
+        }
+        case "unicode": {
+          if (!HEX_DIGIT.test(text[at]!)) return this.#fail();
+          this.#take(text[at]!);
+          at++;
+          if (--this.#hexLeft === 0) this.#place = "string";
+          break;
+        }
+      }
+    }
+  }
+
+  /** The reduced text, or null when it is to be parsed whole (see the class). */
+  finish(): string | null {
+    if (this.#failed || this.#place !== "between") return null;
+    return this.#kept.join("");
+  }
+
+  /** Part of the open string's text: kept while the string is short, counted once it is long. */
+  #take(part: string): void {
+    this.#stringChars += part.length;
+    if (this.#stringChars <= LONG_STRING_CHARS) this.#stringText.push(part);
+    else if (this.#stringText.length) this.#stringText = [];
+  }
+
+  #fail(): void {
+    this.#failed = true;
+    this.#kept.length = 0;
+    this.#stringText = [];
+  }
+}
+
+/** A whole text reduced at once: see SkeletonBuilder. */
 export function withoutLongStrings(text: string): string | null {
-  // Raw control characters are invalid inside strings, and JSON's tab and line breaks between tokens are
-  // not worth telling apart from them here: only spaces may separate tokens.
-  if (CONTROL_CHARACTER.test(text)) return null;
-  const kept: string[] = [];
-  let copiedTo = 0;
-  const budget = { strings: MAX_STRINGS, escapes: MAX_ESCAPES };
-  for (let open = text.indexOf('"'); open >= 0; open = text.indexOf('"', open)) {
-    if (--budget.strings < 0) return null;
-    const close = stringEnd(text, open, budget);
-    if (close < 0) return null;
-    if (close - open - 1 > LONG_STRING_CHARS && !isMemberName(text, close)) {
-      kept.push(text.slice(copiedTo, open + 1));
-      copiedTo = close;
-    }
-    open = close + 1;
-  }
-  if (!kept.length) return text;
-  kept.push(text.slice(copiedTo));
-  return kept.join("");
-}
-
-/**
- * The index of the quote closing the string opened at `open`; -1 when an
- * escape is invalid, the string never closes, or the escape budget is spent.
- * Both searches only move forward, so the whole string is scanned once.
- */
-function stringEnd(text: string, open: number, budget: { escapes: number }): number {
-  let quote = text.indexOf('"', open + 1);
-  let backslash = text.indexOf("\\", open + 1);
-  for (;;) {
-    if (quote < 0) return -1;
-    if (backslash < 0 || backslash > quote) return quote;
-    if (--budget.escapes < 0) return -1;
-    const escaped = text.charCodeAt(backslash + 1);
-    let after: number;
-    if (escaped === LETTER_U) {
-      if (!HEX4.test(text.slice(backslash + 2, backslash + 6))) return -1;
-      after = backslash + 6;
-    } else if (SIMPLE_ESCAPES.has(escaped)) {
-      after = backslash + 2;
-    } else {
-      return -1;
-    }
-    // An escaped quote does not close the string.
-    if (quote < after) quote = text.indexOf('"', after);
-    backslash = text.indexOf("\\", after);
-  }
-}
-
-/** Whether the string closed at `close` is a member name: the next token is a colon. */
-function isMemberName(text: string, close: number): boolean {
-  let next = close + 1;
-  while (text.charCodeAt(next) === SPACE) next++;
-  return text.charCodeAt(next) === COLON;
+  const builder = new SkeletonBuilder();
+  builder.push(text);
+  return builder.finish();
 }
