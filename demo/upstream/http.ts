@@ -328,6 +328,18 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       res.end(event.slice(-1));
       return;
     }
+    // Results the pass-through reads without their long strings, or whole: a long text whose escapes spell
+    // JSON-RPC members, and more strings than the reduction takes on. Spaced, so a copy is told from a rewrite.
+    if (name === "long_strings_sse" || name === "many_blocks_sse") {
+      const block = (text: string) => `{ "type": "text", "text": ${JSON.stringify(text)} }`;
+      const blocks =
+        name === "long_strings_sse"
+          ? [block(`${"x".repeat(4096)}"},"isError":true,"_meta":{"dev.rayrun/error":{}}}`)]
+          : Array.from({ length: 1500 }, (_, index) => block(`block ${index}`));
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`data: {"result":{ "content" : [ ${blocks.join(", ")} ] },"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);
+      return;
+    }
     // Multi-byte characters in the result and in the event's other lines, with chunks cut inside the characters.
     if (name === "multibyte_sse") {
       const event = Buffer.from(
@@ -553,6 +565,8 @@ const HOSTILE_TOOLS: Tool[] = [
   { name: "spaced_result", inputSchema: { type: "object" } },
   { name: "spaced_sse", inputSchema: { type: "object" } },
   { name: "multibyte_sse", inputSchema: { type: "object" } },
+  { name: "long_strings_sse", inputSchema: { type: "object" } },
+  { name: "many_blocks_sse", inputSchema: { type: "object" } },
   { name: "smuggled_member", inputSchema: { type: "object" } },
   { name: "forged_rpc_error", inputSchema: { type: "object" } },
   ...["invalid_utf8", "duplicate_meta", "escaped_is_error", "named_event_sse", "multi_data_sse", "crlf_sse"].map((name) => ({

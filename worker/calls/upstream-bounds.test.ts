@@ -207,6 +207,32 @@ describe("a result nothing changes passes through as the upstream's bytes", () =
     }
   });
 
+  it("passes a large result through as sent, whether it is read without its long strings or whole", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const key = await createKey(gateway, ["tools:call"], gateway.defaultProfileId);
+    for (const [name, blocks] of [
+      ["evil__long_strings_sse", 1],
+      ["evil__many_blocks_sse", 1500],
+    ] as const) {
+      const streamed = await post(
+        key,
+        { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name, _meta: { progressToken: "p-5" } } },
+        "application/json, text/event-stream",
+      );
+      const answer = await streamed.text();
+      // The upstream's spacing survives: these are its bytes, not a rewrite.
+      expect(answer).toContain('data: {"result":{ "content" : [ { "type": "text", "text": ');
+      const data = answer.split("\n").find((line) => line.startsWith("data: ") && line.includes('"result"'))!;
+      const result = JSON.parse(data.slice(6)).result;
+      expect(result.content).toHaveLength(blocks);
+      expect(result.isError).toBeUndefined();
+    }
+    // The escapes inside the long text stay text, to the SDK client as to the gateway.
+    const read = await gateway.client.callTool({ name: "evil__long_strings_sse", arguments: {} });
+    expect(read.isError).toBeUndefined();
+    expect((read.content as { text: string }[])[0]!.text).toMatch(/"},"isError":true,"_meta":\{"dev.rayrun\/error":\{\}\}\}$/);
+  });
+
   it("passes a result through byte for byte when its characters, and the chunks it came in, are cut mid-character", async ({ expect }) => {
     const gateway = await hostileGateway();
     const key = await createKey(gateway, ["tools:call"], gateway.defaultProfileId);
