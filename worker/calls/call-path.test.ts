@@ -474,3 +474,25 @@ describe("every refusal of the call path", () => {
     expect(result.structuredContent).toEqual({ count: 1 });
   });
 });
+
+describe("argument nesting", () => {
+  const nested = (levels: number): unknown => (levels === 0 ? "leaf" : { deeper: nested(levels - 1) });
+
+  it("refuses arguments nested past 64 levels with invalid_arguments, before anything reaches the upstream", async ({ expect }) => {
+    const tag = newTag();
+    const gateway = await gatewayFor("demo", `${upstreamOrigin()}/t/${tag}/mcp`);
+    const client = await connectMcp(gateway.clientKey);
+    // The arguments object is the first level; `extra` then holds 63 more.
+    const atBound = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso", extra: nested(63) } });
+    expect(atBound.isError).toBeFalsy();
+    for (const levels of [64, 1_500]) {
+      const deep = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso", extra: nested(levels) } });
+      expect(deep.isError).toBe(true);
+      expect(meta(deep)).toMatchObject({
+        code: "invalid_arguments",
+        details: { violations: [{ pointer: "", message: "nests objects and arrays deeper than 64 levels" }] },
+      });
+    }
+    expect((await upstreamReceived(tag)).calls).toHaveLength(1);
+  });
+});

@@ -64,6 +64,9 @@ export function checkAgainstSchema(schema: Record<string, unknown>, value: unkno
   const { validator, analysis } = compiledFor(schema as Schema);
   if (analysis.breach) return { valid: false, breach: analysis.breach };
   const valueBreach = checkValueBounds(analysis, value);
+  if (valueBreach === "too_deep") {
+    return { valid: false, violations: [{ pointer: "", message: `nests objects and arrays deeper than ${MAX_VALUE_NESTING} levels` }] };
+  }
   if (valueBreach) return { valid: false, breach: valueBreach };
   patternBudget.remaining = VALUE_LIMITS.patternWork;
   let result: ReturnType<Validator["validate"]>;
@@ -90,16 +93,28 @@ export function checkAgainstSchema(schema: Record<string, unknown>, value: unkno
 }
 
 /**
- * Bounds that depend on the value: the total work (values × the schema's
- * applications per value), and the array length `uniqueItems` compares pairwise.
- * Counted with an explicit stack, before the validator starts.
+ * Objects and arrays nested deeper than this make a value invalid, whatever
+ * its schema says: the validator, hooks and upstreams all recurse on nesting
+ * (many JSON parsers stop near a thousand levels), and no tool's arguments or
+ * result need this many.
  */
-function checkValueBounds(analysis: SchemaAnalysis, value: unknown): SchemaBoundBreach | null {
+export const MAX_VALUE_NESTING = 64;
+
+/**
+ * Bounds that depend on the value: its nesting ("too_deep", an invalid value
+ * rather than a bound of the schema), the total work (values × the schema's
+ * applications per value), and the array length `uniqueItems` compares
+ * pairwise. Counted with an explicit stack, before the validator starts.
+ */
+function checkValueBounds(analysis: SchemaAnalysis, value: unknown): SchemaBoundBreach | "too_deep" | null {
   const valueBudget = Math.floor(VALUE_LIMITS.validationWork / Math.max(1, analysis.applicationsPerValue));
   let values = 0;
   const stack: unknown[] = [value];
+  // The nesting of each value on the stack, kept beside it.
+  const depths: number[] = [0];
   while (stack.length > 0) {
     const next = stack.pop();
+    const depth = depths.pop()!;
     if (++values > valueBudget) {
       return {
         bound: "validation_work",
@@ -108,6 +123,7 @@ function checkValueBounds(analysis: SchemaAnalysis, value: unknown): SchemaBound
       };
     }
     if (typeof next !== "object" || next === null) continue;
+    if (depth >= MAX_VALUE_NESTING) return "too_deep";
     if (Array.isArray(next)) {
       if (analysis.usesUniqueItems && next.length > VALUE_LIMITS.uniqueItems) {
         return {
@@ -116,9 +132,15 @@ function checkValueBounds(analysis: SchemaAnalysis, value: unknown): SchemaBound
           message: `the schema uses uniqueItems and the value has an array of ${next.length} items (at most ${VALUE_LIMITS.uniqueItems})`,
         };
       }
-      for (const item of next) stack.push(item);
+      for (const item of next) {
+        stack.push(item);
+        depths.push(depth + 1);
+      }
     } else {
-      for (const item of Object.values(next)) stack.push(item);
+      for (const item of Object.values(next)) {
+        stack.push(item);
+        depths.push(depth + 1);
+      }
     }
   }
   return null;

@@ -57,3 +57,16 @@ describe("schema bounds", () => {
     expect(checkAgainstSchema(fanOut, ["x", "y"])).toEqual({ valid: true });
   });
 });
+
+describe("value nesting", () => {
+  it("counts objects and arrays alike, and refuses the 65th level whatever the schema allows", ({ expect }) => {
+    const levels = (count: number): unknown => (count === 0 ? 1 : count % 2 ? [levels(count - 1)] : { a: levels(count - 1) });
+    expect(checkAgainstSchema({}, levels(64))).toEqual({ valid: true });
+    expect(checkAgainstSchema({}, levels(65))).toEqual({
+      valid: false,
+      violations: [{ pointer: "", message: "nests objects and arrays deeper than 64 levels" }],
+    });
+    // Wide is not deep: a thousand siblings at one level are fine.
+    expect(checkAgainstSchema({}, { items: Array.from({ length: 1000 }, () => ({ a: [1] })) })).toEqual({ valid: true });
+  });
+});
