@@ -9,6 +9,7 @@ import { ISOLATE_ERROR_CODES } from "../hooks/isolate/isolate.types.ts";
  */
 export const CODE_MODE_ERROR_CODES = [
   "compile_failed",
+  "compiler_unavailable",
   // A program fails inside the isolate exactly as a hook does.
   ...ISOLATE_ERROR_CODES,
   "too_many_tool_calls",

@@ -5,7 +5,7 @@ import type { Catalog, CatalogTool } from "../calls/catalog.ts";
 import { isDiscoverable, listedTools } from "../calls/discovery.ts";
 import { logEntry, type ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
-import { compileProgram, DeclarationsTooLargeError, type Diagnostic } from "../hooks/compiler/index.ts";
+import { CompilerUnavailableError, compileProgram, DeclarationsTooLargeError, type Diagnostic } from "../hooks/compiler/index.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
 import { refusal } from "../mcp/mcp.results.ts";
 import type { Discovery } from "../policy/profiles.store.ts";
@@ -190,7 +190,16 @@ function describeTools(caller: CodeModeCaller, args: JsonObject): CallToolResult
 async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ result: CallToolResult; inner: InnerCall[] }> {
   const invalid = invalidArguments(RUN_INPUT, args, RUN_CODE);
   if (invalid) return { result: invalid, inner: [] };
-  const compiled = await compileProgram(args.code as string);
+  let compiled: Awaited<ReturnType<typeof compileProgram>>;
+  try {
+    compiled = await compileProgram(args.code as string);
+  } catch (error) {
+    if (!(error instanceof CompilerUnavailableError)) throw error;
+    // esbuild itself failed, not the program; a fresh service is started for the next run.
+    console.error("code mode compiler unavailable", error);
+    const message = "The compiler failed and is being restarted, not because of the program; run it again";
+    return { result: refusal("compiler_unavailable", message, { retryAfterSeconds: 1 }), inner: [] };
+  }
   if (!compiled.ok) return { result: compileFailure(compiled.diagnostics), inner: [] };
 
   const inner: InnerCall[] = [];
