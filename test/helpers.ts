@@ -119,3 +119,21 @@ export async function eventually<T>(read: () => Promise<T>, done: (value: T) => 
   }
   throw new Error("timed out waiting");
 }
+
+/** The gateway's error in a tool result (`_meta["dev.rayrun/error"]`: code, message, details), if it holds one. */
+export const gatewayError = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.["dev.rayrun/error"];
+
+/**
+ * A workspace with the demo upstream's hostile fixture (`/fixtures/hostile/<tag>/mcp`) connected as service
+ * `evil`, and a tools:call key on its default profile.
+ */
+export async function hostileGateway() {
+  const tag = newTag();
+  const workspace = await createWorkspace();
+  const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
+    key: workspace.adminKey,
+    body: { slug: "evil", url: `${upstreamOrigin()}/fixtures/hostile/${tag}/mcp` },
+  });
+  if (created.status !== 201) throw new Error(`service: ${created.status} ${JSON.stringify(created.body)}`);
+  return { ...workspace, tag, key: await createKey(workspace, ["tools:call"], workspace.defaultProfileId) };
+}

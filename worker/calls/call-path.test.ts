@@ -7,18 +7,16 @@ import {
   createKey,
   createWorkspace,
   eventually,
+  gatewayError,
   newTag,
+  type TestWorkspace,
   upstreamOrigin,
   upstreamReceived,
-  type TestWorkspace,
 } from "../../test/helpers.ts";
 import { RELEASE_NOTES_HOOK } from "../hooks/compiler/compiler.fixtures.ts";
 import { loadCatalog, type Catalog } from "./catalog.ts";
 import { runToolCall } from "./pipeline.ts";
 import { keyCaller, type Caller } from "../hooks/lifecycle/lifecycle.fixtures.ts";
-
-const META = "dev.rayrun/error";
-const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
 
 /** A workspace with one service at `url`, a client key, a hooks:write key, and hook helpers for one of its tools. */
 async function gatewayFor(slug: string, url: string, workspace?: TestWorkspace) {
@@ -268,7 +266,7 @@ describe("every refusal of the call path", () => {
     const client = await connectMcp(gateway.clientKey);
     const missing = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
     expect(missing.isError).toBe(true);
-    expect(meta(missing)).toMatchObject({ code: "hook_unavailable", details: { tool: "demo__search_release_notes" } });
+    expect(gatewayError(missing)).toMatchObject({ code: "hook_unavailable", details: { tool: "demo__search_release_notes" } });
     const rows = await eventually(
       () => gateway.logs(gateway.uid),
       (logs) => logs.length === 1,
@@ -313,7 +311,7 @@ describe("every refusal of the call path", () => {
     expect(review.status).toBe(200);
 
     const outdated = await client.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } });
-    expect(meta(outdated)).toMatchObject({ code: "hook_outdated", details: { tool: "mut__echo" } });
+    expect(gatewayError(outdated)).toMatchObject({ code: "hook_outdated", details: { tool: "mut__echo" } });
     expect((await upstreamReceived(`mutable-${key}`)).calls).toHaveLength(1);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["mut__retired", "mut__stable"]);
 
@@ -343,7 +341,10 @@ describe("every refusal of the call path", () => {
     expect((await client.listTools()).tools).toEqual([]);
     const refused = await client.callTool({ name: "locked__search_release_notes", arguments: { query: "sso" } });
     expect(refused.isError).toBe(true);
-    expect(meta(refused)).toMatchObject({ code: "upstream_authorization_required", details: { tool: "locked__search_release_notes" } });
+    expect(gatewayError(refused)).toMatchObject({
+      code: "upstream_authorization_required",
+      details: { tool: "locked__search_release_notes" },
+    });
     expect((await upstreamReceived(tag)).calls).toEqual([]);
   });
 
@@ -366,7 +367,7 @@ describe("every refusal of the call path", () => {
     await control({ down: true });
     const down = await ping();
     expect(down.isError).toBe(true);
-    expect(meta(down)).toMatchObject({ code: "upstream_unreachable", details: { tool: "stateful__ping" } });
+    expect(gatewayError(down)).toMatchObject({ code: "upstream_unreachable", details: { tool: "stateful__ping" } });
     const rows = await eventually(
       () => gateway.logs(gateway.uidOf("ping")),
       (logs) => logs.length === 1,
@@ -396,7 +397,7 @@ describe("every refusal of the call path", () => {
     const approve = (id: string) => api(`/v1/workspaces/${gateway.ws}/approvals/${id}/approve`, { method: "POST", key: gateway.adminKey });
 
     // The hook asks for approval under an allowing policy: the approver and the agent both read its message.
-    const asked = meta(await call("ask"));
+    const asked = gatewayError(await call("ask"));
     expect(asked).toMatchObject({
       code: "approval_required",
       details: { reason: "needs_review", message: "Searching for 'asked' on behalf of the agent" },
@@ -412,7 +413,7 @@ describe("every refusal of the call path", () => {
       body: { profileId: gateway.defaultProfileId, mode: "approval" },
     });
     expect(policy.status).toBe(200);
-    const needed = meta(await call("sso"));
+    const needed = gatewayError(await call("sso"));
     expect(needed).toMatchObject({ code: "approval_required", details: { reason: "policy_approval" } });
     expect(needed.details).not.toHaveProperty("message");
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
@@ -443,7 +444,7 @@ describe("every refusal of the call path", () => {
     };
 
     await setCapture(true, "metadata");
-    expect(meta(await refusedCall()).code).toBe("invalid_arguments");
+    expect(gatewayError(await refusedCall()).code).toBe("invalid_arguments");
     expect(await detailsOfLastRow(1)).toBeNull();
     await setCapture(false, "payloads");
     await refusedCall();
@@ -488,7 +489,7 @@ describe("argument nesting", () => {
     for (const levels of [64, 1_500]) {
       const deep = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso", extra: nested(levels) } });
       expect(deep.isError).toBe(true);
-      expect(meta(deep)).toMatchObject({
+      expect(gatewayError(deep)).toMatchObject({
         code: "invalid_arguments",
         details: { violations: [{ pointer: "", message: "nests objects and arrays deeper than 64 levels" }] },
       });

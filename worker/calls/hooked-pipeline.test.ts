@@ -1,12 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
-import { api, connectMcp, createKey, eventually, upstreamReceived } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, eventually, gatewayError, upstreamReceived } from "../../test/helpers.ts";
 import { hookGateway, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 import { LOG_DETAIL_ALLOWANCE_BYTES, LOG_DETAIL_ROW_BYTES } from "../logs/log-details.ts";
 import { applyLogRetention } from "../logs/logs.store.ts";
-
-const META = "dev.rayrun/error";
-const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
 
 /** Every isolate failure, chosen by the query so the hook's own tests (query "sso") pass. */
 const HOSTILE_HOOK = `export default defineToolAdapter({
@@ -77,7 +74,11 @@ describe("hooked tool calls", () => {
     const client = await connectMcp(gateway.clientKey);
     const reject = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "reject" } });
     expect(reject.isError).toBe(true);
-    expect(meta(reject)).toMatchObject({ code: "query_forbidden", message: "That search is not allowed", details: { source: "hook" } });
+    expect(gatewayError(reject)).toMatchObject({
+      code: "query_forbidden",
+      message: "That search is not allowed",
+      details: { source: "hook" },
+    });
 
     for (const code of [
       "timeout",
@@ -91,7 +92,7 @@ describe("hooked tool calls", () => {
     ]) {
       const result = await client.callTool({ name: "demo__search_release_notes", arguments: { query: code } });
       expect(result.isError, code).toBe(true);
-      expect(meta(result), code).toEqual({
+      expect(gatewayError(result), code).toEqual({
         code: "hook_failed",
         message: "The tool's hook failed, so the call was stopped",
         details: { tool: "demo__search_release_notes", error: { code } },
@@ -99,7 +100,7 @@ describe("hooked tool calls", () => {
     }
     // Native work found through an argument (a sparse array of length 1e8 inside flat) is bounded too: no live call is held.
     const sparse = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sparse flat" } });
-    expect(meta(sparse)).toEqual({
+    expect(gatewayError(sparse)).toEqual({
       code: "hook_failed",
       message: "The tool's hook failed, so the call was stopped",
       details: { tool: "demo__search_release_notes", error: { code: "timeout" } },
@@ -129,7 +130,7 @@ describe("hooked tool calls", () => {
     await deployed(gateway, HOSTILE_HOOK);
     const client = await connectMcp(gateway.clientKey);
     const result = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "bad upstream arguments" } });
-    expect(meta(result)).toMatchObject({
+    expect(gatewayError(result)).toMatchObject({
       code: "invalid_upstream_arguments",
       details: { violations: [{ pointer: "/query", message: expect.stringContaining("string") }] },
     });
@@ -146,9 +147,9 @@ describe("hooked tool calls", () => {
     await deployed(gateway, HOSTILE_HOOK);
     const client = await connectMcp(gateway.clientKey);
     const invalid = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "bad output" } });
-    expect(meta(invalid)).toMatchObject({ code: "invalid_output", details: { violations: [{ pointer: "/items" }] } });
+    expect(gatewayError(invalid)).toMatchObject({ code: "invalid_output", details: { violations: [{ pointer: "/items" }] } });
     const failed = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "fail after" } });
-    expect(meta(failed)).toMatchObject({ code: "result_withheld", message: "Results are withheld" });
+    expect(gatewayError(failed)).toMatchObject({ code: "result_withheld", message: "Results are withheld" });
   });
 
   it("applies the projection to the after transform's result", async ({ expect }) => {
@@ -233,7 +234,7 @@ describe("hooked tool calls", () => {
     expect(listed.description).toBe("Search public release notes");
     expect(listed.inputSchema).toMatchObject({ properties: { q: { type: "string" } }, required: ["q"] });
     const wrong = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
-    expect(meta(wrong).code).toBe("invalid_arguments");
+    expect(gatewayError(wrong).code).toBe("invalid_arguments");
     const right = await client.callTool({ name: "demo__search_release_notes", arguments: { q: "sso" } });
     expect(right.isError).toBeFalsy();
     expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ query: "sso" }]);
@@ -246,7 +247,7 @@ describe("hook-requested approvals", () => {
     await deployed(gateway, HOSTILE_HOOK);
     const client = await connectMcp(gateway.clientKey);
     const call = () => client.callTool({ name: "demo__search_release_notes", arguments: { query: "needs approval" } });
-    const first = meta(await call());
+    const first = gatewayError(await call());
     expect(first).toMatchObject({ code: "approval_required", details: { reason: "sensitive_search" } });
     const approval = await api(`/v1/workspaces/${gateway.ws}/approvals/${first.details.approvalId}`, { key: gateway.adminKey });
     expect(approval.body).toMatchObject({ source: "hook", arguments: { query: "approved needs approval" }, status: "pending" });
@@ -255,7 +256,7 @@ describe("hook-requested approvals", () => {
     const run = await call();
     expect(run.isError).toBeFalsy();
     expect((await upstreamReceived(gateway.tag)).calls.map((c) => c.arguments)).toEqual([{ query: "approved needs approval" }]);
-    expect(meta(await call()).code).toBe("approval_required");
+    expect(gatewayError(await call()).code).toBe("approval_required");
     expect((await upstreamReceived(gateway.tag)).calls).toHaveLength(1);
   });
 
@@ -264,10 +265,10 @@ describe("hook-requested approvals", () => {
     await deployed(gateway, HOSTILE_HOOK);
     const client = await connectMcp(gateway.clientKey);
     const call = () => client.callTool({ name: "demo__search_release_notes", arguments: { query: "needs approval" } });
-    const first = meta(await call());
+    const first = gatewayError(await call());
     await deployed(gateway, `// revision two\n${HOSTILE_HOOK}`);
     await api(`/v1/workspaces/${gateway.ws}/approvals/${first.details.approvalId}/approve`, { method: "POST", key: gateway.adminKey });
-    const after = meta(await call());
+    const after = gatewayError(await call());
     expect(after.code).toBe("approval_required");
     expect(after.details.approvalId).not.toBe(first.details.approvalId);
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);

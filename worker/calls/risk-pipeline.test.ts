@@ -6,13 +6,11 @@ import {
   createWorkspace,
   demoGateway,
   eventually,
-  upstreamReceived,
+  gatewayError,
   type TestWorkspace,
+  upstreamReceived,
 } from "../../test/helpers.ts";
 import { hookGateway } from "../hooks/lifecycle/lifecycle.fixtures.ts";
-
-const META = "dev.rayrun/error";
-const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
 
 /*
  * The demo upstream's annotations: search_release_notes and lookup_customer are
@@ -65,18 +63,18 @@ describe("risk rules on an access profile", () => {
     ]);
     const first = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
     expect(first.isError).toBe(true);
-    expect(meta(first)).toMatchObject({
+    expect(gatewayError(first)).toMatchObject({
       code: "approval_required",
       details: { reason: "risk_destructive_hint", tool: "demo__delete_record" },
     });
     // A tool that says nothing about destructiveHint is destructive by the spec default; a read-only one is not.
     const silent = await client.callTool({ name: "demo__export_report", arguments: { month: "2026-10" } });
-    expect(meta(silent)).toMatchObject({ code: "approval_required", details: { reason: "risk_destructive_hint" } });
+    expect(gatewayError(silent)).toMatchObject({ code: "approval_required", details: { reason: "risk_destructive_hint" } });
     const readOnly = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
     expect(readOnly.isError).toBeFalsy();
     expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.tool)).toEqual(["search_release_notes"]);
 
-    const approvalId = meta(first).details.approvalId as string;
+    const approvalId = gatewayError(first).details.approvalId as string;
     const pending = await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}`, { key: gateway.adminKey });
     expect(pending.body).toMatchObject({ reason: "risk_destructive_hint", source: "policy", status: "pending", arguments: { id: "r1" } });
     await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, { method: "POST", key: gateway.adminKey });
@@ -84,7 +82,7 @@ describe("risk rules on an access profile", () => {
       content: [{ type: "text", text: "Deleted record r1" }],
     });
     const again = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
-    expect(meta(again).code).toBe("approval_required");
+    expect(gatewayError(again).code).toBe("approval_required");
     expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.tool)).toEqual(["search_release_notes", "delete_record"]);
   });
 
@@ -100,7 +98,7 @@ describe("risk rules on an access profile", () => {
 
     expect((await setPolicy("allow")).status).toBe(200);
     const allowed = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
-    expect(meta(allowed)).toMatchObject({ code: "approval_required", details: { reason: "risk_destructive_hint" } });
+    expect(gatewayError(allowed)).toMatchObject({ code: "approval_required", details: { reason: "risk_destructive_hint" } });
 
     expect((await setPolicy("block")).status).toBe(200);
     expect(await listedNames(client)).not.toContain("demo__delete_record");
@@ -164,16 +162,16 @@ describe("risk rules on an access profile", () => {
       updatedAt: expect.any(String),
     });
     const after = await client.callTool({ name: "demo__export_report", arguments: { month: "2026-10" } });
-    expect(meta(after)).toMatchObject({ code: "approval_required", details: { reason: "risk_open_world_hint" } });
+    expect(gatewayError(after)).toMatchObject({ code: "approval_required", details: { reason: "risk_open_world_hint" } });
     // Both rules match delete_record; one approval covers both and names the first rule.
     const both = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
-    expect(meta(both)).toMatchObject({ code: "approval_required", details: { reason: "risk_destructive_hint" } });
+    expect(gatewayError(both)).toMatchObject({ code: "approval_required", details: { reason: "risk_destructive_hint" } });
 
     // `{}` removes every rule; defaultMode can change in the same place.
     const cleared = await patchProfile(gateway, gateway.defaultProfileId, { riskRules: {}, defaultMode: "approval" });
     expect(cleared.body).toMatchObject({ riskRules: {}, defaultMode: "approval" });
     const plain = await client.callTool({ name: "demo__export_report", arguments: { month: "2026-10" } });
-    expect(meta(plain)).toMatchObject({ code: "approval_required", details: { reason: "policy_approval" } });
+    expect(gatewayError(plain)).toMatchObject({ code: "approval_required", details: { reason: "policy_approval" } });
     expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.tool)).toEqual(["export_report"]);
 
     const listed = await api(`/v1/workspaces/${gateway.ws}/profiles`, { key: gateway.adminKey });
@@ -203,9 +201,9 @@ describe("a hook and a risk rule", () => {
 
     const client = await connectMcp(gateway.clientKey);
     const result = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
-    expect(meta(result)).toMatchObject({ code: "approval_required", details: { reason: "risk_destructive_hint" } });
+    expect(gatewayError(result)).toMatchObject({ code: "approval_required", details: { reason: "risk_destructive_hint" } });
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
-    const approvalId = meta(result).details.approvalId as string;
+    const approvalId = gatewayError(result).details.approvalId as string;
     const approval = await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}`, { key: gateway.adminKey });
     // The hook ran and continued; the approval still binds its revision.
     expect(approval.body).toMatchObject({ source: "policy", revisionId: revision.body.revisionId });

@@ -1,10 +1,7 @@
 import { describe, it } from "vitest";
-import { addService, api, connectMcp, createKey, createWorkspace, upstreamOrigin } from "../../test/helpers.ts";
+import { addService, api, connectMcp, createKey, createWorkspace, gatewayError, upstreamOrigin } from "../../test/helpers.ts";
 import { evilPatternSubject, uniqueItemsArguments } from "../lib/schema-bounds.fixtures.ts";
 import { VALUE_LIMITS } from "../lib/schema-bounds.ts";
-
-const META = "dev.rayrun/error";
-const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
 
 /** A workspace indexing the hostile upstream as service `hostile`, with a client connected over /mcp. */
 async function hostileGateway() {
@@ -47,7 +44,7 @@ describe("upstream JSON Schemas are validated with bounded work", () => {
     const { client } = await hostileGateway();
     const result = await client.callTool({ name: "hostile__anyof_chain", arguments: { value: "x" } });
     expect(result.isError).toBe(true);
-    expect(meta(result)).toMatchObject({
+    expect(gatewayError(result)).toMatchObject({
       code: "schema_too_complex",
       details: { tool: "hostile__anyof_chain", bound: "branching", limit: 1_000 },
     });
@@ -56,13 +53,13 @@ describe("upstream JSON Schemas are validated with bounded work", () => {
   it("refuses a pattern no linear-time matcher can run (a backreference) as schema_too_complex (pattern)", async ({ expect }) => {
     const { client } = await hostileGateway();
     const result = await client.callTool({ name: "hostile__backreference_pattern", arguments: { text: "aa" } });
-    expect(meta(result)).toMatchObject({ code: "schema_too_complex", details: { bound: "pattern" } });
+    expect(gatewayError(result)).toMatchObject({ code: "schema_too_complex", details: { bound: "pattern" } });
   });
 
   it("matches ^(a+)+$ on input in linear time: the hostile string is simply invalid, a matching one goes through", async ({ expect }) => {
     const { client } = await hostileGateway();
     const hostile = await client.callTool({ name: "hostile__evil_input_pattern", arguments: { text: evilPatternSubject(40) } });
-    expect(meta(hostile)).toMatchObject({ code: "invalid_arguments", details: { violations: [{ pointer: "/text" }] } });
+    expect(gatewayError(hostile)).toMatchObject({ code: "invalid_arguments", details: { violations: [{ pointer: "/text" }] } });
     const fine = await client.callTool({ name: "hostile__evil_input_pattern", arguments: { text: "aaaa" } });
     expect(fine.isError).toBeFalsy();
     expect(fine.structuredContent).toEqual({ text: "aaaa" });
@@ -71,21 +68,27 @@ describe("upstream JSON Schemas are validated with bounded work", () => {
   it("matches ^(a+)+$ on the upstream's output in linear time", async ({ expect }) => {
     const { client } = await hostileGateway();
     const result = await client.callTool({ name: "hostile__evil_output_pattern", arguments: { text: evilPatternSubject(40) } });
-    expect(meta(result)).toMatchObject({ code: "invalid_output", details: { violations: [{ pointer: "/text" }] } });
+    expect(gatewayError(result)).toMatchObject({ code: "invalid_output", details: { violations: [{ pointer: "/text" }] } });
   });
 
   it("stops pattern matching past its step budget with schema_too_complex (pattern_work)", async ({ expect }) => {
     const { client } = await hostileGateway();
     const result = await client.callTool({ name: "hostile__evil_input_pattern", arguments: { text: "a".repeat(600_000) } });
-    expect(meta(result)).toMatchObject({ code: "schema_too_complex", details: { bound: "pattern_work", limit: VALUE_LIMITS.patternWork } });
+    expect(gatewayError(result)).toMatchObject({
+      code: "schema_too_complex",
+      details: { bound: "pattern_work", limit: VALUE_LIMITS.patternWork },
+    });
   });
 
   it("refuses uniqueItems over 30,000 items as schema_too_complex (unique_items) and checks arrays under the cap", async ({ expect }) => {
     const { client } = await hostileGateway();
     const big = await client.callTool({ name: "hostile__unique_items", arguments: uniqueItemsArguments(30_000) });
-    expect(meta(big)).toMatchObject({ code: "schema_too_complex", details: { bound: "unique_items", limit: VALUE_LIMITS.uniqueItems } });
+    expect(gatewayError(big)).toMatchObject({
+      code: "schema_too_complex",
+      details: { bound: "unique_items", limit: VALUE_LIMITS.uniqueItems },
+    });
     const duplicate = await client.callTool({ name: "hostile__unique_items", arguments: { ids: [1, 2, 1] } });
-    expect(meta(duplicate)).toMatchObject({ code: "invalid_arguments" });
+    expect(gatewayError(duplicate)).toMatchObject({ code: "invalid_arguments" });
     const fine = await client.callTool({ name: "hostile__unique_items", arguments: uniqueItemsArguments(VALUE_LIMITS.uniqueItems) });
     expect(fine.isError).toBeFalsy();
   });

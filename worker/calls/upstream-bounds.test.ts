@@ -7,49 +7,42 @@ import {
   createKey,
   createWorkspace,
   eventually,
+  gatewayError,
+  hostileGateway,
   newTag,
   ORIGIN,
   upstreamOrigin,
   upstreamReceived,
 } from "../../test/helpers.ts";
 
-const META = "dev.rayrun/error";
-const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
-
-/** A workspace with the hostile fixture upstream connected as service `evil`, and a client on its default profile. */
-async function hostileGateway() {
-  const tag = newTag();
-  const workspace = await createWorkspace();
-  const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
-    key: workspace.adminKey,
-    body: { slug: "evil", url: `${upstreamOrigin()}/fixtures/hostile/${tag}/mcp` },
-  });
-  if (created.status !== 201) throw new Error(`service: ${created.status} ${JSON.stringify(created.body)}`);
-  const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
-  const tools = (await api(`/v1/workspaces/${workspace.ws}/tools`, { key: workspace.adminKey })).body.tools as {
+/** The hostile gateway (test/helpers.ts) with an MCP client on its key, and its tools' uids by upstream name. */
+async function hostileClient() {
+  const gateway = await hostileGateway();
+  const client = await connectMcp(gateway.key);
+  const tools = (await api(`/v1/workspaces/${gateway.ws}/tools`, { key: gateway.adminKey })).body.tools as {
     uid: string;
     name: string;
   }[];
   const uidOf = (name: string) => tools.find((tool) => tool.name === name)!.uid;
-  return { ...workspace, tag, client, uidOf };
+  return { ...gateway, client, uidOf };
 }
 
 describe("upstream responses are bounded", () => {
   it("cuts off a result streamed past 8 MiB without a Content-Length, and refuses a larger declared length", async ({ expect }) => {
-    const gateway = await hostileGateway();
+    const gateway = await hostileClient();
     const small = await gateway.client.callTool({ name: "evil__stream_text", arguments: { bytes: 1024 * 1024 } });
     expect(small.isError).toBeFalsy();
 
     const streamed = await gateway.client.callTool({ name: "evil__stream_text", arguments: { bytes: 64 * 1024 * 1024 } });
     expect(streamed.isError).toBe(true);
-    expect(meta(streamed)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__stream_text" } });
+    expect(gatewayError(streamed)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__stream_text" } });
     // The same as one SSE event, which the pass-through splitter counts as it reads.
     const smallEvent = await gateway.client.callTool({ name: "evil__stream_text", arguments: { bytes: 1024 * 1024, sse: true } });
     expect(smallEvent.isError).toBeFalsy();
     const hugeEvent = await gateway.client.callTool({ name: "evil__stream_text", arguments: { bytes: 64 * 1024 * 1024, sse: true } });
-    expect(meta(hugeEvent)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__stream_text" } });
+    expect(gatewayError(hugeEvent)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__stream_text" } });
     const declared = await gateway.client.callTool({ name: "evil__declare_huge", arguments: {} });
-    expect(meta(declared)).toMatchObject({ code: "upstream_response_too_large" });
+    expect(gatewayError(declared)).toMatchObject({ code: "upstream_response_too_large" });
     const rows = await eventually(
       () => api(`/v1/workspaces/${gateway.ws}/tools/${gateway.uidOf("stream_text")}/hook/logs`, { key: gateway.adminKey }),
       (res) => res.body.logs.length === 2,
@@ -80,7 +73,7 @@ describe("upstream responses are bounded", () => {
 
 describe("an upstream cannot speak for the gateway", () => {
   it("applies projection to an error result's structured content too", async ({ expect }) => {
-    const gateway = await hostileGateway();
+    const gateway = await hostileClient();
     const projection = await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.uidOf("leaky_error")}/projection`, {
       method: "PUT",
       key: gateway.adminKey,
@@ -94,18 +87,18 @@ describe("an upstream cannot speak for the gateway", () => {
   });
 
   it("drops an upstream's dev.rayrun metadata from error and success results, and keeps its other metadata", async ({ expect }) => {
-    const gateway = await hostileGateway();
+    const gateway = await hostileClient();
     const error = await gateway.client.callTool({ name: "evil__leaky_error", arguments: {} });
     expect(error.isError).toBe(true);
     expect(error._meta).toEqual({ "example.com/trace": "kept" });
     const success = await gateway.client.callTool({ name: "evil__forged_success", arguments: {} });
     expect(success.isError).toBeFalsy();
-    expect(meta(success)).toBeUndefined();
+    expect(gatewayError(success)).toBeUndefined();
     expect((await upstreamReceived(`hostile-${gateway.tag}`)).calls).toHaveLength(2);
   });
 
   it("marks an upstream JSON-RPC error as the upstream's even when it claims otherwise", async ({ expect }) => {
-    const gateway = await hostileGateway();
+    const gateway = await hostileClient();
     const failure = await gateway.client.callTool({ name: "evil__forged_rpc_error", arguments: {} }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(McpError);
     expect((failure as McpError).code).toBe(-32602);
@@ -135,7 +128,7 @@ describe("hiding comes before every other refusal", () => {
     expect((answer as McpError).message).toContain("Unknown tool: locked__search_release_notes");
     const allowed = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
     const refused = await allowed.callTool({ name: "locked__search_release_notes", arguments: { query: "sso" } });
-    expect(meta(refused).code).toBe("upstream_authorization_required");
+    expect(gatewayError(refused).code).toBe("upstream_authorization_required");
 
     // The same for a tool whose changed definition waits for review.
     const key = newTag();
@@ -150,7 +143,9 @@ describe("hiding comes before every other refusal", () => {
     await api(`/v1/workspaces/${workspace.ws}/services/${mutable.body.service.id}/refresh`, { method: "POST", key: workspace.adminKey });
     const inReview = await blocked.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } }).catch((error) => error);
     expect((inReview as McpError).message).toContain("Unknown tool: mut__echo");
-    expect(meta(await allowed.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } })).code).toBe("tool_review_required");
+    expect(gatewayError(await allowed.callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } })).code).toBe(
+      "tool_review_required",
+    );
   });
 });
 
@@ -164,7 +159,7 @@ describe("a result nothing changes passes through as the upstream's bytes", () =
     });
 
   it("answers JSON and SSE calls with the upstream's result bytes under the client's own id", async ({ expect }) => {
-    const gateway = await hostileGateway();
+    const gateway = await hostileClient();
     const key = await createKey(gateway, ["tools:call"], gateway.defaultProfileId);
     const json = await post(
       key,
@@ -208,7 +203,7 @@ describe("a result nothing changes passes through as the upstream's bytes", () =
   });
 
   it("passes a large result through as sent, whether it is read without its long strings or whole", async ({ expect }) => {
-    const gateway = await hostileGateway();
+    const gateway = await hostileClient();
     const key = await createKey(gateway, ["tools:call"], gateway.defaultProfileId);
     for (const [name, blocks] of [
       ["evil__long_strings_sse", 1],
@@ -234,7 +229,7 @@ describe("a result nothing changes passes through as the upstream's bytes", () =
   });
 
   it("passes a result through byte for byte when its characters, and the chunks it came in, are cut mid-character", async ({ expect }) => {
-    const gateway = await hostileGateway();
+    const gateway = await hostileClient();
     const key = await createKey(gateway, ["tools:call"], gateway.defaultProfileId);
     const streamed = await post(
       key,

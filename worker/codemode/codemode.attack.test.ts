@@ -8,8 +8,8 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
-import { api, connectMcp, createKey, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
-import { codeGateway, meta, run, type Client } from "./codemode.fixtures.ts";
+import { api, connectMcp, createKey, gatewayError, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import { codeGateway, run, type Client } from "./codemode.fixtures.ts";
 
 const resultOf = (result: CallToolResult) => (result.structuredContent as { result: any }).result;
 
@@ -155,7 +155,7 @@ describe("attack: bounds", () => {
 await Promise.all(chains);
 return "all done";`,
     );
-    expect(meta(result)).toMatchObject({ code: "too_many_tool_calls", details: { limit: 50 } });
+    expect(gatewayError(result)).toMatchObject({ code: "too_many_tool_calls", details: { limit: 50 } });
     const calls = (await upstreamReceived(gateway.slowTag)).calls;
     expect(calls.length).toBeLessThanOrEqual(50);
     expect(Math.max(...calls.map((call) => (call.arguments as { concurrent: number }).concurrent))).toBeLessThanOrEqual(8);
@@ -175,7 +175,7 @@ catch (error: any) { return { name: error.name, code: error.code ?? null }; }`,
     );
     // Too deep for the guest's own JSON.stringify: the run fails closed before any call leaves it. (Nesting the guest
     // can serialise, ~1,500 levels, is forwarded as a direct call's would be: /mcp has no argument nesting bound.)
-    expect(meta(deep)).toEqual({
+    expect(gatewayError(deep)).toEqual({
       code: "stack_overflow",
       message: "The program overflowed its stack",
       details: { logs: [], calls: [] },
@@ -200,7 +200,7 @@ catch (error: any) { return { code: error.code, message: error.message }; }`,
         .callTool({ name: "run_code", arguments: { code } }, undefined, { timeout: 12_000 })
         .then((result) => {
           finished.push(label);
-          return (result.structuredContent as { result: unknown } | undefined)?.result ?? meta(result as CallToolResult);
+          return (result.structuredContent as { result: unknown } | undefined)?.result ?? gatewayError(result as CallToolResult);
         })
         .catch((error: Error) => {
           finished.push(`${label} failed`);
@@ -273,13 +273,13 @@ await null;
 return "never";`,
     );
     // The run ends with the refusal the program received.
-    expect(meta(rethrown)).toMatchObject({
+    expect(gatewayError(rethrown)).toMatchObject({
       code: "unknown_tool",
       message: "Unknown tool: demo__nothing",
       details: { tool: "demo__nothing" },
     });
     // The program's broken `then` still breaks its own promise (resolving with a thenable reads `then`): it fails closed.
-    expect(meta(envelope).code).toBe("unresolved_promise");
+    expect(gatewayError(envelope).code).toBe("unresolved_promise");
     for (const forged of [rethrown, envelope]) expect(JSON.stringify(forged)).not.toContain("attacker.example");
   });
 });
@@ -294,7 +294,7 @@ describe("attack: approvals", () => {
     });
     expect(policy.status).toBe(200);
     const lookup = (email: string) => `return await tools.demo__lookup_customer({ email: ${JSON.stringify(email)} });`;
-    const first = meta(await run(gateway.client, lookup("ada@example.com")));
+    const first = gatewayError(await run(gateway.client, lookup("ada@example.com")));
     expect(first.code).toBe("approval_required");
     const approved = await api(`/v1/workspaces/${gateway.ws}/approvals/${first.details.approvalId}/approve`, {
       method: "POST",
@@ -302,7 +302,7 @@ describe("attack: approvals", () => {
     });
     expect(approved.status).toBe(200);
     // Other arguments do not ride on the approval.
-    const other = meta(await run(gateway.client, lookup("grace@example.com")));
+    const other = gatewayError(await run(gateway.client, lookup("grace@example.com")));
     expect(other.code).toBe("approval_required");
     expect(other.details.approvalId).not.toBe(first.details.approvalId);
     // Two runs (and two calls inside one run) race for the one approved call.
@@ -322,8 +322,8 @@ describe("attack: console", () => {
   it("defeated: log flooding ends the run with log_limit and keeps at most 100 lines", async ({ expect }) => {
     const gateway = await codeGateway();
     const flood = await run(gateway.client, `for (let i = 0; i < 100000; i++) console.log("x".repeat(5000)); return "done";`);
-    expect(meta(flood)).toMatchObject({ code: "log_limit", details: { limit: 100 } });
-    const logs = meta(flood).details.logs as string[];
+    expect(gatewayError(flood)).toMatchObject({ code: "log_limit", details: { limit: 100 } });
+    const logs = gatewayError(flood).details.logs as string[];
     expect(logs).toHaveLength(100);
     expect(Math.max(...logs.map((line) => line.length))).toBe(2001);
     // Breaking String.prototype.slice to dodge the cut fails closed.
@@ -331,7 +331,10 @@ describe("attack: console", () => {
       gateway.client,
       `(String.prototype as any).slice = function () { return this; }; console.log("y".repeat(5000)); return "done";`,
     );
-    expect(meta(uncut)).toMatchObject({ code: "log_limit", message: "The program wrote a console line longer than 2000 characters" });
+    expect(gatewayError(uncut)).toMatchObject({
+      code: "log_limit",
+      message: "The program wrote a console line longer than 2000 characters",
+    });
   });
 });
 
@@ -356,7 +359,7 @@ for (let round = 0; round < 3; round++) {
 return total;`,
     );
     // Eight 4 MiB answers at once are more than the program's memory: the run fails closed, and no later round starts.
-    expect(meta(result)).toMatchObject({ code: "memory_exceeded", message: "The program ran out of memory" });
+    expect(gatewayError(result)).toMatchObject({ code: "memory_exceeded", message: "The program ran out of memory" });
     expect((await upstreamReceived(`hostile-${hostileTag}`)).calls.length).toBeLessThanOrEqual(8);
     expect(resultOf(await run(gateway.client, "return 'still serving';"))).toBe("still serving");
   }, 60_000);

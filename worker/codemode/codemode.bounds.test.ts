@@ -1,19 +1,19 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
-import { addService, api, createWorkspace, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
-import { codeGateway, meta, run } from "./codemode.fixtures.ts";
+import { addService, api, createWorkspace, gatewayError, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import { codeGateway, run } from "./codemode.fixtures.ts";
 import { compileProgram } from "../hooks/compiler/index.ts";
 import { runProgram, type ToolAnswer } from "./codemode.sandbox.ts";
 
 describe("programs that do not compile", () => {
   it("reports esbuild's diagnostics with the program's own line and column", async ({ expect }) => {
     const { client } = await codeGateway();
-    expect(meta(await run(client, "const a = 1;\nreturn a +;"))).toEqual({
+    expect(gatewayError(await run(client, "const a = 1;\nreturn a +;"))).toEqual({
       code: "compile_failed",
       message: 'The program does not compile: Unexpected ";" (line 2, column 11)',
       details: { diagnostics: [{ code: "syntax_error", message: 'Unexpected ";"', line: 2, column: 11 }] },
     });
-    expect(meta(await run(client, 'const x = 1;\n  import fs from "node:fs";\nreturn fs;'))).toEqual({
+    expect(gatewayError(await run(client, 'const x = 1;\n  import fs from "node:fs";\nreturn fs;'))).toEqual({
       code: "compile_failed",
       message:
         "The program does not compile: import declarations are not allowed: a program is one self-contained function body; reach tools through `tools` (line 2, column 3)",
@@ -28,7 +28,7 @@ describe("programs that do not compile", () => {
         ],
       },
     });
-    expect(meta(await run(client, 'return await import("node:fs");'))).toEqual({
+    expect(gatewayError(await run(client, 'return await import("node:fs");'))).toEqual({
       code: "compile_failed",
       message:
         'The program does not compile: import() of "node:fs" is not allowed: a program is one self-contained function body; reach tools through `tools` (line 1, column 21)',
@@ -44,7 +44,7 @@ describe("programs that do not compile", () => {
       },
     });
     const missing = await client.callTool({ name: "run_code", arguments: {} });
-    expect(meta(missing)).toEqual({
+    expect(gatewayError(missing)).toEqual({
       code: "invalid_arguments",
       message: "The arguments do not match the tool's input schema",
       details: { tool: "run_code", violations: [{ pointer: "", message: expect.stringContaining("code") }] },
@@ -58,7 +58,7 @@ describe("isolate bounds", () => {
   }) => {
     const { client } = await codeGateway();
     const looping = await run(client, 'console.log("starting");\nwhile (true) {}');
-    expect(meta(looping)).toEqual({
+    expect(gatewayError(looping)).toEqual({
       code: "timeout",
       message: "The program used up its work budget (time waiting on tools does not count)",
       details: { logs: ["starting"], calls: [] },
@@ -67,19 +67,23 @@ describe("isolate bounds", () => {
     expect(after.structuredContent).toEqual({ result: 2, logs: [], calls: [] });
 
     const hungry = await run(client, "const kept = [];\nfor (let i = 0; ; i++) kept[i] = new Uint8Array(1 << 20);");
-    expect(meta(hungry)).toEqual({ code: "memory_exceeded", message: "The program ran out of memory", details: { logs: [], calls: [] } });
+    expect(gatewayError(hungry)).toEqual({
+      code: "memory_exceeded",
+      message: "The program ran out of memory",
+      details: { logs: [], calls: [] },
+    });
   });
 
   it("refuses a result over 1 MiB and a 101st console line, with the logs so far", async ({ expect }) => {
     const { client } = await codeGateway();
     const big = await run(client, 'console.log("big");\nreturn "x".repeat(1024 * 1024);');
-    expect(meta(big)).toEqual({
+    expect(gatewayError(big)).toEqual({
       code: "output_too_large",
       message: "The program's result is larger than 1048576 bytes as JSON",
       details: { limit: 1048576, bytes: 1048578, logs: ["big"], calls: [] },
     });
     const chatty = await run(client, "for (let i = 0; i < 101; i++) console.log(i);\nreturn 1;");
-    const error = meta(chatty);
+    const error = gatewayError(chatty);
     expect({ ...error, details: { ...error.details, logs: error.details.logs.length } }).toEqual({
       code: "log_limit",
       message: "The program wrote more than 100 console lines",
@@ -96,7 +100,7 @@ describe("inner call bounds", () => {
       gateway.client,
       'for (let i = 0; i < 51; i++) await tools.demo__search_release_notes({ query: "sso" });\nreturn "unreachable";',
     );
-    const error = meta(result);
+    const error = gatewayError(result);
     expect(error.code).toBe("too_many_tool_calls");
     expect(error.message).toBe("The program made more than 50 tool calls; the run was stopped");
     expect(error.details.limit).toBe(50);
@@ -207,7 +211,7 @@ return seen;`,
       gateway.client,
       'console.log("exporting");\nreturn await tools.demo__export_report({ month: "2026-10" });',
     );
-    expect(meta(upstreamFailed)).toEqual({
+    expect(gatewayError(upstreamFailed)).toEqual({
       code: "upstream_error",
       message: "Report service unavailable: try again later",
       details: {
@@ -231,7 +235,7 @@ return seen;`,
     const program = `const notes = await tools.demo__search_release_notes({ query: "sso" });
 const customer = await tools.demo__lookup_customer({ email: "ada@example.com" });
 return { notes: notes.items.length, plan: customer.plan };`;
-    const first = meta(await run(gateway.client, program));
+    const first = gatewayError(await run(gateway.client, program));
     expect(first).toMatchObject({
       code: "approval_required",
       message: "This call needs a human approval (policy_approval). Ask an approver, then repeat the identical call.",
@@ -252,7 +256,7 @@ return { notes: notes.items.length, plan: customer.plan };`;
     expect(approved.status).toBe(200);
     const second = await run(gateway.client, program);
     expect((second.structuredContent as any).result).toEqual({ notes: 1, plan: "enterprise" });
-    const third = meta(await run(gateway.client, program));
+    const third = gatewayError(await run(gateway.client, program));
     expect(third.code).toBe("approval_required");
     expect(third.details.approvalId).not.toBe(first.details.approvalId);
     // The search before the approval ran in every run; the approved lookup reached the upstream once.

@@ -3,10 +3,6 @@ import { addService, api, connectMcp, demoGateway, newTag, upstreamOrigin } from
 
 /** Test fixtures shared by the Code Mode test files. */
 
-const META = "dev.rayrun/error";
-/** The gateway's refusal on an `isError` result (`_meta["dev.rayrun/error"]`). */
-export const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
-
 export type Client = Awaited<ReturnType<typeof connectMcp>>;
 
 /** A demo gateway whose default profile is in Code Mode, with a `slow` service (tool `wait`), and a tools:call-only client. */

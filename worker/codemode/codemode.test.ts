@@ -1,11 +1,11 @@
 import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
-import { api, connectMcp, createKey, demoGateway, eventually, upstreamReceived } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, demoGateway, eventually, gatewayError, upstreamReceived } from "../../test/helpers.ts";
 import readme from "../../README.md?raw";
 import { hookGateway, MOCK_RESULT, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 import { generateCodeDeclarations } from "./codemode.declarations.ts";
 import { CODE_MODE_ERROR_CODES } from "./codemode.errors.ts";
-import { meta, run } from "./codemode.fixtures.ts";
+import { run } from "./codemode.fixtures.ts";
 
 type Gateway = Pick<Awaited<ReturnType<typeof demoGateway>>, "ws" | "adminKey" | "defaultProfileId">;
 
@@ -69,7 +69,7 @@ describe("discovery", () => {
     expect(filteredText).not.toContain("demo__search_release_notes(args");
 
     const bad = (await both.callTool({ name: "describe_tools", arguments: { filter: 7 } })) as CallToolResult;
-    expect(meta(bad)).toEqual({
+    expect(gatewayError(bad)).toEqual({
       code: "invalid_arguments",
       message: "The arguments do not match the tool's input schema",
       details: { tool: "describe_tools", violations: [{ pointer: "/filter", message: expect.any(String) }] },

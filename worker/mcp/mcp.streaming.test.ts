@@ -18,6 +18,7 @@ import {
   createKey,
   createWorkspace,
   eventually,
+  gatewayError,
   newTag,
   ORIGIN,
   upstreamOrigin,
@@ -27,8 +28,6 @@ import { STANDALONE_STREAM_WAIT_MS } from "../services/upstream.ts";
 import { CALL_IDLE_TIMEOUT_MS } from "../services/upstream.call.ts";
 import { STEP_LEVELS } from "../../demo/upstream/interactive.ts";
 
-const META = "dev.rayrun/error";
-const meta = (result: { _meta?: unknown }) => (result._meta as Record<string, any> | undefined)?.[META];
 const text = (result: Record<string, unknown>) => (result.content as { text: string }[])[0]!.text;
 
 /** A workspace fronting the interactive fixture (progress, silence, elicitation, sampling) as service `live`. */
@@ -91,7 +90,7 @@ describe("streamed tool calls", () => {
       const result = await client.callTool({ name: "live__go_quiet", arguments: { seconds: 45 } }, undefined, { timeout: 60_000 });
       const elapsed = Date.now() - started;
       expect(result.isError).toBe(true);
-      expect(meta(result)).toEqual({
+      expect(gatewayError(result)).toEqual({
         code: "upstream_timeout",
         message: `The upstream sent nothing for ${CALL_IDLE_TIMEOUT_MS / 1000} s, so the call was stopped`,
         details: { tool: "live__go_quiet", bound: "idle" },

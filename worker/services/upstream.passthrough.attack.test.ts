@@ -5,19 +5,7 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
-import { api, connectMcp, createKey, createWorkspace, newTag, ORIGIN, upstreamOrigin } from "../../test/helpers.ts";
-
-/** A workspace with the hostile fixture upstream as service `evil`, and a tools:call key on its default profile. */
-async function hostileGateway() {
-  const tag = newTag();
-  const workspace = await createWorkspace();
-  const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
-    key: workspace.adminKey,
-    body: { slug: "evil", url: `${upstreamOrigin()}/fixtures/hostile/${tag}/mcp` },
-  });
-  if (created.status !== 201) throw new Error(`service: ${created.status} ${JSON.stringify(created.body)}`);
-  return { ...workspace, key: await createKey(workspace, ["tools:call"], workspace.defaultProfileId) };
-}
+import { connectMcp, hostileGateway, ORIGIN } from "../../test/helpers.ts";
 
 /** One tools/call POSTed to /mcp as raw bytes: what a client's parser would be handed. */
 async function callBytes(key: string, name: string, accept = "application/json, text/event-stream") {
