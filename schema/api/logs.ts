@@ -76,3 +76,28 @@ export const ContentLogsQuery = z.object({
   cursor: z.string().regex(/^\d+$/).optional().openapi({ description: "`nextCursor` of the previous page" }),
   format: z.enum(["json", "jsonl"]).default("json").openapi({ description: "jsonl: one record per line (application/x-ndjson)" }),
 });
+
+export const CodeRunSchema = z
+  .object({
+    id: z.number().int(),
+    actor: z.string().openapi({ description: "Who ran it: `key:<key id>` or `oauth:<client_id>`" }),
+    requestId: z.string().openapi({ description: "The run's request id; its inner calls' rows (under each tool) carry it too" }),
+    outcome: z.enum(["ok", "error"]),
+    code: z.string().nullable().openapi({ description: "The run's error code: a Code Mode code, or an uncaught inner call's" }),
+    innerCalls: z.number().int(),
+    programSha256: z.string().nullable().openapi({ description: "SHA-256 (hex) of the program's text, which is never stored" }),
+    programBytes: z.number().int().nullable(),
+    durationMs: z.number(),
+    createdAt: z.string(),
+  })
+  .openapi("CodeRun");
+
+export const CodeRunsQuery = z.object({
+  since: z.iso.datetime().optional(),
+  until: z.iso.datetime().optional(),
+  outcome: z.enum(["ok", "error"]).optional(),
+  requestId: z.string().max(128).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().regex(/^\d+$/).optional().openapi({ description: "`nextCursor` of the previous page" }),
+  format: z.enum(["json", "jsonl"]).default("json").openapi({ description: "jsonl: one record per line (application/x-ndjson)" }),
+});

@@ -5,7 +5,7 @@ import readme from "../../README.md?raw";
 import { hookGateway, MOCK_RESULT, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 import { generateCodeDeclarations } from "./codemode.declarations.ts";
 import { CODE_MODE_ERROR_CODES } from "./codemode.errors.ts";
-import { run } from "./codemode.fixtures.ts";
+import { codeGateway, run } from "./codemode.fixtures.ts";
 
 type Gateway = Pick<Awaited<ReturnType<typeof demoGateway>>, "ws" | "adminKey" | "defaultProfileId">;
 
@@ -143,6 +143,54 @@ function documentedCodeModeCodes(markdown: string): string[] {
   }
   return codes.sort();
 }
+
+describe("the code run log", () => {
+  it("records each run_code (outcome, code, inner calls, the program's digest and size, never its text) for hooks:read keys", async ({
+    expect,
+  }) => {
+    const { client, ...gateway } = await codeGateway();
+    const program = 'const a = await tools.demo__search_release_notes({ query: "sso" });\nreturn a.items.length;';
+    expect((await run(client, program)).isError).toBeFalsy();
+    expect(gatewayError(await run(client, "return ("))).toMatchObject({ code: "compile_failed" });
+    const reader = await createKey(gateway, ["hooks:read"]);
+    const listed = await eventually(
+      () => api(`/v1/workspaces/${gateway.ws}/code-runs`, { key: reader }),
+      (res) => res.status === 200 && res.body.runs.length === 2,
+    );
+    const [failed, passed] = listed.body.runs;
+    const digest = async (text: string) =>
+      [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)))]
+        .map((byte) => byte.toString(16).padStart(2, "0"))
+        .join("");
+    expect(passed).toMatchObject({
+      outcome: "ok",
+      code: null,
+      innerCalls: 1,
+      programSha256: await digest(program),
+      programBytes: program.length,
+      actor: expect.stringMatching(/^key:/),
+    });
+    expect(failed).toMatchObject({ outcome: "error", code: "compile_failed", innerCalls: 0, programBytes: 8 });
+    expect(JSON.stringify(listed.body)).not.toContain("search_release_notes");
+    // The inner call's row under its tool carries the run's request id.
+    const tools = (await api(`/v1/workspaces/${gateway.ws}/tools`, { key: gateway.adminKey })).body.tools as {
+      uid: string;
+      name: string;
+    }[];
+    const uid = tools.find((tool) => tool.name === "search_release_notes")!.uid;
+    const rows = await eventually(
+      () => api(`/v1/workspaces/${gateway.ws}/tools/${uid}/hook/logs`, { key: reader }),
+      (res) => res.body.logs.length === 1,
+    );
+    expect(rows.body.logs[0]).toMatchObject({ requestId: passed.requestId, callIndex: 0 });
+
+    const onlyErrors = await api(`/v1/workspaces/${gateway.ws}/code-runs?outcome=error`, { key: reader });
+    expect(onlyErrors.body.runs.map((row: { code: string }) => row.code)).toEqual(["compile_failed"]);
+    const caller = await api(`/v1/workspaces/${gateway.ws}/code-runs`, { key: gateway.clientKey });
+    expect(caller.status).toBe(403);
+    expect(caller.body.error.code).toBe("forbidden");
+  });
+});
 
 describe("Code Mode error codes", () => {
   it("are exactly the codes the README's Code Mode table documents", ({ expect }) => {

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, json } from "../../schema/api/common.ts";
-import { CallLogSchema, ContentLogSchema, ContentLogsQuery, LogsQuery } from "../../schema/api/logs.ts";
+import { errorResponses, json, WorkspaceParams } from "../../schema/api/common.ts";
+import { CallLogSchema, CodeRunSchema, CodeRunsQuery, ContentLogSchema, ContentLogsQuery, LogsQuery } from "../../schema/api/logs.ts";
 import { ServiceParams } from "../../schema/api/services.ts";
 import { ToolParams } from "../../schema/api/tools.ts";
 import type { Actor } from "../auth/principal.ts";
@@ -9,6 +9,7 @@ import { createRouter } from "../http/app.ts";
 import { notFound } from "../http/errors.ts";
 import { findService } from "../services/services.store.ts";
 import { findTool } from "../tools/tools.store.ts";
+import { queryCodeRuns } from "./code-runs.store.ts";
 import { queryContentLogs } from "./content-logs.store.ts";
 import { queryLogs } from "./logs.store.ts";
 
@@ -88,6 +89,35 @@ logRoutes.openapi(
     const nextCursor = cursorAfter(logs, query.limit);
     if (query.format === "jsonl") return c.body(...jsonLines(logs, nextCursor)) as never;
     return c.json({ logs, nextCursor }, 200);
+  },
+);
+
+logRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/code-runs",
+    tags: ["logs"],
+    summary: "The workspace's run_code runs through /mcp, newest first (metadata only, never the program or its result)",
+    middleware: guard("hooks:read"),
+    request: { params: WorkspaceParams, query: CodeRunsQuery },
+    responses: {
+      200: {
+        description: "Runs as JSON, or JSON lines with format=jsonl",
+        content: {
+          "application/json": { schema: z.object({ runs: z.array(CodeRunSchema), nextCursor: z.string().nullable() }) },
+          "application/x-ndjson": { schema: z.string() },
+        },
+      },
+      ...errorResponses(400),
+    },
+  }),
+  async (c) => {
+    const { ws } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const runs = await queryCodeRuns(c.env.DB, ws, { ...query, before: query.cursor ? Number(query.cursor) : undefined });
+    const nextCursor = cursorAfter(runs, query.limit);
+    if (query.format === "jsonl") return c.body(...jsonLines(runs, nextCursor)) as never;
+    return c.json({ runs, nextCursor }, 200);
   },
 );
 

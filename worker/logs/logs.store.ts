@@ -165,12 +165,14 @@ export async function applyLogRetention(db: D1Database, now = Date.now()): Promi
   const day = 24 * 60 * 60 * 1000;
   const detailCutoff = new Date(now - LOG_DETAIL_RETENTION_DAYS * day).toISOString();
   const rowCutoff = new Date(now - LOG_RETENTION_DAYS * day).toISOString();
-  const [cleared, deleted, deletedContent] = await db.batch([
+  const [cleared, deleted, deletedContent, deletedRuns] = await db.batch([
     db.prepare("UPDATE call_logs SET details = NULL WHERE details IS NOT NULL AND created_at < ?").bind(detailCutoff),
     db.prepare("DELETE FROM call_logs WHERE created_at < ?").bind(rowCutoff),
     db.prepare("DELETE FROM content_logs WHERE created_at < ?").bind(rowCutoff),
+    db.prepare("DELETE FROM code_runs WHERE created_at < ?").bind(rowCutoff),
     // Hours that have left every workspace's rolling detail allowance.
     db.prepare("DELETE FROM log_detail_usage WHERE hour <= ?").bind(usageHour(new Date(now).toISOString()) - LOG_DETAIL_WINDOW_HOURS),
   ]);
-  return { cleared: cleared?.meta.changes ?? 0, deleted: (deleted?.meta.changes ?? 0) + (deletedContent?.meta.changes ?? 0) };
+  const deletedRows = [deleted, deletedContent, deletedRuns].reduce((sum, result) => sum + (result?.meta.changes ?? 0), 0);
+  return { cleared: cleared?.meta.changes ?? 0, deleted: deletedRows };
 }

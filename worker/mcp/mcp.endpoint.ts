@@ -15,9 +15,11 @@ import { loadCatalog } from "../calls/catalog.ts";
 import type { CallOutcome, ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
 import { runShadow } from "../calls/shadow.ts";
-import { callCodeModeTool, isCodeModeCall, isDirectCallOffered, toolsForDiscovery } from "../codemode/codemode.tools.ts";
+import { codeRunEntry } from "../codemode/codemode.record.ts";
+import { callCodeModeTool, isCodeModeCall, isDirectCallOffered, RUN_CODE, toolsForDiscovery } from "../codemode/codemode.tools.ts";
 import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
+import { writeCodeRun } from "../logs/code-runs.store.ts";
 import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
 import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
 import { CONTENT_CAPABILITIES, isInitialize, registerContentHandlers, withGatewayLinks } from "./mcp.content.ts";
@@ -148,13 +150,15 @@ function createGatewayServer(
       const args = (request.params.arguments ?? {}) as JsonObject;
       const approvalsUrl = `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`;
       if (isCodeModeCall(catalog, caller.profileId, name)) {
+        const requestId = newId("req");
+        const started = Date.now();
         const { result, inner } = await callCodeModeTool(
           {
             env,
             catalog,
             loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil),
             ...caller,
-            requestId: newId("req"),
+            requestId,
             approvalsUrl,
             signal: upstream.signal,
           },
@@ -162,6 +166,13 @@ function createGatewayServer(
           args,
         );
         for (const call of inner) if (call.run) scheduleAfterResponse(env, waitUntil, caller, call.run, call.index);
+        if (name === RUN_CODE) {
+          const run = { keyId: caller.keyId, actor: caller.actor, requestId };
+          const durationMs = Date.now() - started;
+          afterResponse(waitUntil, "code run log write", async () =>
+            writeCodeRun(env.DB, caller.workspaceId, await codeRunEntry(run, args, result, inner.length, durationMs)),
+          );
+        }
         return result;
       }
       // A profile in Code Mode only reaches tools through run_code.

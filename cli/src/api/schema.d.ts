@@ -3929,6 +3929,85 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/workspaces/{ws}/code-runs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The workspace's run_code runs through /mcp, newest first (metadata only, never the program or its result) */
+    get: {
+      parameters: {
+        query?: {
+          since?: string;
+          until?: string;
+          outcome?: "ok" | "error";
+          requestId?: string;
+          limit?: number;
+          /** @description `nextCursor` of the previous page */
+          cursor?: string;
+          /** @description jsonl: one record per line (application/x-ndjson) */
+          format?: "json" | "jsonl";
+        };
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Runs as JSON, or JSON lines with format=jsonl */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              runs: components["schemas"]["CodeRun"][];
+              nextCursor: string | null;
+            };
+            "application/x-ndjson": string;
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/workspaces/{ws}/oauth/grants": {
     parameters: {
       query?: never;
@@ -4760,6 +4839,23 @@ export interface components {
       outcome: "ok" | "blocked" | "upstream_error" | "upstream_failed";
       /** @description Upstream failure code, or the upstream's JSON-RPC error code */
       code: string | null;
+      durationMs: number;
+      createdAt: string;
+    };
+    CodeRun: {
+      id: number;
+      /** @description Who ran it: `key:<key id>` or `oauth:<client_id>` */
+      actor: string;
+      /** @description The run's request id; its inner calls' rows (under each tool) carry it too */
+      requestId: string;
+      /** @enum {string} */
+      outcome: "ok" | "error";
+      /** @description The run's error code: a Code Mode code, or an uncaught inner call's */
+      code: string | null;
+      innerCalls: number;
+      /** @description SHA-256 (hex) of the program's text, which is never stored */
+      programSha256: string | null;
+      programBytes: number | null;
       durationMs: number;
       createdAt: string;
     };
