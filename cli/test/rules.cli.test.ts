@@ -622,6 +622,85 @@ export function broken() {
   });
 });
 
+describe("rayrun hooks run, what a PostToolUse rule tells the model", () => {
+  it("crosses the alias door and the meter like the tool's output: context and a denial's reason", async ({ expect }) => {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-post-texts-"));
+    // Rules that echo what the tool returned (the real name) back to the model. An alias rule guards
+    // WebSearch (the echo runs before it, so it sees real values) and Fetch (where the deny comes first); none guards Read.
+    writeFileSync(
+      join(dir, "gateway-hooks.toml"),
+      `
+[[hooks.PostToolUse]]
+matcher = "^(WebSearch|Read)$"
+handlers = [{ type = "callable", target = "./echo.mjs#echo", name = "echo" }]
+
+[[hooks.PostToolUse]]
+matcher = "^Fetch$"
+handlers = [{ type = "callable", target = "./echo.mjs#refuse", name = "refuse" }]
+
+[[hooks.PostToolUse]]
+matcher = "^(WebSearch|Fetch)$"
+handlers = [{ type = "alias" }]
+`,
+    );
+    writeFileSync(
+      join(dir, "echo.mjs"),
+      `export const echo = (event) => ({ additional_context: "top hit: " + event.tool_result.title });
+export const refuse = (event) => ({ decision: "deny", reason: "this page is about " + event.tool_result.title });
+`,
+    );
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    const session = "post-texts";
+    const state = join(dir, ".rayrun/hooks", session);
+    const post = (tool_name: string) =>
+      hookProcess(
+        dir,
+        {
+          session_id: session,
+          cwd: dir,
+          hook_event_name: "PostToolUse",
+          tool_name,
+          tool_input: {},
+          tool_response: { title: "Matthew Nowell" },
+        },
+        ["--seed", "seeds.json"],
+      );
+    const leaks = () => JSON.parse(readFileSync(join(state, "counts.json"), "utf8")).leak_through_inbound as number;
+
+    const search = await post("WebSearch");
+    expect([search.status, search.stderr]).toEqual([0, ""]);
+    const alias = JSON.parse(search.stdout).hookSpecificOutput.updatedToolOutput.title as string;
+    expect(alias).toMatch(/^[A-Z][a-z]+ [A-Z][\w-]+$/);
+    expect(alias).not.toMatch(/nowell/i);
+    expect(JSON.parse(search.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PostToolUse",
+        updatedToolOutput: { title: alias },
+        updatedMCPToolOutput: { title: alias },
+        additionalContext: `[hook echo] top hit: ${alias}`,
+      },
+    });
+    expect(leaks()).toBe(0);
+
+    // Denied before the alias rule ran: the reason the model reads (stderr, exit 2) is in alias space all the same.
+    // Exit 2 cannot replace the output, so the model also reads the tool's own output: that real name is counted.
+    const fetched = await post("Fetch");
+    expect([fetched.status, fetched.stdout, fetched.stderr.trim()]).toEqual([2, "", `this page is about ${alias}`]);
+    expect(leaks()).toBe(1);
+
+    // No alias rule guards Read: output and context reach the model as they are, and both real names are counted.
+    const read = await post("Read");
+    expect(JSON.parse(read.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "[hook echo] top hit: Matthew Nowell" },
+    });
+    expect(leaks()).toBe(3);
+
+    const stop = await hookProcess(dir, { session_id: session, cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
+    expect([stop.status, stop.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(readFileSync(join(state, "verdict.json"), "utf8")).summary).toMatchObject({ leak_through_inbound: 3, denied: 1 });
+  });
+});
+
 describe("the rayrun/hooks declarations", () => {
   it("type-check a consumer that imports the package by name, and catch its mistakes", ({ expect }) => {
     const dir = mkdtempSync(join(tmpdir(), "rayrun-hooks-dts-"));

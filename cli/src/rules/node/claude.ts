@@ -120,24 +120,32 @@ async function answer(
   if (event === "pre_tool_call") {
     const pre = await run.dispatch({ ...base, hook_event_name: "pre_tool_call" });
     run.addCounts({ calls: 1, denied: pre.denied ? 1 : 0, rewritten: pre.rewritten ? 1 : 0 });
-    if (pre.denied) return { stderr: pre.denied.reason, exitCode: 2 };
+    // The reason (on exit 2) or the context is read by the model: metered.
+    const shown = run.toAgent(pre);
+    if (shown.reason !== undefined) return { stderr: shown.reason, exitCode: 2 };
     const specific: Record<string, unknown> = { hookEventName: "PreToolUse" };
     // Claude Code applies updatedInput together with an "allow" decision.
     if (pre.rewritten) Object.assign(specific, { permissionDecision: "allow", updatedInput: pre.event.tool_input });
-    if (pre.contexts.length) specific.additionalContext = pre.contexts.join("\n");
+    if (shown.contexts.length) specific.additionalContext = shown.contexts.join("\n");
     return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
   }
 
   if (event === "post_tool_call") {
     const post = await run.dispatch({ ...base, hook_event_name: "post_tool_call", tool_result: input.tool_response });
     run.addCounts({ denied: post.denied ? 1 : 0, rewritten: post.rewritten ? 1 : 0 });
-    if (post.denied) return { stderr: post.denied.reason, exitCode: 2 };
+    // The reason or the context, in alias space when an alias rule guards the call, and metered.
+    const shown = run.toAgent(post);
+    if (shown.reason !== undefined) {
+      // Exit 2 cannot replace the output: the model reads the tool's own output beside the reason.
+      run.meterInbound(input.tool_response);
+      return { stderr: shown.reason, exitCode: 2 };
+    }
     // What the agent reads next: real values still in it are leaks, counted for the whole session.
     run.meterInbound(post.event.tool_result);
     const specific: Record<string, unknown> = { hookEventName: "PostToolUse" };
     if (post.rewritten && post.event.tool_result !== input.tool_response)
       Object.assign(specific, { updatedToolOutput: post.event.tool_result, updatedMCPToolOutput: post.event.tool_result });
-    if (post.contexts.length) specific.additionalContext = post.contexts.join("\n");
+    if (shown.contexts.length) specific.additionalContext = shown.contexts.join("\n");
     return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
   }
 
