@@ -247,6 +247,25 @@ describe("inbound: real values become aliases", () => {
     expect(run.summary().leak_through_inbound).toBe(2);
   });
 
+  it("meters a pre_tool_call rule's context and deny reason, which the door leaves as written (it maps out on pre events)", async ({
+    expect,
+  }) => {
+    const { run } = await doorRun();
+    const name = aliasOf(run, "Matthew Nowell");
+    // After the file's outbound alias rule: this rule sees the real name the agent's alias mapped to.
+    run.on("pre_tool_call", (event) =>
+      event.tool_input?.stop
+        ? { decision: "deny", reason: `not about ${String(event.tool_input.who)}` }
+        : { additional_context: `asked about ${String(event.tool_input?.who)}` },
+    );
+    const tools = run.wrapTools({ lookup: async () => "ok" });
+    expect(await tools.lookup({ who: name })).toBe("ok\n\n[hook function] asked about Matthew Nowell");
+    expect(run.summary().leak_through_inbound).toBe(1);
+    const denied = (await rejection(tools.lookup({ who: name, stop: true }))) as HookDenied;
+    expect(denied.reason).toBe("not about Matthew Nowell");
+    expect(run.summary().leak_through_inbound).toBe(2);
+  });
+
   it("rewrites a 5 MiB result with 10,000 seeds", async ({ expect }) => {
     const seeds: SeedEntity[] = Array.from({ length: 10_000 }, (_, i) => ({
       type: i % 2 ? "email" : "person_name",
