@@ -220,6 +220,52 @@ describe("inbound: real values become aliases", () => {
     expect(run.summary().leak_through_inbound).toBe(2);
   });
 
+  it("puts a post_tool_call rule's context and denial reason through the door and the meter, like the result", async ({ expect }) => {
+    const { run } = await doorRun();
+    const name = aliasOf(run, "Matthew Nowell");
+    // Ahead of the alias rule, a rule that echoes what the tool returned (the real name) to the agent.
+    run.on("post_tool_call", (event) => ({ additional_context: `saw ${String(event.tool_result)}` }), { name: "echo", before: true });
+    run.on("post_tool_call", (event) => ({ decision: "deny", reason: `refused: ${String(event.tool_result)}` }), {
+      name: "refuser",
+      matcher: "^refused",
+      before: true,
+    });
+    const tools = run.wrapTools({
+      guarded: async () => "Matthew Nowell",
+      unguarded: async () => "Matthew Nowell",
+      refused: async () => "Matthew Nowell",
+    });
+    expect(await tools.guarded({})).toBe(`${name}\n\n[hook echo] saw ${name}`);
+    expect(run.summary().leak_through_inbound).toBe(0);
+    // No alias rule guards it: result and context reach the agent as they are, and both are counted.
+    expect(await tools.unguarded({})).toBe("Matthew Nowell\n\n[hook echo] saw Matthew Nowell");
+    expect(run.summary().leak_through_inbound).toBe(2);
+    // The deny came before the alias rule ran, and its reason is still in alias space.
+    const denied = (await rejection(tools.refused({}))) as HookDenied;
+    expect(denied).toBeInstanceOf(HookDenied);
+    expect(denied.reason).toBe(`refused: ${name}`);
+    expect(run.summary().leak_through_inbound).toBe(2);
+  });
+
+  it("meters a pre_tool_call rule's context and deny reason, which the door leaves as written (it maps out on pre events)", async ({
+    expect,
+  }) => {
+    const { run } = await doorRun();
+    const name = aliasOf(run, "Matthew Nowell");
+    // After the file's outbound alias rule: this rule sees the real name the agent's alias mapped to.
+    run.on("pre_tool_call", (event) =>
+      event.tool_input?.stop
+        ? { decision: "deny", reason: `not about ${String(event.tool_input.who)}` }
+        : { additional_context: `asked about ${String(event.tool_input?.who)}` },
+    );
+    const tools = run.wrapTools({ lookup: async () => "ok" });
+    expect(await tools.lookup({ who: name })).toBe("ok\n\n[hook function] asked about Matthew Nowell");
+    expect(run.summary().leak_through_inbound).toBe(1);
+    const denied = (await rejection(tools.lookup({ who: name, stop: true }))) as HookDenied;
+    expect(denied.reason).toBe("not about Matthew Nowell");
+    expect(run.summary().leak_through_inbound).toBe(2);
+  });
+
   it("rewrites a 5 MiB result with 10,000 seeds", async ({ expect }) => {
     const seeds: SeedEntity[] = Array.from({ length: 10_000 }, (_, i) => ({
       type: i % 2 ? "email" : "person_name",

@@ -2,7 +2,18 @@
 // users run them: subprocesses on the machine's Node 20 and on Node 22, fed real
 // Claude Code hook events (PreToolUse, PostToolUse, Stop) on stdin.
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, it } from "vitest";
@@ -240,7 +251,7 @@ for (const [version, node] of Object.entries(nodes)) {
       expect(JSON.parse(kept)).toEqual({ calls: 1, requests: 0, denied: 0, rewritten: 2, leak_through_inbound: 2 });
       expect(kept).not.toMatch(/nowell/i);
       expect(statSync(join(state, "counts.json")).mode & 0o777).toBe(0o600);
-      expect(readdirSync(state).filter((name) => name.startsWith("counts"))).toEqual(["counts.json"]);
+      expect(readdirSync(state).filter((name) => name.startsWith("counts") || name.endsWith(".lock"))).toEqual(["counts.json"]);
 
       const stop = hook({ hook_event_name: "Stop", stop_hook_active: false });
       expect([stop.status, stop.stderr]).toEqual([0, ""]);
@@ -434,7 +445,259 @@ describe("rayrun hooks run, parallel events of one session", () => {
     expect(codes).toEqual([0, 0, 0, 0, 0, 0]);
     const counts = JSON.parse(readFileSync(join(dir, ".rayrun/hooks/parallel-session/counts.json"), "utf8"));
     expect(counts.leak_through_inbound).toBe(7);
-    expect(readdirSync(join(dir, ".rayrun/hooks/parallel-session")).filter((name) => name.startsWith("counts"))).toEqual(["counts.json"]);
+    expect(
+      readdirSync(join(dir, ".rayrun/hooks/parallel-session")).filter((name) => name.startsWith("counts") || name.endsWith(".lock")),
+    ).toEqual(["counts.json"]);
+  });
+});
+
+/** `hooks run` as a real process, spawned (not spawnSync) so several run at once. */
+function hookProcess(dir: string, event: object, args: string[] = []): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(nodes["22"], [bundle, "hooks", "run", ...args], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+    const output = { stdout: "", stderr: "" };
+    child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk.toString("utf8")));
+    child.on("close", (status) => resolve({ status, ...output }));
+    child.stdin.end(JSON.stringify(event));
+  });
+}
+
+const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+describe("rayrun hooks run, the session's files", () => {
+  // Every kind of run file: findings, a hook error, an async answer, seeds, counts, the verdict and the legend.
+  const rules = `
+[[hooks.PreToolUse]]
+handlers = [{ type = "alias" }]
+
+[[hooks.PostToolUse]]
+handlers = [
+  { type = "callable", target = "./rules.mjs#note", name = "note" },
+  { type = "callable", target = "./rules.mjs#broken", name = "broken" },
+  { type = "callable", target = "./rules.mjs#note", name = "later", async = true },
+]
+
+[[hooks.Stop]]
+handlers = [{ type = "alias", check = "outgoing" }]
+`;
+  const module = `
+export function note(event) {
+  return { findings: [{ check: "seen", n: event.tool_input.n, payload: String(event.tool_input.n).repeat(event.tool_input.size ?? 1) }] };
+}
+export function broken() {
+  throw new Error("no budget");
+}
+`;
+  function project(): string {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-files-"));
+    writeFileSync(join(dir, "gateway-hooks.toml"), rules);
+    writeFileSync(join(dir, "rules.mjs"), module);
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    return dir;
+  }
+  const read = (dir: string, session: string, n: number, size?: number) => ({
+    session_id: session,
+    cwd: dir,
+    hook_event_name: "PostToolUse",
+    tool_name: "Read",
+    tool_input: { file_path: `/notes-${n}.md`, n, size },
+    tool_response: { content: `note ${n}` },
+  });
+
+  it("are the owner's alone: the folders it makes 0700, every file 0600", async ({ expect }) => {
+    const dir = project();
+    const state = join(dir, ".rayrun/hooks/private-session");
+    expect((await hookProcess(dir, read(dir, "private-session", 1), ["--seed", "seeds.json"])).status).toBe(0);
+    const stop = await hookProcess(dir, { session_id: "private-session", cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
+    expect([stop.status, stop.stderr]).toEqual([0, ""]);
+    const files = readdirSync(state).sort();
+    expect(files).toEqual([
+      "async.jsonl",
+      "counts.json",
+      "errors.jsonl",
+      "findings.jsonl",
+      "legend.json",
+      "seeds.json",
+      "state.json",
+      "verdict.json",
+    ]);
+    expect(Object.fromEntries(files.map((name) => [name, modeOf(join(state, name))]))).toEqual(
+      Object.fromEntries(files.map((name) => [name, 0o600])),
+    );
+    for (const folder of [".rayrun", ".rayrun/hooks", ".rayrun/hooks/private-session"]) expect(modeOf(join(dir, folder))).toBe(0o700);
+    expect(JSON.parse(readFileSync(join(state, "errors.jsonl"), "utf8"))).toMatchObject({ hook: "broken", code: "hook_threw" });
+  });
+
+  it("tighten a folder and files an earlier version left readable by others, keeping what they hold", async ({ expect }) => {
+    const dir = project();
+    const state = join(dir, ".rayrun/hooks/old-session");
+    mkdirSync(state, { recursive: true, mode: 0o755 });
+    chmodSync(state, 0o755);
+    const earlier = { check: "seen", n: 0, payload: "0", hook: "note", event: "post_tool_call" };
+    writeFileSync(join(state, "findings.jsonl"), `${JSON.stringify(earlier)}\n`, { mode: 0o644 });
+    writeFileSync(join(state, "verdict.json"), "{}\n", { mode: 0o644 });
+    writeFileSync(join(state, "legend.json"), "{}\n", { mode: 0o666 });
+    chmodSync(join(state, "legend.json"), 0o666);
+    const key = "ab".repeat(32);
+    writeFileSync(join(state, "state.json"), JSON.stringify({ run_id: "run-0ld000", key, started_at: "2026-01-01T00:00:00.000Z" }), {
+      mode: 0o644,
+    });
+
+    expect((await hookProcess(dir, read(dir, "old-session", 1), ["--seed", "seeds.json"])).status).toBe(0);
+    expect(modeOf(state)).toBe(0o700);
+    for (const name of readdirSync(state)) expect([name, modeOf(join(state, name))]).toEqual([name, 0o600]);
+    // Tightened, not replaced: the session keeps its key and its earlier finding.
+    expect(JSON.parse(readFileSync(join(state, "state.json"), "utf8")).key).toBe(key);
+    await hookProcess(dir, { session_id: "old-session", cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
+    const verdict = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
+    expect(verdict.findings.map((finding: { n: number }) => finding.n)).toEqual([0, 1]);
+    expect(JSON.parse(readFileSync(join(state, "legend.json"), "utf8")).run_key).toBe(key);
+    expect([modeOf(join(state, "verdict.json")), modeOf(join(state, "legend.json"))]).toEqual([0o600, 0o600]);
+  });
+
+  it("refuse a symlink in the session folder (or as it) instead of writing through it: PreToolUse exit 2", async ({ expect }) => {
+    const dir = project();
+    const state = join(dir, ".rayrun/hooks/linked-session");
+    mkdirSync(state, { recursive: true });
+    const elsewhere = join(dir, "elsewhere.txt");
+    writeFileSync(elsewhere, "not a run file\n", { mode: 0o644 });
+    symlinkSync(elsewhere, join(state, "findings.jsonl"));
+    const pre = { session_id: "linked-session", cwd: dir, hook_event_name: "PreToolUse", tool_name: "Read", tool_input: { n: 1 } };
+    const refused = await hookProcess(dir, pre);
+    expect([refused.status, refused.stdout, refused.stderr.trim()]).toEqual([
+      2,
+      "",
+      `rayrun hooks run: run_state_unsafe: ${join(state, "findings.jsonl")} is not a regular file (a symlink is never followed)`,
+    ]);
+    const post = await hookProcess(dir, read(dir, "linked-session", 1));
+    expect([post.status, post.stderr.trim()]).toEqual([
+      1,
+      `rayrun hooks run: run_state_unsafe: ${join(state, "findings.jsonl")} is not a regular file (a symlink is never followed)`,
+    ]);
+    expect([readFileSync(elsewhere, "utf8"), modeOf(elsewhere)]).toEqual(["not a run file\n", 0o644]);
+
+    // The session folder itself a link to another folder.
+    const other = mkdtempSync(join(tmpdir(), "rayrun-other-"));
+    symlinkSync(other, join(dir, ".rayrun/hooks/pointed-session"));
+    const pointed = await hookProcess(dir, { ...pre, session_id: "pointed-session" });
+    expect([pointed.status, pointed.stderr.trim()]).toEqual([
+      2,
+      `rayrun hooks run: run_state_unsafe: ${join(dir, ".rayrun/hooks/pointed-session")} is not a directory (a symlink is never followed)`,
+    ]);
+    expect(readdirSync(other)).toEqual([]);
+  });
+
+  it("lose and interleave no line: parallel processes of one session append in turn", async ({ expect }) => {
+    const dir = project();
+    const state = join(dir, ".rayrun/hooks/busy-session");
+    expect((await hookProcess(dir, read(dir, "busy-session", 0), ["--seed", "seeds.json"])).status).toBe(0);
+    // Each process appends a 600 kB finding (more than one write), a hook error and an async answer, all at once.
+    const size = 600_000;
+    const parallel = [1, 2, 3, 4, 5, 6, 7, 8];
+    const results = await Promise.all(parallel.map((n) => hookProcess(dir, read(dir, "busy-session", n, size))));
+    expect(results.map((result) => result.status)).toEqual(parallel.map(() => 0));
+    const lines = (name: string) => readFileSync(join(state, name), "utf8").split("\n");
+    for (const name of ["findings.jsonl", "errors.jsonl", "async.jsonl"]) {
+      const rows = lines(name);
+      // N + the first event's line, each whole, and the file ends with a newline.
+      expect([name, rows.length, rows.at(-1)]).toEqual([name, parallel.length + 2, ""]);
+      for (const row of rows.slice(0, -1)) expect(() => JSON.parse(row)).not.toThrow();
+    }
+    const findings = lines("findings.jsonl")
+      .slice(0, -1)
+      .map((row) => JSON.parse(row) as { n: number; payload: string });
+    expect(findings.map((finding) => finding.n).sort()).toEqual([0, ...parallel]);
+    for (const finding of findings) expect(finding.payload).toBe(String(finding.n).repeat(finding.n === 0 ? 1 : size));
+    const asyncNs = lines("async.jsonl")
+      .slice(0, -1)
+      .map((row) => (JSON.parse(row) as { answer: { findings: { n: number }[] } }).answer.findings[0]!.n);
+    expect(asyncNs.sort()).toEqual([0, ...parallel]);
+    expect(readdirSync(state).filter((name) => name.includes("lock") || name.endsWith(".tmp"))).toEqual([]);
+
+    // The session's end reads all of it: every process's finding is in the verdict.
+    await hookProcess(dir, { session_id: "busy-session", cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
+    const verdict = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
+    expect([verdict.findings.length, verdict.errors.length, verdict.summary.async_answers]).toEqual([9, 9, 9]);
+  });
+});
+
+describe("rayrun hooks run, what a PostToolUse rule tells the model", () => {
+  it("crosses the alias door and the meter like the tool's output: context and a denial's reason", async ({ expect }) => {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-post-texts-"));
+    // Rules that echo what the tool returned (the real name) back to the model. An alias rule guards
+    // WebSearch (the echo runs before it, so it sees real values) and Fetch (where the deny comes first); none guards Read.
+    writeFileSync(
+      join(dir, "gateway-hooks.toml"),
+      `
+[[hooks.PostToolUse]]
+matcher = "^(WebSearch|Read)$"
+handlers = [{ type = "callable", target = "./echo.mjs#echo", name = "echo" }]
+
+[[hooks.PostToolUse]]
+matcher = "^Fetch$"
+handlers = [{ type = "callable", target = "./echo.mjs#refuse", name = "refuse" }]
+
+[[hooks.PostToolUse]]
+matcher = "^(WebSearch|Fetch)$"
+handlers = [{ type = "alias" }]
+`,
+    );
+    writeFileSync(
+      join(dir, "echo.mjs"),
+      `export const echo = (event) => ({ additional_context: "top hit: " + event.tool_result.title });
+export const refuse = (event) => ({ decision: "deny", reason: "this page is about " + event.tool_result.title });
+`,
+    );
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    const session = "post-texts";
+    const state = join(dir, ".rayrun/hooks", session);
+    const post = (tool_name: string) =>
+      hookProcess(
+        dir,
+        {
+          session_id: session,
+          cwd: dir,
+          hook_event_name: "PostToolUse",
+          tool_name,
+          tool_input: {},
+          tool_response: { title: "Matthew Nowell" },
+        },
+        ["--seed", "seeds.json"],
+      );
+    const leaks = () => JSON.parse(readFileSync(join(state, "counts.json"), "utf8")).leak_through_inbound as number;
+
+    const search = await post("WebSearch");
+    expect([search.status, search.stderr]).toEqual([0, ""]);
+    const alias = JSON.parse(search.stdout).hookSpecificOutput.updatedToolOutput.title as string;
+    expect(alias).toMatch(/^[A-Z][a-z]+ [A-Z][\w-]+$/);
+    expect(alias).not.toMatch(/nowell/i);
+    expect(JSON.parse(search.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PostToolUse",
+        updatedToolOutput: { title: alias },
+        updatedMCPToolOutput: { title: alias },
+        additionalContext: `[hook echo] top hit: ${alias}`,
+      },
+    });
+    expect(leaks()).toBe(0);
+
+    // Denied before the alias rule ran: the reason the model reads (stderr, exit 2) is in alias space all the same.
+    // Exit 2 cannot replace the output, so the model also reads the tool's own output: that real name is counted.
+    const fetched = await post("Fetch");
+    expect([fetched.status, fetched.stdout, fetched.stderr.trim()]).toEqual([2, "", `this page is about ${alias}`]);
+    expect(leaks()).toBe(1);
+
+    // No alias rule guards Read: output and context reach the model as they are, and both real names are counted.
+    const read = await post("Read");
+    expect(JSON.parse(read.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "[hook echo] top hit: Matthew Nowell" },
+    });
+    expect(leaks()).toBe(3);
+
+    const stop = await hookProcess(dir, { session_id: session, cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
+    expect([stop.status, stop.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(readFileSync(join(state, "verdict.json"), "utf8")).summary).toMatchObject({ leak_through_inbound: 3, denied: 1 });
   });
 });
 

@@ -2,7 +2,7 @@
 // handler type with real subprocesses and a real HTTP server, the merge rules and
 // the SDK surface. The bundle itself is run on Node 20 and 22 in rules.cli.test.ts.
 import { createServer, type IncomingMessage, type Server } from "node:http";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -403,6 +403,10 @@ describe("callable, deny and record handlers", () => {
       { tool_name: "b", error: "down" },
     ]);
     expect(Object.keys(lines[0]).sort()).toEqual(["event", "run_id", "session", "source", "tool_input", "tool_name", "tool_result", "ts"]);
+    // Records hold what tools were given and returned: the sink and the folders it made are the owner's alone.
+    expect(statSync(join(dir, "runs", run.runId, "t.jsonl")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, "runs", run.runId)).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, "runs")).mode & 0o777).toBe(0o700);
   });
 });
 

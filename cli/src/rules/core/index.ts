@@ -18,6 +18,7 @@ export type {
   RunCounts,
   HookRunOptions,
   Dispatched,
+  AgentTexts,
   ToolFunction,
   WrappedTool,
   RequestFn,

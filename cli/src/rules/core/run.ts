@@ -8,6 +8,7 @@ import { defaultTimeoutSeconds } from "./config.ts";
 import { HookDenied, HookError, HookFailure, type HookFailureCode } from "./errors.ts";
 import {
   eventNamed,
+  isPostEvent,
   isPreEvent,
   type EventName,
   type Finding,
@@ -96,6 +97,14 @@ export interface Dispatched {
   rewritten: boolean;
   /** How many rules applied. */
   matched: number;
+  /** Whether a rule with an `alias` handler matched the event (even when an earlier rule denied first). */
+  aliased: boolean;
+}
+
+/** What an event hands the agent besides the result: its context lines, or, when it denied, the reason alone. */
+export interface AgentTexts {
+  contexts: string[];
+  reason?: string;
 }
 
 export type ToolFunction = (input: ToolInput, ...rest: unknown[]) => unknown;
@@ -218,20 +227,49 @@ export class HookRun {
     const contexts: string[] = [];
     let rewritten = false;
     let matched = 0;
-    for (const rule of this.#rules.get(event.hook_event_name) ?? []) {
+    const rules = this.#rules.get(event.hook_event_name) ?? [];
+    const aliased = rules.some((rule) => rule.handlers.some((handler) => handler.type === "alias") && this.#applies(rule, event));
+    for (const rule of rules) {
       if (!this.#applies(rule, event)) continue;
       matched++;
       const ruleEvent = { ...event, matcher: rule.matcher };
       const outcomes = await Promise.all(rule.handlers.map((handler) => this.#run(handler, ruleEvent)));
       const merged = this.#merge(rule, ruleEvent, outcomes);
       contexts.push(...merged.contexts);
-      if (merged.denied) return { event, denied: merged.denied, contexts, rewritten, matched };
+      if (merged.denied) return { event, denied: merged.denied, contexts, rewritten, matched, aliased };
       if (merged.rewrite) {
         event = applyRewrite(event, merged.rewrite);
         rewritten = true;
       }
     }
-    return { event, contexts, rewritten, matched };
+    return { event, contexts, rewritten, matched, aliased };
+  }
+
+  /**
+   * The texts a fired event hands the agent besides the result (context lines, or a denial's
+   * reason), as the agent will read them. Rules write them and may echo what a tool returned, so
+   * they cross the alias door like the result: on a post_* event an `alias` rule guards, real
+   * values become aliases; and on every event they are metered (`leak_through_inbound`).
+   */
+  toAgent(dispatched: Dispatched): AgentTexts {
+    const shown: AgentTexts = dispatched.denied ? { contexts: [], reason: dispatched.denied.reason } : { contexts: dispatched.contexts };
+    if (!this.alias.seeded) return shown;
+    if (dispatched.aliased && isPostEvent(dispatched.event.hook_event_name)) {
+      shown.contexts = shown.contexts.map((line) => this.#aliased(line));
+      if (shown.reason !== undefined) shown.reason = this.#aliased(shown.reason);
+    }
+    this.meterInbound([...shown.contexts, ...(shown.reason === undefined ? [] : [shown.reason])]);
+    return shown;
+  }
+
+  /** One text in alias space; one too large for the door to read is withheld, never passed unread. */
+  #aliased(text: string): string {
+    try {
+      return this.alias.toAlias(text).value;
+    } catch (error) {
+      if (!(error instanceof AliasError)) throw error;
+      return `[withheld: ${error.code}]`;
+    }
   }
 
   #applies(rule: CompiledRule, event: HookEvent): boolean {
@@ -344,11 +382,12 @@ export class HookRun {
     const pre = await this.dispatch({ ...base, hook_event_name: "pre_tool_call", tool_input: input ?? {} });
     if (pre.rewritten) this.#counts.rewritten++;
     const toolInput = pre.event.tool_input ?? {};
+    const preShown = this.toAgent(pre);
     if (pre.denied) {
       this.#counts.denied++;
       // post_tool_call still fires, so a record handler logs the refusal.
       await this.dispatch({ ...base, hook_event_name: "post_tool_call", tool_input: toolInput, error: `denied: ${pre.denied.reason}` });
-      throw new HookDenied(pre.denied.reason, pre.denied.failure);
+      throw new HookDenied(preShown.reason ?? pre.denied.reason, pre.denied.failure);
     }
     let result: unknown;
     let thrown: { error: unknown } | undefined;
@@ -364,13 +403,14 @@ export class HookRun {
       ...(thrown ? { error: errorText(thrown.error) } : { tool_result: result }),
     });
     if (post.rewritten) this.#counts.rewritten++;
+    const postShown = this.toAgent(post);
     if (post.denied) {
       this.#counts.denied++;
-      throw new HookDenied(post.denied.reason, post.denied.failure);
+      throw new HookDenied(postShown.reason ?? post.denied.reason, post.denied.failure);
     }
     this.meterInbound(thrown ? post.event.error : post.event.tool_result);
     if (thrown) throw withMessage(thrown.error, post.event.error ?? errorText(thrown.error));
-    return attachContext(post.event.tool_result, [...pre.contexts, ...post.contexts]);
+    return attachContext(post.event.tool_result, [...preShown.contexts, ...postShown.contexts]);
   }
 
   /** Puts the rules on a session: `call()` fires the tool-call events, `request()` fires pre_request and post_response. */
@@ -391,6 +431,7 @@ export class HookRun {
     const pre = await this.dispatch({ hook_event_name: "pre_request", vendor, request });
     if (pre.rewritten) this.#counts.rewritten++;
     const sent = pre.event.request ?? request;
+    const preShown = this.toAgent(pre);
     if (pre.denied) {
       this.#counts.denied++;
       await this.dispatch({
@@ -399,7 +440,7 @@ export class HookRun {
         request: sent,
         response: { status: null, body: null, error: `denied: ${pre.denied.reason}`, elapsed: 0 },
       });
-      throw new HookDenied(pre.denied.reason, pre.denied.failure);
+      throw new HookDenied(preShown.reason ?? pre.denied.reason, pre.denied.failure);
     }
     const started = performance.now();
     let response: ResponseShape;
@@ -411,13 +452,14 @@ export class HookRun {
     }
     const post = await this.dispatch({ hook_event_name: "post_response", vendor, request: sent, response });
     if (post.rewritten) this.#counts.rewritten++;
+    const postShown = this.toAgent(post);
     if (post.denied) {
       this.#counts.denied++;
-      throw new HookDenied(post.denied.reason, post.denied.failure);
+      throw new HookDenied(postShown.reason ?? post.denied.reason, post.denied.failure);
     }
     const shown = post.event.response ?? response;
     this.meterInbound(shown.body);
-    return { ...shown, body: attachContext(shown.body, [...pre.contexts, ...post.contexts]) };
+    return { ...shown, body: attachContext(shown.body, [...preShown.contexts, ...postShown.contexts]) };
   }
 
   /** Fires run_end once with the report and artifacts; a deny or a hook error fails the run. */

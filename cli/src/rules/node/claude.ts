@@ -1,9 +1,9 @@
 // `rayrun hooks run`: the rules file as a Claude Code hook. Claude Code spawns one
 // process per event, so the run's id, key and findings live under
-// `.rayrun/hooks/<session id>/` in the project between them.
+// `.rayrun/hooks/<session id>/` in the project between them (see run-files.ts).
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
@@ -11,6 +11,7 @@ import { eventNamed, type EventName, type Finding, type ToolInput } from "../cor
 import type { AsyncAnswer, RecordedFailure } from "../core/run.ts";
 import { HookRun } from "../index.ts";
 import { readSeedFile } from "./load.ts";
+import { appendLines, prepareRunDir, readLines, replaceFile, RunFilesError, withSessionLock } from "./run-files.ts";
 import { SessionCounts } from "./session-counts.ts";
 
 /** What the process prints and how it exits, in Claude Code's terms. */
@@ -59,6 +60,12 @@ export async function replyToClaude(stdin: string, options: { config?: string; s
   if (!configPath) return failure("rules_file_unreadable", `no gateway-hooks.toml in ${cwd}; pass --config`, refuse);
 
   const dir = join(cwd, ".rayrun", "hooks", sessionId);
+  try {
+    await prepareRunDir(dir);
+  } catch (error) {
+    if (error instanceof RunFilesError) return failure(error.code, error.message, refuse);
+    throw error;
+  }
   const state = await sessionState(dir);
   let run: HookRun;
   try {
@@ -70,11 +77,15 @@ export async function replyToClaude(stdin: string, options: { config?: string; s
     if (error instanceof RulesFileError || error instanceof AliasError) return failure(error.code, error.message, refuse);
     throw error;
   }
-  run.findings.push(...(await readLines<Finding>(join(dir, "findings.jsonl"))));
-  run.errors.push(...(await readLines<RecordedFailure>(join(dir, "errors.jsonl"))));
-  run.asyncAnswers.push(...(await readLines<AsyncAnswer>(join(dir, "async.jsonl"))));
+  const files = { findings: join(dir, "findings.jsonl"), errors: join(dir, "errors.jsonl"), async: join(dir, "async.jsonl") };
+  // Under the session's lock, so a parallel process's append is never read half-written.
+  await withSessionLock(dir, async () => {
+    run.findings.push(...(await readLines<Finding>(files.findings)));
+    run.errors.push(...(await readLines<RecordedFailure>(files.errors)));
+    run.asyncAnswers.push(...(await readLines<AsyncAnswer>(files.async)));
+  });
   const known = { findings: run.findings.length, errors: run.errors.length, async: run.asyncAnswers.length };
-  const counts = new SessionCounts(join(dir, "counts.json"));
+  const counts = new SessionCounts(dir);
 
   let reply: AgentReply;
   try {
@@ -84,11 +95,13 @@ export async function replyToClaude(stdin: string, options: { config?: string; s
     reply = failure(error.code, error.message, refuse);
   }
   await run.settled();
-  // After an end's own save this adds nothing; on a tool event it adds this event's counts.
-  await counts.save(run);
-  await appendLines(join(dir, "findings.jsonl"), run.findings.slice(known.findings));
-  await appendLines(join(dir, "errors.jsonl"), run.errors.slice(known.errors));
-  await appendLines(join(dir, "async.jsonl"), run.asyncAnswers.slice(known.async));
+  // One turn on the session's files: this event's counts (after an end's own save, nothing) and lines.
+  await withSessionLock(dir, async () => {
+    await counts.saveHoldingLock(run);
+    await appendLines(files.findings, run.findings.slice(known.findings));
+    await appendLines(files.errors, run.errors.slice(known.errors));
+    await appendLines(files.async, run.asyncAnswers.slice(known.async));
+  });
   return reply;
 }
 
@@ -107,24 +120,32 @@ async function answer(
   if (event === "pre_tool_call") {
     const pre = await run.dispatch({ ...base, hook_event_name: "pre_tool_call" });
     run.addCounts({ calls: 1, denied: pre.denied ? 1 : 0, rewritten: pre.rewritten ? 1 : 0 });
-    if (pre.denied) return { stderr: pre.denied.reason, exitCode: 2 };
+    // The reason (on exit 2) or the context is read by the model: metered.
+    const shown = run.toAgent(pre);
+    if (shown.reason !== undefined) return { stderr: shown.reason, exitCode: 2 };
     const specific: Record<string, unknown> = { hookEventName: "PreToolUse" };
     // Claude Code applies updatedInput together with an "allow" decision.
     if (pre.rewritten) Object.assign(specific, { permissionDecision: "allow", updatedInput: pre.event.tool_input });
-    if (pre.contexts.length) specific.additionalContext = pre.contexts.join("\n");
+    if (shown.contexts.length) specific.additionalContext = shown.contexts.join("\n");
     return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
   }
 
   if (event === "post_tool_call") {
     const post = await run.dispatch({ ...base, hook_event_name: "post_tool_call", tool_result: input.tool_response });
     run.addCounts({ denied: post.denied ? 1 : 0, rewritten: post.rewritten ? 1 : 0 });
-    if (post.denied) return { stderr: post.denied.reason, exitCode: 2 };
+    // The reason or the context, in alias space when an alias rule guards the call, and metered.
+    const shown = run.toAgent(post);
+    if (shown.reason !== undefined) {
+      // Exit 2 cannot replace the output: the model reads the tool's own output beside the reason.
+      run.meterInbound(input.tool_response);
+      return { stderr: shown.reason, exitCode: 2 };
+    }
     // What the agent reads next: real values still in it are leaks, counted for the whole session.
     run.meterInbound(post.event.tool_result);
     const specific: Record<string, unknown> = { hookEventName: "PostToolUse" };
     if (post.rewritten && post.event.tool_result !== input.tool_response)
       Object.assign(specific, { updatedToolOutput: post.event.tool_result, updatedMCPToolOutput: post.event.tool_result });
-    if (post.contexts.length) specific.additionalContext = post.contexts.join("\n");
+    if (shown.contexts.length) specific.additionalContext = shown.contexts.join("\n");
     return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
   }
 
@@ -133,9 +154,9 @@ async function answer(
   await counts.save(run);
   const verdict = await run.end({ agent_event: eventName, ...input });
   const summary = run.summary();
-  await writeFile(join(dir, "verdict.json"), `${JSON.stringify({ ...verdict, summary, ended_at: new Date().toISOString() }, null, 2)}\n`);
-  // The map for a grader, beside the key it came from (state.json), readable by the owner only.
-  if (run.alias.seeded) await writeFile(join(dir, "legend.json"), `${JSON.stringify(run.legend(), null, 2)}\n`, { mode: 0o600 });
+  await replaceFile(join(dir, "verdict.json"), `${JSON.stringify({ ...verdict, summary, ended_at: new Date().toISOString() }, null, 2)}\n`);
+  // The map for a grader, beside the key it came from (state.json).
+  if (run.alias.seeded) await replaceFile(join(dir, "legend.json"), `${JSON.stringify(run.legend(), null, 2)}\n`);
   if (verdict.passed) return { exitCode: 0 };
   const reason = `the rules failed the run: ${verdict.reasons.join("; ")}`;
   // Blocking a Stop makes Claude Code continue; once it already has, say it to the user instead of looping.
@@ -145,7 +166,6 @@ async function answer(
 
 async function sessionState(dir: string): Promise<SessionState> {
   const path = join(dir, "state.json");
-  await mkdir(dir, { recursive: true, mode: 0o700 });
   const fresh: SessionState = { run_id: new HookRun().runId, key: randomBytes(32).toString("hex"), started_at: new Date().toISOString() };
   try {
     // `wx`: two hook processes starting at once agree on whichever state was written first.
@@ -163,21 +183,6 @@ async function sessionSeeds(dir: string, seedFile: string | undefined): Promise<
   const seeds = await readSeedFile(seedFile);
   await writeFile(kept, `${JSON.stringify(seeds)}\n`, { flag: "wx", mode: 0o600 }).catch(() => undefined);
   return seeds;
-}
-
-async function readLines<T>(path: string): Promise<T[]> {
-  try {
-    return (await readFile(path, "utf8"))
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as T);
-  } catch {
-    return [];
-  }
-}
-
-async function appendLines(path: string, rows: readonly unknown[]): Promise<void> {
-  if (rows.length) await appendFile(path, rows.map((row) => `${JSON.stringify(row)}\n`).join(""));
 }
 
 function failure(code: string, message: string, exitCode: 1 | 2 = 1): AgentReply {
