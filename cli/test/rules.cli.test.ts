@@ -622,6 +622,33 @@ export function broken() {
   });
 });
 
+describe("rayrun hooks run, an unforeseen failure", () => {
+  it("refuses the guarded call (exit 2 on PreToolUse, 1 after it) when the session's state is damaged", ({ expect }) => {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-damaged-"));
+    writeFileSync(
+      join(dir, "gateway-hooks.toml"),
+      `[[hooks.PreToolUse]]\nmatcher = "^Bash$"\nhandlers = [{ type = "deny", reason = "no shell" }]\n`,
+    );
+    const session = "damaged-session";
+    const common = { session_id: session, transcript_path: join(dir, "transcript.jsonl"), cwd: dir, permission_mode: "default" };
+    const hook = (event: object) =>
+      rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: JSON.stringify({ ...common, ...event }) });
+    const read = { hook_event_name: "PreToolUse", tool_name: "Read", tool_input: { file_path: "/notes.md" } };
+    expect(hook(read)).toMatchObject({ status: 0 });
+    writeFileSync(join(dir, ".rayrun/hooks", session, "state.json"), "{ not json", { mode: 0o600 });
+    const pre = hook(read);
+    expect(pre.status).toBe(2);
+    expect(pre.stderr).toMatch(/^rayrun hooks run: hooks_run_failed: unexpected failure: /);
+    const post = hook({
+      ...read,
+      hook_event_name: "PostToolUse",
+      tool_response: { type: "text", file: { filePath: "/notes.md", content: "x" } },
+    });
+    expect(post.status).toBe(1);
+    expect(post.stderr).toMatch(/^rayrun hooks run: hooks_run_failed: /);
+  });
+});
+
 describe("rayrun hooks run, what a PostToolUse rule tells the model", () => {
   it("crosses the alias door and the meter like the tool's output: context and a denial's reason", async ({ expect }) => {
     const dir = mkdtempSync(join(tmpdir(), "rayrun-post-texts-"));

@@ -53,7 +53,24 @@ export async function replyToClaude(stdin: string, options: { config?: string; s
   const cwd = typeof input.cwd === "string" ? input.cwd : process.cwd();
   // A broken rules file fails closed: the call it should have guarded is refused.
   const refuse = event === "pre_tool_call" ? 2 : 1;
+  try {
+    return await replyInSession(input, event, eventName, sessionId, cwd, options, refuse);
+  } catch (error) {
+    // Anything unforeseen (a damaged session file, a file system error) fails closed too: exit 1 would let the call through.
+    return failure("hooks_run_failed", `unexpected failure: ${error instanceof Error ? error.message : String(error)}`, refuse);
+  }
+}
 
+/** The answer to an event of a known kind and session, in the session's folder under `cwd`. */
+async function replyInSession(
+  input: Record<string, unknown>,
+  event: EventName,
+  eventName: string,
+  sessionId: string,
+  cwd: string,
+  options: { config?: string; seed?: string },
+  refuse: 1 | 2,
+): Promise<AgentReply> {
   const configPath = options.config
     ? resolve(options.config)
     : ["gateway-hooks.toml", "gateway-hooks.json"].map((name) => join(cwd, name)).find(existsSync);
