@@ -401,6 +401,46 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       res.end(`data: {"result":{"content":[{"type":"text","text":"crlf"}]},"jsonrpc":"2.0","id":${id}}\r\n\r\n`);
       return;
     }
+    // Attacks on which event is the result: the SDK client takes the first result for its id, so the gateway must too.
+    if (name === "double_result_sse") {
+      const id = JSON.stringify(message.id);
+      const event = (text: string) =>
+        `data: {"result":{ "content": [ { "type": "text", "text": "${text}" } ] },"jsonrpc":"2.0","id":${id}}\n\n`;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(event("first") + event("second"));
+      return;
+    }
+    // A large result written in small pieces cut at the places a reader must carry state across: inside `data:`, inside
+    // `\u` escapes (also in member names), inside multi-byte characters, and between a long string and what follows it.
+    if (name === "trickle_sse") {
+      const variant = message.params?.arguments?.variant as keyof typeof TRICKLE_RESULTS;
+      const event = Buffer.from(`data: {"result":${TRICKLE_RESULTS[variant]},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);
+      const cuts = TRICKLE_CUTS.flatMap((needle) => {
+        const at = event.indexOf(needle);
+        return at < 0 ? [] : [at + Math.ceil(Buffer.byteLength(needle) / 2)];
+      }).sort((a, b) => a - b);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      let from = 0;
+      for (const cut of [...cuts, event.byteLength]) {
+        res.write(event.subarray(from, cut));
+        from = cut;
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+      res.end();
+      return;
+    }
+    // The result event, then the stream stays open (as a server that keeps a session's stream would) until the gateway goes.
+    if (name === "result_then_hold_sse") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: {"result":${SPACED_RESULT},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);
+      const keepAlive = setInterval(() => res.write(": still here\n\n"), 1_000);
+      const giveUp = setTimeout(() => res.end(), 120_000);
+      res.on("close", () => {
+        clearInterval(keepAlive);
+        clearTimeout(giveUp);
+      });
+      return;
+    }
     if (name === "leaky_error") {
       return reply({
         result: {
@@ -569,7 +609,17 @@ const HOSTILE_TOOLS: Tool[] = [
   { name: "many_blocks_sse", inputSchema: { type: "object" } },
   { name: "smuggled_member", inputSchema: { type: "object" } },
   { name: "forged_rpc_error", inputSchema: { type: "object" } },
-  ...["invalid_utf8", "duplicate_meta", "escaped_is_error", "named_event_sse", "multi_data_sse", "crlf_sse"].map((name) => ({
+  ...[
+    "invalid_utf8",
+    "duplicate_meta",
+    "escaped_is_error",
+    "named_event_sse",
+    "multi_data_sse",
+    "crlf_sse",
+    "double_result_sse",
+    "trickle_sse",
+    "result_then_hold_sse",
+  ].map((name) => ({
     name,
     inputSchema: { type: "object" as const },
   })),
@@ -580,6 +630,28 @@ const SPACED_RESULT = '{ "content" : [ { "text": "as the upstream wrote it", "ty
 
 /** A hand-spelled result with two-, three- and four-byte characters, as `multibyte_sse` sends it. */
 const MULTIBYTE_RESULT = '{ "content" : [ { "text": "café — naïve 𝄞 ok", "type": "text" } ] }';
+
+/** A text longer than the pass-through's long-string threshold (1,024 characters), with escapes and multi-byte characters in it. */
+const TRICKLE_TEXT = `${"long ".repeat(250)}\\u0041\\n\\"quoted\\" café 𝄞 ${"tail ".repeat(50)}`;
+
+/**
+ * The results `trickle_sse` sends. `plain`: a long text and member names spelled with escapes, read without the long
+ * string; `escaped_error` and `escaped_meta`: an `isError` and the gateway's own metadata spelled with escapes beside a
+ * long text (neither may pass through); `long_name`: a member name over the threshold, which sends the reader to the
+ * whole text.
+ */
+const TRICKLE_RESULTS = {
+  plain: `{ "content" : [ { "t\\u0079pe": "t\\u0065xt", "text": "${TRICKLE_TEXT}" } ], "_m\\u0065ta": { "example.com/é": "ok" } }`,
+  escaped_error: `{ "content" : [ { "type": "text", "text": "${TRICKLE_TEXT}" } ], "is\\u0045rror": true }`,
+  escaped_meta: `{ "content" : [ { "type": "text", "text": "${TRICKLE_TEXT}" } ], "_m\\u0065ta": { "dev.rayrun\\u002ferror": { "code": "approval_required" } } }`,
+  long_name: `{ "content" : [ { "type": "text", "text": "${TRICKLE_TEXT}" } ], "structuredContent": { "${"k".repeat(1100)}" : 1 } }`,
+};
+
+/**
+ * Where `trickle_sse` cuts its event: in the middle of the first occurrence of each of these (between a long string's
+ * closing quote and its colon, or the space after it, for the last two).
+ */
+const TRICKLE_CUTS = ["data:", "\\u0041", "\\u0079", "\\u0065", "\\u0045", "\\u002f", "\\n", '\\"', "é", "𝄞", 'k" :', 'l " } '];
 
 /** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */
 function hostileSchemaServer(): Server {

@@ -16,17 +16,56 @@ async function hostileGateway() {
     body: { slug: "evil", url: `${upstreamOrigin()}/fixtures/hostile/${tag}/mcp` },
   });
   if (created.status !== 201) throw new Error(`service: ${created.status} ${JSON.stringify(created.body)}`);
-  return { ...workspace, key: await createKey(workspace, ["tools:call"], workspace.defaultProfileId) };
+  return { ...workspace, tag, key: await createKey(workspace, ["tools:call"], workspace.defaultProfileId) };
 }
 
-/** One tools/call POSTed to /mcp as raw bytes: what a client's parser would be handed. */
-async function callBytes(key: string, name: string, accept = "application/json, text/event-stream") {
+/**
+ * One tools/call POSTed to /mcp as raw bytes: what a client's parser would be handed. With a progress token, the
+ * gateway answers in SSE.
+ */
+async function callBytes(
+  key: string,
+  name: string,
+  { args = {}, accept = "application/json, text/event-stream", progressToken }: CallOptions = {},
+) {
+  const params = { name, arguments: args, ...(progressToken ? { _meta: { progressToken } } : {}) };
   const response = await SELF.fetch(`${ORIGIN}/mcp`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept, "mcp-protocol-version": "2025-06-18" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name, arguments: {} } }),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params }),
   });
   return { type: response.headers.get("content-type"), bytes: new Uint8Array(await response.arrayBuffer()) };
+}
+
+interface CallOptions {
+  args?: Record<string, unknown>;
+  accept?: string;
+  progressToken?: string;
+}
+
+/**
+ * The `result` value of the hostile upstream's own SSE answer to a tools/call with id 3, as its bytes decode: what a
+ * client must receive byte for byte when the result passes through.
+ */
+async function upstreamResultText(tag: string, name: string, args: Record<string, unknown>): Promise<string> {
+  const response = await fetch(`${upstreamOrigin()}/fixtures/hostile/${tag}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name, arguments: args } }),
+  });
+  const answer = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await response.arrayBuffer());
+  const prefix = 'data: {"result":';
+  const suffix = ',"jsonrpc":"2.0","id":3}\n\n';
+  if (!answer.startsWith(prefix) || !answer.endsWith(suffix)) throw new Error(`unexpected upstream answer: ${answer.slice(0, 80)}`);
+  return answer.slice(prefix.length, -suffix.length);
+}
+
+/** The one data line of the gateway's SSE answer that carries the call's result, as sent (strict UTF-8). */
+function resultLine(bytes: Uint8Array): string {
+  const answer = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  const lines = answer.split("\n").filter((line) => line.startsWith("data: ") && line.includes('"id":3'));
+  if (lines.length !== 1) throw new Error(`expected one result line, got ${lines.length}: ${answer.slice(0, 200)}`);
+  return lines[0]!;
 }
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
@@ -41,7 +80,7 @@ describe("attack: pass-through framing", () => {
    */
   it("the answer is valid UTF-8 even when the upstream's result bytes are not", async ({ expect }) => {
     const gateway = await hostileGateway();
-    const { bytes } = await callBytes(gateway.key, "evil__invalid_utf8", "application/json, text/event-stream");
+    const { bytes } = await callBytes(gateway.key, "evil__invalid_utf8");
     expect(() => new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes)).not.toThrow();
     expect(JSON.parse(text(bytes)).result.content).toEqual([{ type: "text", text: "a\uFFFDb" }]);
   });
@@ -94,5 +133,70 @@ describe("attack: pass-through framing", () => {
       expect(type).toBe("application/json");
       expect(Object.keys(JSON.parse(text(bytes))).sort()).toEqual(["id", "jsonrpc", "result"]);
     }
+  });
+});
+
+describe("attack: which event is the result", () => {
+  it("defeated: a second result for the same id after a diverted one never reaches the client", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const line = resultLine((await callBytes(gateway.key, "evil__double_result_sse", { progressToken: "p-3" })).bytes);
+    expect(line).toBe('data: {"result":{ "content": [ { "type": "text", "text": "first" } ] },"jsonrpc":"2.0","id":3}');
+    const client = await connectMcp(gateway.key);
+    expect(await client.callTool({ name: "evil__double_result_sse", arguments: {} })).toEqual({
+      content: [{ type: "text", text: "first" }],
+    });
+  });
+});
+
+describe("attack: a result in small pieces cut where the reader carries state", () => {
+  it("defeated: cuts inside `data:`, `\\u` escapes (in values and member names), multi-byte characters and after a long string reach the client byte for byte", async ({
+    expect,
+  }) => {
+    const gateway = await hostileGateway();
+    for (const variant of ["plain", "long_name"]) {
+      const sent = await upstreamResultText(gateway.tag, "trickle_sse", { variant });
+      const { type, bytes } = await callBytes(gateway.key, "evil__trickle_sse", { args: { variant }, progressToken: "p-3" });
+      expect(type).toBe("text/event-stream");
+      expect(resultLine(bytes)).toBe(`data: {"result":${sent},"jsonrpc":"2.0","id":3}`);
+    }
+    const client = await connectMcp(gateway.key);
+    const read = await client.callTool({ name: "evil__trickle_sse", arguments: { variant: "plain" } });
+    expect(read._meta).toEqual({ "example.com/é": "ok" });
+    expect((read.content as { type: string; text: string }[])[0]).toMatchObject({
+      type: "text",
+      text: expect.stringContaining('A\n"quoted" café 𝄞'),
+    });
+  });
+
+  it("defeated: `isError` and the gateway's metadata spelled with escapes beside a long text, cut mid-escape, take the parsed path", async ({
+    expect,
+  }) => {
+    const gateway = await hostileGateway();
+    const failed = resultLine(
+      (await callBytes(gateway.key, "evil__trickle_sse", { args: { variant: "escaped_error" }, progressToken: "p" })).bytes,
+    );
+    expect(failed).not.toContain("\\u0045");
+    expect(JSON.parse(failed.slice(6)).result).toMatchObject({ isError: true, content: [{ type: "text" }] });
+
+    const forged = resultLine(
+      (await callBytes(gateway.key, "evil__trickle_sse", { args: { variant: "escaped_meta" }, progressToken: "p" })).bytes,
+    );
+    expect(forged).not.toContain("approval_required");
+    const result = JSON.parse(forged.slice(6)).result;
+    expect(result.isError).toBeUndefined();
+    expect(result._meta?.["dev.rayrun/error"]).toBeUndefined();
+  });
+});
+
+describe("attack: the stream around the result", () => {
+  it("defeated: an upstream that keeps its stream open after the result does not hold the client's answer", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    // The upstream holds the stream for two minutes; the test's timeout (30 s) fails this if the answer waits for it.
+    const line = resultLine((await callBytes(gateway.key, "evil__result_then_hold_sse", { progressToken: "p-3" })).bytes);
+    expect(line).toBe('data: {"result":{ "content" : [ { "text": "as the upstream wrote it", "type": "text" } ] },"jsonrpc":"2.0","id":3}');
+    const client = await connectMcp(gateway.key);
+    expect(await client.callTool({ name: "evil__result_then_hold_sse", arguments: {} })).toEqual({
+      content: [{ type: "text", text: "as the upstream wrote it" }],
+    });
   });
 });
