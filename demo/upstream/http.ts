@@ -441,6 +441,17 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       });
       return;
     }
+    // Empty lines (each an empty SSE event) before the result: cheap for the upstream to send, one event each to read.
+    if (name === "blank_lines_sse") {
+      const lines = Math.min(Number(message.params?.arguments?.lines ?? 0), 16 * 1024 * 1024);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const chunk = "\n".repeat(64 * 1024);
+      for (let sent = 0; sent < lines && !res.destroyed; sent += chunk.length) {
+        if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+      }
+      res.end(`data: {"result":${SPACED_RESULT},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);
+      return;
+    }
     if (name === "leaky_error") {
       return reply({
         result: {
@@ -619,6 +630,7 @@ const HOSTILE_TOOLS: Tool[] = [
     "double_result_sse",
     "trickle_sse",
     "result_then_hold_sse",
+    "blank_lines_sse",
   ].map((name) => ({
     name,
     inputSchema: { type: "object" as const },

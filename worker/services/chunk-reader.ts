@@ -63,6 +63,24 @@ export function sliceBytes(chunks: readonly Uint8Array[], from: number, to: numb
   return out;
 }
 
+/**
+ * The chunks with each run of views that lie end to end in one buffer joined into one view (no copy). Cut at
+ * every event, a read of many tiny events would otherwise go on as that many chunks, each a trip through the
+ * streams that read it.
+ */
+export function adjacentJoined(chunks: readonly Uint8Array[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const chunk of chunks) {
+    const last = out.at(-1);
+    if (last && last.buffer === chunk.buffer && last.byteOffset + last.byteLength === chunk.byteOffset) {
+      out[out.length - 1] = new Uint8Array(last.buffer, last.byteOffset, last.byteLength + chunk.byteLength);
+    } else if (chunk.byteLength) {
+      out.push(chunk);
+    }
+  }
+  return out;
+}
+
 /** The chunks as one array (a copy, unless there is one chunk). */
 export function joinBytes(chunks: readonly Uint8Array[]): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;

@@ -199,4 +199,19 @@ describe("attack: the stream around the result", () => {
       content: [{ type: "text", text: "as the upstream wrote it" }],
     });
   });
+
+  /**
+   * FOUND AND FIXED (medium): the SSE splitter handed the SDK's stream one chunk per event, and an empty line is a
+   * one-byte event: each 64 KiB read of line feeds became 65,536 chunks, each a trip through the SDK's decoder and
+   * parser streams (about 30 µs here). 1 MiB of line feeds took 37 s and the call ended in upstream_timeout instead of
+   * its answer; 16 MiB kept the isolate's CPU busy past this test's 30 s without reaching the response bound.
+   * Fixed: what a read lets go on unchanged leaves as one view per run of adjacent bytes (`adjacentJoined`): 1 MiB of
+   * line feeds now takes under a second, and 16 MiB ends at the bound.
+   */
+  it("empty SSE events past the response bound end the call with upstream_response_too_large, and cost little", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const answer = JSON.parse(text((await callBytes(gateway.key, "evil__blank_lines_sse", { args: { lines: 16 * 1024 * 1024 } })).bytes));
+    expect(answer.result.isError).toBe(true);
+    expect(answer.result._meta["dev.rayrun/error"]).toMatchObject({ code: "upstream_response_too_large" });
+  });
 });

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ChunkReader, joinBytes, sliceBytes } from "./chunk-reader.ts";
+import { adjacentJoined, ChunkReader, joinBytes, sliceBytes } from "./chunk-reader.ts";
 import { SkeletonBuilder } from "./json-skeleton.ts";
 import { framedResult } from "./passthrough.qualify.ts";
 import { requestScope } from "./upstream.scope.ts";
@@ -277,7 +277,9 @@ function divertFromEvents(
     }
     event.addText(text.slice(charStart));
     if (byteStart < value.byteLength) event.addBytes(value.subarray(byteStart));
-    return out;
+    // Events that go on unchanged are views of the same read: one chunk each would let a read of empty
+    // events cost the SDK's stream a trip per event.
+    return adjacentJoined(out);
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
