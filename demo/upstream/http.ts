@@ -402,6 +402,17 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       return;
     }
     // Attacks on which event is the result: the SDK client takes the first result for its id, so the gateway must too.
+    if (name === "second_result_sse") {
+      const id = JSON.stringify(message.id);
+      const first = message.params?.arguments?.first as string;
+      const real = `{"result":{"content":[{"type":"text","text":"the real answer"}]${first === "is_error" ? ',"isError":true' : ""}},"jsonrpc":"2.0","id":${id}}`;
+      // Three ways to make the first result an event the pass-through does not divert but the SDK reads.
+      const firstEvent =
+        first === "many_lines" ? `${": padding\n".repeat(20)}data: ${real}\n\n` : `${first === "bom" ? "\uFEFF" : ""}data: ${real}\n\n`;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`${firstEvent}data: {"result":{"content":[{"type":"text","text":"SMUGGLED"}]},"jsonrpc":"2.0","id":${id}}\n\n`);
+      return;
+    }
     if (name === "double_result_sse") {
       const id = JSON.stringify(message.id);
       const event = (text: string) =>
@@ -627,6 +638,7 @@ const HOSTILE_TOOLS: Tool[] = [
     "named_event_sse",
     "multi_data_sse",
     "crlf_sse",
+    "second_result_sse",
     "double_result_sse",
     "trickle_sse",
     "result_then_hold_sse",

@@ -137,6 +137,28 @@ describe("attack: pass-through framing", () => {
 });
 
 describe("attack: which event is the result", () => {
+  /**
+   * FOUND AND FIXED (low): the pass-through diverted the first result for the call's id that qualified, and the SDK
+   * client took the first result for that id, qualifying or not. An SSE answer whose first result the splitter passes
+   * on (an `isError`, an event of more than 16 lines, a byte order mark before the stream's first line) and whose
+   * second one qualifies answered the client with the second, while the gateway's client had resolved the call with
+   * the first (with `isError`, the client saw a success where the gateway had an upstream error). Same class as the
+   * named-event finding above.
+   * Fixed: the stub the SDK client gets carries a token of the call's capture (`_meta["dev.rayrun/diverted"]`), and
+   * the pipeline answers with the diverted bytes only when the result the SDK client resolved with is that stub.
+   */
+  for (const first of ["is_error", "many_lines", "bom"]) {
+    it(`the client gets the result the gateway's MCP client accepted, not a later one for the same id (first: ${first})`, async ({
+      expect,
+    }) => {
+      const gateway = await hostileGateway();
+      const client = await connectMcp(gateway.key);
+      const result = await client.callTool({ name: "evil__second_result_sse", arguments: { first } });
+      expect(JSON.stringify(result)).not.toContain("SMUGGLED");
+      expect(result).toEqual({ content: [{ type: "text", text: "the real answer" }], ...(first === "is_error" ? { isError: true } : {}) });
+    });
+  }
+
   it("defeated: a second result for the same id after a diverted one never reaches the client", async ({ expect }) => {
     const gateway = await hostileGateway();
     const line = resultLine((await callBytes(gateway.key, "evil__double_result_sse", { progressToken: "p-3" })).bytes);
