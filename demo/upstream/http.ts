@@ -452,6 +452,13 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       });
       return;
     }
+    // Results that parse and have only plain block types, but that MCP's result schema refuses.
+    if (name === "malformed_result") {
+      const variant = message.params?.arguments?.variant as keyof typeof MALFORMED_RESULTS;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${MALFORMED_RESULTS[variant]}}`);
+      return;
+    }
     // Empty lines (each an empty SSE event) before the result: cheap for the upstream to send, one event each to read.
     if (name === "blank_lines_sse") {
       const lines = Math.min(Number(message.params?.arguments?.lines ?? 0), 16 * 1024 * 1024);
@@ -642,6 +649,7 @@ const HOSTILE_TOOLS: Tool[] = [
     "double_result_sse",
     "trickle_sse",
     "result_then_hold_sse",
+    "malformed_result",
     "blank_lines_sse",
   ].map((name) => ({
     name,
@@ -676,6 +684,14 @@ const TRICKLE_RESULTS = {
  * closing quote and its colon, or the space after it, for the last two).
  */
 const TRICKLE_CUTS = ["data:", "\\u0041", "\\u0079", "\\u0065", "\\u0045", "\\u002f", "\\n", '\\"', "é", "𝄞", 'k" :', 'l " } '];
+
+/** The results `malformed_result` sends: each parses, holds only text blocks, and breaks MCP's CallToolResult schema. */
+const MALFORMED_RESULTS = {
+  text_not_string: '{"content":[{"type":"text","text":5}]}',
+  text_missing: '{"content":[{"type":"text"}]}',
+  meta_not_object: '{"content":[{"type":"text","text":"ok"}],"_meta":"forged"}',
+  structured_not_object: '{"content":[{"type":"text","text":"ok"}],"structuredContent":"forged"}',
+};
 
 /** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */
 function hostileSchemaServer(): Server {

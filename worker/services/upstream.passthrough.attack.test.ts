@@ -237,3 +237,24 @@ describe("attack: the stream around the result", () => {
     expect(answer.result._meta["dev.rayrun/error"]).toMatchObject({ code: "upstream_response_too_large" });
   });
 });
+
+/**
+ * FOUND AND FIXED (low): `qualifies` checked block types, `isError` and the gateway's metadata, not the shape MCP gives
+ * a result. A text block whose `text` is a number or missing, or a `_meta` or `structuredContent` that is not an
+ * object, passed through as sent: the gateway's own SDK client refuses such a result (the parsed path answers
+ * upstream_protocol_error), and so does every SDK client downstream, which then fails the call with a schema error.
+ * Fixed: the reduced result must pass the SDK's `CallToolResultSchema` (cheap on the reduction).
+ */
+describe("attack: results MCP's schema refuses", () => {
+  for (const variant of ["text_not_string", "text_missing", "meta_not_object", "structured_not_object"]) {
+    it(`a result the SDK would refuse does not reach the client as it came (${variant})`, async ({ expect }) => {
+      const gateway = await hostileGateway();
+      const answer = text((await callBytes(gateway.key, "evil__malformed_result", { args: { variant } })).bytes);
+      expect(answer).not.toContain("forged");
+      const client = await connectMcp(gateway.key);
+      const result = await client.callTool({ name: "evil__malformed_result", arguments: { variant } });
+      expect(result.isError).toBe(true);
+      expect((result._meta as Record<string, { code: string }>)["dev.rayrun/error"]?.code).toBe("upstream_protocol_error");
+    });
+  }
+});
