@@ -691,6 +691,8 @@ const MALFORMED_RESULTS = {
   text_missing: '{"content":[{"type":"text"}]}',
   meta_not_object: '{"content":[{"type":"text","text":"ok"}],"_meta":"forged"}',
   structured_not_object: '{"content":[{"type":"text","text":"ok"}],"structuredContent":"forged"}',
+  // Past the long-string threshold, so the pass-through checks the reduction, where the value is "".
+  long_image_not_base64: `{"content":[{"type":"image","mimeType":"image/png","data":"${"forged!".repeat(300)}"}]}`,
 };
 
 /** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */

@@ -258,3 +258,22 @@ describe("attack: results MCP's schema refuses", () => {
     });
   }
 });
+
+/**
+ * FINDING (low, open): the schema check above runs on the reduction, where a string over 1,024 characters is `""`, and
+ * `""` is valid base64. An image or audio block whose long `data` is not base64 passes through; the gateway's own SDK
+ * client would have refused it (`Invalid Base64 string`), and every SDK client downstream does.
+ * Proposed fix: SkeletonBuilder empties a long string to `""` only when its raw text is what `atob` takes without
+ * whitespace or escapes (`[A-Za-z0-9+/]`, at most two trailing `=` with the length a multiple of 4, else a length
+ * that is not 1 more than one), tested natively per piece, and to `"-"` (never base64) otherwise; text fields take
+ * either, and a non-base64 `data` then fails `CallToolResultSchema` and takes the parsed path. The extra native scan
+ * over long strings is to be measured with `npm run bench -- proxy`.
+ */
+it.fails("a long image `data` that is not base64 does not reach the client as it came", async ({ expect }) => {
+  const gateway = await hostileGateway();
+  const answer = text((await callBytes(gateway.key, "evil__malformed_result", { args: { variant: "long_image_not_base64" } })).bytes);
+  expect(answer).not.toContain("forged!");
+  const client = await connectMcp(gateway.key);
+  const result = await client.callTool({ name: "evil__malformed_result", arguments: { variant: "long_image_not_base64" } });
+  expect((result._meta as Record<string, { code: string }>)["dev.rayrun/error"]?.code).toBe("upstream_protocol_error");
+});
