@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
@@ -295,6 +296,21 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
         if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
       }
       res.end(`"}]}}${sse ? "\n\n" : ""}`);
+      return;
+    }
+    // A declared length well under the bound, of a gzip body that decompresses to 64 MiB: the runtime decodes it, so
+    // the length the gateway reads is not the one declared. As JSON, or as one SSE event.
+    if (name === "gzip_bomb") {
+      const sse = message.params?.arguments?.sse === true;
+      const body = gzipSync(
+        `${sse ? "data: " : ""}{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"${"a".repeat(64 * 1024 * 1024)}"}]}}${sse ? "\n\n" : ""}`,
+      );
+      res.writeHead(200, {
+        "content-type": sse ? "text/event-stream" : "application/json",
+        "content-encoding": "gzip",
+        "content-length": String(body.byteLength),
+      });
+      res.end(body);
       return;
     }
     if (name === "declare_huge") {
@@ -655,6 +671,7 @@ const HOSTILE_TOOLS: Tool[] = [
     "result_then_hold_sse",
     "malformed_result",
     "blank_lines_sse",
+    "gzip_bomb",
   ].map((name) => ({
     name,
     inputSchema: { type: "object" as const },

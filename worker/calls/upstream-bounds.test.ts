@@ -59,6 +59,15 @@ describe("upstream responses are bounded", () => {
     }
   });
 
+  it("counts a gzip answer's decoded bytes: a small declared length does not lift the bound", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    for (const sse of [false, true]) {
+      const bomb = await gateway.client.callTool({ name: "evil__gzip_bomb", arguments: { sse } });
+      expect(bomb.isError).toBe(true);
+      expect(meta(bomb)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__gzip_bomb" } });
+    }
+  });
+
   it("refuses to index a tool list over 4 MiB, or a tools/list page over 8 MiB, and stores nothing", async ({ expect }) => {
     const workspace = await createWorkspace();
     const index = (count: number) =>
