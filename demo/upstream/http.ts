@@ -712,6 +712,8 @@ const MALFORMED_RESULTS = {
   text_missing: '{"content":[{"type":"text"}]}',
   meta_not_object: '{"content":[{"type":"text","text":"ok"}],"_meta":"forged"}',
   structured_not_object: '{"content":[{"type":"text","text":"ok"}],"structuredContent":"forged"}',
+  // A number no double holds: JSON.parse reads Infinity, Go's encoding/json refuses the message.
+  number_out_of_range: '{"content":[{"type":"text","text":"ok"}],"structuredContent":{"n":1e400}}',
   // Past the long-string threshold, so the pass-through checks the reduction, where the value is "".
   long_image_not_base64: `{"content":[{"type":"image","mimeType":"image/png","data":"${"forged!".repeat(300)}"}]}`,
 };

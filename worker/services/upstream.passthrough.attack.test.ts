@@ -278,3 +278,17 @@ it.fails("a long image `data` that is not base64 does not reach the client as it
   const result = await client.callTool({ name: "evil__malformed_result", arguments: { variant: "long_image_not_base64" } });
   expect((result._meta as Record<string, { code: string }>)["dev.rayrun/error"]?.code).toBe("upstream_protocol_error");
 });
+
+/**
+ * FINDING (info, open): a number out of a double's range (`1e400`) passes through as written. The gateway's parse reads
+ * Infinity, the parsed path writes `null` (JSON.stringify), and a client's parser reads Infinity (JavaScript,
+ * Python) or refuses the whole message (Go's encoding/json): not one value under every standard parser.
+ * Proposed fix: `qualifies` refuses a reduction holding an exponent of three or more digits or a run of over 308
+ * digits (a native regex test) when the parsed value holds a non-finite number (a walk run only then), so the parsed
+ * path writes it.
+ */
+it.fails("a number no double holds does not reach the client as the upstream wrote it", async ({ expect }) => {
+  const gateway = await hostileGateway();
+  const answer = text((await callBytes(gateway.key, "evil__malformed_result", { args: { variant: "number_out_of_range" } })).bytes);
+  expect(answer).not.toContain("1e400");
+});
