@@ -313,6 +313,20 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       res.end(body);
       return;
     }
+    // A result written one byte at a time: each write is a read of its own at the gateway. With `isError`, it goes on
+    // to the SDK as it came instead of being diverted.
+    if (name === "tiny_writes_sse") {
+      const bytes = Math.min(Number(message.params?.arguments?.bytes ?? 0), 1024 * 1024);
+      const isError = message.params?.arguments?.isError === true;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: {"result":{"content":[{"type":"text","text":"`);
+      for (let sent = 0; sent < bytes && !res.destroyed; sent++) {
+        if (!res.write("a")) await new Promise((resolve) => res.once("drain", resolve));
+        if (sent % 1024 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      res.end(`"}]${isError ? ',"isError":true' : ""}},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);
+      return;
+    }
     if (name === "declare_huge") {
       res.writeHead(200, { "content-type": "application/json", "content-length": String(64 * 1024 * 1024) });
       res.write("{");
@@ -672,6 +686,7 @@ const HOSTILE_TOOLS: Tool[] = [
     "malformed_result",
     "blank_lines_sse",
     "gzip_bomb",
+    "tiny_writes_sse",
   ].map((name) => ({
     name,
     inputSchema: { type: "object" as const },

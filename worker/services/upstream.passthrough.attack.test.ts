@@ -224,6 +224,26 @@ describe("attack: the stream around the result", () => {
   });
 
   /**
+   * FOUND AND FIXED (medium): each of an upstream's one-byte writes reaches the gateway as a read of its own, and every
+   * read was kept as its own chunk. A result written in 200,000 writes (a second or two for the upstream) was 200,000
+   * chunks, which the answer's assembly spread into one `push` call: the client got `internal_error` (Maximum call
+   * stack size exceeded), the same spread ended a non-diverted result's event in the splitter, and each chunk was an
+   * object held until the call ended.
+   * Fixed: small reads are copied end to end into a shared buffer and adjacent pieces joined as they are kept
+   * (`appendBytes`), so a trickle is a few views; and no chunk list is spread into a call's arguments.
+   */
+  it("a result written one byte at a time reaches the client whole, diverted or not", async ({ expect }) => {
+    const gateway = await hostileGateway();
+    const bytes = 200_000;
+    const diverted = resultLine((await callBytes(gateway.key, "evil__tiny_writes_sse", { args: { bytes }, progressToken: "p-3" })).bytes);
+    expect(diverted).toBe(`data: {"result":{"content":[{"type":"text","text":"${"a".repeat(bytes)}"}]},"jsonrpc":"2.0","id":3}`);
+    const failed = resultLine(
+      (await callBytes(gateway.key, "evil__tiny_writes_sse", { args: { bytes, isError: true }, progressToken: "p-3" })).bytes,
+    );
+    expect(JSON.parse(failed.slice(6)).result).toEqual({ content: [{ type: "text", text: "a".repeat(bytes) }], isError: true });
+  });
+
+  /**
    * FOUND AND FIXED (medium): the SSE splitter handed the SDK's stream one chunk per event, and an empty line is a
    * one-byte event: each 64 KiB read of line feeds became 65,536 chunks, each a trip through the SDK's decoder and
    * parser streams (about 30 µs here). 1 MiB of line feeds took 37 s and the call ended in upstream_timeout instead of

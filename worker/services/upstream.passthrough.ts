@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
-import { adjacentJoined, ChunkReader, joinBytes, sliceBytes } from "./chunk-reader.ts";
+import { adjacentJoined, appendBytes, ChunkReader, joinBytes, sliceBytes } from "./chunk-reader.ts";
 import { SkeletonBuilder } from "./json-skeleton.ts";
 import { framedResult } from "./passthrough.qualify.ts";
 import { requestScope } from "./upstream.scope.ts";
@@ -133,7 +133,7 @@ async function divertFromJson(response: Response, id: number, capture: RawResult
       void reader.cancel(error);
       throw error;
     }
-    chunks.push(chunk);
+    appendBytes(chunks, chunk);
     byteLength += chunk.byteLength;
     const text = decodable ? decoder.decode(chunk, { stream: true }) : "";
     if (text.includes(REPLACEMENT)) decodable = false;
@@ -176,7 +176,7 @@ class SseEvent {
   #value: { builder: SkeletonBuilder; start: number } | null = null;
 
   addBytes(bytes: Uint8Array): void {
-    this.chunks.push(bytes);
+    appendBytes(this.chunks, bytes);
     this.byteLength += bytes.byteLength;
   }
 
@@ -285,7 +285,8 @@ function divertFromEvents(
       charStart = charLf + 1;
       if (!event.endLine(event.byteLength + byteLf - byteStart)) continue;
       event.addBytes(value.subarray(byteStart, byteLf + 1));
-      out.push(...eventOut(event, id, capture));
+      // Not a spread: an event's chunks are the upstream's to multiply, and a spread puts each on the stack.
+      for (const chunk of eventOut(event, id, capture)) out.push(chunk);
       event = new SseEvent();
       byteStart = byteLf + 1;
     }
