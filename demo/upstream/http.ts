@@ -699,8 +699,11 @@ const SPACED_RESULT = '{ "content" : [ { "text": "as the upstream wrote it", "ty
 /** A hand-spelled result with two-, three- and four-byte characters, as `multibyte_sse` sends it. */
 const MULTIBYTE_RESULT = '{ "content" : [ { "text": "café — naïve 𝄞 ok", "type": "text" } ] }';
 
-/** A text longer than the pass-through's long-string threshold (1,024 characters), with escapes and multi-byte characters in it. */
-const TRICKLE_TEXT = `${"long ".repeat(250)}\\u0041\\n\\"quoted\\" café 𝄞 ${"tail ".repeat(50)}`;
+/**
+ * A text longer than the pass-through's long-string threshold (1,024 characters), with escapes, multi-byte characters
+ * and a raw U+2028 (a line break to JavaScript source, not to JSON or SSE) in it.
+ */
+const TRICKLE_TEXT = `${"long ".repeat(250)}\\u0041\\n\\"quoted\\" café 𝄞 \u2028 ${"tail ".repeat(50)}`;
 
 /**
  * The results `trickle_sse` sends. `plain`: a long text and member names spelled with escapes, read without the long

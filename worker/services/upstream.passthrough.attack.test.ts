@@ -172,7 +172,7 @@ describe("attack: which event is the result", () => {
 });
 
 describe("attack: a result in small pieces cut where the reader carries state", () => {
-  it("defeated: cuts inside `data:`, `\\u` escapes (in values and member names), multi-byte characters and after a long string reach the client byte for byte", async ({
+  it("defeated: cuts inside `data:`, `\\u` escapes (in values and member names), multi-byte characters and after a long string (holding a raw U+2028) reach the client byte for byte", async ({
     expect,
   }) => {
     const gateway = await hostileGateway();
@@ -187,7 +187,7 @@ describe("attack: a result in small pieces cut where the reader carries state", 
     expect(read._meta).toEqual({ "example.com/é": "ok" });
     expect((read.content as { type: string; text: string }[])[0]).toMatchObject({
       type: "text",
-      text: expect.stringContaining('A\n"quoted" café 𝄞'),
+      text: expect.stringContaining('A\n"quoted" café 𝄞 \u2028 '),
     });
   });
 
