@@ -494,11 +494,13 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       return;
     }
     // Empty lines (each an empty SSE event) before the result: cheap for the upstream to send, one event each to read.
+    // `lines` counts lines, not bytes.
     if (name === "blank_lines_sse") {
       const lines = Math.min(Number(message.params?.arguments?.lines ?? 0), 16 * 1024 * 1024);
       res.writeHead(200, { "content-type": "text/event-stream" });
-      const chunk = "\n".repeat(64 * 1024);
-      for (let sent = 0; sent < lines && !res.destroyed; sent += chunk.length) {
+      // Or comment lines, all one event (no empty line ends it) that the splitter holds until it ends.
+      const chunk = (message.params?.arguments?.comments === true ? ":\n" : "\n").repeat(32 * 1024);
+      for (let sent = 0; sent < lines && !res.destroyed; sent += 32 * 1024) {
         if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
       }
       res.end(`data: {"result":${SPACED_RESULT},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);

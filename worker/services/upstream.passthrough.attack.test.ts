@@ -253,9 +253,14 @@ describe("attack: the stream around the result", () => {
    */
   it("empty SSE events past the response bound end the call with upstream_response_too_large, and cost little", async ({ expect }) => {
     const gateway = await hostileGateway();
-    const answer = JSON.parse(text((await callBytes(gateway.key, "evil__blank_lines_sse", { args: { lines: 16 * 1024 * 1024 } })).bytes));
-    expect(answer.result.isError).toBe(true);
-    expect(answer.result._meta["dev.rayrun/error"]).toMatchObject({ code: "upstream_response_too_large" });
+    // 16 MiB of empty events; then 16 Mi comment lines (32 MiB) in one event the splitter holds: both end at the bound.
+    for (const comments of [false, true]) {
+      const answer = JSON.parse(
+        text((await callBytes(gateway.key, "evil__blank_lines_sse", { args: { lines: 16 * 1024 * 1024, comments } })).bytes),
+      );
+      expect(answer.result.isError).toBe(true);
+      expect(answer.result._meta["dev.rayrun/error"]).toMatchObject({ code: "upstream_response_too_large" });
+    }
   });
 });
 
