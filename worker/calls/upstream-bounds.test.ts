@@ -59,6 +59,9 @@ describe("upstream responses are bounded", () => {
     }
   });
 
+  // FOUND AND FIXED (high): a declared Content-Length under the bound turned counting off, but the runtime decodes a
+  // gzip body and the declared length is the encoded one: 64 KiB of gzip delivered a 64 MiB result to the client (and a
+  // few MiB would hold gigabytes in the isolate). Fixed: only an unencoded body's declared length stands in for counting.
   it("counts a gzip answer's decoded bytes: a small declared length does not lift the bound", async ({ expect }) => {
     const gateway = await hostileGateway();
     for (const sse of [false, true]) {
