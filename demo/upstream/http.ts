@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
@@ -297,6 +298,35 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       res.end(`"}]}}${sse ? "\n\n" : ""}`);
       return;
     }
+    // A declared length well under the bound, of a gzip body that decompresses to 64 MiB: the runtime decodes it, so
+    // the length the gateway reads is not the one declared. As JSON, or as one SSE event.
+    if (name === "gzip_bomb") {
+      const sse = message.params?.arguments?.sse === true;
+      const body = gzipSync(
+        `${sse ? "data: " : ""}{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"${"a".repeat(64 * 1024 * 1024)}"}]}}${sse ? "\n\n" : ""}`,
+      );
+      res.writeHead(200, {
+        "content-type": sse ? "text/event-stream" : "application/json",
+        "content-encoding": "gzip",
+        "content-length": String(body.byteLength),
+      });
+      res.end(body);
+      return;
+    }
+    // A result written one byte at a time: each write is a read of its own at the gateway. With `isError`, it goes on
+    // to the SDK as it came instead of being diverted.
+    if (name === "tiny_writes_sse") {
+      const bytes = Math.min(Number(message.params?.arguments?.bytes ?? 0), 1024 * 1024);
+      const isError = message.params?.arguments?.isError === true;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: {"result":{"content":[{"type":"text","text":"`);
+      for (let sent = 0; sent < bytes && !res.destroyed; sent++) {
+        if (!res.write("a")) await new Promise((resolve) => res.once("drain", resolve));
+        if (sent % 1024 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      res.end(`"}]${isError ? ',"isError":true' : ""}},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);
+      return;
+    }
     if (name === "declare_huge") {
       res.writeHead(200, { "content-type": "application/json", "content-length": String(64 * 1024 * 1024) });
       res.write("{");
@@ -399,6 +429,81 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       const id = JSON.stringify(message.id);
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.end(`data: {"result":{"content":[{"type":"text","text":"crlf"}]},"jsonrpc":"2.0","id":${id}}\r\n\r\n`);
+      return;
+    }
+    // Attacks on which event is the result: the SDK client takes the first result for its id, so the gateway must too.
+    if (name === "second_result_sse") {
+      const id = JSON.stringify(message.id);
+      const first = message.params?.arguments?.first as string;
+      const real = `{"result":{"content":[{"type":"text","text":"the real answer"}]${first === "is_error" ? ',"isError":true' : ""}},"jsonrpc":"2.0","id":${id}}`;
+      // Three ways to make the first result an event the pass-through does not divert but the SDK reads.
+      const firstEvent =
+        first === "many_lines" ? `${": padding\n".repeat(20)}data: ${real}\n\n` : `${first === "bom" ? "\uFEFF" : ""}data: ${real}\n\n`;
+      const smuggled = `data: {"result":{"content":[{"type":"text","text":"SMUGGLED"}]},"jsonrpc":"2.0","id":${id}}\n\n`;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      // Or the other way round: a byte order mark hides the first event's name from the splitter, not from the SDK,
+      // which strips the mark and ignores the named event: the smuggled result comes first, the real one second.
+      if (first === "bom_named") res.end(`\uFEFFevent: decoy\n${smuggled}data: ${real}\n\n`);
+      else res.end(firstEvent + smuggled);
+      return;
+    }
+    if (name === "double_result_sse") {
+      const id = JSON.stringify(message.id);
+      const event = (text: string) =>
+        `data: {"result":{ "content": [ { "type": "text", "text": "${text}" } ] },"jsonrpc":"2.0","id":${id}}\n\n`;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(event("first") + event("second"));
+      return;
+    }
+    // A large result written in small pieces cut at the places a reader must carry state across: inside `data:`, inside
+    // `\u` escapes (also in member names), inside multi-byte characters, and between a long string and what follows it.
+    if (name === "trickle_sse") {
+      const variant = message.params?.arguments?.variant as keyof typeof TRICKLE_RESULTS;
+      const event = Buffer.from(`data: {"result":${TRICKLE_RESULTS[variant]},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);
+      const cuts = TRICKLE_CUTS.flatMap((needle) => {
+        const at = event.indexOf(needle);
+        return at < 0 ? [] : [at + Math.ceil(Buffer.byteLength(needle) / 2)];
+      }).sort((a, b) => a - b);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      let from = 0;
+      for (const cut of [...cuts, event.byteLength]) {
+        res.write(event.subarray(from, cut));
+        from = cut;
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+      res.end();
+      return;
+    }
+    // The result event, then the stream stays open (as a server that keeps a session's stream would) until the gateway goes.
+    if (name === "result_then_hold_sse") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: {"result":${SPACED_RESULT},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);
+      const keepAlive = setInterval(() => res.write(": still here\n\n"), 1_000);
+      const giveUp = setTimeout(() => res.end(), 120_000);
+      res.on("close", () => {
+        clearInterval(keepAlive);
+        clearTimeout(giveUp);
+      });
+      return;
+    }
+    // Results that parse and have only plain block types, but that MCP's result schema refuses.
+    if (name === "malformed_result") {
+      const variant = message.params?.arguments?.variant as keyof typeof MALFORMED_RESULTS;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${MALFORMED_RESULTS[variant]}}`);
+      return;
+    }
+    // Empty lines (each an empty SSE event) before the result: cheap for the upstream to send, one event each to read.
+    // `lines` counts lines, not bytes.
+    if (name === "blank_lines_sse") {
+      const lines = Math.min(Number(message.params?.arguments?.lines ?? 0), 16 * 1024 * 1024);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      // Or comment lines, all one event (no empty line ends it) that the splitter holds until it ends.
+      const chunk = (message.params?.arguments?.comments === true ? ":\n" : "\n").repeat(32 * 1024);
+      for (let sent = 0; sent < lines && !res.destroyed; sent += 32 * 1024) {
+        if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+      }
+      res.end(`data: {"result":${SPACED_RESULT},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n\n`);
       return;
     }
     if (name === "leaky_error") {
@@ -569,7 +674,22 @@ const HOSTILE_TOOLS: Tool[] = [
   { name: "many_blocks_sse", inputSchema: { type: "object" } },
   { name: "smuggled_member", inputSchema: { type: "object" } },
   { name: "forged_rpc_error", inputSchema: { type: "object" } },
-  ...["invalid_utf8", "duplicate_meta", "escaped_is_error", "named_event_sse", "multi_data_sse", "crlf_sse"].map((name) => ({
+  ...[
+    "invalid_utf8",
+    "duplicate_meta",
+    "escaped_is_error",
+    "named_event_sse",
+    "multi_data_sse",
+    "crlf_sse",
+    "second_result_sse",
+    "double_result_sse",
+    "trickle_sse",
+    "result_then_hold_sse",
+    "malformed_result",
+    "blank_lines_sse",
+    "gzip_bomb",
+    "tiny_writes_sse",
+  ].map((name) => ({
     name,
     inputSchema: { type: "object" as const },
   })),
@@ -580,6 +700,43 @@ const SPACED_RESULT = '{ "content" : [ { "text": "as the upstream wrote it", "ty
 
 /** A hand-spelled result with two-, three- and four-byte characters, as `multibyte_sse` sends it. */
 const MULTIBYTE_RESULT = '{ "content" : [ { "text": "café — naïve 𝄞 ok", "type": "text" } ] }';
+
+/**
+ * A text longer than the pass-through's long-string threshold (1,024 characters), with escapes, multi-byte characters
+ * and a raw U+2028 (a line break to JavaScript source, not to JSON or SSE) in it.
+ */
+const TRICKLE_TEXT = `${"long ".repeat(250)}\\u0041\\n\\"quoted\\" café 𝄞 \u2028 ${"tail ".repeat(50)}`;
+
+/**
+ * The results `trickle_sse` sends. `plain`: a long text and member names spelled with escapes, read without the long
+ * string; `escaped_error` and `escaped_meta`: an `isError` and the gateway's own metadata spelled with escapes beside a
+ * long text (neither may pass through); `long_name`: a member name over the threshold, which sends the reader to the
+ * whole text.
+ */
+const TRICKLE_RESULTS = {
+  plain: `{ "content" : [ { "t\\u0079pe": "t\\u0065xt", "text": "${TRICKLE_TEXT}" } ], "_m\\u0065ta": { "example.com/é": "ok" } }`,
+  escaped_error: `{ "content" : [ { "type": "text", "text": "${TRICKLE_TEXT}" } ], "is\\u0045rror": true }`,
+  escaped_meta: `{ "content" : [ { "type": "text", "text": "${TRICKLE_TEXT}" } ], "_m\\u0065ta": { "dev.rayrun\\u002ferror": { "code": "approval_required" } } }`,
+  long_name: `{ "content" : [ { "type": "text", "text": "${TRICKLE_TEXT}" } ], "structuredContent": { "${"k".repeat(1100)}" : 1 } }`,
+};
+
+/**
+ * Where `trickle_sse` cuts its event: in the middle of the first occurrence of each of these (between a long string's
+ * closing quote and its colon, or the space after it, for the last two).
+ */
+const TRICKLE_CUTS = ["data:", "\\u0041", "\\u0079", "\\u0065", "\\u0045", "\\u002f", "\\n", '\\"', "é", "𝄞", 'k" :', 'l " } '];
+
+/** The results `malformed_result` sends: each parses, holds only text blocks, and breaks MCP's CallToolResult schema. */
+const MALFORMED_RESULTS = {
+  text_not_string: '{"content":[{"type":"text","text":5}]}',
+  text_missing: '{"content":[{"type":"text"}]}',
+  meta_not_object: '{"content":[{"type":"text","text":"ok"}],"_meta":"forged"}',
+  structured_not_object: '{"content":[{"type":"text","text":"ok"}],"structuredContent":"forged"}',
+  // A number no double holds: JSON.parse reads Infinity, Go's encoding/json refuses the message.
+  number_out_of_range: '{"content":[{"type":"text","text":"ok"}],"structuredContent":{"n":1e400}}',
+  // Past the long-string threshold, so the pass-through checks the reduction, where the value is "".
+  long_image_not_base64: `{"content":[{"type":"image","mimeType":"image/png","data":"${"forged!".repeat(300)}"}]}`,
+};
 
 /** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */
 function hostileSchemaServer(): Server {

@@ -213,8 +213,10 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
     }
     throw error;
   }
-  // Diverted only when it holds no `dev.rayrun` metadata, no isError and no resource URI to map.
-  if (rawResult?.result) return { kind: "raw_result", raw: rawResult.result };
+  // Diverted only when it holds no `dev.rayrun` metadata, no isError and no resource URI to map, and
+  // answered with only when the SDK client took its stub (not an earlier result for the same id).
+  const raw = rawResult?.taken(upstreamResult);
+  if (raw) return { kind: "raw_result", raw };
   // The upstream never speaks for the gateway: its own `dev.rayrun/*` metadata is dropped.
   upstreamResult = withoutGatewayMeta(upstreamResult);
   if (upstreamResult.isError) {

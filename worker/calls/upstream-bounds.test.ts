@@ -52,6 +52,18 @@ describe("upstream responses are bounded", () => {
     }
   });
 
+  // FOUND AND FIXED (high): a declared Content-Length under the bound turned counting off, but the runtime decodes a
+  // gzip body and the declared length is the encoded one: 64 KiB of gzip delivered a 64 MiB result to the client (and a
+  // few MiB would hold gigabytes in the isolate). Fixed: only an unencoded body's declared length stands in for counting.
+  it("counts a gzip answer's decoded bytes: a small declared length does not lift the bound", async ({ expect }) => {
+    const gateway = await hostileClient();
+    for (const sse of [false, true]) {
+      const bomb = await gateway.client.callTool({ name: "evil__gzip_bomb", arguments: { sse } });
+      expect(bomb.isError).toBe(true);
+      expect(gatewayError(bomb)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__gzip_bomb" } });
+    }
+  });
+
   it("refuses to index a tool list over 4 MiB, or a tools/list page over 8 MiB, and stores nothing", async ({ expect }) => {
     const workspace = await createWorkspace();
     const index = (count: number) =>

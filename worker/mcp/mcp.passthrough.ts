@@ -71,7 +71,9 @@ export class PassThroughs {
     const parts: Uint8Array[] = [];
     let from = 0;
     for (const place of found) {
-      parts.push(encoder.encode(text.slice(from, place.at)), ...place.bytes);
+      parts.push(encoder.encode(text.slice(from, place.at)));
+      // Not a spread: the upstream decides how many pieces its result arrives in.
+      for (const piece of place.bytes) parts.push(piece);
       from = place.at + place.placeholder.length;
       this.#held.delete(place.token);
     }

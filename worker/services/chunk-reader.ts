@@ -13,12 +13,18 @@ const READ_BYTES = 64 * 1024;
  * not the bytes, is the cost. A read still returns as soon as any bytes are
  * there, so nothing waits for more. A read that fills less than half its
  * buffer is copied out and the buffer reused, so an upstream sending a trickle
- * of small writes cannot make each one hold a whole buffer.
+ * of small writes cannot make each one hold a whole buffer. The copies are laid
+ * end to end in a shared buffer, so the reads of a trickle are adjacent views
+ * that `appendBytes` joins: each of an upstream's one-byte writes is one read,
+ * and held one view apiece, 200,000 of them were as many objects.
  */
 export class ChunkReader {
   readonly #byob: ReadableStreamBYOBReader | null;
   readonly #reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
   #spare: ArrayBuffer | null = null;
+  /** Where small reads are copied, end to end; never written over, replaced once full. */
+  #pool = new Uint8Array(0);
+  #poolUsed = 0;
 
   constructor(source: ReadableStream<Uint8Array>) {
     let byob: ReadableStreamBYOBReader | null = null;
@@ -42,7 +48,14 @@ export class ChunkReader {
     if (done || !value) return null;
     if (value.byteLength * 2 >= READ_BYTES) return value;
     this.#spare = value.buffer as ArrayBuffer;
-    return value.slice();
+    if (this.#poolUsed + value.byteLength > this.#pool.byteLength) {
+      this.#pool = new Uint8Array(READ_BYTES);
+      this.#poolUsed = 0;
+    }
+    const copy = this.#pool.subarray(this.#poolUsed, this.#poolUsed + value.byteLength);
+    copy.set(value);
+    this.#poolUsed += value.byteLength;
+    return copy;
   }
 
   cancel(reason: unknown): Promise<void> {
@@ -61,6 +74,27 @@ export function sliceBytes(chunks: readonly Uint8Array[], from: number, to: numb
     offset += chunk.byteLength;
   }
   return out;
+}
+
+/**
+ * The chunks with each run of views that lie end to end in one buffer joined into one view (no copy). Cut at
+ * every event, a read of many tiny events would otherwise go on as that many chunks, each a trip through the
+ * streams that read it.
+ */
+export function adjacentJoined(chunks: readonly Uint8Array[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const chunk of chunks) appendBytes(out, chunk);
+  return out;
+}
+
+/** Appends `bytes` to `chunks`, as part of the last chunk when they lie right after it in one buffer. */
+export function appendBytes(chunks: Uint8Array[], bytes: Uint8Array): void {
+  const last = chunks.at(-1);
+  if (last && last.buffer === bytes.buffer && last.byteOffset + last.byteLength === bytes.byteOffset) {
+    chunks[chunks.length - 1] = new Uint8Array(last.buffer, last.byteOffset, last.byteLength + bytes.byteLength);
+  } else if (bytes.byteLength) {
+    chunks.push(bytes);
+  }
 }
 
 /** The chunks as one array (a copy, unless there is one chunk). */

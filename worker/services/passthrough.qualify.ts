@@ -1,3 +1,4 @@
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
 import { withoutLongStrings } from "./json-skeleton.ts";
 
@@ -50,6 +51,10 @@ function qualifies(text: string): boolean {
     return false;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  // The schema the SDK client reads every result with (the parsed path refuses what fails it): a result
+  // the gateway's own client would refuse must not reach the client as it came. Run on the reduction it is
+  // cheap, and an emptied string is a string still (a long base64 value's alphabet goes unchecked).
+  if (!CallToolResultSchema.safeParse(value).success) return false;
   if (mayHideAName(reduced) && repeatsAName(reduced, value)) return false;
   const result = value as { content?: unknown; isError?: unknown; _meta?: unknown };
   if ("isError" in result) return false;

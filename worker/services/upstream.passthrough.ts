@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ChunkReader, joinBytes, sliceBytes } from "./chunk-reader.ts";
+import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { adjacentJoined, appendBytes, ChunkReader, joinBytes, sliceBytes } from "./chunk-reader.ts";
 import { SkeletonBuilder } from "./json-skeleton.ts";
 import { framedResult } from "./passthrough.qualify.ts";
 import { requestScope } from "./upstream.scope.ts";
@@ -36,6 +37,18 @@ export interface RawResult {
 export class RawResultCapture {
   /** Null when the result took the parsed path. */
   result: RawResult | null = null;
+  /** Marks the stub the SDK client gets in the diverted result's place; the upstream never sees it. */
+  readonly stubToken = crypto.randomUUID();
+
+  /**
+   * The diverted result, when it is the answer the SDK client resolved the call with, else null. An SSE
+   * answer can hold several results for one id, and the SDK takes the first: one that was not diverted
+   * (an `isError`, an event the splitter passed on as it came) and a later one that was must not answer
+   * the call with the later one's bytes.
+   */
+  taken(resolved: CallToolResult): RawResult | null {
+    return resolved._meta?.[STUB_META_KEY] === this.stubToken ? this.result : null;
+  }
 }
 
 /** Counts the bytes of an upstream answer as they arrive; throws once they pass the response bound. */
@@ -43,8 +56,9 @@ export type ByteCount = (bytes: number) => void;
 
 const encoder = new TextEncoder();
 const LF = 10;
-/** What the SDK client gets instead of a diverted result: an empty one, which resolves its request. */
-const STUB_RESULT = '{"content":[]}';
+/** What the SDK client gets instead of a diverted result: an empty one, which resolves its request, with the capture's token. */
+const STUB_META_KEY = `${GATEWAY_META_PREFIX}diverted`;
+const stubResult = (token: string) => `{"content":[],"_meta":{"${STUB_META_KEY}":"${token}"}}`;
 
 /**
  * The upstream's answer to a POST, with the result diverted when the POST is a
@@ -73,7 +87,7 @@ function toolsCallId(body: string): number | null {
   }
 }
 
-const stubMessage = (id: number) => `{"jsonrpc":"2.0","id":${id},"result":${STUB_RESULT}}`;
+const stubMessage = (id: number, capture: RawResultCapture) => `{"jsonrpc":"2.0","id":${id},"result":${stubResult(capture.stubToken)}}`;
 
 /**
  * Decodes an answer as it arrives. The decoder replaces what is not UTF-8
@@ -119,7 +133,7 @@ async function divertFromJson(response: Response, id: number, capture: RawResult
       void reader.cancel(error);
       throw error;
     }
-    chunks.push(chunk);
+    appendBytes(chunks, chunk);
     byteLength += chunk.byteLength;
     const text = decodable ? decoder.decode(chunk, { stream: true }) : "";
     if (text.includes(REPLACEMENT)) decodable = false;
@@ -135,7 +149,7 @@ async function divertFromJson(response: Response, id: number, capture: RawResult
   const found = text === null ? null : framedResult(text, id);
   if (!found || (reduced === null && /[\r\n]/.test(text!))) return unchanged();
   capture.result = rawResult(sliceBytes(chunks, found.before, byteLength - found.after));
-  return new Response(stubMessage(id), { status: response.status, headers });
+  return new Response(stubMessage(id, capture), { status: response.status, headers });
 }
 
 /** Lines an event may have and still hold the result (an event name, an id, a retry, the data line). */
@@ -162,7 +176,7 @@ class SseEvent {
   #value: { builder: SkeletonBuilder; start: number } | null = null;
 
   addBytes(bytes: Uint8Array): void {
-    this.chunks.push(bytes);
+    appendBytes(this.chunks, bytes);
     this.byteLength += bytes.byteLength;
   }
 
@@ -271,13 +285,16 @@ function divertFromEvents(
       charStart = charLf + 1;
       if (!event.endLine(event.byteLength + byteLf - byteStart)) continue;
       event.addBytes(value.subarray(byteStart, byteLf + 1));
-      out.push(...eventOut(event, id, capture));
+      // Not a spread: an event's chunks are the upstream's to multiply, and a spread puts each on the stack.
+      for (const chunk of eventOut(event, id, capture)) out.push(chunk);
       event = new SseEvent();
       byteStart = byteLf + 1;
     }
     event.addText(text.slice(charStart));
     if (byteStart < value.byteLength) event.addBytes(value.subarray(byteStart));
-    return out;
+    // Events that go on unchanged are views of the same read: one chunk each would let a read of empty
+    // events cost the SDK's stream a trip per event.
+    return adjacentJoined(out);
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -318,7 +335,7 @@ function eventOut(event: SseEvent, id: number, capture: RawResultCapture): Uint8
   capture.result = rawResult(sliceBytes(event.chunks, valueStart + found.before, end - found.after));
   return [
     ...sliceBytes(event.chunks, 0, lineStart),
-    encoder.encode(`data: ${stubMessage(id)}\n`),
+    encoder.encode(`data: ${stubMessage(id, capture)}\n`),
     ...sliceBytes(event.chunks, end + 1, event.byteLength),
   ];
 }

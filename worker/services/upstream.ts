@@ -142,19 +142,20 @@ interface StandaloneStream {
  * length over it is refused before reading. Otherwise the body must be
  * counted as it streams (the count throws at the first byte past the bound);
  * null when there is nothing to count, as the runtime never delivers more
- * than a declared length.
+ * than the declared length of a body it does not decode.
  */
 function responseBound(response: Response): ByteCount | null {
   const tooLarge = () =>
     new UpstreamFailure("upstream_response_too_large", `The upstream's response is larger than ${MAX_UPSTREAM_RESPONSE_BYTES} bytes`);
   const declared = response.headers.get("content-length");
-  if (declared !== null) {
-    if (Number(declared) > MAX_UPSTREAM_RESPONSE_BYTES) {
-      void response.body?.cancel();
-      throw tooLarge();
-    }
-    return null;
+  if (declared !== null && Number(declared) > MAX_UPSTREAM_RESPONSE_BYTES) {
+    void response.body?.cancel();
+    throw tooLarge();
   }
+  // The runtime decodes a compressed body, and the declared length is the encoded one: gzip turns 8 MiB
+  // into gigabytes. Only an unencoded body's declared length bounds what is read.
+  const encoding = response.headers.get("content-encoding");
+  if (declared !== null && (encoding === null || encoding === "identity")) return null;
   if (!response.body) return null;
   // Read by the SDK in the background, an SSE answer's error would not end the request: the scope does.
   const scope = requestScope();
