@@ -1,11 +1,23 @@
 import { describe, it } from "vitest";
 import { LONG_STRING_CHARS, SkeletonBuilder, withoutLongStrings } from "./json-skeleton.ts";
 
-const long = (char = "x", extra = 1) => char.repeat(LONG_STRING_CHARS + extra);
+/** A string over the limit; by default one `atob` takes (a multiple of 4 of base64 letters), so it reduces to `""`. */
+const long = (char = "x", extra = 4) => char.repeat(LONG_STRING_CHARS + extra);
+const isBase64 = (text: string) => {
+  try {
+    atob(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** Whether `reduced` is `original` with some string values emptied: same members, same order, same everything else. */
 function sameButEmptied(original: unknown, reduced: unknown): boolean {
-  if (typeof original === "string" && reduced === "") return true;
+  // A long string becomes "" only when atob takes it, and "-" otherwise (or when its text is not plainly base64).
+  if (typeof original === "string" && typeof reduced === "string" && original !== reduced) {
+    return (reduced === "" && isBase64(original)) || reduced === "-";
+  }
   if (typeof original !== "object" || original === null || typeof reduced !== "object" || reduced === null) {
     return Object.is(original, reduced);
   }
@@ -44,6 +56,31 @@ describe("withoutLongStrings", () => {
     expect(withoutLongStrings(`{"a":"${long()}"   , "b":1}`)).toBe(`{"a":""   , "b":1}`);
   });
 
+  it('leaves "" for a long string atob takes and "-" for any other, so a base64 check still holds', ({ expect }) => {
+    const reduced = (value: string) => withoutLongStrings(JSON.stringify({ data: value }));
+    const letters = "QUJD".repeat(300);
+    for (const value of [letters, `${letters}QQ==`, `${letters}QUI=`, `${letters}QUJ`, `${letters}QU`]) {
+      expect(isBase64(value)).toBe(true);
+      expect(reduced(value), value.slice(-4)).toBe('{"data":""}');
+    }
+    for (const value of [`${letters}Q`, `${letters}Q===`, `${letters}QU=J`, `${letters.slice(0, 600)} ${letters}`, `${letters}-_`]) {
+      expect(reduced(value), value.slice(-4)).toBe('{"data":"-"}');
+    }
+    // Cut anywhere, the padding still reads as one run at the end.
+    for (const value of [`${letters}QQ==`, `${letters}Q=Q=`]) {
+      const text = JSON.stringify({ data: value });
+      for (let cut = text.length - 8; cut <= text.length; cut++) {
+        const builder = new SkeletonBuilder();
+        builder.push(text.slice(0, cut));
+        builder.push(text.slice(cut));
+        expect(builder.finish(), `${value.slice(-4)} cut at ${cut}`).toBe(reduced(value));
+      }
+    }
+    // Base64 written with escapes (`\/`) is base64 to atob, but not plainly: the conservative answer.
+    expect(reduced(`${letters}a/b/`)).toBe('{"data":""}');
+    expect(withoutLongStrings(`{"data":"${letters}a\\/b\\/"}`)).toBe('{"data":"-"}');
+  });
+
   it("returns the text itself when no string is long", ({ expect }) => {
     const text = JSON.stringify({ content: [{ type: "text", text: "x".repeat(LONG_STRING_CHARS) }] });
     expect(withoutLongStrings(text)).toBe(text);
@@ -53,9 +90,9 @@ describe("withoutLongStrings", () => {
     const tricky = `${long()}\\"},\\"isError\\":true,\\"x\\":\\"\\\\`;
     const text = `{"content":[{"type":"text","text":"${tricky}"}]}`;
     expect(JSON.parse(text).content[0].text).toContain('"},"isError":true');
-    expect(withoutLongStrings(text)).toBe('{"content":[{"type":"text","text":""}]}');
+    expect(withoutLongStrings(text)).toBe('{"content":[{"type":"text","text":"-"}]}');
     const unicode = `{"text":"${long()}\\u0022\\u005c","type":"text"}`;
-    expect(withoutLongStrings(unicode)).toBe('{"text":"","type":"text"}');
+    expect(withoutLongStrings(unicode)).toBe('{"text":"-","type":"text"}');
   });
 
   it("refuses to reduce what it cannot check in place, so the text is parsed whole", ({ expect }) => {
@@ -83,7 +120,7 @@ describe("withoutLongStrings", () => {
     // Escapes in member names and values, multi-byte characters, a long string before spaces and a colon.
     const cases: Record<string, string | null> = {
       [`{"content":[{"t\\u0079pe":"text","text":"${long()}\\u0041\\n\\"q\\\\é𝄞"}],"_m\\u0065ta":{"k":"é"}}`]:
-        '{"content":[{"t\\u0079pe":"text","text":""}],"_m\\u0065ta":{"k":"é"}}',
+        '{"content":[{"t\\u0079pe":"text","text":"-"}],"_m\\u0065ta":{"k":"é"}}',
       [`{"a":"${long()}"   , "b":"\\u00e9"}`]: '{"a":""   , "b":"\\u00e9"}',
       [`{"a":"${long()}"   : 1}`]: null,
       [`{"is\\u0045rror":true,"text":"${long()}\\u12G4"}`]: null,

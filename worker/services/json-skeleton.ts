@@ -7,12 +7,16 @@
  * the long strings are checked where they lie and replaced by `""`, and only
  * the rest is kept and parsed.
  *
+ * A removed string leaves `""` when its text is base64 and `"-"` when it is
+ * not, so a check that wants base64 (an image's data) still holds on the
+ * reduction.
+ *
  * The reduction keeps the text's meaning: strings are found the way a JSON
  * lexer finds them (outside a string, a quote opens one; the first unescaped
  * quote closes it), a removed string is checked to be well-formed (every
  * escape valid, and the text holds no control character at all), and member
  * names are never removed. So the reduced text parses exactly when the whole
- * one does, to the same value but for the emptied strings.
+ * one does, to the same value but for the shortened strings.
  */
 
 /** Strings longer than this (in characters) are left out of the parse. */
@@ -25,6 +29,8 @@ const MAX_STRINGS = 4096;
 const MAX_ESCAPES = 4096;
 
 const CONTROL_CHARACTER = /[\u0000-\u001f]/;
+const NOT_BASE64 = /[^A-Za-z0-9+/=]/;
+const ONLY_PADDING = /^=+$/;
 const HEX_DIGIT = /[0-9a-fA-F]/;
 const SIMPLE_ESCAPES = new Set([...'"\\/bfnrt'].map((char) => char.charCodeAt(0)));
 const LETTER_U = 0x75;
@@ -36,7 +42,8 @@ type Place = "between" | "string" | "escape" | "unicode";
 
 /**
  * Reduces a JSON text fed in pieces (split anywhere). `finish` gives the text
- * with each string value longer than LONG_STRING_CHARS replaced by `""`, or
+ * with each string value longer than LONG_STRING_CHARS replaced by `""` (or
+ * `"-"`, see above), or
  * null when it could not be reduced safely or cheaply (a control character, a
  * malformed string, a long member name, too many strings or escapes): the text
  * is then to be parsed whole.
@@ -51,6 +58,13 @@ export class SkeletonBuilder {
   /** Characters of the open string so far, and its text while it is short. */
   #stringChars = 0;
   #stringText: string[] = [];
+  /**
+   * Whether the open string's raw text is base64 as `atob` takes it, so far: the alphabet, then at most the
+   * `=` padding (counted here). A long string that is becomes `""`, one that is not `"-"`, so a schema
+   * that wants base64 (an image's `data`) still tells them apart on the reduction.
+   */
+  #base64 = true;
+  #padding = 0;
   /** A long string just closed: the next token decides whether it was a member name. */
   #afterLong = false;
 
@@ -90,6 +104,8 @@ export class SkeletonBuilder {
           this.#place = "string";
           this.#stringChars = 0;
           this.#stringText = [];
+          this.#base64 = true;
+          this.#padding = 0;
           at = quote + 1;
           break;
         }
@@ -110,7 +126,7 @@ export class SkeletonBuilder {
           }
           this.#take(text.slice(at, quote));
           if (this.#stringChars > LONG_STRING_CHARS) {
-            this.#kept.push('"');
+            this.#kept.push(this.#isBase64() ? '"' : '-"');
             this.#afterLong = true;
           } else {
             this.#kept.push(...this.#stringText, '"');
@@ -152,9 +168,27 @@ export class SkeletonBuilder {
 
   /** Part of the open string's text: kept while the string is short, counted once it is long. */
   #take(part: string): void {
+    if (this.#base64 && part) this.#base64 = this.#stillBase64(part);
     this.#stringChars += part.length;
     if (this.#stringChars <= LONG_STRING_CHARS) this.#stringText.push(part);
     else if (this.#stringText.length) this.#stringText = [];
+  }
+
+  /** Whether the string stays base64 with `part` added: alphabet characters, and `=` only as a run at the end. */
+  #stillBase64(part: string): boolean {
+    if (NOT_BASE64.test(part)) return false;
+    const padding = part.indexOf("=");
+    if (padding < 0) return this.#padding === 0;
+    if (this.#padding > 0 && padding > 0) return false;
+    if (!ONLY_PADDING.test(part.slice(padding))) return false;
+    this.#padding += part.length - padding;
+    return true;
+  }
+
+  /** Whether the closed string is one `atob` decodes (the forgiving-base64 rules on its length and padding). */
+  #isBase64(): boolean {
+    const length = this.#stringChars;
+    return this.#base64 && this.#padding <= 2 && (length % 4 === 0 || (this.#padding === 0 && length % 4 !== 1));
   }
 
   #fail(): void {

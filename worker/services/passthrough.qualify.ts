@@ -53,8 +53,11 @@ function qualifies(text: string): boolean {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   // The schema the SDK client reads every result with (the parsed path refuses what fails it): a result
   // the gateway's own client would refuse must not reach the client as it came. Run on the reduction it is
-  // cheap, and an emptied string is a string still (a long base64 value's alphabet goes unchecked).
+  // cheap; a shortened string is a string still, and base64 only if the long one was (json-skeleton.ts).
   if (!CallToolResultSchema.safeParse(value).success) return false;
+  // A number no double holds reads as Infinity here and goes out as null on the parsed path; some
+  // clients' parsers refuse it outright, so it is written by the gateway.
+  if (holdsNonFiniteNumber(value)) return false;
   if (mayHideAName(reduced) && repeatsAName(reduced, value)) return false;
   const result = value as { content?: unknown; isError?: unknown; _meta?: unknown };
   if ("isError" in result) return false;
@@ -67,6 +70,21 @@ function qualifies(text: string): boolean {
       (block) => typeof block === "object" && block !== null && PLAIN_CONTENT_TYPES.has((block as { type?: unknown }).type as string),
     )
   );
+}
+
+/** Whether some number in the value is not finite (it overflowed a double when parsed). */
+function holdsNonFiniteNumber(value: unknown): boolean {
+  // A stack, not recursion: the nesting is the upstream's to choose.
+  const pending: unknown[] = [value];
+  while (pending.length) {
+    const next = pending.pop();
+    if (typeof next === "number") {
+      if (!Number.isFinite(next)) return true;
+    } else if (typeof next === "object" && next !== null) {
+      for (const member of Array.isArray(next) ? next : Object.values(next)) pending.push(member);
+    }
+  }
+  return false;
 }
 
 /**
