@@ -15,6 +15,7 @@ const V1_ROUTES = [
   "GET /v1/workspaces/{ws}",
   "GET /v1/workspaces/{ws}/approvals",
   "GET /v1/workspaces/{ws}/approvals/{id}",
+  "GET /v1/workspaces/{ws}/code-runs",
   "GET /v1/workspaces/{ws}/hooks/usage",
   "GET /v1/workspaces/{ws}/keys",
   "GET /v1/workspaces/{ws}/members",
