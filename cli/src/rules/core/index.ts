@@ -29,6 +29,7 @@ export type {
 } from "./run.ts";
 export { buildRules, coreHandlerFactory } from "./build.ts";
 export { AliasDoor, MAX_ALIAS_TEXT } from "./alias/door.ts";
+export type { HmacSha256 } from "./alias/derive.ts";
 export type { AliasOptions, Legend, LegendEntry, LeakFinding, VariantPair } from "./alias/door.ts";
 export { AliasHandler } from "./alias/handler.ts";
 export type { AliasHandlerOptions } from "./alias/handler.ts";

@@ -12,6 +12,7 @@ import { FunctionHandler, RecordHandler, type HookFunction } from "../core/handl
 import type { Rule } from "../core/run.ts";
 import { CommandHandler } from "./command.ts";
 import { FileSink } from "./file-sink.ts";
+import { nodeHmacSha256 } from "./hmac.ts";
 
 export interface LoadedRules {
   file: string;
@@ -120,7 +121,7 @@ export async function rulesFromFile(
   options: FromConfigOptions = {},
 ): Promise<{ loaded: LoadedRules; rules: Rule[]; alias: AliasDoor }> {
   const loaded = await loadRulesFile(path);
-  const alias = new AliasDoor(aliasOptionsOf(loaded.config.alias, options.aliasKey));
+  const alias = new AliasDoor({ ...aliasOptionsOf(loaded.config.alias, options.aliasKey), hmacSha256: nodeHmacSha256 });
   const cwd = options.cwd ?? process.cwd();
   const factory = nodeHandlerFactory({
     baseDir: dirname(loaded.file),

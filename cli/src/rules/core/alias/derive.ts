@@ -15,19 +15,29 @@ export function newRunKey(): string {
   return [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
+/** HMAC-SHA-256 of `message` under `key`. */
+export type HmacSha256 = (key: Uint8Array, message: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+
+/** Web Crypto's HMAC-SHA-256, which every runtime the core runs on has. */
+function webCryptoHmac(key: Uint8Array<ArrayBuffer>): (message: Uint8Array) => Promise<Uint8Array> {
+  const imported = crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  // A copy types the few bytes as ArrayBuffer-backed, as sign() asks, whatever the runtime's encoder returns.
+  return async (message) => new Uint8Array(await crypto.subtle.sign("HMAC", await imported, new Uint8Array(message)));
+}
+
 export class Hmac {
-  readonly #key: Promise<CryptoKey>;
-  constructor(hexKey: string) {
+  readonly #sign: (message: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+  constructor(hexKey: string, hmacSha256?: HmacSha256) {
     if (!/^[0-9a-f]{64}$/.test(hexKey))
       throw new AliasError("rules_alias_bad_key", "the run key must be 64 lower-case hex digits (32 bytes)");
-    const bytes = new Uint8Array(32);
-    for (let i = 0; i < 32; i++) bytes[i] = parseInt(hexKey.slice(i * 2, i * 2 + 2), 16);
-    this.#key = crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const key = new Uint8Array(32);
+    for (let i = 0; i < 32; i++) key[i] = parseInt(hexKey.slice(i * 2, i * 2 + 2), 16);
+    this.#sign = hmacSha256 ? (message) => hmacSha256(key, message) : webCryptoHmac(key);
   }
   /** HMAC-SHA-256 of the parts joined by "\n", as eight big-endian uint32. */
   async words(...parts: (string | number)[]): Promise<Uint32Array> {
-    const mac = await crypto.subtle.sign("HMAC", await this.#key, new TextEncoder().encode(parts.join("\n")));
-    const view = new DataView(mac);
+    const mac = await this.#sign(new TextEncoder().encode(parts.join("\n")));
+    const view = new DataView(mac.buffer, mac.byteOffset, mac.byteLength);
     return Uint32Array.from({ length: 8 }, (_, i) => view.getUint32(i * 4));
   }
 }

@@ -1,7 +1,7 @@
 // The alias door of one run: seeds in, personas derived from the run key, and the
 // three directions over JSON values: to alias space (in), back to real values
 // (out, with the refusals), and the leak scan (meter and run_end check).
-import { deriveAll, domainKeeper, Hmac, newRunKey, type DeriveOptions, type Derived } from "./derive.ts";
+import { deriveAll, domainKeeper, Hmac, newRunKey, type DeriveOptions, type Derived, type HmacSha256 } from "./derive.ts";
 import { FREE_MAIL_DOMAINS } from "./names.ts";
 import { PhraseMatcher } from "./phrases.ts";
 import { AliasError, checkSeeds, type Seed, type SeedEntity } from "./seeds.ts";
@@ -20,6 +20,11 @@ export interface AliasOptions {
   publicLayerWins?: boolean;
   /** Free-mail domains kept real inside an email persona; omitted, the built-in list. */
   publicMailboxDomains?: readonly string[];
+  /**
+   * HMAC-SHA-256 as the runtime does it best; omitted, Web Crypto. Node's Web Crypto costs a thread-pool
+   * job per signature, which thousands of seeds feel; the Node SDK passes `node:crypto`'s.
+   */
+  hmacSha256?: HmacSha256;
 }
 
 /** What a phrase stands for: the seed it came from, and the other side's spelling. */
@@ -111,7 +116,7 @@ export class AliasDoor {
 
   constructor(options: AliasOptions = {}) {
     this.#key = options.key ?? newRunKey();
-    this.#hmac = new Hmac(this.#key);
+    this.#hmac = new Hmac(this.#key, options.hmacSha256);
     this.#slugs = options.slugs ?? [];
     this.#options = {
       publicLayerWins: options.publicLayerWins ?? false,
