@@ -5,6 +5,7 @@ import { Command, CommanderError } from "commander";
 import { registerApply } from "./commands/apply.ts";
 import { registerApprovals } from "./commands/approvals.ts";
 import { registerCatalog } from "./commands/catalog.ts";
+import { registerCodeMode } from "./commands/codemode.ts";
 import { registerHooks } from "./commands/hooks.ts";
 import { registerRules } from "./commands/rules.ts";
 import { createContext, type Context, type GlobalOptions } from "./context.ts";
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   registerApply(hooks, run);
   registerRules(hooks);
   registerApprovals(program, run);
+  registerCodeMode(program, run);
   for (const command of allCommands(program)) command.exitOverride();
   return program;
 }

@@ -92,7 +92,7 @@ describe("the command itself", () => {
       expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(root, "cli/package.json"), "utf8")).version);
     }
     const help = rayrun(["--help"]);
-    for (const noun of ["services", "tools", "hooks", "approvals"]) expect(help.stdout).toContain(noun);
+    for (const noun of ["services", "tools", "hooks", "approvals", "codemode"]) expect(help.stdout).toContain(noun);
     const hooksHelp = rayrun(["hooks", "--help"]);
     for (const verb of [
       "types",
@@ -332,6 +332,50 @@ describe("following logs", () => {
       .map((line) => JSON.parse(line));
     expect(rows).toContainEqual(expect.objectContaining({ stage: "pre_dispatch", outcome: "refused", code: "invalid_arguments" }));
     expect(stderr).toBe("");
+  });
+});
+
+describe("codemode runs", () => {
+  it("lists a run_code run (outcome, inner calls, the program's digest, never its text) and refuses a bad --outcome", async ({
+    expect,
+  }) => {
+    const profile = (await request(gateway.origin, "POST", `/v1/workspaces/${seeded.ws}/profiles`, seeded.adminKey, {
+      name: "cli code mode",
+      discovery: "code",
+    })) as { id: string };
+    const key = (
+      await request(gateway.origin, "POST", `/v1/workspaces/${seeded.ws}/keys`, seeded.adminKey, {
+        name: "cli code mode agent",
+        scopes: ["tools:call"],
+        profileId: profile.id,
+      })
+    ).secret as string;
+    const client = new Client({ name: "cli-codemode-test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.origin}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+    );
+    const program = 'const notes = await tools.demo__search_release_notes({ query: "sso" });\nreturn notes.items.length;';
+    const answer = await client.callTool({ name: "run_code", arguments: { code: program } });
+    await client.close();
+    expect(answer.isError).toBeFalsy();
+
+    // The row is written after the response: read until it is there.
+    let runs: { outcome: string; innerCalls: number; programBytes: number; programSha256: string }[] = [];
+    for (let tries = 0; tries < 50 && runs.length === 0; tries++) {
+      const listed = rayrun(["codemode", "runs", "--json", "--outcome", "ok"]);
+      expect(listed.status, listed.stderr).toBe(0);
+      runs = listed.json();
+      if (runs.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ outcome: "ok", innerCalls: 1, programBytes: Buffer.byteLength(program) });
+    const table = rayrun(["codemode", "runs"]);
+    expect(table.stdout).toContain(runs[0]!.programSha256.slice(0, 12));
+    expect(table.stdout).not.toContain("search_release_notes");
+
+    const bad = rayrun(["codemode", "runs", "--outcome", "maybe"]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("--outcome must be ok or error");
   });
 });
 
