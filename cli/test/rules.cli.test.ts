@@ -10,6 +10,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -646,6 +647,14 @@ describe("rayrun hooks run, an unforeseen failure", () => {
     });
     expect(post.status).toBe(1);
     expect(post.stderr).toMatch(/^rayrun hooks run: hooks_run_failed: /);
+
+    // A damaged line of what the session found is not read as nothing found.
+    rmSync(join(dir, ".rayrun/hooks", session), { recursive: true });
+    expect(hook(read)).toMatchObject({ status: 0 });
+    writeFileSync(join(dir, ".rayrun/hooks", session, "findings.jsonl"), '{"check":"seen"}\n{"check": \n', { mode: 0o600 });
+    const damaged = hook(read);
+    expect(damaged.status).toBe(2);
+    expect(damaged.stderr).toContain("findings.jsonl: line 2 is not JSON; the session's record is damaged");
   });
 });
 

@@ -82,14 +82,25 @@ export async function withSessionLock<T>(dir: string, work: () => Promise<T>): P
 
 /** The rows of a JSON-lines file of the session; none when it does not exist yet. Read under the lock. */
 export async function readLines<T>(path: string): Promise<T[]> {
+  let text: string;
   try {
-    return (await readFile(path, "utf8"))
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as T);
-  } catch {
-    return [];
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
   }
+  // A damaged line is not skipped, and the file not read as empty: what the session found so far would be
+  // lost without a word. It fails the event instead (hooks run refuses a PreToolUse call then).
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line, index) => {
+      try {
+        return JSON.parse(line) as T;
+      } catch {
+        throw new Error(`${path}: line ${index + 1} is not JSON; the session's record is damaged`);
+      }
+    });
 }
 
 /** Appends rows as JSON lines, creating the file 0600. Call it under the lock. */
