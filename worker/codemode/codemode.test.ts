@@ -144,6 +144,15 @@ function documentedCodeModeCodes(markdown: string): string[] {
   return codes.sort();
 }
 
+describe("run_code's console text", () => {
+  it("keeps entries apart: an entry's own line breaks go on indented, and structuredContent has them exact", async ({ expect }) => {
+    const { client } = await codeGateway();
+    const result = await run(client, 'console.log("two\\nlines"); console.log("one"); return 1;');
+    expect((result.content[1] as { text: string }).text).toBe("console.log:\ntwo\n  lines\none");
+    expect((result.structuredContent as { logs: string[] }).logs).toEqual(["two\nlines", "one"]);
+  });
+});
+
 describe("the code run log", () => {
   it("records each run_code (outcome, code, inner calls, the program's digest and size, never its text) for hooks:read keys", async ({
     expect,

@@ -224,7 +224,9 @@ async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ resu
   await Promise.allSettled(pending);
   inner.sort((a, b) => a.index - b.index);
   const calls = inner.map(({ index, tool, outcome, code, durationMs }) => ({ index, tool, outcome, code, durationMs }));
-  const logText = run.logs.length ? [{ type: "text" as const, text: `console.log:\n${run.logs.join("\n")}` }] : [];
+  // One entry a line; an entry's own line breaks go on indented, so entries stay apart (structuredContent has them exact).
+  const logLines = run.logs.map((entry) => entry.replaceAll("\n", "\n  ")).join("\n");
+  const logText = run.logs.length ? [{ type: "text" as const, text: `console.log:\n${logLines}` }] : [];
   if (!run.ok) {
     const failed = refusal(run.error.code, run.error.message, { ...run.error.details, logs: run.logs, calls });
     return { result: { ...failed, content: [...failed.content, ...logText] }, inner };
