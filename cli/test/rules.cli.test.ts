@@ -718,22 +718,27 @@ export const refuse = (event) => ({ decision: "deny", reason: "this page is abou
     });
     expect(leaks()).toBe(0);
 
-    // Denied before the alias rule ran: the reason the model reads (stderr, exit 2) is in alias space all the same.
-    // Exit 2 cannot replace the output, so the model also reads the tool's own output: that real name is counted.
+    // Denied before the alias rule ran: the reason is in alias space all the same, and the answer blocks with the output
+    // in alias space too (exit 2 could not replace it, and the model would read the tool's own output).
     const fetched = await post("Fetch");
-    expect([fetched.status, fetched.stdout, fetched.stderr.trim()]).toEqual([2, "", `this page is about ${alias}`]);
-    expect(leaks()).toBe(1);
+    expect([fetched.status, fetched.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(fetched.stdout)).toEqual({
+      decision: "block",
+      reason: `this page is about ${alias}`,
+      hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: { title: alias }, updatedMCPToolOutput: { title: alias } },
+    });
+    expect(leaks()).toBe(0);
 
     // No alias rule guards Read: output and context reach the model as they are, and both real names are counted.
     const read = await post("Read");
     expect(JSON.parse(read.stdout)).toEqual({
       hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "[hook echo] top hit: Matthew Nowell" },
     });
-    expect(leaks()).toBe(3);
+    expect(leaks()).toBe(2);
 
     const stop = await hookProcess(dir, { session_id: session, cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
     expect([stop.status, stop.stderr]).toEqual([0, ""]);
-    expect(JSON.parse(readFileSync(join(state, "verdict.json"), "utf8")).summary).toMatchObject({ leak_through_inbound: 3, denied: 1 });
+    expect(JSON.parse(readFileSync(join(state, "verdict.json"), "utf8")).summary).toMatchObject({ leak_through_inbound: 2, denied: 1 });
   });
 });
 

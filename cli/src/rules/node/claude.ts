@@ -153,6 +153,14 @@ async function answer(
     // The reason or the context, in alias space when an alias rule guards the call, and metered.
     const shown = run.toAgent(post);
     if (shown.reason !== undefined) {
+      if (post.aliased) {
+        // A deny ends the rules before the alias rule rewrote the output, and exit 2 would leave the model the
+        // tool's own output beside the reason. A block answer replaces it with the output in alias space.
+        const output = aliasedOutput(run, input.tool_response);
+        run.meterInbound(output);
+        const specific = { hookEventName: "PostToolUse", updatedToolOutput: output, updatedMCPToolOutput: output };
+        return { stdout: { decision: "block", reason: shown.reason, hookSpecificOutput: specific }, exitCode: 0 };
+      }
       // Exit 2 cannot replace the output: the model reads the tool's own output beside the reason.
       run.meterInbound(input.tool_response);
       return { stderr: shown.reason, exitCode: 2 };
@@ -200,6 +208,16 @@ async function sessionSeeds(dir: string, seedFile: string | undefined): Promise<
   const seeds = await readSeedFile(seedFile);
   await writeFile(kept, `${JSON.stringify(seeds)}\n`, { flag: "wx", mode: 0o600 }).catch(() => undefined);
   return seeds;
+}
+
+/** The tool's output in alias space; one too large for the door to read is withheld, never passed unread. */
+function aliasedOutput(run: HookRun, output: unknown): unknown {
+  try {
+    return run.alias.toAlias(output).value;
+  } catch (error) {
+    if (!(error instanceof AliasError)) throw error;
+    return `[withheld: ${error.code}]`;
+  }
 }
 
 function failure(code: string, message: string, exitCode: 1 | 2 = 1): AgentReply {
