@@ -1,10 +1,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { utf8Length } from "../hooks/isolate/isolate.text.ts";
 import { sha256Hex } from "../lib/crypto.ts";
 import type { CodeRunEntry } from "../logs/code-runs.store.ts";
-
-const ERROR_META = `${GATEWAY_META_PREFIX}error`;
+import { ERROR_META_KEY } from "../mcp/mcp.results.ts";
 
 /**
  * The `code_runs` row of one run_code, from its arguments and its answer: how
@@ -18,14 +17,14 @@ export async function codeRunEntry(
   innerCalls: number,
   durationMs: number,
 ): Promise<CodeRunEntry> {
-  const error = result._meta?.[ERROR_META] as { code?: unknown } | undefined;
+  const error = result._meta?.[ERROR_META_KEY] as { code?: unknown } | undefined;
   const program = typeof args.code === "string" ? args.code : null;
   return {
     ...caller,
     outcome: result.isError ? "error" : "ok",
     code: result.isError && typeof error?.code === "string" ? error.code : null,
     innerCalls,
-    program: program === null ? null : { sha256: await sha256Hex(program), bytes: new TextEncoder().encode(program).byteLength },
+    program: program === null ? null : { sha256: await sha256Hex(program), bytes: utf8Length(program) },
     durationMs,
   };
 }

@@ -1,3 +1,5 @@
+import { joinBytes } from "../services/chunk-reader.ts";
+
 /** The largest request body the endpoint accepts: the SDK transport's default, passed to it explicitly so both agree. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -43,13 +45,7 @@ async function readAtMost(body: ReadableStream<Uint8Array>, limit: number): Prom
     received += Math.min(value.byteLength, limit - received);
   }
   if (received >= limit) await reader.cancel().catch(() => undefined);
-  const bytes = new Uint8Array(received);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return joinBytes(chunks);
 }
 
 /**
