@@ -37,9 +37,7 @@ export interface Located {
 
 /** Auth of a connector: a header, a bearer token or a query key, its value from one env name. */
 export type ConnectorAuth =
-  | { type: "header"; name: string; env: string }
-  | { type: "bearer"; env: string }
-  | { type: "query"; name: string; env: string };
+  { type: "header"; name: string; env: string } | { type: "bearer"; env: string } | { type: "query"; name: string; env: string };
 
 export interface HttpRequestSpec {
   method: string;
@@ -123,7 +121,13 @@ export function parseConnector(text: string, format: "toml" | "json", file: stri
     lines = format === "toml" ? tomlLines(text) : jsonLines(text);
   } catch (error) {
     const line = error instanceof TomlError ? error.line : undefined;
-    throw new RulesFileError("rules_file_syntax", (error instanceof Error ? error.message : String(error)).split("\n")[0]!, undefined, line, file);
+    throw new RulesFileError(
+      "rules_file_syntax",
+      (error instanceof Error ? error.message : String(error)).split("\n")[0]!,
+      undefined,
+      line,
+      file,
+    );
   }
   return new LiveValidator(lines, file).connector(document, live);
 }
@@ -142,7 +146,13 @@ export function resolveConnector(ref: ConnectorRef, connector: ConnectorSpec): H
   const defaults = { ...operation.defaults, ...ref.defaults };
   for (const field of Object.keys(ref.defaults)) {
     if (!(field in operation.input.properties))
-      throw new RulesFileError("rules_unknown_key", `defaults.${field} names no input field of ${ref.operation}`, ref.at.path, ref.at.line, ref.at.file);
+      throw new RulesFileError(
+        "rules_unknown_key",
+        `defaults.${field} names no input field of ${ref.operation}`,
+        ref.at.path,
+        ref.at.line,
+        ref.at.file,
+      );
   }
   return {
     ...operation,
@@ -208,7 +218,8 @@ class LiveValidator {
     if (!Array.isArray(allowed) || !allowed.every((name) => typeof name === "string"))
       this.fail("rules_wrong_type", ["live", "allowed_env"], "must be a list of strings");
     allowed.forEach((name: string, index) => {
-      if (!ENV_NAME.test(name)) this.fail("rules_wrong_type", ["live", "allowed_env", index], `${JSON.stringify(name)} is not an environment name`);
+      if (!ENV_NAME.test(name))
+        this.fail("rules_wrong_type", ["live", "allowed_env", index], `${JSON.stringify(name)} is not an environment name`);
     });
     const replay = this.string(table.replay, ["live", "replay"]);
     return {
@@ -226,7 +237,8 @@ class LiveValidator {
     const table = this.table(value, path);
     const kinds = (["url", "callable", "connector"] as const).filter((key) => table[key] !== undefined);
     if (kinds.length === 0) this.fail("rules_missing_key", path, "a tool needs url (an HTTP tool), callable or connector");
-    if (kinds.length > 1) this.fail("rules_wrong_type", [...path, kinds[1]!], `a tool is one of url, callable or connector, not ${kinds.join(" and ")}`);
+    if (kinds.length > 1)
+      this.fail("rules_wrong_type", [...path, kinds[1]!], `a tool is one of url, callable or connector, not ${kinds.join(" and ")}`);
     const common = {
       name,
       at: this.located(path),
@@ -241,7 +253,14 @@ class LiveValidator {
       if (operation === undefined) this.fail("rules_missing_key", [...path, "operation"], "a connector tool names its operation");
       const defaults = table.defaults === undefined ? {} : this.table(table.defaults, [...path, "defaults"]);
       const connector = this.string(table.connector, [...path, "connector"])!;
-      return { ...common, kind: "connector", connector, operation, defaults, ...(table.max_bytes === undefined ? {} : { max_bytes: maxBytes }) };
+      return {
+        ...common,
+        kind: "connector",
+        connector,
+        operation,
+        defaults,
+        ...(table.max_bytes === undefined ? {} : { max_bytes: maxBytes }),
+      };
     }
     const input = this.input(table.input, [...path, "input"]);
     const defaults = this.defaults(table.defaults, input, [...path, "defaults"]);
@@ -296,7 +315,8 @@ class LiveValidator {
     const table = this.table(value, path);
     for (const [field, item] of Object.entries(table)) {
       const schema = input.properties[field];
-      if (!schema) this.fail("rules_unknown_key", [...path, field], `names no input field (fields: ${Object.keys(input.properties).join(", ")})`);
+      if (!schema)
+        this.fail("rules_unknown_key", [...path, field], `names no input field (fields: ${Object.keys(input.properties).join(", ")})`);
       if (!new Validator(schema as never, "2020-12").validate(item).valid)
         this.fail("rules_wrong_type", [...path, field], `does not match the field's schema ${JSON.stringify(schema)}`);
       if (input.properties[field]) input.properties[field] = { ...schema, default: item };
@@ -313,7 +333,8 @@ class LiveValidator {
   ): HttpRequestSpec {
     const method = (this.string(table.method, [...path, "method"]) ?? "GET").toUpperCase();
     if (!METHODS.includes(method)) this.fail("rules_wrong_type", [...path, "method"], `must be one of ${METHODS.join(", ")}`);
-    if (table.body !== undefined && method === "GET") this.fail("rules_wrong_type", [...path, "body"], "a GET request has no body (set method)");
+    if (table.body !== undefined && method === "GET")
+      this.fail("rules_wrong_type", [...path, "body"], "a GET request has no body (set method)");
     const template = urlTemplate((url.base ?? "") + url.text);
     if (template.whole === undefined) {
       let sample: URL | undefined;
@@ -353,7 +374,8 @@ class LiveValidator {
     const mode = this.string(table.parse, [...path, "parse"]) ?? "json";
     if (!PARSE_MODES.includes(mode)) this.fail("rules_wrong_type", [...path, "parse"], `must be one of ${PARSE_MODES.join(", ")}`);
     const unused = (keys: string[]) => {
-      for (const key of keys) if (table[key] !== undefined) this.fail("rules_wrong_type", [...path, key], `is not used with parse = "${mode}"`);
+      for (const key of keys)
+        if (table[key] !== undefined) this.fail("rules_wrong_type", [...path, key], `is not used with parse = "${mode}"`);
     };
     if (mode === "text") {
       unused(["results", "fields", "pattern", "limit"]);
@@ -368,9 +390,14 @@ class LiveValidator {
       try {
         pattern = new RegExp(source, "gs");
       } catch (error) {
-        this.fail("rules_bad_pattern", [...path, "pattern"], `not a regular expression: ${error instanceof Error ? error.message : String(error)}`);
+        this.fail(
+          "rules_bad_pattern",
+          [...path, "pattern"],
+          `not a regular expression: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
-      if (!/\(\?<[A-Za-z_$][\w$]*>/.test(source)) this.fail("rules_bad_pattern", [...path, "pattern"], "needs at least one named group, (?<name>...)");
+      if (!/\(\?<[A-Za-z_$][\w$]*>/.test(source))
+        this.fail("rules_bad_pattern", [...path, "pattern"], "needs at least one named group, (?<name>...)");
       return { mode: "regex", pattern, ...(fields ? { fields } : {}) };
     }
     unused(["pattern"]);
@@ -413,7 +440,8 @@ class LiveValidator {
   envAllowed(headers: Record<string, string>, live: LiveSettings, path: KeyPath): void {
     for (const [header, value] of Object.entries(headers)) {
       for (const name of envNames(value)) {
-        if (!live.allowed_env.includes(name)) this.fail("rules_env_not_allowed", [...path, header], `$${name} is not listed in [live].allowed_env`);
+        if (!live.allowed_env.includes(name))
+          this.fail("rules_env_not_allowed", [...path, header], `$${name} is not listed in [live].allowed_env`);
       }
     }
   }
@@ -447,21 +475,24 @@ class LiveValidator {
         request: this.request(operation, path, input, live, { key: "path", text, base: base.replace(/\/+$/, ""), headers, auth }),
       };
     }
-    if (Object.keys(operations).length === 0) this.fail("rules_missing_key", ["operations"], "a connector needs at least one [operations.<name>]");
+    if (Object.keys(operations).length === 0)
+      this.fail("rules_missing_key", ["operations"], "a connector needs at least one [operations.<name>]");
     return { file: this.file ?? "connector", base_url: base, headers, auth, operations };
   }
 
   auth(value: unknown, live: LiveSettings): ConnectorAuth {
     const table = this.table(value, ["auth"]);
     const type = this.string(table.type, ["auth", "type"]);
-    if (type !== "header" && type !== "bearer" && type !== "query") this.fail("rules_wrong_type", ["auth", "type"], "must be header, bearer or query");
+    if (type !== "header" && type !== "bearer" && type !== "query")
+      this.fail("rules_wrong_type", ["auth", "type"], "must be header, bearer or query");
     this.known(table, type === "bearer" ? ["type", "env"] : ["type", "name", "env"], ["auth"], `${type} auth`);
     const env = this.string(table.env, ["auth", "env"]);
     if (env === undefined) this.fail("rules_missing_key", ["auth", "env"], "auth reads its value from one environment name");
     if (!live.allowed_env.includes(env)) this.fail("rules_env_not_allowed", ["auth", "env"], `${env} is not listed in [live].allowed_env`);
     if (type === "bearer") return { type, env };
     const name = this.string(table.name, ["auth", "name"]);
-    if (name === undefined) this.fail("rules_missing_key", ["auth", "name"], `${type} auth names its ${type === "header" ? "header" : "query parameter"}`);
+    if (name === undefined)
+      this.fail("rules_missing_key", ["auth", "name"], `${type} auth names its ${type === "header" ? "header" : "query parameter"}`);
     return { type, name, env };
   }
 }

@@ -17,9 +17,7 @@ export type FieldSource = string | { from: string; query_param: string };
 export type FieldMap = Record<string, FieldSource>;
 
 export type ParseSpec =
-  | { mode: "json"; results?: string; fields?: FieldMap }
-  | { mode: "regex"; pattern: RegExp; fields?: FieldMap }
-  | { mode: "text" };
+  { mode: "json"; results?: string; fields?: FieldMap } | { mode: "regex"; pattern: RegExp; fields?: FieldMap } | { mode: "text" };
 
 /** A response read up to max_bytes. */
 export interface Page {
@@ -47,12 +45,18 @@ export function parsePage(tool: string, spec: ParseSpec, page: Page, limit: numb
     return { result: items, truncated: page.truncated || cut };
   }
   if (page.truncated)
-    throw new LiveToolError("live_response_too_large", `${tool}: the JSON answer passed max_bytes and was cut; a cut JSON body cannot be read`);
+    throw new LiveToolError(
+      "live_response_too_large",
+      `${tool}: the JSON answer passed max_bytes and was cut; a cut JSON body cannot be read`,
+    );
   let body: unknown;
   try {
     body = JSON.parse(page.body);
   } catch {
-    throw new LiveToolError("live_not_json", `${tool}: the answer is not JSON (${page.contentType || "no content type"}): ${page.body.slice(0, 120)}`);
+    throw new LiveToolError(
+      "live_not_json",
+      `${tool}: the answer is not JSON (${page.contentType || "no content type"}): ${page.body.slice(0, 120)}`,
+    );
   }
   if (spec.results === undefined) return { result: body, truncated: false };
   const items = query(body as JsonValue, spec.results);
@@ -77,7 +81,12 @@ function matchPattern(pattern: RegExp, text: string, fields: FieldMap | undefine
   return items;
 }
 
-function pickFields(item: unknown, fields: FieldMap, base: string, read: (item: unknown, path: string) => unknown): Record<string, unknown> {
+function pickFields(
+  item: unknown,
+  fields: FieldMap,
+  base: string,
+  read: (item: unknown, path: string) => unknown,
+): Record<string, unknown> {
   const picked: Record<string, unknown> = {};
   for (const [name, source] of Object.entries(fields)) {
     const value = typeof source === "string" ? read(item, source) : unwrapRedirect(read(item, source.from), source.query_param, base);
@@ -131,6 +140,9 @@ const BLOCKS = new Set(
 );
 const CELLS = new Set(["td", "th"]);
 
+/** Source line breaks in HTML are spaces; only block elements break lines. */
+const collapse = (text: string) => text.replace(/\s+/g, " ");
+
 /** `parse = "text"`: `{ url, status, title, text, truncated }`, scripts and styles removed. */
 export function textPage(page: Page): TextPage {
   const html = /html|xml/i.test(page.contentType) || /^\s*</.test(page.body.slice(0, 512));
@@ -146,13 +158,19 @@ function readableText(html: string): { title: string; text: string } {
   while (at < html.length) {
     const open = html.indexOf("<", at);
     if (open === -1) {
-      parts.push(html.slice(at));
+      parts.push(collapse(html.slice(at)));
       break;
     }
-    parts.push(html.slice(at, open));
+    parts.push(collapse(html.slice(at, open)));
     if (html.startsWith("<!--", open)) {
       const end = html.indexOf("-->", open + 4);
       at = end === -1 ? html.length : end + 3;
+      continue;
+    }
+    if (html[open + 1] === "!" || html[open + 1] === "?") {
+      // <!doctype …>, <![CDATA[…]]>, <?xml …?>: markup, not text.
+      const end = html.indexOf(">", open + 2);
+      at = end === -1 ? html.length : end + 1;
       continue;
     }
     const close = html.indexOf(">", open + 1);
@@ -180,7 +198,7 @@ function readableText(html: string): { title: string; text: string } {
   }
   const text = decodeHTML(parts.join(""))
     .split("\n")
-    .map((line) => line.replace(/[^\S\n]+/g, " ").trim())
+    .map((line) => line.replace(/\s+/g, " ").trim())
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim();

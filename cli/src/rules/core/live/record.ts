@@ -119,7 +119,13 @@ export class ReplayBook {
         throw new RulesFileError("rules_replay_bad_line", `line ${index + 1} of the recording is not JSON`, undefined, index + 1, file);
       }
       if (line === null || typeof line !== "object" || typeof (line as LiveLine).tool !== "string")
-        throw new RulesFileError("rules_replay_bad_line", `line ${index + 1} of the recording is not a call record`, undefined, index + 1, file);
+        throw new RulesFileError(
+          "rules_replay_bad_line",
+          `line ${index + 1} of the recording is not a call record`,
+          undefined,
+          index + 1,
+          file,
+        );
       book.add(line as LiveLine);
     });
     return book;

@@ -4,7 +4,7 @@
 // supplies how each tool executes (fetch, an imported function).
 import type { RecordSink } from "../handlers.ts";
 import type { ToolInput } from "../events.ts";
-import type { WrappedTool } from "../run.ts";
+import type { WrappedTool } from "../tool-shapes.ts";
 import type { LiveSettings, ResolvedTool } from "./config.ts";
 import { LiveToolError } from "./errors.ts";
 import { isDenial, type LiveLine, type Redactor, type ReplayBook } from "./record.ts";
@@ -29,7 +29,13 @@ export interface BuiltTool {
 /** The part of a HookRun the tools use. */
 export interface LiveRun {
   readonly runId: string;
-  callTool(name: string, fn: (input: ToolInput, ...rest: unknown[]) => unknown, input: ToolInput, rest?: unknown[], vendor?: string): Promise<unknown>;
+  callTool(
+    name: string,
+    fn: (input: ToolInput, ...rest: unknown[]) => unknown,
+    input: ToolInput,
+    rest?: unknown[],
+    vendor?: string,
+  ): Promise<unknown>;
   vendorOf(toolName: string, given?: string): string | undefined;
   /** Where the lines go, when the run keeps them (the Node HookRun's `liveLog`). */
   readonly liveLog?: LiveLine[];
@@ -203,7 +209,11 @@ function snapshot(input: ToolInput): ToolInput {
 }
 
 function rawError(error: unknown): NonNullable<LiveLine["error_raw"]> {
-  const { name, code, reason } = (error !== null && typeof error === "object" ? error : {}) as { name?: unknown; code?: unknown; reason?: unknown };
+  const { name, code, reason } = (error !== null && typeof error === "object" ? error : {}) as {
+    name?: unknown;
+    code?: unknown;
+    reason?: unknown;
+  };
   return {
     name: typeof name === "string" ? name : "Error",
     message: messageOf(error),
@@ -214,7 +224,8 @@ function rawError(error: unknown): NonNullable<LiveLine["error_raw"]> {
 
 /** A recorded failure, thrown again with the same name, code and reason (so a refusal stays a refusal). */
 function replayedError(raw: NonNullable<LiveLine["error_raw"]>): Error {
-  if (raw.name === "LiveToolError" && raw.code?.startsWith("live_")) return new LiveToolError(raw.code as LiveToolError["code"], raw.message);
+  if (raw.name === "LiveToolError" && raw.code?.startsWith("live_"))
+    return new LiveToolError(raw.code as LiveToolError["code"], raw.message);
   const error = new Error(raw.message);
   error.name = raw.name;
   return Object.assign(error, raw.code === undefined ? {} : { code: raw.code }, raw.reason === undefined ? {} : { reason: raw.reason });

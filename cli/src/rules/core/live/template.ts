@@ -25,7 +25,13 @@ export function holesIn(template: unknown): string[] {
 export const soleHole = (text: string): string | undefined => ONE_HOLE.exec(text.trim())?.[1];
 
 const scalarText = (value: unknown): string =>
-  value === undefined || value === null ? "" : typeof value === "string" ? value : typeof value === "object" ? JSON.stringify(value) : String(value);
+  value === undefined || value === null
+    ? ""
+    : typeof value === "string"
+      ? value
+      : typeof value === "object"
+        ? JSON.stringify(value)
+        : String(value);
 
 /** Fills a string's holes as text (absent fields are empty). */
 export function fillText(text: string, input: ToolInput, encode: (text: string) => string = (text) => text): string {
@@ -131,8 +137,10 @@ export function fillUrl(tool: string, template: UrlTemplate, input: ToolInput, q
 function fillTemplateUrl(tool: string, template: UrlTemplate, input: ToolInput): string {
   const { text, pathEnd } = template;
   // A query parameter that is exactly one absent hole (`&n={max_results}`) is dropped, like a body key.
-  const withoutAbsent = text.replace(/([?&])[^=&#]+=\{([A-Za-z_][A-Za-z0-9_]*)\}(?=&|#|$)/g, (pair, separator: string, field: string, at: number) =>
-    at >= pathEnd && input[field] === undefined ? (separator === "?" ? "?" : "") : pair,
+  const withoutAbsent = text.replace(
+    /([?&])[^=&#]+=\{([A-Za-z_][A-Za-z0-9_]*)\}(?=&|#|$)/g,
+    (pair, separator: string, field: string, at: number) =>
+      at >= pathEnd && input[field] === undefined ? (separator === "?" ? "?" : "") : pair,
   );
   // Only the query part lost text, so positions before pathEnd are still the path's.
   return withoutAbsent.replace(HOLE, (_, field: string, at: number) => {

@@ -14,7 +14,8 @@ export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string
   const { request, name } = tool;
   const read = (variable: string) => {
     const value = env[variable];
-    if (value === undefined || value === "") throw new LiveToolError("live_env_missing", `${name}: ${variable} is not set (no request was made)`);
+    if (value === undefined || value === "")
+      throw new LiveToolError("live_env_missing", `${name}: ${variable} is not set (no request was made)`);
     return value;
   };
   return async (input, call) => {

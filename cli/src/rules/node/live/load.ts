@@ -114,9 +114,10 @@ async function readRecording(path: string, named: string): Promise<ReplayBook> {
 
 /** A `callable` tool: the exported function gets the input as sent and `{ signal, run_id }`; what it returns is the result. */
 async function callableExecutor(tool: CallableTool, at: (path: string) => string, runId: string): Promise<LiveExecutor> {
-  const fn = (await importFunction(tool.target, at, (why) => new RulesFileError("rules_callable_missing", why, `${tool.at.path}.callable`, tool.at.line, tool.at.file))) as (
-    input: unknown,
-    context: { signal: AbortSignal; run_id: string },
-  ) => unknown;
+  const fn = (await importFunction(
+    tool.target,
+    at,
+    (why) => new RulesFileError("rules_callable_missing", why, `${tool.at.path}.callable`, tool.at.line, tool.at.file),
+  )) as (input: unknown, context: { signal: AbortSignal; run_id: string }) => unknown;
   return async (input, call) => fn(input, { signal: call.signal, run_id: runId });
 }
