@@ -45,7 +45,9 @@ const lines = (path: string): LiveLine[] =>
 /** The bundle as a user runs it; async, so the in-process fixture server keeps answering. */
 function rayrun(node: string, args: string[], cwd: string, env: Record<string, string> = {}) {
   return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(node, [bundle, ...args], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd, ...env } });
+    const childEnv = { ...process.env, ...env };
+    if (env.EXA_API_KEY === undefined) delete childEnv.EXA_API_KEY;
+    const child = spawn(node, [bundle, ...args], { cwd, env: childEnv });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));

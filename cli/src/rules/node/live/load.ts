@@ -16,9 +16,9 @@ import {
 } from "../../core/live/config.ts";
 import { Redactor, ReplayBook } from "../../core/live/record.ts";
 import { LiveTools as CoreLiveTools, type BuiltTool, type LiveExecutor, type LiveRun } from "../../core/live/table.ts";
-import { FileSink } from "../file-sink.ts";
 import { importFunction, loadRulesFile } from "../load.ts";
 import { httpExecutor } from "./http.ts";
+import { RecordFile } from "./record-file.ts";
 
 export interface LiveBuildOptions {
   /** Relative connector, callable, record and replay paths resolve against this folder: the rules file's. */
@@ -76,7 +76,7 @@ export async function buildLiveTools(config: RulesConfig, run: LiveRun, options:
     throw new RulesFileError("rules_wrong_type", "record and replay name the same file; record a replay to a new one", "live.record");
   return new LiveTools(run, built, {
     settings,
-    sink: record === undefined ? undefined : new FileSink(record),
+    sink: record === undefined ? undefined : new RecordFile(record),
     replay: replay === undefined ? undefined : await readRecording(replay, settings.replay!),
     redactor: new Redactor(env, settings.allowed_env),
   });
