@@ -564,6 +564,36 @@ url = "${origin}/echo?q={query}"
     expect(run.liveLog[0]).not.toHaveProperty("input_sent");
   });
 
+  it("a tool's own vendor is carried by its events; run.tools({ vendor }) gives one to tools that name none", async ({ expect }) => {
+    const dir = folder({
+      "gateway-hooks.toml": `
+[[hooks.pre_tool_call]]
+vendor = "exa"
+handlers = [{ type = "deny", reason = "exa is off today" }]
+
+[[hooks.post_tool_call]]
+handlers = [{ type = "callable", target = "./v.mjs#vendor", name = "vendor" }]
+
+[tools.keyed]
+vendor = "exa"
+url = "${origin}/items"
+
+[tools.plain]
+url = "${origin}/items"
+results = "$.total"
+`,
+      "v.mjs": "export const vendor = (event) => `vendor ${event.vendor}`;",
+    });
+    const run = await HookRun.fromConfig(join(dir, "gateway-hooks.toml"), { cwd: dir });
+    const tools = await run.tools({ vendor: "search" });
+    expect(await rejection(tools.keyed!({}))).toMatchObject({ reason: "exa is off today" });
+    expect(await tools.plain!({})).toEqual({ result: [4], hook_context: ["[hook vendor] vendor search"] });
+    expect(run.liveLog.map((line) => [line.tool, line.vendor, line.denied ?? false])).toEqual([
+      ["keyed", "exa", true],
+      ["plain", "search", false],
+    ]);
+  });
+
   it("LiveTools.fromConfig builds a file's tools for an existing run, under that run's rules", async ({ expect }) => {
     const dir = folder({ "tools.toml": `[tools.items]\nurl = "${origin}/items"\nresults = "$.items[*].id"\n` });
     const run = new HookRun({ cwd: dir }).on("post_tool_call", () => "from code");
