@@ -159,6 +159,24 @@ operation = "get_records_by_email"
     }
   });
 
+  it("checks a connector tool's own defaults against its operation's input, and shows them as defaults", async ({ expect }) => {
+    const files = { "c.toml": `base_url = "https://api.example"\n[operations.get]\ninput = { n = "integer?" }\npath = "/x"\n` };
+    const wrong = await loadError(`[tools.t]\nconnector = "./c.toml"\noperation = "get"\ndefaults = { n = "ten" }\n`, files);
+    expect([wrong.code, wrong.path]).toEqual(["rules_wrong_type", "tools.t.defaults.n"]);
+    const unknown = await loadError(`[tools.t]\nconnector = "./c.toml"\noperation = "get"\ndefaults = { m = 1 }\n`, files);
+    expect([unknown.code, unknown.path]).toEqual(["rules_unknown_key", "tools.t.defaults.m"]);
+    const operation = await loadError(`[tools.t]\nconnector = "./c.toml"\noperation = "put"\n`, files);
+    expect([operation.code, operation.path, operation.message]).toEqual([
+      "rules_unknown_key",
+      "tools.t.operation",
+      expect.stringContaining('has no operation "put" (operations: get)'),
+    ]);
+    const { run } = await runOf(`[tools.t]\nconnector = "./c.toml"\noperation = "get"\ndefaults = { n = 7 }\n`, files);
+    expect(await run.toolDefinitions("anthropic")).toEqual([
+      { name: "t", input_schema: { type: "object", properties: { n: { type: "integer", default: 7 } } } },
+    ]);
+  });
+
   it("refuses a recording line that is not JSON, naming its line", async ({ expect }) => {
     const good = JSON.stringify({ tool: "s", input_asked: {}, input_sent: {}, result_raw: [], elapsed: 0, replayed: false });
     const error = await loadError(`[live]\nreplay = "rec.jsonl"\n[tools.s]\nurl = "https://x.test/"\n`, {

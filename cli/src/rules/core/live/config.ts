@@ -144,18 +144,19 @@ export function resolveConnector(ref: ConnectorRef, connector: ConnectorSpec): H
       ref.at.file,
     );
   const defaults = { ...operation.defaults, ...ref.defaults };
-  for (const field of Object.keys(ref.defaults)) {
-    if (!(field in operation.input.properties))
-      throw new RulesFileError(
-        "rules_unknown_key",
-        `defaults.${field} names no input field of ${ref.operation}`,
-        ref.at.path,
-        ref.at.line,
-        ref.at.file,
-      );
+  const input: InputSchema = { ...operation.input, properties: { ...operation.input.properties } };
+  for (const [field, value] of Object.entries(ref.defaults)) {
+    const fail = (code: RulesFileErrorCode, why: string) =>
+      new RulesFileError(code, why, `${ref.at.path}.defaults.${field}`, ref.at.line, ref.at.file);
+    const schema = input.properties[field];
+    if (!schema) throw fail("rules_unknown_key", `names no input field of ${ref.operation}`);
+    if (!new Validator(schema as never, "2020-12").validate(value).valid)
+      throw fail("rules_wrong_type", `does not match the field's schema ${JSON.stringify(schema)}`);
+    input.properties[field] = { ...schema, default: value };
   }
   return {
     ...operation,
+    input,
     name: ref.name,
     at: ref.at,
     defaults,
