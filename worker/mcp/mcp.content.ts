@@ -1,18 +1,22 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  CompleteRequestSchema,
   ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
   McpError,
-  ReadResourceRequestSchema,
   type CallToolResult,
   type CompleteRequest,
+  type CompleteResult,
+  type GetPromptRequest,
+  type GetPromptResult,
+  type ListPromptsRequest,
+  type ListPromptsResult,
+  type ListResourcesRequest,
+  type ListResourcesResult,
+  type ListResourceTemplatesRequest,
+  type ListResourceTemplatesResult,
   type Prompt,
+  type ReadResourceRequest,
+  type ReadResourceResult,
   type Resource,
   type ResourceTemplate,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -23,7 +27,7 @@ import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
 import { writeContentLog, type ContentLogEntry } from "../logs/content-logs.store.ts";
 import { requestUpstream, UpstreamFailure } from "../services/upstream.ts";
-import { echoedName, UpstreamRpcError } from "./mcp.endpoint.ts";
+import { echoedName, UpstreamRpcError } from "./mcp.errors.ts";
 import { gatewayUri, mapContentBlock, mapResultLinks, parseGatewayUri } from "./mcp.uris.ts";
 
 /** Who is asking, and how to read the workspace's catalog snapshot. */
@@ -91,9 +95,25 @@ export function isInitialize(body: { parsedBody?: unknown }): boolean {
   );
 }
 
+/** The requests the handlers below answer, and their results, as every revision's layer parses and sends them. */
+export interface ContentMethods {
+  "resources/list": [ListResourcesRequest, ListResourcesResult];
+  "resources/templates/list": [ListResourceTemplatesRequest, ListResourceTemplatesResult];
+  "prompts/list": [ListPromptsRequest, ListPromptsResult];
+  "resources/read": [ReadResourceRequest, ReadResourceResult];
+  "prompts/get": [GetPromptRequest, GetPromptResult];
+  "completion/complete": [CompleteRequest, CompleteResult];
+}
+
+/** How a revision's layer installs one handler on its SDK server. */
+export type OnContentRequest = <M extends keyof ContentMethods>(
+  method: M,
+  handler: (request: ContentMethods[M][0]) => Promise<ContentMethods[M][1]>,
+) => void;
+
 /** Resources, templates, prompts and completion, each proxied to the service its name or URI belongs to. */
-export function registerContentHandlers(server: Server, caller: ContentCaller): void {
-  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+export function registerContentHandlers(on: OnContentRequest, caller: ContentCaller): void {
+  on("resources/list", async (request) => {
     const page = await mergedList<Resource>(
       caller,
       "resources",
@@ -107,7 +127,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     return { resources: page.items, ...page.rest };
   });
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => {
+  on("resources/templates/list", async (request) => {
     const page = await mergedList<ResourceTemplate>(
       caller,
       "resources",
@@ -121,7 +141,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     return { resourceTemplates: page.items, ...page.rest };
   });
 
-  server.setRequestHandler(ListPromptsRequestSchema, async (request) => {
+  on("prompts/list", async (request) => {
     const page = await mergedList<Prompt>(
       caller,
       "prompts",
@@ -135,7 +155,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     return { prompts: page.items, ...page.rest };
   });
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  on("resources/read", async (request) => {
     const uri = request.params.uri;
     const parsed = parseGatewayUri(uri);
     if (!parsed) {
@@ -154,7 +174,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     return { ...result, contents: result.contents.map((content) => ({ ...content, uri: gatewayUri(service.slug, content.uri) })) };
   });
 
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  on("prompts/get", async (request) => {
     const name = request.params.name;
     const split = splitPublicName(name);
     if (!split) throw unknownPrompt(name);
@@ -170,7 +190,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     };
   });
 
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+  on("completion/complete", async (request) => {
     const catalog = await caller.loadCatalog();
     const { ref, service } = upstreamRef(catalog, caller.profileId, request.params.ref);
     const target = catalog.targets.get(service.id);

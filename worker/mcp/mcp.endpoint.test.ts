@@ -1,5 +1,5 @@
 import { describe, it } from "vitest";
-import { ECHOED_NAME_CHARS } from "./mcp.endpoint.ts";
+import { ECHOED_NAME_CHARS } from "./mcp.errors.ts";
 import {
   addService,
   api,

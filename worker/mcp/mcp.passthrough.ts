@@ -1,5 +1,5 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { isJSONRPCResultResponse, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
 
 const PLACEHOLDER_KEY = `${GATEWAY_META_PREFIX}passthrough`;
@@ -21,17 +21,31 @@ const decoder = new TextDecoder();
 export class PassThroughs {
   readonly #held = new Map<string, readonly Uint8Array[]>();
 
-  constructor(transport: Transport) {
-    // The SDK server re-validates a handler's result into a copy; its key order is its own. The message
-    // that goes out carries the placeholder alone, in the one spelling the body is searched for.
+  /**
+   * `resultType` is the 2026-07-28 discriminator every result carries; an answer on that revision gets it
+   * written in front of the upstream's members (a 2025-era upstream's result has none).
+   */
+  constructor(private readonly stampResultType = false) {}
+
+  /** The v1 SDK transport's outgoing messages go through `outgoing`. */
+  static on(transport: Transport): PassThroughs {
+    const passThroughs = new PassThroughs();
     const send = transport.send.bind(transport);
-    transport.send = (message, options) => {
-      if (isJSONRPCResultResponse(message)) {
-        const token = (message.result._meta as Record<string, unknown> | undefined)?.[PLACEHOLDER_KEY];
-        if (typeof token === "string" && this.#held.has(token)) return send({ ...message, result: { [PLACEHOLDER_KEY]: token } }, options);
-      }
-      return send(message, options);
-    };
+    transport.send = (message, options) => send(passThroughs.outgoing(message), options);
+    return passThroughs;
+  }
+
+  /**
+   * A message on its way out. The SDK server re-validates a handler's result into a copy; its key order is
+   * its own. The message that goes out carries the placeholder alone, in the one spelling the body is
+   * searched for.
+   */
+  outgoing<Message extends object>(message: Message): Message {
+    if (!("result" in message) || !("id" in message)) return message;
+    const result = message.result as { _meta?: Record<string, unknown> } | undefined;
+    const token = result?._meta?.[PLACEHOLDER_KEY];
+    if (typeof token === "string" && this.#held.has(token)) return { ...message, result: { [PLACEHOLDER_KEY]: token } };
+    return message;
   }
 
   /** What the tools/call handler answers with for a result that passes through. */
@@ -73,11 +87,35 @@ export class PassThroughs {
     for (const place of found) {
       parts.push(encoder.encode(text.slice(from, place.at)));
       // Not a spread: the upstream decides how many pieces its result arrives in.
-      for (const piece of place.bytes) parts.push(piece);
+      for (const piece of this.stampResultType ? withResultType(place.bytes) : place.bytes) parts.push(piece);
       from = place.at + place.placeholder.length;
       this.#held.delete(place.token);
     }
     parts.push(encoder.encode(text.slice(from)));
     return parts;
   }
+}
+
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const isJsonSpace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+
+/** A result object's bytes with `"resultType":"complete"` as its first member (the object is known to start with `{`). */
+function withResultType(bytes: readonly Uint8Array[]): Uint8Array[] {
+  const pieces = bytes.filter((piece) => piece.byteLength > 0);
+  const first = pieces[0];
+  if (!first || first[0] !== OPEN_BRACE) return [...bytes];
+  // The first member after the brace, across pieces: an empty object takes no comma.
+  let next: number | undefined;
+  let offset = 1;
+  for (const piece of pieces) {
+    for (; offset < piece.byteLength; offset++) if (!isJsonSpace(piece[offset]!)) break;
+    if (offset < piece.byteLength) {
+      next = piece[offset];
+      break;
+    }
+    offset = 0;
+  }
+  const stamp = encoder.encode(next === CLOSE_BRACE ? '{"resultType":"complete"' : '{"resultType":"complete",');
+  return [stamp, first.subarray(1), ...pieces.slice(1)];
 }

@@ -1,0 +1,122 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import type { JsonObject } from "../../schema/hooks/contract.ts";
+import { MAX_BODY_BYTES, type ReadBody } from "./mcp.body.ts";
+import { CONTENT_CAPABILITIES, isInitialize, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
+import { callTool, coreCatalog, listTools, type GatewayCore } from "./mcp.core.ts";
+import { gatewayInstructions } from "./mcp.instructions.ts";
+import { registerLogLevelHandler } from "./mcp.logging.ts";
+import { PassThroughs } from "./mcp.passthrough.ts";
+import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
+import { resolveSession } from "./mcp.session.ts";
+import { answerOut, streamedCallOptions, wantsEventStream, type CallStreaming } from "./mcp.streaming.ts";
+
+/**
+ * The 2025-era layer (2025-11-25, 2025-06-18, 2025-03-26): the v1 SDK server
+ * over its web-standard Streamable HTTP transport, with the gateway's signed
+ * session ids carrying what `initialize` declared, and cancellations and
+ * answers to relayed server-to-client requests routed through CallRelayDO.
+ */
+export async function serveLegacy(core: GatewayCore, request: Request, body: ReadBody): Promise<Response> {
+  const { env, caller } = core;
+  const session = await resolveSession(env, request, caller, "parsedBody" in body ? body.parsedBody : undefined);
+  if (session instanceof Response) return session;
+  const routeKey = routeKeyOf(caller.keyId, session.routeSignature);
+  let parsedBody = "parsedBody" in body ? body.parsedBody : undefined;
+  if (parsedBody !== undefined) {
+    // Cancellations and answers to relayed requests go to the call waiting for them, wherever it runs.
+    const messages = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]) as JSONRPCMessage[];
+    const rest = await routeClientMessages(env, routeKey, messages);
+    if (!rest.length) return new Response(null, { status: 202 });
+    if (rest.length < messages.length) parsedBody = rest;
+  }
+  const issued = session.issued;
+  // Only initialize carries instructions, so only it reads the catalog before the SDK server exists.
+  const instructions = isInitialize(body) ? gatewayInstructions(await coreCatalog(core), caller.profileId) : undefined;
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: issued ? () => issued : undefined,
+    enableJsonResponse: !wantsEventStream(body.request, parsedBody, session.session),
+    maxRequestBodySize: MAX_BODY_BYTES,
+  });
+  const disconnected = new AbortController();
+  // A client that goes away before a JSON answer (`enable_request_signal`); a streamed call also sees its stream cancelled.
+  request.signal.addEventListener("abort", () => disconnected.abort("the client disconnected"), { once: true });
+  const passThroughs = PassThroughs.on(transport);
+  const server = legacyServer(core, instructions, {
+    session: session.session,
+    route: new CallRoute(env, routeKey, transport),
+    disconnected: disconnected.signal,
+    passThroughs,
+  });
+  await server.connect(transport);
+  // No server.close(): with JSON responses, handleRequest resolves only once every response is
+  // written, and an SSE stream closes after its last response, so nothing is left open. close()
+  // would only abort the finished handler's signal and build a "Connection closed" error, on every
+  // call; both objects are dropped with the request.
+  const response = await transport.handleRequest(body.request, parsedBody !== undefined ? { parsedBody } : undefined);
+  return answerOut(response, disconnected, passThroughs);
+}
+
+function legacyServer(core: GatewayCore, instructions: string | undefined, stream: CallStreaming): Server {
+  const server = new Server(
+    { name: "rayrun", version: "0.1.0" },
+    {
+      capabilities: { tools: { listChanged: false }, ...CONTENT_CAPABILITIES },
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+      instructions,
+    },
+  );
+  registerContentHandlers(onContentRequest(server), {
+    env: core.env,
+    ...core.caller,
+    loadCatalog: () => coreCatalog(core),
+    waitUntil: core.waitUntil,
+  });
+  registerLogLevelHandler(server, stream);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(core, stream.session?.capabilities) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const upstream = streamedCallOptions(request, extra, stream.route, stream.session, stream.disconnected);
+    try {
+      return await callTool(core, {
+        name: request.params.name,
+        arguments: (request.params.arguments ?? {}) as JsonObject,
+        upstream,
+        clientCapabilities: stream.session?.capabilities,
+        passThroughs: stream.passThroughs,
+      });
+    } finally {
+      stream.route.leave(extra.requestId);
+    }
+  });
+  return server;
+}
+
+const CONTENT_SCHEMAS = {
+  "resources/list": ListResourcesRequestSchema,
+  "resources/templates/list": ListResourceTemplatesRequestSchema,
+  "prompts/list": ListPromptsRequestSchema,
+  "resources/read": ReadResourceRequestSchema,
+  "prompts/get": GetPromptRequestSchema,
+  "completion/complete": CompleteRequestSchema,
+} as const;
+
+/** The content handlers on the v1 server, each under its request schema. */
+const onContentRequest =
+  (server: Server): OnContentRequest =>
+  (method, handler) =>
+    // The map pairs each method with its own schema; TypeScript cannot follow the pairing through the generic.
+    server.setRequestHandler(CONTENT_SCHEMAS[method] as typeof ListResourcesRequestSchema, handler as never);

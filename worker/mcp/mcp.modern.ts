@@ -1,0 +1,165 @@
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  classifyInboundRequest,
+  createMcpHandler,
+  ProtocolError,
+  Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonObject } from "../../schema/hooks/contract.ts";
+import type { UpstreamCallOptions } from "../services/upstream.call.ts";
+import { MAX_BODY_BYTES, methodOf } from "./mcp.body.ts";
+import { CONTENT_CAPABILITIES, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
+import { callTool, coreCatalog, listTools, type GatewayCore } from "./mcp.core.ts";
+import { isRecord } from "./mcp.errors.ts";
+import { gatewayInstructions } from "./mcp.instructions.ts";
+import { PassThroughs } from "./mcp.passthrough.ts";
+import { answerOut } from "./mcp.streaming.ts";
+
+/**
+ * The 2026-07-28 layer: stateless, one JSON-RPC request per POST, with the
+ * protocol version and the client's capabilities in each request's `_meta`.
+ * The v2 SDK's HTTP entry (`createMcpHandler`) runs the revision's validation
+ * ladder (envelope, MCP-Protocol-Version / Mcp-Method / Mcp-Name against the
+ * body, -32022 for a revision it does not serve), answers `server/discover`,
+ * stamps `resultType` and the caching hints, and hands each request to the
+ * handlers below, which call the same request core as the 2025-era layer.
+ */
+
+/**
+ * How long a client may reuse a `tools/list` (and the other lists). `private`: the list is the caller's
+ * profile's, shown to the caller's own credential, so no cache may serve it to anyone else.
+ */
+export const LIST_CACHE_TTL_MS = 30_000;
+/** `subscriptions/listen` streams one isolate holds open at most (the gateway sends no list changes on them). */
+export const MAX_LISTEN_STREAMS = 256;
+
+/** Whether this POST is 2026-07-28 traffic (or claims to be, and is refused by that revision's rules). */
+export function isModernRequest(request: Request, parsedBody: unknown): boolean {
+  if (parsedBody === undefined) return false;
+  const outcome = classifyInboundRequest({
+    httpMethod: request.method,
+    protocolVersionHeader: request.headers.get("mcp-protocol-version") ?? undefined,
+    mcpMethodHeader: request.headers.get("mcp-method") ?? undefined,
+    mcpNameHeader: request.headers.get("mcp-name") ?? undefined,
+    body: parsedBody,
+  });
+  // A body that is no JSON-RPC message at all belongs to neither revision: the 2025-era transport answers it as before.
+  return outcome.kind === "modern" || (outcome.kind === "reject" && outcome.rung !== "jsonrpc-shape");
+}
+
+/** One POST's caller and answer state, found by the SDK's server factory through the request it serves. */
+interface ModernExchange {
+  core: GatewayCore;
+  instructions: string | undefined;
+  passThroughs: PassThroughs;
+  disconnected: AbortSignal;
+}
+
+const exchanges = new WeakMap<Request, ModernExchange>();
+
+const handler = createMcpHandler(
+  ({ requestInfo }) => {
+    const exchange = requestInfo && exchanges.get(requestInfo);
+    if (!exchange) throw new Error("A 2026-07-28 request reached the SDK without its exchange");
+    return modernServer(exchange);
+  },
+  {
+    legacy: "reject",
+    maxRequestBodySize: MAX_BODY_BYTES,
+    maxSubscriptions: MAX_LISTEN_STREAMS,
+    // A request the revision's rules refuse is answered with its error; only the gateway's own failures are worth a line.
+    onerror: (error) => {
+      if (!(error instanceof ProtocolError) && !error.message.startsWith("Rejected inbound request"))
+        console.error("2026-07-28 request failed", error);
+    },
+  },
+);
+
+export async function serveModern(core: GatewayCore, request: Request, parsedBody: unknown): Promise<Response> {
+  const disconnected = new AbortController();
+  request.signal.addEventListener("abort", () => disconnected.abort("the client disconnected"), { once: true });
+  // Only server/discover carries instructions, so only it reads the catalog before the SDK server exists.
+  const instructions =
+    methodOf(parsedBody) === "server/discover" ? gatewayInstructions(await coreCatalog(core), core.caller.profileId) : undefined;
+  const exchange: ModernExchange = { core, instructions, passThroughs: new PassThroughs(true), disconnected: disconnected.signal };
+  exchanges.set(request, exchange);
+  const response = await handler.fetch(request, { parsedBody });
+  return answerOut(response, disconnected, exchange.passThroughs);
+}
+
+function modernServer(exchange: ModernExchange): Server {
+  const { core, passThroughs } = exchange;
+  const server = new Server(
+    { name: "rayrun", version: "0.1.0" },
+    {
+      capabilities: { tools: {}, ...CONTENT_CAPABILITIES },
+      instructions: exchange.instructions,
+      cacheHints: {
+        "tools/list": { ttlMs: LIST_CACHE_TTL_MS, cacheScope: "private" },
+        "prompts/list": { ttlMs: LIST_CACHE_TTL_MS, cacheScope: "private" },
+        "resources/list": { ttlMs: LIST_CACHE_TTL_MS, cacheScope: "private" },
+        "resources/templates/list": { ttlMs: LIST_CACHE_TTL_MS, cacheScope: "private" },
+        "server/discover": { ttlMs: LIST_CACHE_TTL_MS, cacheScope: "private" },
+      },
+    },
+  );
+  // The answer's result passes through as the upstream's bytes: the outgoing message carries a placeholder.
+  const connect = server.connect.bind(server);
+  server.connect = async (transport) => {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => send(passThroughs.outgoing(message), options);
+    return connect(transport);
+  };
+  registerContentHandlers(onContentRequest(server), {
+    env: core.env,
+    ...core.caller,
+    loadCatalog: () => coreCatalog(core),
+    waitUntil: core.waitUntil,
+  });
+
+  server.setRequestHandler("tools/list", async (_request, ctx) => ({
+    tools: (await listTools(core, declaredCapabilities(ctx))) as never,
+  }));
+
+  server.setRequestHandler("tools/call", async (request, ctx) => {
+    const result = await callTool(core, {
+      name: request.params.name,
+      arguments: (request.params.arguments ?? {}) as JsonObject,
+      upstream: callOptions(ctx, exchange.disconnected),
+      clientCapabilities: declaredCapabilities(ctx),
+      passThroughs,
+    });
+    return result as never;
+  });
+  return server;
+}
+
+/** What this request's `_meta` declares the client answers (never what an earlier request declared). */
+function declaredCapabilities(ctx: ServerContext): ClientCapabilities {
+  // The SDK types the envelope as an empty object; its members are the reserved keys the request carried.
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const declared = envelope?.[CLIENT_CAPABILITIES_META_KEY];
+  return (isRecord(declared) ? declared : {}) as ClientCapabilities;
+}
+
+/** The upstream request's progress (under the client's token) and cancellation (the client going away). */
+function callOptions(ctx: ServerContext, disconnected: AbortSignal): UpstreamCallOptions {
+  const options: UpstreamCallOptions = { signal: AbortSignal.any([ctx.mcpReq.signal, disconnected]) };
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  if (progressToken !== undefined) {
+    options.onProgress = (progress) =>
+      void ctx.mcpReq
+        .notify({ method: "notifications/progress", params: { ...progress, progressToken } })
+        .catch((error: unknown) => console.error("progress not delivered", error));
+  }
+  return options;
+}
+
+/** The content handlers on the v2 server, under their method names. */
+const onContentRequest =
+  (server: Server): OnContentRequest =>
+  (method, contentHandler) =>
+    // The v2 SDK parses each request with its own schemas; the handlers read the same members.
+    server.setRequestHandler(method, (request) => contentHandler(request as never) as never);
