@@ -158,17 +158,19 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
       );
     }
     if (!claim.claimed) {
+      const approveAt = `${input.approvalsUrl}/${claim.approval.id}/approve`;
+      // Frameworks that hand the model only a result's text must still be able to act on it: the text names both.
       return refuse(
         state,
         "approval_required",
-        `This call needs a human approval (${reason}). Ask an approver, then repeat the identical call.`,
+        `This call needs a human approval (${reason}): approval ${claim.approval.id}. An approver decides it at ${approveAt}; once it is approved, repeat the identical call.`,
         revisionId,
         {
           approvalId: claim.approval.id,
           reason,
           ...(hookApproval?.message ? { message: hookApproval.message } : {}),
           expiresAt: claim.approval.expiresAt,
-          approveAt: `${input.approvalsUrl}/${claim.approval.id}/approve`,
+          approveAt,
         },
       );
     }

@@ -238,7 +238,9 @@ return { notes: notes.items.length, plan: customer.plan };`;
     const first = gatewayError(await run(gateway.client, program));
     expect(first).toMatchObject({
       code: "approval_required",
-      message: "This call needs a human approval (policy_approval). Ask an approver, then repeat the identical call.",
+      message: expect.stringMatching(
+        /^This call needs a human approval \(policy_approval\): approval \S+\. An approver decides it at https:\/\/\S+\/approve; once it is approved, repeat the identical call\.$/,
+      ),
       details: {
         tool: "demo__lookup_customer",
         reason: "policy_approval",

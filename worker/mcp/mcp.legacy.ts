@@ -9,6 +9,7 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  SetLevelRequestSchema,
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
@@ -17,7 +18,6 @@ import { MAX_BODY_BYTES, type ReadBody } from "./mcp.body.ts";
 import { CONTENT_CAPABILITIES, isInitialize, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
 import { callTool, coreCatalog, listTools, type GatewayCore } from "./mcp.core.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
-import { registerLogLevelHandler } from "./mcp.logging.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
 import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
 import { resolveSession } from "./mcp.session.ts";
@@ -120,3 +120,16 @@ const onContentRequest =
   (method, handler) =>
     // The map pairs each method with its own schema; TypeScript cannot follow the pairing through the generic.
     server.setRequestHandler(CONTENT_SCHEMAS[method] as typeof ListResourcesRequestSchema, handler as never);
+
+/**
+ * `logging/setLevel` is kept for the client's session: the gateway is stateless,
+ * so the level goes to the session's call relay object, where a call that
+ * relays upstream log messages reads it. Without a session there is nothing to
+ * keep it for (each POST stands alone): it is answered and every level relayed.
+ */
+function registerLogLevelHandler(server: Server, stream: CallStreaming): void {
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    if (stream.session) await stream.route.setLogLevel(request.params.level);
+    return {};
+  });
+}

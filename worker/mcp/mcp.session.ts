@@ -1,7 +1,7 @@
 import { isInitializeRequest, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { base64Decode, base64UrlEncode, timingSafeEqual } from "../lib/crypto.ts";
 import { methodOf } from "./mcp.body.ts";
-import { relayedCapabilities } from "./mcp.streaming.ts";
+import { relayedCapabilities } from "./mcp.capabilities.ts";
 
 /**
  * A gateway MCP session, carried whole in the `Mcp-Session-Id` the gateway

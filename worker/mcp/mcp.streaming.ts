@@ -4,26 +4,17 @@ import {
   ElicitResultSchema,
   ListRootsResultSchema,
   type CallToolRequest,
-  type ClientCapabilities,
   type LoggingLevel,
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_CALL_DURATION_MS, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { isRequestShaped } from "./mcp.body.ts";
+import { relayedCapabilities } from "./mcp.capabilities.ts";
 import { passesLogLevel } from "./mcp.logging.ts";
 import type { PassThroughs } from "./mcp.passthrough.ts";
 import type { CallRoute } from "./mcp.relay.ts";
 import type { GatewaySession } from "./mcp.session.ts";
-
-/** The capabilities whose requests an upstream may send during a call, kept only as the client declared them. */
-export function relayedCapabilities(capabilities: ClientCapabilities | undefined): ClientCapabilities {
-  const relayed: ClientCapabilities = {};
-  if (capabilities?.sampling) relayed.sampling = capabilities.sampling;
-  if (capabilities?.elicitation) relayed.elicitation = capabilities.elicitation;
-  if (capabilities?.roots) relayed.roots = capabilities.roots;
-  return relayed;
-}
 
 /** What each tools/call of one POST needs to stream: the caller's session, its call route, and the disconnect signal. */
 export interface CallStreaming {
