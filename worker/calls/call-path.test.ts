@@ -203,6 +203,7 @@ async function demoHookGateway() {
       arguments: { query: "sso" },
       requestId: `req_${newTag()}`,
       approvalsUrl: "https://rayrun.test/approvals",
+      grantSubject: "key:key_direct",
     });
   const snapshot = () => loadCatalog(env, gateway.ws, () => {});
   return { ...gateway, tag, uid, call, snapshot };

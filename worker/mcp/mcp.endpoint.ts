@@ -39,6 +39,8 @@ interface Caller {
   /** Who made the call, as its log rows record it: `key:<key id>` or `oauth:<client_id>`. */
   actor: string;
   profileId: string | null;
+  /** Whose upstream grants the caller's calls use on services authorized per user (mcp-caller.ts). */
+  grantSubject: string;
   origin: string;
   /**
    * Whether the request's credentials still authenticate this same caller (not revoked, same profile): a Code
@@ -64,6 +66,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
     keyId: auth.actorId,
     actor: auth.actor,
     profileId: auth.profileId,
+    grantSubject: auth.grantSubject,
     origin: new URL(request.url).origin,
     stillAuthorized: async () => {
       const again = await authenticateMcp(env, request, (promise) => ctx.waitUntil(promise));
@@ -189,6 +192,7 @@ function createGatewayServer(
         approvalsUrl,
         upstream,
         clientCapabilities: stream.session?.capabilities,
+        grantSubject: caller.grantSubject,
       });
       scheduleAfterResponse(env, waitUntil, caller, run);
       return withGatewayLinks(toWire(run.outcome, name, stream.passThroughs), name);
