@@ -62,7 +62,8 @@ export const ServiceSchema = z
     url: z.string(),
     secretHeaderNames: z.array(z.string()),
     requiresAuthorization: z.boolean().openapi({
-      description: "Calls are refused `upstream_authorization_required`: an OAuth service is pending (or a hold from before upstream OAuth)",
+      description:
+        "Calls are refused `upstream_authorization_required`: an OAuth service is pending (or a hold from before upstream OAuth)",
     }),
     authorization: ServiceAuthorizationSchema,
     payloadCapture: z.boolean(),

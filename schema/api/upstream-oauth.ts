@@ -8,15 +8,23 @@ export const ServiceOAuthOptions = z
         "`shared` (default): one grant for the workspace, used for every caller. `per_user`: each key's owner or OAuth-connected user authorizes their own",
     }),
     clientId: z.string().min(1).max(2048).optional().openapi({
-      description: "A client registered with the authorization server by hand; without it the gateway uses a client ID metadata document or dynamic registration",
+      description:
+        "A client registered with the authorization server by hand; without it the gateway uses a client ID metadata document or dynamic registration",
     }),
-    clientSecret: z.string().min(1).max(4096).optional().openapi({ description: "That client's secret: encrypted at rest, never returned" }),
+    clientSecret: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .openapi({ description: "That client's secret: encrypted at rest, never returned" }),
   })
   .refine((options) => options.clientSecret === undefined || options.clientId !== undefined, "clientSecret needs clientId")
   .openapi("ServiceOAuthOptions");
 
 const PendingReasonSchema = z.object({
-  code: z.string().openapi({ description: "`connected`, `disconnected`, `invalid_grant`, or the authorization server's or gateway's error code" }),
+  code: z
+    .string()
+    .openapi({ description: "`connected`, `disconnected`, `invalid_grant`, or the authorization server's or gateway's error code" }),
   message: z.string(),
   at: z.string(),
 });
@@ -27,7 +35,9 @@ export const ServiceAuthorizationSchema = z
     z.object({
       kind: z.literal("oauth"),
       mode: z.enum(["shared", "per_user"]),
-      status: z.enum(["pending", "authorized"]).openapi({ description: "Calls are refused `upstream_authorization_required` while pending" }),
+      status: z
+        .enum(["pending", "authorized"])
+        .openapi({ description: "Calls are refused `upstream_authorization_required` while pending" }),
       pendingReason: PendingReasonSchema.nullable(),
       resource: z.string().openapi({ description: "The RFC 8707 resource tokens are requested for" }),
       issuer: z.string(),
@@ -52,7 +62,8 @@ export const AuthorizeServiceBody = z
 export const AuthorizationLinkSchema = z
   .object({
     authorizationUrl: z.string().openapi({
-      description: "Open in a browser (signed in as yourself when you are a user): it binds the flow to that browser and goes to the authorization server",
+      description:
+        "Open in a browser (signed in as yourself when you are a user): it binds the flow to that browser and goes to the authorization server",
     }),
     expiresAt: z.string(),
   })

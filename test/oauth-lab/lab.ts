@@ -68,7 +68,14 @@ async function startOne(options: LabOptions): Promise<{ origin: string; close():
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const mcpUrl = `${origin}/mcp`;
-  const state: LabState = { authorizeRequests: [], tokenRequests: [], revocations: [], mcpAuthorizations: [], toolCallsBy: [], registeredClients: 0 };
+  const state: LabState = {
+    authorizeRequests: [],
+    tokenRequests: [],
+    revocations: [],
+    mcpAuthorizations: [],
+    toolCallsBy: [],
+    registeredClients: 0,
+  };
   const clients = new Map<string, OAuthClientInformationFull>();
   const codes = new Map<string, CodeGrant>();
   const accessTokens = new Map<string, TokenGrant & { expiresAt: number }>();
@@ -157,10 +164,13 @@ ${hidden("code_challenge", params.codeChallenge)}${hidden("resource", params.res
   if (options.lie === "no_s256") metadata.code_challenge_methods_supported = ["plain"];
   const resourceMetadata = {
     resource: options.lie === "resource_mismatch" ? `${origin}/other` : mcpUrl,
-    authorization_servers: [options.lie === "as_internal" ? "http://10.0.0.1/" : `${origin}/`],
+    authorization_servers: [options.lie === "as_internal" ? "https://10.0.0.1/" : `${origin}/`],
     scopes_supported: ["mcp:tools"],
   };
-  const resourceMetadataUrl = options.lie === "metadata_internal" ? "http://169.254.169.254/latest/meta-data/" : `${origin}/.well-known/oauth-protected-resource/mcp`;
+  const resourceMetadataUrl =
+    options.lie === "metadata_internal"
+      ? "https://169.254.169.254/latest/meta-data/"
+      : `${origin}/.well-known/oauth-protected-resource/mcp`;
 
   app.get("/.well-known/oauth-authorization-server", (_req, res) => res.json(metadata));
   app.get("/.well-known/oauth-protected-resource/mcp", (_req, res) => res.json(resourceMetadata));
@@ -277,7 +287,9 @@ export async function startOAuthLab(): Promise<{ origin: string; close(): Promis
       startOne(body ? (JSON.parse(body) as LabOptions) : {}).then(
         (lab) => {
           labs.push(lab);
-          res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ origin: lab.origin, mcpUrl: `${lab.origin}/mcp` }));
+          res
+            .writeHead(201, { "content-type": "application/json" })
+            .end(JSON.stringify({ origin: lab.origin, mcpUrl: `${lab.origin}/mcp` }));
         },
         (error: unknown) => res.writeHead(500).end(String(error)),
       );

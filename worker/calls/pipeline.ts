@@ -199,7 +199,8 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
         callerSubject: input.grantSubject,
       },
       target,
-      (authorized) => callUpstreamTool(authorized, tool.name, upstreamArguments, rawResult ? { ...input.upstream, rawResult } : input.upstream),
+      (authorized) =>
+        callUpstreamTool(authorized, tool.name, upstreamArguments, rawResult ? { ...input.upstream, rawResult } : input.upstream),
     );
     if (!sent.ok) return refuse(state, sent.refusal.code, sent.refusal.message, revisionId, sent.refusal.details);
     upstreamResult = sent.value;

@@ -45,7 +45,10 @@ serviceRoutes.openapi(
     middleware: guard("admin"),
     request: { params: WorkspaceParams, body: jsonBody(CreateServiceBody) },
     responses: {
-      201: json(z.object({ service: ServiceSchema, index: IndexSummarySchema.nullable() }), "Connected and indexed, or pending authorization"),
+      201: json(
+        z.object({ service: ServiceSchema, index: IndexSummarySchema.nullable() }),
+        "Connected and indexed, or pending authorization",
+      ),
       ...errorResponses(400, 404, 409, 413, 502),
     },
   }),

@@ -115,7 +115,11 @@ function guardedFetch(allowList: ReadonlySet<string>, standalone?: StandaloneStr
       if (response.status === 401) {
         await response.body?.cancel();
         // Refused before it was processed: the request may be sent again with other credentials.
-        throw new UpstreamFailure("upstream_unauthorized", "The upstream answered 401 Unauthorized", response.headers.get("www-authenticate"));
+        throw new UpstreamFailure(
+          "upstream_unauthorized",
+          "The upstream answered 401 Unauthorized",
+          response.headers.get("www-authenticate"),
+        );
       }
       const location = response.headers.get("location");
       if (response.status < 300 || response.status >= 400 || !location) {

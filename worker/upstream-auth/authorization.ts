@@ -93,7 +93,13 @@ export async function beginAuthorization(env: Env, input: FlowInput): Promise<Au
 const startLink = (origin: string, flowId: string) => `${origin}${START_PATH}?flow=${encodeURIComponent(flowId)}`;
 
 /** A caller's link to authorize their own grant: the open one if it has time left, else a new one. */
-async function callerLink(env: Env, workspaceId: string, serviceId: string, oauth: ServiceOAuth, subject: GrantSubject): Promise<AuthorizationLink> {
+async function callerLink(
+  env: Env,
+  workspaceId: string,
+  serviceId: string,
+  oauth: ServiceOAuth,
+  subject: GrantSubject,
+): Promise<AuthorizationLink> {
   const reusable = await workspaceClient(env, workspaceId).reusableOAuthFlow(serviceId, subject);
   if (reusable) return { authorizationUrl: startLink(gatewayOrigin(env), reusable.flowId), expiresAt: reusable.expiresAt };
   return beginAuthorization(env, {
@@ -193,7 +199,10 @@ async function refusalFor(
   if (oauth.mode === "shared") {
     if (answer.kind === "revoked") {
       // The admin is told on the service (its pending reason), and every call is refused until they authorize again.
-      await markPending(call.env.DB, call.workspaceId, call.serviceId, { code: "invalid_grant", message: `The grant ended: ${answer.reason}` });
+      await markPending(call.env.DB, call.workspaceId, call.serviceId, {
+        code: "invalid_grant",
+        message: `The grant ended: ${answer.reason}`,
+      });
       invalidateCatalog(call.workspaceId);
     }
     return {

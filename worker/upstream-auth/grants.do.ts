@@ -83,7 +83,9 @@ export interface TakenGrant {
 export type TokenFailureCode = "url_not_allowed" | "upstream_unreachable" | "upstream_protocol_error" | "upstream_response_too_large";
 
 const tokenFailureCode = (code: UpstreamFailureCode): TokenFailureCode =>
-  code === "url_not_allowed" || code === "upstream_unreachable" || code === "upstream_response_too_large" ? code : "upstream_protocol_error";
+  code === "url_not_allowed" || code === "upstream_unreachable" || code === "upstream_response_too_large"
+    ? code
+    : "upstream_protocol_error";
 
 /** What the call path gets for a token: the token, or why there is none. */
 export type TokenAnswer =
@@ -177,7 +179,12 @@ export class UpstreamGrantStore {
   async createFlow(flow: NewFlow): Promise<{ expiresAt: string }> {
     const now = Date.now();
     const sealedVerifier = await sealSecret(flow.codeVerifier, `upstream-flow\n${flow.flowId}`, this.#env.SECRETS_KEY);
-    this.#sql.exec("DELETE FROM upstream_oauth_flows WHERE expires_at <= ? OR (service_id = ? AND subject = ?)", now, flow.serviceId, flow.subject);
+    this.#sql.exec(
+      "DELETE FROM upstream_oauth_flows WHERE expires_at <= ? OR (service_id = ? AND subject = ?)",
+      now,
+      flow.serviceId,
+      flow.subject,
+    );
     const open = this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM upstream_oauth_flows").one().n;
     if (open >= MAX_OPEN_FLOWS) {
       this.#sql.exec(
@@ -210,7 +217,11 @@ export class UpstreamGrantStore {
    * The link is opened: the flow is bound to this browser (the hash of a cookie
    * the gateway just set), once. Only the browser that opened it can finish it.
    */
-  startFlow(flowId: string, browserHash: string, signedInUser: string | null): { ok: true; authorizeUrl: string } | { ok: false; reason: FlowRefusal } {
+  startFlow(
+    flowId: string,
+    browserHash: string,
+    signedInUser: string | null,
+  ): { ok: true; authorizeUrl: string } | { ok: false; reason: FlowRefusal } {
     const row = this.#sql.exec<FlowRow>("SELECT * FROM upstream_oauth_flows WHERE flow_id = ?", flowId).toArray()[0];
     if (!row) return { ok: false, reason: "unknown" };
     if (row.expires_at <= Date.now()) return { ok: false, reason: "expired" };
@@ -221,7 +232,10 @@ export class UpstreamGrantStore {
   }
 
   /** The callback: the flow of this `state` is used up, whatever happens next (a state works once). */
-  async consumeFlow(state: string, browserHash: string | null): Promise<{ ok: true; flow: ConsumedFlow } | { ok: false; reason: FlowRefusal }> {
+  async consumeFlow(
+    state: string,
+    browserHash: string | null,
+  ): Promise<{ ok: true; flow: ConsumedFlow } | { ok: false; reason: FlowRefusal }> {
     const row = this.#sql.exec<FlowRow>("DELETE FROM upstream_oauth_flows WHERE state = ? RETURNING *", state).toArray()[0];
     if (!row) return { ok: false, reason: "unknown" };
     if (row.expires_at <= Date.now()) return { ok: false, reason: "expired" };
@@ -241,7 +255,13 @@ export class UpstreamGrantStore {
   }
 
   /** Stores (or replaces) the grant of one subject for one service. */
-  async saveGrant(input: { serviceId: string; subject: GrantSubject; mode: "shared" | "per_user"; tokens: GrantTokens; authorizedBy: string }) {
+  async saveGrant(input: {
+    serviceId: string;
+    subject: GrantSubject;
+    mode: "shared" | "per_user";
+    tokens: GrantTokens;
+    authorizedBy: string;
+  }) {
     const sealed = await sealTokens(input.tokens, input.serviceId, input.subject, this.#env.SECRETS_KEY);
     const now = Date.now();
     this.#sql.exec(
@@ -283,7 +303,11 @@ export class UpstreamGrantStore {
   /** Deletes grants (one, or every grant of a service) and the service's flows; returns them for revocation. */
   takeGrants(filter: { serviceId: string; grantId?: string }): TakenGrant[] {
     const rows = filter.grantId
-      ? this.#sql.exec<GrantRow>("DELETE FROM upstream_grants WHERE service_id = ? AND id = ? RETURNING *", filter.serviceId, filter.grantId)
+      ? this.#sql.exec<GrantRow>(
+          "DELETE FROM upstream_grants WHERE service_id = ? AND id = ? RETURNING *",
+          filter.serviceId,
+          filter.grantId,
+        )
       : this.#sql.exec<GrantRow>("DELETE FROM upstream_grants WHERE service_id = ? RETURNING *", filter.serviceId);
     const taken = rows.toArray().map((row) => ({ id: row.id, serviceId: row.service_id, subject: row.subject, sealedTokens: row.tokens }));
     if (!filter.grantId) this.#sql.exec("DELETE FROM upstream_oauth_flows WHERE service_id = ?", filter.serviceId);
@@ -335,7 +359,12 @@ export class UpstreamGrantStore {
     }
     try {
       const clientSecret = await openClientSecret(request.sealedClientSecret, row.service_id, key);
-      const fresh = await refreshTokens(request.server, clientSecret, { ...tokens, refreshToken }, parseAllowList(this.#env.DEV_ALLOWED_HOSTS));
+      const fresh = await refreshTokens(
+        request.server,
+        clientSecret,
+        { ...tokens, refreshToken },
+        parseAllowList(this.#env.DEV_ALLOWED_HOSTS),
+      );
       const sealed = await sealTokens(fresh, row.service_id, row.subject, key);
       const now = Date.now();
       this.#sql.exec(

@@ -32,7 +32,10 @@ export function oauthApiError(error: unknown): unknown {
     return new ApiError("oauth_token_request_failed", { message: error.message, details: { error: error.oauthError } });
   }
   if (error instanceof UpstreamFailure) {
-    const code = error.code === "upstream_unauthorized" || error.code === "too_many_tools" || error.code === "tool_list_too_large" ? "upstream_protocol_error" : error.code;
+    const code =
+      error.code === "upstream_unauthorized" || error.code === "too_many_tools" || error.code === "tool_list_too_large"
+        ? "upstream_protocol_error"
+        : error.code;
     return new ApiError(code, { message: error.message });
   }
   return error;
@@ -47,7 +50,12 @@ export interface OAuthConnectOptions extends Partial<PreRegisteredClient> {
  * register the gateway as its client, and store the service pending, with no
  * tools indexed until an admin authorizes it.
  */
-export async function connectOAuthService(env: Env, service: PendingService, challenge: string | null, options: OAuthConnectOptions | undefined) {
+export async function connectOAuthService(
+  env: Env,
+  service: PendingService,
+  challenge: string | null,
+  options: OAuthConnectOptions | undefined,
+) {
   try {
     const origin = gatewayOrigin(env);
     const allowList = parseAllowList(env.DEV_ALLOWED_HOSTS);

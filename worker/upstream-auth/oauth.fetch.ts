@@ -23,7 +23,7 @@ export const OAUTH_REQUEST_TIMEOUT_MS = 10_000;
 export function guardedOAuthFetch(allowList: ReadonlySet<string>) {
   return async (url: string, init: { method: string; headers: Record<string, string>; body?: unknown; signal?: AbortSignal }) => {
     const verdict = checkUpstreamUrl(url, allowList);
-    if (!verdict.ok) throw new UpstreamFailure("url_not_allowed", `Authorization server URL refused: ${verdict.reason}`);
+    if (!verdict.ok) throw new UpstreamFailure("url_not_allowed", `OAuth URL refused (${hostOf(url)}): ${verdict.reason}`);
     const deadline = AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS);
     const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     const host = verdict.url.host;
@@ -50,9 +50,10 @@ export function guardedOAuthFetch(allowList: ReadonlySet<string>) {
   };
 }
 
+const hostOf = (url: string) => URL.parse(url)?.host ?? "not a URL";
+
 async function boundedBody(response: Response, host: string): Promise<Uint8Array> {
-  const tooLarge = () =>
-    new UpstreamFailure("upstream_response_too_large", `${host} answered more than ${MAX_OAUTH_RESPONSE_BYTES} bytes`);
+  const tooLarge = () => new UpstreamFailure("upstream_response_too_large", `${host} answered more than ${MAX_OAUTH_RESPONSE_BYTES} bytes`);
   const declared = Number(response.headers.get("content-length") ?? "0");
   if (declared > MAX_OAUTH_RESPONSE_BYTES && !response.headers.get("content-encoding")) {
     await response.body?.cancel();
@@ -82,5 +83,8 @@ async function boundedBody(response: Response, host: string): Promise<Uint8Array
  */
 export function oauthRequestOptions<Method extends string, Body>(allowList: ReadonlySet<string>): HttpRequestOptions<Method, Body> {
   const guarded = guardedOAuthFetch(allowList);
-  return { [customFetch]: (url: string, options: CustomFetchOptions<Method, Body>) => guarded(url, options), [allowInsecureRequests]: true };
+  return {
+    [customFetch]: (url: string, options: CustomFetchOptions<Method, Body>) => guarded(url, options),
+    [allowInsecureRequests]: true,
+  };
 }

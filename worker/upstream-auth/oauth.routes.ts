@@ -81,7 +81,10 @@ upstreamOAuthRoutes.openapi(
     const { oauth } = await oauthService(c.env, ws, svc);
     const returnTo = body.returnTo ?? null;
     if (returnTo !== null && !sameOrigin(returnTo, c.req.url)) {
-      throw new ApiError("invalid_request", { message: "returnTo must be on the origin of this request", details: { field: "json.returnTo" } });
+      throw new ApiError("invalid_request", {
+        message: "returnTo must be on the origin of this request",
+        details: { field: "json.returnTo" },
+      });
     }
     const actor = c.get("actor");
     const subject = oauth.mode === "shared" ? SHARED_SUBJECT : actorSubject(c);

@@ -88,7 +88,11 @@ export interface DiscoveredServer {
  * Everything is checked before it is kept (see validateServerMetadata), and
  * every URL fetched passes the upstream URL policy.
  */
-export async function discoverOAuthServer(serviceUrl: string, challenge: string | null, allowList: ReadonlySet<string>): Promise<DiscoveredServer> {
+export async function discoverOAuthServer(
+  serviceUrl: string,
+  challenge: string | null,
+  allowList: ReadonlySet<string>,
+): Promise<DiscoveredServer> {
   const params = challenge && /^\s*bearer\b/i.test(challenge) ? bearerParams(challenge) : null;
   if (!params) throw new OAuthDiscoveryFailed("The upstream answered 401 without a Bearer challenge, so it offers no OAuth to follow");
   const service = new URL(serviceUrl);
@@ -113,13 +117,18 @@ export async function discoverOAuthServer(serviceUrl: string, challenge: string 
 
   const resource = await resourceOf(response.clone());
   if (!resource || !covers(resource, service)) {
-    throw new OAuthMetadataInvalid("resource", `The protected resource metadata names resource ${resource ?? "(none)"}, which is not ${service.href}`);
+    throw new OAuthMetadataInvalid(
+      "resource",
+      `The protected resource metadata names resource ${resource ?? "(none)"}, which is not ${service.href}`,
+    );
   }
   const resourceMetadata = await processResourceDiscoveryResponse(new URL(resource), response).catch(asMetadataError("resource"));
   const issuer = resourceMetadata.authorization_servers?.[0];
   if (!issuer) throw new OAuthDiscoveryFailed("The protected resource metadata names no authorization server");
   const issuerVerdict = checkUpstreamUrl(issuer, allowList);
-  if (!issuerVerdict.ok) throw new UpstreamFailure("url_not_allowed", `Authorization server URL refused: ${issuerVerdict.reason}`);
+  if (!issuerVerdict.ok) {
+    throw new UpstreamFailure("url_not_allowed", `The authorization server's URL is refused (${issuer}): ${issuerVerdict.reason}`);
+  }
 
   const metadata = await authorizationServerMetadata(issuerVerdict.url, options);
   const validated = validateServerMetadata(metadata, allowList);
@@ -201,7 +210,10 @@ export function validateServerMetadata(metadata: AuthorizationServer, allowList:
     const verdict = checkUpstreamUrl(value, allowList);
     if (!verdict.ok) throw new OAuthMetadataInvalid(field, `The authorization server's ${field} is refused: ${verdict.reason}`);
     if (verdict.url.origin !== issuer.origin) {
-      throw new OAuthMetadataInvalid(field, `The authorization server's ${field} is on ${verdict.url.origin}, not on its issuer's origin ${issuer.origin}`);
+      throw new OAuthMetadataInvalid(
+        field,
+        `The authorization server's ${field} is on ${verdict.url.origin}, not on its issuer's origin ${issuer.origin}`,
+      );
     }
   }
   if (!metadata.code_challenge_methods_supported?.includes("S256")) {
@@ -264,7 +276,12 @@ export async function registerClient(
     };
   }
   if (metadata.client_id_metadata_document_supported && gateway.clientMetadataUrl.startsWith("https://")) {
-    return { registration: "client_metadata_document", clientId: gateway.clientMetadataUrl, clientSecret: null, tokenEndpointAuthMethod: "none" };
+    return {
+      registration: "client_metadata_document",
+      clientId: gateway.clientMetadataUrl,
+      clientSecret: null,
+      tokenEndpointAuthMethod: "none",
+    };
   }
   if (!metadata.registration_endpoint) {
     throw new OAuthClientRequired(
@@ -289,13 +306,19 @@ export async function registerClient(
     const client = await processDynamicClientRegistrationResponse(response);
     const secret = typeof client.client_secret === "string" ? client.client_secret : null;
     const granted = client.token_endpoint_auth_method;
-    const tokenEndpointAuthMethod: TokenEndpointAuthMethod =
-      !secret ? "none" : granted === "client_secret_post" || granted === "client_secret_basic" ? granted : method;
+    const tokenEndpointAuthMethod: TokenEndpointAuthMethod = !secret
+      ? "none"
+      : granted === "client_secret_post" || granted === "client_secret_basic"
+        ? granted
+        : method;
     return { registration: "dynamic", clientId: client.client_id, clientSecret: secret, tokenEndpointAuthMethod };
   } catch (error) {
     if (error instanceof UpstreamFailure) throw error;
     if (error instanceof ResponseBodyError) {
-      throw new UpstreamFailure("upstream_protocol_error", `Dynamic client registration was refused: ${error.error}${error.error_description ? ` (${error.error_description})` : ""}`);
+      throw new UpstreamFailure(
+        "upstream_protocol_error",
+        `Dynamic client registration was refused: ${error.error}${error.error_description ? ` (${error.error_description})` : ""}`,
+      );
     }
     if (error instanceof OperationProcessingError) {
       throw new UpstreamFailure("upstream_protocol_error", `Dynamic client registration answered badly: ${error.message}`);

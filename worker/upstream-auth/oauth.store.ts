@@ -54,7 +54,12 @@ export function serviceOAuth(row: OAuthColumns): ServiceOAuth | null {
 }
 
 /** Back to pending (invalid_grant, a failed callback, a disconnect), saying why. Tools stay indexed, and refused. */
-export async function markPending(db: D1Database, workspaceId: string, serviceId: string, reason: Omit<PendingReason, "at">): Promise<void> {
+export async function markPending(
+  db: D1Database,
+  workspaceId: string,
+  serviceId: string,
+  reason: Omit<PendingReason, "at">,
+): Promise<void> {
   await db
     .prepare(
       `UPDATE services SET oauth_status = 'pending', oauth_pending_reason = ?

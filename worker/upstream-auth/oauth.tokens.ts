@@ -33,7 +33,11 @@ interface Party {
 function party(server: OAuthServer, clientSecret: string | null): Party {
   const method = server.tokenEndpointAuthMethod;
   const auth =
-    method === "none" || !clientSecret ? None() : method === "client_secret_post" ? ClientSecretPost(clientSecret) : ClientSecretBasic(clientSecret);
+    method === "none" || !clientSecret
+      ? None()
+      : method === "client_secret_post"
+        ? ClientSecretPost(clientSecret)
+        : ClientSecretBasic(clientSecret);
   return {
     as: server.metadata as AuthorizationServer,
     client: { client_id: server.clientId, token_endpoint_auth_method: clientSecret ? method : "none" },

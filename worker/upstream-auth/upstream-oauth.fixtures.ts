@@ -17,7 +17,13 @@ export async function newLab(options: LabOptions = {}) {
     },
     /** What the authorization server would fetch from a client ID metadata document URL. */
     addClient: async (document: unknown) => {
-      await (await fetch(`${origin}/__lab/client-documents`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(document) })).arrayBuffer();
+      await (
+        await fetch(`${origin}/__lab/client-documents`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(document),
+        })
+      ).arrayBuffer();
     },
   };
 }
@@ -60,7 +66,8 @@ export async function authorizeInBrowser(link: string, options: { cookie?: strin
   const html = await consent.text();
   if (consent.status !== 200) throw new Error(`consent page: ${consent.status} ${html}`);
   const form = new URLSearchParams();
-  for (const match of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.set(match[1]!, match[2]!.replaceAll("&quot;", '"'));
+  for (const match of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    form.set(match[1]!, match[2]!.replaceAll("&quot;", '"'));
   form.set("user", options.user ?? "alice");
   form.set("decision", options.decision ?? "approve");
   const labOrigin = new URL(authorizeUrl).origin;

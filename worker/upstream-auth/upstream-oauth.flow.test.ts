@@ -1,6 +1,14 @@
 import { describe, it } from "vitest";
 import { api, connectMcp, createKey, createWorkspace, gatewayError } from "../../test/helpers.ts";
-import { authorizedService, authorizeInBrowser, connectOAuthService, grantsOf, newLab, serviceOf, startAuthorize } from "./upstream-oauth.fixtures.ts";
+import {
+  authorizedService,
+  authorizeInBrowser,
+  connectOAuthService,
+  grantsOf,
+  newLab,
+  serviceOf,
+  startAuthorize,
+} from "./upstream-oauth.fixtures.ts";
 
 const whoami = async (key: string) => {
   const client = await connectMcp(key);
@@ -11,7 +19,7 @@ const whoami = async (key: string) => {
   }
 };
 
-const textOf = (result: { content?: unknown }) => ((result.content as { text?: string }[] | undefined) ?? [])[0]?.text;
+const textOf = (result: unknown) => ((result as { content?: { text?: string }[] }).content ?? [])[0]?.text;
 
 describe("an OAuth-protected upstream, end to end", () => {
   it("connects pending, discovers and registers, authorizes with PKCE for the resource, indexes and calls", async ({ expect }) => {
@@ -66,7 +74,9 @@ describe("an OAuth-protected upstream, end to end", () => {
     expect(textOf(result)).toBe("upstream user: alice");
 
     const state = await lab.state();
-    expect(state.tokenRequests).toEqual([{ grantType: "authorization_code", resource: lab.mcpUrl, clientId: state.tokenRequests[0]!.clientId }]);
+    expect(state.tokenRequests).toEqual([
+      { grantType: "authorization_code", resource: lab.mcpUrl, clientId: state.tokenRequests[0]!.clientId },
+    ]);
     // The gateway's own credentials never reach the upstream: only the upstream's bearer tokens do.
     expect(state.mcpAuthorizations.length).toBeGreaterThan(0);
     expect(state.mcpAuthorizations.every((header) => /^Bearer at_/.test(header))).toBe(true);
@@ -74,7 +84,14 @@ describe("an OAuth-protected upstream, end to end", () => {
 
     const grants = await grantsOf(workspace);
     expect(grants).toEqual([
-      expect.objectContaining({ serviceId, serviceSlug: "lab", mode: "shared", subject: "workspace", scopes: ["mcp:tools"], authorizedBy: expect.stringMatching(/^key_/) }),
+      expect.objectContaining({
+        serviceId,
+        serviceSlug: "lab",
+        mode: "shared",
+        subject: "workspace",
+        scopes: ["mcp:tools"],
+        authorizedBy: expect.stringMatching(/^key_/),
+      }),
     ]);
     expect(grants[0]!.lastUsedAt).not.toBeNull();
     expect(JSON.stringify(grants)).not.toMatch(/at_|rt_/);
@@ -150,7 +167,10 @@ describe("an OAuth-protected upstream, end to end", () => {
       { hint: "access_token", known: true },
     ]);
     expect(await grantsOf(workspace)).toEqual([]);
-    expect((await serviceOf(workspace, serviceId)).authorization).toMatchObject({ status: "pending", pendingReason: { code: "disconnected" } });
+    expect((await serviceOf(workspace, serviceId)).authorization).toMatchObject({
+      status: "pending",
+      pendingReason: { code: "disconnected" },
+    });
     const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
     expect(gatewayError(await whoami(clientKey)).code).toBe("upstream_authorization_required");
   });

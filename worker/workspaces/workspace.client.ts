@@ -86,7 +86,10 @@ export function workspaceClient(env: Env, workspaceId: string) {
       signedInUser: string | null,
     ): Promise<{ ok: true; authorizeUrl: string } | { ok: false; reason: FlowRefusal }> =>
       serialisable(stub.startOAuthFlow(flowId, browserHash, signedInUser)),
-    consumeOAuthFlow: (state: string, browserHash: string | null): Promise<{ ok: true; flow: ConsumedFlow } | { ok: false; reason: FlowRefusal }> =>
+    consumeOAuthFlow: (
+      state: string,
+      browserHash: string | null,
+    ): Promise<{ ok: true; flow: ConsumedFlow } | { ok: false; reason: FlowRefusal }> =>
       serialisable(stub.consumeOAuthFlow(state, browserHash)),
     saveUpstreamGrant: (input: {
       serviceId: string;
