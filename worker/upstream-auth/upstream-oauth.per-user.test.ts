@@ -1,5 +1,10 @@
+import { SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
-import { api, connectMcp, createWorkspace, gatewayError } from "../../test/helpers.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import { api, connectMcp, createWorkspace, gatewayError, ORIGIN } from "../../test/helpers.ts";
 import { browserCaller } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 import { authorizeInBrowser, connectOAuthService, grantsOf, newLab, serviceOf, startAuthorize } from "./upstream-oauth.fixtures.ts";
 
@@ -59,6 +64,25 @@ describe("a per-user OAuth service", () => {
     });
     // Asking again hands out the same link, not a new flow per call.
     expect(gatewayError(await call(aliceKey)).details.authorizationUrl).toBe(error.details.authorizationUrl);
+
+    // A client that declared URL-mode elicitation gets the link as the MCP spec's URLElicitationRequiredError.
+    const eliciting = new Client(
+      { name: "url-elicitation-client", version: "1.0.0" },
+      { capabilities: { elicitation: { url: {} } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    );
+    await eliciting.connect(
+      new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), {
+        fetch: (input, init) => SELF.fetch(input as string, init),
+        requestInit: { headers: { authorization: `Bearer ${aliceKey}` } },
+      }),
+    );
+    const elicited = await eliciting.callTool({ name: "lab__whoami", arguments: {} }).catch((thrown: unknown) => thrown);
+    await eliciting.close();
+    expect(elicited).toBeInstanceOf(McpError);
+    expect((elicited as McpError).code).toBe(-32042);
+    expect((elicited as McpError).data).toMatchObject({
+      elicitations: [{ mode: "url", url: error.details.authorizationUrl, elicitationId: expect.stringMatching(/^eli_/) }],
+    });
 
     // Bob cannot use Alice's link: it is bound to her.
     const stolen = await authorizeInBrowser(error.details.authorizationUrl, { cookie: bob.headers.cookie, user: "bob" });
