@@ -78,8 +78,12 @@ describe("an OAuth-protected upstream, end to end", () => {
       { grantType: "authorization_code", resource: lab.mcpUrl, clientId: state.tokenRequests[0]!.clientId },
     ]);
     // The gateway's own credentials never reach the upstream: only the upstream's bearer tokens do.
-    expect(state.mcpAuthorizations.length).toBeGreaterThan(0);
-    expect(state.mcpAuthorizations.every((header) => /^Bearer at_/.test(header))).toBe(true);
+    // Only the connect-time probes (listing as clients with and without capabilities) went without credentials.
+    const firstAuthorized = state.mcpAuthorizations.findIndex(Boolean);
+    expect(state.mcpAuthorizations.slice(0, firstAuthorized)).toEqual(["", ""]);
+    const authorized = state.mcpAuthorizations.slice(firstAuthorized);
+    expect(authorized.length).toBeGreaterThan(0);
+    expect(authorized.every((header) => /^Bearer at_/.test(header))).toBe(true);
     expect(state.mcpAuthorizations.some((header) => header.includes(clientKey) || header.includes(workspace.adminKey))).toBe(false);
 
     const grants = await grantsOf(workspace);
@@ -183,5 +187,56 @@ describe("an OAuth-protected upstream, end to end", () => {
     expect(deleted.status).toBe(204);
     expect(await grantsOf(workspace)).toEqual([]);
     expect((await lab.state()).revocations.filter((revocation) => revocation.known)).toHaveLength(2);
+  });
+
+  it("never shows a hook the token: its context is the documented non-secret fields", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    await authorizedService(workspace, lab);
+    const tools = (await api(`/v1/workspaces/${workspace.ws}/tools`, { key: workspace.adminKey })).body.tools;
+    const base = `/v1/workspaces/${workspace.ws}/tools/${tools[0].uid}/hook`;
+    const source = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args, context }) {
+    return { action: "reject", reason: "context_seen", message: JSON.stringify({ args, context, keys: Object.keys(context) }) };
+  },
+});
+`;
+    const draft = await api(`${base}/draft`, { key: workspace.adminKey });
+    const saved = await api(`${base}/draft`, {
+      method: "PUT",
+      key: workspace.adminKey,
+      body: { source, config: {} },
+      headers: { "if-match": draft.body.etag },
+    });
+    expect(saved.status).toBe(200);
+    expect((await api(`${base}/test`, { key: workspace.adminKey, body: { stage: "before", arguments: {} } })).status).toBe(200);
+    const revision = await api(`${base}/revisions`, { key: workspace.adminKey, body: { versionId: saved.body.versionId } });
+    expect(revision.status).toBe(201);
+    expect(
+      (await api(`${base}/deployments/active`, { method: "PUT", key: workspace.adminKey, body: { revisionId: revision.body.revisionId } }))
+        .status,
+    ).toBe(200);
+
+    const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    const seen = gatewayError(await whoami(clientKey));
+    expect(seen.code).toBe("context_seen");
+    const { context, keys } = JSON.parse(seen.message);
+    expect(keys.sort()).toEqual([
+      "calledAt",
+      "config",
+      "connectionId",
+      "encoding",
+      "log",
+      "requestId",
+      "toolName",
+      "toolUid",
+      "workspaceUid",
+    ]);
+    // The connect-time probe went without credentials; every later request carried a token.
+    const tokens = (await lab.state()).mcpAuthorizations.filter(Boolean).map((header) => header.replace("Bearer ", ""));
+    expect(tokens.length).toBeGreaterThan(0);
+    for (const token of tokens) expect(seen.message).not.toContain(token);
+    expect(JSON.stringify(context)).not.toMatch(/at_|rt_|Bearer/);
   });
 });
