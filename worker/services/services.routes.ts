@@ -46,7 +46,7 @@ serviceRoutes.openapi(
     request: { params: WorkspaceParams, body: jsonBody(CreateServiceBody) },
     responses: {
       201: json(
-        z.object({ service: ServiceSchema, index: IndexSummarySchema.nullable() }),
+        z.object({ service: ServiceSchema, index: z.union([IndexSummarySchema, z.null()]) }),
         "Connected and indexed, or pending authorization",
       ),
       ...errorResponses(400, 404, 409, 413, 502),
