@@ -21,7 +21,10 @@ afterAll(async () => browser?.close());
 
 describe("Services → Authorize", () => {
   it("adds an OAuth service pending, authorizes it at its authorization server, and shows it authorized", async ({ expect }) => {
-    const lab = (await (await fetch(`${fixture.oauthLabOrigin}/labs`, { method: "POST", body: "{}" })).json()) as { origin: string; mcpUrl: string };
+    const lab = (await (await fetch(`${fixture.oauthLabOrigin}/labs`, { method: "POST", body: "{}" })).json()) as {
+      origin: string;
+      mcpUrl: string;
+    };
     await openScreen(page, "Services");
     await page.getByLabel("Slug").fill("linearish");
     await page.getByLabel("MCP URL").fill(lab.mcpUrl);
@@ -41,14 +44,23 @@ describe("Services → Authorize", () => {
     // Back on Services through the gateway's callback.
     await page.getByRole("heading", { level: 1, name: "Services" }).waitFor();
     expect(new URL(page.url()).origin).toBe(fixture.origin);
-    await page.getByRole("row", { name: /linearish/ }).getByText("OAuth (shared): authorized").waitFor();
+    await page
+      .getByRole("row", { name: /linearish/ })
+      .getByText("OAuth (shared): authorized")
+      .waitFor();
     const tools = await request(fixture.origin, "GET", `/v1/workspaces/${fixture.ws}/tools`, fixture.adminKey);
     expect(tools.tools.map((tool: { publicName: string }) => tool.publicName)).toContain("linearish__whoami");
     expect(await page.content()).not.toMatch(/at_[0-9a-f]{8}|rt_[0-9a-f]{8}/);
 
     page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Disconnect linearish" }).click();
-    await page.getByRole("status").filter({ hasText: "Disconnected linearish: 1 grants deleted, 1 revoked at the authorization server." }).waitFor();
-    await page.getByRole("row", { name: /linearish/ }).getByText(/OAuth \(shared\): pending authorization \(disconnected: /).waitFor();
+    await page
+      .getByRole("status")
+      .filter({ hasText: "Disconnected linearish: 1 grants deleted, 1 revoked at the authorization server." })
+      .waitFor();
+    await page
+      .getByRole("row", { name: /linearish/ })
+      .getByText(/OAuth \(shared\): pending authorization \(disconnected: /)
+      .waitFor();
   });
 });

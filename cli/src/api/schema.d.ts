@@ -889,7 +889,7 @@ export interface paths {
           content: {
             "application/json": {
               service: components["schemas"]["Service"];
-              index: components["schemas"]["IndexSummary"];
+              index: components["schemas"]["IndexSummary"] | null;
             };
           };
         };
@@ -4732,7 +4732,7 @@ export interface components {
        * @enum {boolean}
        */
       instructionsTruncated?: true;
-    } | null;
+    };
     CreateService: {
       /**
        * @description Immutable; prefixes public tool names as `{slug}__{tool}`
