@@ -9,6 +9,7 @@ import { ApiError, notFound } from "../http/errors.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { SHARED_SUBJECT } from "../upstream-auth/grants.do.ts";
 import { connectOAuthService, disconnectGrants } from "../upstream-auth/lifecycle.ts";
+import { resourceCovers } from "../upstream-auth/oauth.server.ts";
 import { indexNewService, reindexService } from "./indexing.ts";
 import {
   findService,
@@ -121,12 +122,22 @@ serviceRoutes.openapi(
     description: "Changing the URL or headers does not re-index; call refresh.",
     middleware: guard("admin"),
     request: { params: ServiceParams, body: jsonBody(UpdateServiceBody) },
-    responses: { 200: json(ServiceSchema, "The updated service"), ...errorResponses(400, 404) },
+    responses: { 200: json(ServiceSchema, "The updated service"), ...errorResponses(400, 404, 409) },
   }),
   async (c) => {
     const { ws, svc } = c.req.valid("param");
     const body = c.req.valid("json");
-    if (body.url !== undefined) assertUrlAllowed(c.env, body.url);
+    if (body.url !== undefined) {
+      assertUrlAllowed(c.env, body.url);
+      // Its tokens are bound to one resource (RFC 8707): an OAuth service cannot be pointed anywhere else.
+      const oauth = (await storedUpstreamTarget(c.env, ws, svc))?.oauth;
+      if (oauth && !resourceCovers(oauth.server.resource, new URL(body.url))) {
+        throw new ApiError("conflict", {
+          message: `This service's OAuth grants are for ${oauth.server.resource}; connect the new URL as a service of its own`,
+          details: { field: "json.url" },
+        });
+      }
+    }
     const service = await updateService(c.env, ws, svc, body);
     if (!service) throw notFound("Service");
     return c.json(service, 200);

@@ -5,6 +5,7 @@ import { UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { SHARED_SUBJECT, type FlowPurpose, type GrantSubject, type TokenAnswer, type TokenFailureCode } from "./grants.do.ts";
 import { markPending, type ServiceOAuth } from "./oauth.store.ts";
+import { resourceCovers } from "./oauth.server.ts";
 import { authorizationRequest } from "./oauth.tokens.ts";
 
 /** The gateway's routes of the flow, on PUBLIC_URL's origin (the redirect URI registered with every authorization server). */
@@ -155,6 +156,17 @@ export async function withUpstreamAuthorization<T>(
 ): Promise<{ ok: true; value: T } | { ok: false; refusal: AuthorizationRefusal }> {
   const { oauth } = call;
   if (!oauth) return { ok: true, value: await send(target) };
+  // A token goes only to the resource it was issued for (RFC 8707), never to another URL the service was pointed at.
+  if (!resourceCovers(oauth.server.resource, new URL(target.url))) {
+    return {
+      ok: false,
+      refusal: {
+        code: "upstream_authorization_required",
+        message: `The service's URL is not the resource its grants are for (${oauth.server.resource}); connect it again`,
+        details: { service: call.serviceSlug, mode: oauth.mode },
+      },
+    };
+  }
   const subject = grantSubjectFor(oauth, call.callerSubject);
   const workspace = workspaceClient(call.env, call.workspaceId);
   const ask = (rejectedVersion?: number) =>

@@ -116,7 +116,7 @@ export async function discoverOAuthServer(
   if (!response) throw new OAuthDiscoveryFailed("The upstream publishes no protected resource metadata (RFC 9728)");
 
   const resource = await resourceOf(response.clone());
-  if (!resource || !covers(resource, service)) {
+  if (!resource || !resourceCovers(resource, service)) {
     throw new OAuthMetadataInvalid(
       "resource",
       `The protected resource metadata names resource ${resource ?? "(none)"}, which is not ${service.href}`,
@@ -151,7 +151,7 @@ async function resourceOf(response: Response): Promise<string | null> {
 }
 
 /** RFC 9728 §3.3 and the MCP spec: the metadata's resource is the service's URL, or a parent of it on the same origin. */
-function covers(resource: string, service: URL): boolean {
+export function resourceCovers(resource: string, service: URL): boolean {
   let url: URL;
   try {
     url = new URL(resource);

@@ -215,3 +215,19 @@ describe("a callback that does not bring tokens", () => {
     OAUTH_REQUEST_TIMEOUT_MS + 20_000,
   );
 });
+
+describe("tokens go only to their resource", () => {
+  it("refuses to point an OAuth service at another URL, where its tokens would follow", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab);
+    const moved = await api(`/v1/workspaces/${workspace.ws}/services/${serviceId}`, {
+      method: "PATCH",
+      key: workspace.adminKey,
+      body: { url: "http://127.0.0.1:1/mcp" },
+    });
+    expect(moved.status).toBe(409);
+    expect(errorOf(moved.body)).toMatchObject({ code: "conflict", details: { field: "json.url" } });
+    expect((await serviceOf(workspace, serviceId)).url).toBe(lab.mcpUrl);
+  });
+});
