@@ -1149,6 +1149,15 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
     trace?: never;
