@@ -1,4 +1,10 @@
-import { ErrorCode, type CallToolResult, type ClientCapabilities, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  UrlElicitationRequiredError,
+  type CallToolResult,
+  type ClientCapabilities,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import { loadCatalog, type Catalog } from "../calls/catalog.ts";
 import type { CallOutcome, ToolCallRun } from "../calls/outcome.ts";
@@ -32,6 +38,8 @@ export interface Caller {
   /** Who made the call, as its log rows record it: `key:<key id>` or `oauth:<client_id>`. */
   actor: string;
   profileId: string | null;
+  /** Whose upstream grants the caller's calls use on services authorized per user (mcp-caller.ts). */
+  grantSubject: string;
   origin: string;
   /**
    * Whether the request's credentials still authenticate this same caller (not revoked, same profile): a Code
@@ -64,6 +72,11 @@ export interface ToolCallRequest {
   clientCapabilities: ClientCapabilities | undefined;
   /** Results this answer carries as the upstream's bytes. */
   passThroughs: PassThroughs;
+  /**
+   * Whether the revision lets a tools/call answer with the URL-mode elicitation error (-32042), 2025-11-25's
+   * way of sending the user to a URL; 2026-07-28 asks for URLs in an input-required result instead.
+   */
+  urlElicitationError: boolean;
 }
 
 /** `tools/call`: a Code Mode tool or one direct call through the pipeline, as the MCP result the client gets. */
@@ -91,7 +104,7 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
     return result;
   }
   // A profile in Code Mode only reaches tools through run_code.
-  if (!isDirectCallOffered(catalog, caller.profileId)) return toWire({ kind: "hidden" }, name, call.passThroughs);
+  if (!isDirectCallOffered(catalog, caller.profileId)) return toWire({ kind: "hidden" }, name, call);
   const run = await runToolCall({
     env,
     catalog,
@@ -104,9 +117,10 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
     approvalsUrl,
     upstream: call.upstream,
     clientCapabilities: call.clientCapabilities,
+    grantSubject: caller.grantSubject,
   });
   scheduleAfterResponse(env, waitUntil, caller, run);
-  return withGatewayLinks(toWire(run.outcome, name, call.passThroughs), name);
+  return withGatewayLinks(toWire(run.outcome, name, call), name);
 }
 
 /**
@@ -125,13 +139,14 @@ function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, caller: Caller, r
 }
 
 /** A call's outcome as MCP puts it on the wire. */
-function toWire(outcome: CallOutcome, publicName: string, passThroughs: PassThroughs): CallToolResult {
+function toWire(outcome: CallOutcome, publicName: string, call: ToolCallRequest): CallToolResult {
   switch (outcome.kind) {
     case "result":
       return outcome.result;
     case "raw_result":
-      return passThroughs.hold(outcome.raw.bytes);
+      return call.passThroughs.hold(outcome.raw.bytes);
     case "refused":
+      if (outcome.code === "upstream_authorization_required" && call.urlElicitationError) urlElicitation(outcome, call.clientCapabilities);
       return refusal(outcome.code, outcome.message, outcome.details);
     case "hidden":
       // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
@@ -139,6 +154,18 @@ function toWire(outcome: CallOutcome, publicName: string, passThroughs: PassThro
     case "upstream_rpc_error":
       throw new UpstreamRpcError(outcome.error);
   }
+}
+
+/**
+ * A caller who must authorize their own upstream grant, through a client that
+ * declared URL-mode elicitation: the MCP spec's URLElicitationRequiredError
+ * (-32042), whose URL the client shows the user. Other clients get the
+ * refusal as an `isError` result with the URL in its details.
+ */
+function urlElicitation(outcome: Extract<CallOutcome, { kind: "refused" }>, capabilities: ClientCapabilities | undefined): void {
+  const url = outcome.details.authorizationUrl;
+  if (typeof url !== "string" || !capabilities?.elicitation?.url) return;
+  throw new UrlElicitationRequiredError([{ mode: "url", elicitationId: newId("eli"), url, message: outcome.message }], outcome.message);
 }
 
 async function writeLogs(env: Env, caller: Caller, captureDetails: boolean, entries: CallLogEntry[]): Promise<void> {

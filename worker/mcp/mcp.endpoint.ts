@@ -28,6 +28,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
     keyId: auth.actorId,
     actor: auth.actor,
     profileId: auth.profileId,
+    grantSubject: auth.grantSubject,
     origin: new URL(request.url).origin,
     stillAuthorized: async () => {
       const again = await authenticateMcp(env, request, waitUntil);

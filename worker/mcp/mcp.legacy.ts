@@ -97,6 +97,7 @@ function legacyServer(core: GatewayCore, instructions: string | undefined, strea
         upstream,
         clientCapabilities: stream.session?.capabilities,
         passThroughs: stream.passThroughs,
+        urlElicitationError: true,
       });
     } finally {
       stream.route.leave(extra.requestId);

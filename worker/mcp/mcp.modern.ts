@@ -130,6 +130,7 @@ function modernServer(exchange: ModernExchange): Server {
       upstream: callOptions(ctx, exchange.disconnected),
       clientCapabilities: declaredCapabilities(ctx),
       passThroughs,
+      urlElicitationError: false,
     });
     return result as never;
   });
