@@ -250,6 +250,8 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       sessionIdGenerator: () => crypto.randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (id) => void state.transports.set(id, transport),
+      // A DELETE ends the session, as the spec says; what stays in the map is what the gateway left open.
+      onsessionclosed: (id) => void state.transports.delete(id),
     });
     const mcp = listingServer([generatedTool("ping")], 10);
     mcp.setRequestHandler(CallToolRequestSchema, (request) => {

@@ -1,3 +1,4 @@
+import { waitUntil } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -205,6 +206,7 @@ async function connect(target: UpstreamTarget, capabilities: ClientCapabilities 
     { capabilities, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
   trackCancellations(client, transport);
+  transports.set(client, transport);
   // A request the client did not declare a capability for is refused at once, saying why, instead of
   // waiting for an answer that cannot come.
   client.fallbackRequestHandler = async (request) => {
@@ -217,6 +219,27 @@ async function connect(target: UpstreamTarget, capabilities: ClientCapabilities 
     throw asUpstreamFailure(error);
   }
   return client;
+}
+
+/** The transport of each client `connect` made, for the DELETE that ends its session. */
+const transports = new WeakMap<Client, StreamableHTTPClientTransport>();
+
+/**
+ * Ends a session the gateway opened: a DELETE naming it (the 2025-era spec's way; an upstream that does not
+ * allow it answers 405, which is fine), then the client. Without it every session stays open upstream, with
+ * whatever it started (a logging timer, a subscription) still running. Kept alive past the response, which
+ * need not wait for it.
+ */
+function endSession(client: Client): Promise<void> {
+  const ended = (async () => {
+    await transports
+      .get(client)
+      ?.terminateSession()
+      .catch(() => {});
+    await client.close().catch(() => {});
+  })();
+  waitUntil(ended);
+  return ended;
 }
 
 /** Each client's `notifications/cancelled` still being sent to the upstream. */
@@ -296,7 +319,7 @@ async function session(target: UpstreamTarget): Promise<Client> {
 
 function dropSession(target: UpstreamTarget, client: Client): void {
   if (sessions.get(target.cacheKey)?.client === client) sessions.delete(target.cacheKey);
-  void client.close().catch(() => {});
+  void endSession(client);
 }
 
 /**
@@ -331,7 +354,7 @@ export async function listUpstreamTools(
     }
     throw new UpstreamFailure("upstream_protocol_error", `tools/list did not finish within ${MAX_LIST_PAGES} pages`);
   } finally {
-    await client.close().catch(() => {});
+    await endSession(client);
   }
 }
 
@@ -377,7 +400,7 @@ export async function callUpstreamTool(
         if (staleSession) continue;
         throw asUpstreamFailure(error);
       } finally {
-        if (relay) void client.close().catch(() => {});
+        if (relay) void endSession(client);
       }
     }
   } finally {
