@@ -10,6 +10,8 @@ import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import { MAX_BODY_BYTES, methodOf } from "./mcp.body.ts";
+import { bridgedCall, resumedCall, verifyRequestState, type BridgeState } from "./mcp.bridge.ts";
+import { relayedCapabilities } from "./mcp.capabilities.ts";
 import { CONTENT_CAPABILITIES, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
 import { callTool, coreCatalog, listTools, type GatewayCore } from "./mcp.core.ts";
 import { isRecord } from "./mcp.errors.ts";
@@ -96,6 +98,7 @@ function modernServer(exchange: ModernExchange): Server {
     {
       capabilities: { tools: {}, ...CONTENT_CAPABILITIES },
       instructions: exchange.instructions,
+      requestState: { verify: verifyRequestState(core.env.SECRETS_KEY) },
       cacheHints: {
         "tools/list": { ttlMs: LIST_CACHE_TTL_MS, cacheScope: "private" },
         "prompts/list": { ttlMs: LIST_CACHE_TTL_MS, cacheScope: "private" },
@@ -124,15 +127,21 @@ function modernServer(exchange: ModernExchange): Server {
   }));
 
   server.setRequestHandler("tools/call", async (request, ctx) => {
-    const result = await callTool(core, {
-      name: request.params.name,
-      arguments: (request.params.arguments ?? {}) as JsonObject,
-      upstream: callOptions(ctx, exchange.disconnected),
-      clientCapabilities: declaredCapabilities(ctx),
-      passThroughs,
-      urlElicitationError: false,
-    });
-    return result as never;
+    const name = request.params.name;
+    const args = (request.params.arguments ?? {}) as JsonObject;
+    const declared = declaredCapabilities(ctx);
+    const state = ctx.mcpReq.requestState<BridgeState>();
+    // A retry: its answers go to the call waiting for them, wherever it runs.
+    if (state !== undefined) return (await resumedCall(core, { name, arguments: args }, state, ctx.mcpReq.inputResponses)) as never;
+    const call = (upstream: UpstreamCallOptions, held: PassThroughs) =>
+      callTool(core, { name, arguments: args, upstream, clientCapabilities: declared, passThroughs: held, urlElicitationError: false });
+    const bridged = relayedCapabilities(declared);
+    if (!Object.keys(bridged).length) return (await call(callOptions(ctx, exchange.disconnected), passThroughs)) as never;
+    // The upstream may ask for input mid-call: the call runs with a relay that turns each request into a round. It
+    // may outlive this POST, so nothing of this POST's (its signal, its answer's bytes) is tied to it.
+    return (await bridgedCall(core, { name, arguments: args, capabilities: bridged }, (relay) =>
+      call({ relay }, PassThroughs.parsing()),
+    )) as never;
   });
   return server;
 }

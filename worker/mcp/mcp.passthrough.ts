@@ -1,6 +1,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { joinBytes } from "../services/chunk-reader.ts";
 
 const PLACEHOLDER_KEY = `${GATEWAY_META_PREFIX}passthrough`;
 /** A placeholder is written in one small SSE event; bigger chunks are never searched. */
@@ -25,7 +26,15 @@ export class PassThroughs {
    * `resultType` is the 2026-07-28 discriminator every result carries; an answer on that revision gets it
    * written in front of the upstream's members (a 2025-era upstream's result has none).
    */
-  constructor(private readonly stampResultType = false) {}
+  constructor(
+    private readonly stampResultType = false,
+    private readonly parseHeld = false,
+  ) {}
+
+  /** For an answer that leaves in another request than this one (a bridged call's): results are parsed, never held. */
+  static parsing(): PassThroughs {
+    return new PassThroughs(false, true);
+  }
 
   /** The v1 SDK transport's outgoing messages go through `outgoing`. */
   static on(transport: Transport): PassThroughs {
@@ -50,6 +59,7 @@ export class PassThroughs {
 
   /** What the tools/call handler answers with for a result that passes through. */
   hold(bytes: readonly Uint8Array[]): CallToolResult {
+    if (this.parseHeld) return JSON.parse(new TextDecoder().decode(joinBytes([...bytes]))) as CallToolResult;
     const token = crypto.randomUUID();
     this.#held.set(token, bytes);
     return { content: [], _meta: { [PLACEHOLDER_KEY]: token } };

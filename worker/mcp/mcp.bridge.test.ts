@@ -1,0 +1,138 @@
+import { SELF } from "cloudflare:test";
+import { describe, it } from "vitest";
+import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from "@modelcontextprotocol/client";
+import { addService, createKey, createWorkspace, newTag, ORIGIN, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+
+const REVISION = "2026-07-28";
+
+/** A workspace fronting the interactive 2025-era fixture (elicitation, sampling, roots) as service `live`. */
+async function interactiveGateway() {
+  const ws = await createWorkspace();
+  const tag = newTag();
+  await addService(ws, { slug: "live", url: `${upstreamOrigin()}/fixtures/interactive/${tag}/mcp` });
+  const key = await createKey(ws, ["tools:call"], ws.defaultProfileId);
+  return { ...ws, key, tag };
+}
+
+async function connectModern(key: string, capabilities: ClientCapabilities): Promise<Client> {
+  const client = new Client({ name: "modern-agent", version: "1.0.0" }, { capabilities, versionNegotiation: { mode: { pin: REVISION } } });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), {
+      fetch: (input, init) => SELF.fetch(input as string, init),
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  return client;
+}
+
+/** One raw 2026-07-28 tools/call. */
+async function rawCall(key: string, params: Record<string, unknown>, capabilities: ClientCapabilities) {
+  const res = await SELF.fetch(`${ORIGIN}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": REVISION,
+      "mcp-method": "tools/call",
+      "mcp-name": String(params.name),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        _meta: { "io.modelcontextprotocol/protocolVersion": REVISION, "io.modelcontextprotocol/clientCapabilities": capabilities },
+        ...params,
+      },
+    }),
+  });
+  return (await res.json()) as Record<string, any>;
+}
+
+const text = (result: Record<string, unknown>) => (result.content as { text: string }[])[0]!.text;
+
+describe("a 2026-07-28 client in front of a 2025-era upstream that asks for input mid-call", () => {
+  it("gets the upstream's elicitation as an input-required result, and its answer reaches the waiting upstream request", async ({
+    expect,
+  }) => {
+    const gateway = await interactiveGateway();
+    const client = await connectModern(gateway.key, { elicitation: { form: {} } });
+    const asked: string[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push((request.params as { message: string }).message);
+      return { action: "accept", content: { name: "Ada" } };
+    });
+    const result = await client.callTool({ name: "live__ask_user", arguments: { question: "Who is asking?" } });
+    expect(asked).toEqual(["Who is asking?"]);
+    expect(text(result)).toBe('accept: {"name":"Ada"}');
+    // One upstream call: the retry answered the pending request, it did not call again.
+    expect((await upstreamReceived(`interactive-${gateway.tag}`)).calls.filter((call) => call.tool === "ask_user")).toHaveLength(1);
+  });
+
+  it("bridges a sampling request the same way", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const client = await connectModern(gateway.key, { sampling: {} });
+    client.setRequestHandler("sampling/createMessage", async () => ({
+      role: "assistant",
+      content: { type: "text", text: "forty-two" },
+      model: "test-model",
+    }));
+    const result = await client.callTool({ name: "live__ask_model", arguments: { prompt: "The answer?" } });
+    expect(text(result)).toBe("model said: forty-two");
+  });
+
+  it("answers with a signed requestState, and refuses one that was tampered with or belongs to another call", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const capabilities = { elicitation: { form: {} } };
+    const first = await rawCall(gateway.key, { name: "live__ask_user", arguments: { question: "Name?" } }, capabilities);
+    expect(first.result).toMatchObject({
+      resultType: "input_required",
+      inputRequests: { r1: { method: "elicitation/create", params: { mode: "form", message: "Name?" } } },
+      requestState: expect.stringMatching(/^v1\./),
+    });
+    const state = first.result.requestState as string;
+    const tampered = `${state.slice(0, -2)}${state.endsWith("A") ? "B" : "A"}A`;
+    const forged = await rawCall(
+      gateway.key,
+      {
+        name: "live__ask_user",
+        arguments: { question: "Name?" },
+        requestState: tampered,
+        inputResponses: { r1: { action: "accept", content: { name: "Eve" } } },
+      },
+      capabilities,
+    );
+    expect(forged.error).toMatchObject({ code: -32602, message: "Invalid or expired requestState" });
+    const otherCall = await rawCall(
+      gateway.key,
+      {
+        name: "live__ask_user",
+        arguments: { question: "Something else?" },
+        requestState: state,
+        inputResponses: { r1: { action: "decline" } },
+      },
+      capabilities,
+    );
+    expect(otherCall.error).toMatchObject({ code: -32602, data: { code: "request_state_mismatch" } });
+    const otherKey = await createKey(gateway, ["tools:call"], gateway.defaultProfileId);
+    const stolen = await rawCall(
+      otherKey,
+      { name: "live__ask_user", arguments: { question: "Name?" }, requestState: state, inputResponses: { r1: { action: "decline" } } },
+      capabilities,
+    );
+    expect(stolen.error).toMatchObject({ code: -32602, data: { code: "request_state_mismatch" } });
+    // The rightful retry still completes the call.
+    const done = await rawCall(
+      gateway.key,
+      {
+        name: "live__ask_user",
+        arguments: { question: "Name?" },
+        requestState: state,
+        inputResponses: { r1: { action: "accept", content: { name: "Ada" } } },
+      },
+      capabilities,
+    );
+    expect(done.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: 'accept: {"name":"Ada"}' }] });
+  });
+});

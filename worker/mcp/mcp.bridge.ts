@@ -1,0 +1,216 @@
+import { createRequestStateCodec, inputRequired, type RequestStateCodec, type ServerContext } from "@modelcontextprotocol/server";
+import type { CallToolResult, ClientCapabilities, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
+import type { UpstreamCallOptions } from "../services/upstream.call.ts";
+import type { Caller, GatewayCore } from "./mcp.core.ts";
+import { isRecord } from "./mcp.errors.ts";
+
+/**
+ * A 2026-07-28 client in front of a 2025-era upstream: the upstream asks for
+ * input mid-call (`elicitation/create`, `sampling/createMessage`,
+ * `roots/list`) as a server-to-client request, but a 2026-07-28 client takes
+ * input only through an input-required result and a retry. The gateway
+ * answers the client's `tools/call` with the upstream's request as an
+ * `inputRequests` entry and a `requestState` it signs, and keeps the upstream
+ * call (and its pending request) running in the isolate that made it. The
+ * retry, wherever it lands, hands its `inputResponses` to that isolate
+ * through the call's own CallRelayDO (named by a random token inside the
+ * signed state) and waits there for what the call does next: another input
+ * request, or its result.
+ *
+ * How long: the isolate keeps the call alive with `waitUntil`, which Workers
+ * honours for 30 s after the response; each round's pending request waits for
+ * its answer at most INPUT_HOLD_MS, and a retry waits for the call's next step
+ * at most as long. Past that the upstream's request is refused and the retry
+ * answered `-32602` `input_expired`: call again.
+ */
+
+export const INPUT_HOLD_MS = 25_000;
+
+/** The signed state of a call waiting for input: which call, whose, and which of its input requests. */
+interface BridgeState {
+  /** The call's token: the CallRelayDO that carries its input and its outcome. */
+  t: string;
+  w: string;
+  k: string;
+  /** The tool and a hash of the arguments the call was made with: the retry must repeat them exactly. */
+  n: string;
+  a: string;
+  /** The `inputRequests` key the call waits on. */
+  r: string;
+}
+
+/** What the call does next, carried from its isolate to the retry waiting for it. */
+type Step =
+  | { kind: "input"; key: string; request: { method: string; params?: Record<string, unknown> } }
+  | { kind: "result"; result: CallToolResult }
+  | { kind: "error"; code: number; message: string; data?: Record<string, unknown> };
+
+const codecs = new Map<string, Promise<RequestStateCodec<BridgeState>>>();
+
+/** The requestState codec: HMAC-SHA256 under a key derived from SECRETS_KEY for this purpose only. */
+function codec(secretsKey: string): Promise<RequestStateCodec<BridgeState>> {
+  let made = codecs.get(secretsKey);
+  if (!made) {
+    made = crypto.subtle
+      .digest("SHA-256", new TextEncoder().encode(`rayrun-mcp-request-state:${secretsKey}`))
+      .then((key) => createRequestStateCodec<BridgeState>({ key: new Uint8Array(key), ttlSeconds: Math.ceil((2 * INPUT_HOLD_MS) / 1000) }));
+    codecs.set(secretsKey, made);
+  }
+  return made;
+}
+
+/** The codec's verify, for the SDK server's `requestState.verify` hook: a state it did not sign never reaches a handler. */
+export const verifyRequestState = (secretsKey: string) => async (state: string, ctx: ServerContext) =>
+  (await codec(secretsKey)).verify(state, ctx);
+
+/** A JSON-RPC error the SDK server sends with this exact code, message and data. */
+class BridgeError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+const expired = () =>
+  new BridgeError(-32602, "The call waiting for this input is gone (it waits 25 s for each answer); call the tool again", {
+    code: "input_expired",
+  });
+
+const argumentsHash = (args: Record<string, unknown>) => sha256Hex(canonicalJson(args));
+
+/** The relay of one call's messages, by token, through the call's own CallRelayDO. */
+const relayOf = (env: Env, token: string) => env.CALL_RELAY.getByName(`mrtr:${token}`);
+
+/** The next line the relay sends on `listen(token)`, or null when none comes within INPUT_HOLD_MS. */
+async function nextMessage(env: Env, callToken: string, listenAs: string): Promise<unknown> {
+  const stream = await relayOf(env, callToken).listen(listenAs, []);
+  const reader = stream.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), INPUT_HOLD_MS)));
+  try {
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for (;;) {
+      const read = await Promise.race([reader.read(), timeout]);
+      if (read === null || read.done) return null;
+      buffered += decoder.decode(read.value, { stream: true });
+      const newline = buffered.indexOf("\n");
+      if (newline >= 0) return JSON.parse(buffered.slice(0, newline)) as unknown;
+    }
+  } finally {
+    clearTimeout(timer);
+    void reader.cancel().catch(() => {});
+  }
+}
+
+/**
+ * The first round of a call whose client declared capabilities to bridge. `run` starts the call with the
+ * relay it is given; the answer is its result, or, when the upstream asks for input first, an input-required
+ * result, the call going on in this isolate.
+ */
+export async function bridgedCall(
+  core: GatewayCore,
+  call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
+  run: (relay: NonNullable<UpstreamCallOptions["relay"]>) => Promise<CallToolResult>,
+): Promise<Result> {
+  const { env } = core;
+  const token = crypto.randomUUID();
+  const relay = env.CALL_RELAY.getByName(`mrtr:${token}`);
+  let rounds = 0;
+  let firstInput: ((step: Extract<Step, { kind: "input" }>) => void) | undefined;
+  const askedFirst = new Promise<Extract<Step, { kind: "input" }>>((resolve) => (firstInput = resolve));
+  let answered = false;
+  const forward = async (request: ServerRequest): Promise<Result> => {
+    const key = `r${++rounds}`;
+    const step: Extract<Step, { kind: "input" }> = {
+      kind: "input",
+      key,
+      request: { method: request.method, ...(request.params ? { params: request.params as Record<string, unknown> } : {}) },
+    };
+    const answer = nextMessage(env, token, `in:${key}`);
+    if (!answered) firstInput?.(step);
+    else await relay.deliver({ callToken: "out" }, step);
+    const message = await answer;
+    if (!isRecord(message) || !isRecord(message.response)) throw new Error("The client did not answer in time");
+    return message.response as Result;
+  };
+  const running = run({ capabilities: call.capabilities, forward, log: () => {} });
+  const first = await Promise.race([running.then((result) => ({ kind: "result" as const, result })), askedFirst]);
+  if (first.kind === "result") return first.result;
+  answered = true;
+  // The call goes on in this isolate; its outcome goes to the retry waiting for it.
+  core.waitUntil(
+    running.then(
+      (result) => relay.deliver({ callToken: "out" }, { kind: "result", result } satisfies Step),
+      (error: unknown) => relay.deliver({ callToken: "out" }, errorStep(error)),
+    ),
+  );
+  return inputRequiredFor(core.env, core.caller, call, token, first);
+}
+
+/** A retry carrying the signed state: its answer reaches the waiting call, and the call's next step is the answer. */
+export async function resumedCall(
+  core: GatewayCore,
+  call: { name: string; arguments: Record<string, unknown> },
+  state: BridgeState,
+  inputResponses: Record<string, unknown> | undefined,
+): Promise<Result> {
+  const { caller } = core;
+  if (
+    state.w !== caller.workspaceId ||
+    state.k !== caller.keyId ||
+    state.n !== call.name ||
+    state.a !== (await argumentsHash(call.arguments))
+  ) {
+    throw new BridgeError(-32602, "Invalid params: requestState belongs to another call; repeat the call it was issued for", {
+      code: "request_state_mismatch",
+    });
+  }
+  const response = inputResponses?.[state.r];
+  if (!isRecord(response)) {
+    throw new BridgeError(-32602, `Invalid params: inputResponses has no answer for ${state.r}`, { code: "input_response_missing" });
+  }
+  const next = nextMessage(core.env, state.t, "out");
+  await relayOf(core.env, state.t).deliver({ callToken: `in:${state.r}` }, { response });
+  const step = (await next) as Step | null;
+  if (!step) throw expired();
+  if (step.kind === "result") return step.result;
+  if (step.kind === "error") throw new BridgeError(step.code, step.message, step.data);
+  return inputRequiredFor(core.env, caller, call, state.t, step);
+}
+
+async function inputRequiredFor(
+  env: Env,
+  caller: Caller,
+  call: { name: string; arguments: Record<string, unknown> },
+  token: string,
+  step: Extract<Step, { kind: "input" }>,
+): Promise<Result> {
+  const state: BridgeState = {
+    t: token,
+    w: caller.workspaceId,
+    k: caller.keyId,
+    n: call.name,
+    a: await argumentsHash(call.arguments),
+    r: step.key,
+  };
+  return inputRequired({
+    inputRequests: { [step.key]: step.request } as never,
+    requestState: await (await codec(env.SECRETS_KEY)).mint(state),
+  }) as Result;
+}
+
+function errorStep(error: unknown): Step {
+  if (error instanceof Error && "code" in error && typeof error.code === "number") {
+    const data = "data" in error && isRecord(error.data) ? error.data : undefined;
+    return { kind: "error", code: error.code, message: error.message, ...(data ? { data } : {}) };
+  }
+  console.error("bridged call failed", error);
+  return { kind: "error", code: -32603, message: "Internal error" };
+}
+
+export type { BridgeState };
