@@ -1,7 +1,17 @@
 import { SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from "@modelcontextprotocol/client";
-import { addService, createKey, createWorkspace, newTag, ORIGIN, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import {
+  addService,
+  api,
+  createKey,
+  createWorkspace,
+  demoGateway,
+  newTag,
+  ORIGIN,
+  upstreamOrigin,
+  upstreamReceived,
+} from "../../test/helpers.ts";
 
 const REVISION = "2026-07-28";
 
@@ -134,5 +144,53 @@ describe("a 2026-07-28 client in front of a 2025-era upstream that asks for inpu
       capabilities,
     );
     expect(done.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: 'accept: {"name":"Ada"}' }] });
+  });
+});
+
+describe("an approval asked in-band", () => {
+  it("opens the approval's page as a URL-mode elicitation, and runs the call once when the retry finds it approved", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const policy = await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid("delete_record")}/policy`, {
+      method: "PUT",
+      key: gateway.adminKey,
+      body: { profileId: gateway.defaultProfileId, mode: "approval" },
+    });
+    expect(policy.status).toBe(200);
+    const client = await connectModern(gateway.clientKey, { elicitation: { url: {} } });
+    const opened: { mode: string; url: string; message: string }[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const params = request.params as { mode: string; url: string; message: string };
+      opened.push(params);
+      // The user: the first time they close the page undecided, the second time an approver approves.
+      if (opened.length === 2) {
+        const approved = await api(new URL(params.url).pathname, { method: "POST", key: gateway.adminKey });
+        expect(approved.status).toBe(200);
+      }
+      return { action: "accept" };
+    });
+    const result = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
+    expect(result.content).toEqual([{ type: "text", text: "Deleted record r1" }]);
+    expect(opened).toHaveLength(2);
+    expect(opened[0]).toMatchObject({ mode: "url", url: expect.stringMatching(/\/approvals\/\S+\/approve$/) });
+    expect(opened[0]!.message).toContain("needs a human approval");
+    expect(opened[1]!.url).toBe(opened[0]!.url);
+    expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ id: "r1" }]);
+  });
+
+  it("gives a client without URL-mode elicitation, and a user who declines, the approval_required result", async ({ expect }) => {
+    const gateway = await demoGateway();
+    await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid("delete_record")}/policy`, {
+      method: "PUT",
+      key: gateway.adminKey,
+      body: { profileId: gateway.defaultProfileId, mode: "approval" },
+    });
+    const formOnly = await connectModern(gateway.clientKey, { elicitation: { form: {} } });
+    const held = await formOnly.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
+    expect((held._meta as Record<string, any>)["dev.rayrun/error"].code).toBe("approval_required");
+    const declining = await connectModern(gateway.clientKey, { elicitation: { url: {} } });
+    declining.setRequestHandler("elicitation/create", async () => ({ action: "decline" }));
+    const declined = await declining.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
+    expect((declined._meta as Record<string, any>)["dev.rayrun/error"].code).toBe("approval_required");
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import type { Caller, GatewayCore } from "./mcp.core.ts";
 import { isRecord } from "./mcp.errors.ts";
+import { ERROR_META_KEY } from "./mcp.results.ts";
 
 /**
  * A 2026-07-28 client in front of a 2025-era upstream: the upstream asks for
@@ -152,20 +153,19 @@ export async function bridgedCall(
   return inputRequiredFor(core.env, core.caller, call, token, first);
 }
 
-/** A retry carrying the signed state: its answer reaches the waiting call, and the call's next step is the answer. */
-export async function resumedCall(
-  core: GatewayCore,
+/** The answer a retry carries for the input request its state waits on, once the state is proven to be this call's. */
+async function answerFor(
+  caller: Caller,
   call: { name: string; arguments: Record<string, unknown> },
   state: BridgeState,
   inputResponses: Record<string, unknown> | undefined,
-): Promise<Result> {
-  const { caller } = core;
-  if (
-    state.w !== caller.workspaceId ||
-    state.k !== caller.keyId ||
-    state.n !== call.name ||
-    state.a !== (await argumentsHash(call.arguments))
-  ) {
+): Promise<Record<string, unknown>> {
+  const sameCall =
+    state.w === caller.workspaceId &&
+    state.k === caller.keyId &&
+    state.n === call.name &&
+    state.a === (await argumentsHash(call.arguments));
+  if (!sameCall) {
     throw new BridgeError(-32602, "Invalid params: requestState belongs to another call; repeat the call it was issued for", {
       code: "request_state_mismatch",
     });
@@ -174,13 +174,75 @@ export async function resumedCall(
   if (!isRecord(response)) {
     throw new BridgeError(-32602, `Invalid params: inputResponses has no answer for ${state.r}`, { code: "input_response_missing" });
   }
+  return response;
+}
+
+const APPROVAL_TOKEN_PREFIX = "approval:";
+const APPROVAL_KEY = "approval";
+
+/** Whether a state is an in-band approval's (no call waits for it: the retry runs the call again). */
+export const isApprovalState = (state: BridgeState) => state.t.startsWith(APPROVAL_TOKEN_PREFIX);
+
+/**
+ * An approval asked in-band. A call held for a human approval answers a client that declared URL-mode
+ * elicitation with an input-required result whose one request opens the approval's page; the client shows
+ * it, and once the user is done retries. The retry runs the call again, so the approval binds exactly what
+ * it always binds (the verified revision and the transformed call, claimed once); while it is still
+ * pending, the answer is the same request again. Clients without URL-mode elicitation, and a user who
+ * declines, get the `approval_required` result itself.
+ */
+export async function withApprovalInBand(
+  core: GatewayCore,
+  call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
+  result: Result,
+): Promise<Result> {
+  if (!call.capabilities.elicitation?.url) return result;
+  const held = approvalHeld(result);
+  if (!held) return result;
+  return inputRequiredFor(core.env, core.caller, call, `${APPROVAL_TOKEN_PREFIX}${held.approvalId}`, {
+    kind: "input",
+    key: APPROVAL_KEY,
+    request: { method: "elicitation/create", params: { mode: "url", message: held.message, url: held.approveAt } },
+  });
+}
+
+/** A retry of an in-band approval: the call runs again (and is asked again while pending), unless the user declined. */
+export async function resumedApproval(
+  core: GatewayCore,
+  call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
+  state: BridgeState,
+  inputResponses: Record<string, unknown> | undefined,
+  run: () => Promise<Result>,
+): Promise<Result> {
+  const answer = await answerFor(core.caller, call, state, inputResponses);
+  const result = await run();
+  return answer.action === "accept" ? withApprovalInBand(core, call, result) : result;
+}
+
+/** The approval a call result waits for, when it is an `approval_required` refusal. */
+function approvalHeld(result: Result): { approvalId: string; approveAt: string; message: string } | null {
+  const error = isRecord(result._meta) ? result._meta[ERROR_META_KEY] : undefined;
+  if (!isRecord(error) || error.code !== "approval_required" || !isRecord(error.details)) return null;
+  const { approvalId, approveAt } = error.details;
+  if (typeof approvalId !== "string" || typeof approveAt !== "string" || typeof error.message !== "string") return null;
+  return { approvalId, approveAt, message: error.message };
+}
+
+/** A retry carrying the signed state: its answer reaches the waiting call, and the call's next step is the answer. */
+export async function resumedCall(
+  core: GatewayCore,
+  call: { name: string; arguments: Record<string, unknown> },
+  state: BridgeState,
+  inputResponses: Record<string, unknown> | undefined,
+): Promise<Result> {
+  const response = await answerFor(core.caller, call, state, inputResponses);
   const next = nextMessage(core.env, state.t, "out");
   await relayOf(core.env, state.t).deliver({ callToken: `in:${state.r}` }, { response });
   const step = (await next) as Step | null;
   if (!step) throw expired();
   if (step.kind === "result") return step.result;
   if (step.kind === "error") throw new BridgeError(step.code, step.message, step.data);
-  return inputRequiredFor(core.env, caller, call, state.t, step);
+  return inputRequiredFor(core.env, core.caller, call, state.t, step);
 }
 
 async function inputRequiredFor(

@@ -10,7 +10,15 @@ import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import { MAX_BODY_BYTES, methodOf } from "./mcp.body.ts";
-import { bridgedCall, resumedCall, verifyRequestState, type BridgeState } from "./mcp.bridge.ts";
+import {
+  bridgedCall,
+  isApprovalState,
+  resumedApproval,
+  resumedCall,
+  verifyRequestState,
+  withApprovalInBand,
+  type BridgeState,
+} from "./mcp.bridge.ts";
 import { relayedCapabilities } from "./mcp.capabilities.ts";
 import { CONTENT_CAPABILITIES, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
 import { callTool, coreCatalog, listTools, type GatewayCore } from "./mcp.core.ts";
@@ -131,17 +139,22 @@ function modernServer(exchange: ModernExchange): Server {
     const args = (request.params.arguments ?? {}) as JsonObject;
     const declared = declaredCapabilities(ctx);
     const state = ctx.mcpReq.requestState<BridgeState>();
-    // A retry: its answers go to the call waiting for them, wherever it runs.
-    if (state !== undefined) return (await resumedCall(core, { name, arguments: args }, state, ctx.mcpReq.inputResponses)) as never;
     const call = (upstream: UpstreamCallOptions, held: PassThroughs) =>
       callTool(core, { name, arguments: args, upstream, clientCapabilities: declared, passThroughs: held, urlElicitationError: false });
+    const asked = { name, arguments: args, capabilities: declared };
+    if (state !== undefined && isApprovalState(state)) {
+      return (await resumedApproval(core, asked, state, ctx.mcpReq.inputResponses, () =>
+        call(callOptions(ctx, exchange.disconnected), passThroughs),
+      )) as never;
+    }
+    // A retry: its answers go to the call waiting for them, wherever it runs.
+    if (state !== undefined) return (await resumedCall(core, asked, state, ctx.mcpReq.inputResponses)) as never;
     const bridged = relayedCapabilities(declared);
     if (!Object.keys(bridged).length) return (await call(callOptions(ctx, exchange.disconnected), passThroughs)) as never;
     // The upstream may ask for input mid-call: the call runs with a relay that turns each request into a round. It
     // may outlive this POST, so nothing of this POST's (its signal, its answer's bytes) is tied to it.
-    return (await bridgedCall(core, { name, arguments: args, capabilities: bridged }, (relay) =>
-      call({ relay }, PassThroughs.parsing()),
-    )) as never;
+    const result = await bridgedCall(core, { ...asked, capabilities: bridged }, (relay) => call({ relay }, PassThroughs.parsing()));
+    return (await withApprovalInBand(core, asked, result)) as never;
   });
   return server;
 }
