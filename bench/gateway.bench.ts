@@ -2,6 +2,10 @@
 // directly, (b) a bare forwarding Worker and (c) the gateway, both under
 // wrangler dev, 1,000 sequential calls then 16 concurrent clients.
 import { join } from "node:path";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
+import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startGatewayWorker, type RunningWorker } from "../test/node/gateway.ts";
 import {
   balancedOrders,
@@ -33,6 +37,25 @@ const callBody = JSON.stringify({
   params: { name: "search_release_notes", arguments: { query: "search" } },
 });
 const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+/** The same call at 2026-07-28: the per-request envelope in `_meta`, and the headers that mirror the body. */
+const modernCallBody = (name: string) =>
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: {
+      name,
+      arguments: { query: "search" },
+      _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} },
+    },
+  });
+const modernHeaders = (name: string) => ({
+  ...mcpHeaders,
+  "mcp-protocol-version": "2026-07-28",
+  "mcp-method": "tools/call",
+  "mcp-name": name,
+});
+const ELICITATION_ROUNDS = Number(process.env.BENCH_ELICITATION_ROUNDS ?? 100);
 
 type Baseline = Record<"direct" | "forwarder" | "gateway", Figures>;
 
@@ -45,6 +68,10 @@ export interface GatewayBench {
   /** Through the gateway: no hook, an active before+after, and active plus a shadow revision. */
   hooks: Record<"direct" | "forwarder" | "forwarderWithDo" | "noHook" | "active" | "activeShadow", Figures>;
   sustained: { seconds: number; clients: number; calls: number; errors: number; expectedLogs: number; loggedRows: number };
+  /** The same tools/call at 2026-07-28 and at 2025-era, through the gateway, against the bare forwarder. */
+  modern: Record<"forwarder" | "gateway2025" | "gateway2026", Figures>;
+  /** One elicitation round trip (call, the upstream's elicitation, the answer, the result): a 2026-07-28 client through the gateway, a 2025-era client direct. */
+  elicitation: Record<"direct" | "gateway", Figures>;
 }
 
 /** The hook measured: rewrites the query, trims the result, logs once (the shape of a real adapter). */
@@ -65,7 +92,7 @@ const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 30);
 const PAUSE_MS = 35;
 
 export async function benchGateway(): Promise<GatewayBench> {
-  const upstream = start(process.execPath, [join(root, "demo/upstream/main.ts"), String(ports.upstream)], root);
+  const upstream = start(process.execPath, [join(root, "demo/upstream/main.ts"), String(ports.upstream), "--fixtures"], root);
   const upstreamOrigin = `http://127.0.0.1:${ports.upstream}`;
   let forwarder: RunningForwarder | undefined;
   let gateway: RunningWorker | undefined;
@@ -90,7 +117,7 @@ export async function benchGateway(): Promise<GatewayBench> {
       active: gatewayTarget("hooked"),
       activeShadow: gatewayTarget("shadowed"),
     };
-    const once = (target: (typeof targets)["direct"]) => async () => {
+    const once = (target: { url: string; body: string; headers: Record<string, string> }) => async () => {
       const res = await fetch(target.url, { method: "POST", headers: target.headers, body: target.body });
       const text = await res.text();
       if (!res.ok || !text.includes("structuredContent")) throw new Error(`bad response ${res.status}: ${text.slice(0, 200)}`);
@@ -128,6 +155,23 @@ export async function benchGateway(): Promise<GatewayBench> {
       }
     }
     for (const name of names) result.concurrent[name] = summarise(concurrentSamples[name]);
+
+    // Phase 1b: the same call at 2026-07-28 (stateless, v2 SDK entry) against the bare forwarder and the 2025-era call.
+    const modernName = "demo__search_release_notes";
+    const modernCall = once({
+      url: `${gatewayOrigin}/mcp`,
+      body: modernCallBody(modernName),
+      headers: { ...modernHeaders(modernName), authorization: `Bearer ${clientKey}` },
+    });
+    const modernCalls = { forwarder: callers.forwarder, gateway2025: callers.gateway, gateway2026: modernCall };
+    await measureInterleaved(modernCalls, 100);
+    const modernRounds = await measureInterleaved(modernCalls, SEQUENTIAL);
+    result.modern = {
+      forwarder: summarise(modernRounds.forwarder),
+      gateway2025: summarise(modernRounds.gateway2025),
+      gateway2026: summarise(modernRounds.gateway2026),
+    };
+    result.elicitation = await benchElicitation(upstreamOrigin, gatewayOrigin, clientKey);
 
     // Phase 2: the same upstream tool behind three services: no hook, an active hook, active + shadow.
     // Each call is followed by a pause, so its shadow run and log writes finish before the next is timed.
@@ -189,6 +233,45 @@ export async function benchGateway(): Promise<GatewayBench> {
   }
 }
 
+/**
+ * One elicitation round trip, timed from the call to its result: a 2025-era client straight to the interactive
+ * fixture (the elicitation rides the call's SSE stream), and a 2026-07-28 client through the gateway (an
+ * input-required answer, the client's handler, the retry that reaches the waiting upstream request).
+ */
+async function benchElicitation(
+  upstreamOrigin: string,
+  gatewayOrigin: string,
+  clientKey: string,
+): Promise<Record<"direct" | "gateway", Figures>> {
+  const answer = { action: "accept" as const, content: { name: "Ada" } };
+  const direct = new LegacyClient({ name: "bench-direct", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+  direct.setRequestHandler(ElicitRequestSchema, async () => answer);
+  await direct.connect(new LegacyTransport(new URL(`${upstreamOrigin}/fixtures/interactive/bench-direct/mcp`)));
+  const modern = new ModernClient(
+    { name: "bench-modern", version: "1.0.0" },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  modern.setRequestHandler("elicitation/create", async () => answer);
+  await modern.connect(
+    new ModernTransport(new URL(`${gatewayOrigin}/mcp`), { requestInit: { headers: { authorization: `Bearer ${clientKey}` } } }),
+  );
+  const expectAnswer = (result: unknown) => {
+    if (!JSON.stringify(result).includes("Ada")) throw new Error(`bad elicitation result: ${JSON.stringify(result)}`);
+  };
+  const rounds = {
+    direct: async () => expectAnswer(await direct.callTool({ name: "ask_user", arguments: { question: "Name?" } })),
+    gateway: async () => expectAnswer(await modern.callTool({ name: "live__ask_user", arguments: { question: "Name?" } })),
+  };
+  try {
+    await measureInterleaved(rounds, 10);
+    const samples = await measureInterleaved(rounds, ELICITATION_ROUNDS);
+    return { direct: summarise(samples.direct), gateway: summarise(samples.gateway) };
+  } finally {
+    await direct.close();
+    await modern.close();
+  }
+}
+
 interface Seeded {
   workspace: string;
   adminKey: string;
@@ -211,6 +294,11 @@ async function seedGateway(origin: string, upstreamUrl: string): Promise<Seeded>
   const ws = await post("/v1/workspaces", bootstrap, { name: "bench" });
   const admin = ws.adminKey.secret as string;
   const toolUids: Record<string, string> = {};
+  // The interactive fixture (elicitation), for the elicitation round trip.
+  await post(`/v1/workspaces/${ws.workspace.id}/services`, admin, {
+    slug: "live",
+    url: upstreamUrl.replace(/\/mcp$/, "/fixtures/interactive/bench/mcp"),
+  });
   for (const slug of ["demo", "hooked", "shadowed"]) {
     const created = await post(`/v1/workspaces/${ws.workspace.id}/services`, admin, { slug, url: upstreamUrl });
     const tools = (await (
@@ -336,5 +424,29 @@ export function printGateway(result: GatewayBench): void {
   const s = result.sustained;
   console.log(
     `  sustained: ${s.clients} clients for ${s.seconds} s with active + shadow: ${s.calls} calls, ${s.errors} errors, ${s.loggedRows}/${s.expectedLogs} log rows (${s.loggedRows === s.expectedLogs ? "none lost" : "MISMATCH"})`,
+  );
+  const m = result.modern;
+  console.log(
+    `\n2026-07-28 tools/call (ms), ${SEQUENTIAL} rounds interleaved with the bare forwarder and the 2025-era call        p50      p99   p50/forwarder`,
+  );
+  for (const [label, f] of [
+    ["bare forwarder", m.forwarder],
+    ["gateway, 2025-era call", m.gateway2025],
+    ["gateway, 2026-07-28 call", m.gateway2026],
+  ] as const) {
+    console.log(`  ${label.padEnd(52)} ${fmt(f.p50)}  ${fmt(f.p99)}   ${ratio(f.p50, m.forwarder.p50)}`);
+  }
+  console.log(
+    `  2026-07-28 over the forwarder: ${showGap({ p50: m.gateway2026.p50 - m.forwarder.p50, p99: m.gateway2026.p99 - m.forwarder.p99 })} (target ≤ 2 ms p50)`,
+  );
+  const e = result.elicitation;
+  console.log(
+    `\nElicitation round trip (ms), ${ELICITATION_ROUNDS} rounds interleaved                                   p50      p99   p50/direct`,
+  );
+  console.log(
+    `  ${"2025-era client, direct to the upstream".padEnd(52)} ${fmt(e.direct.p50)}  ${fmt(e.direct.p99)}   ${ratio(e.direct.p50, e.direct.p50)}`,
+  );
+  console.log(
+    `  ${"2026-07-28 client through the gateway (input-required)".padEnd(52)} ${fmt(e.gateway.p50)}  ${fmt(e.gateway.p99)}   ${ratio(e.gateway.p50, e.direct.p50)}`,
   );
 }
