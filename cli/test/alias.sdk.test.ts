@@ -29,7 +29,7 @@ handlers = [{ type = "alias" }]
 handlers = [{ type = "alias" }]
 
 [[hooks.post_tool_call]]
-matcher = "^(?!unguarded)"
+matcher = "^[^u]"
 handlers = [{ type = "alias" }]
 
 [[hooks.post_tool_call]]

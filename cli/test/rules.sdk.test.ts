@@ -139,6 +139,15 @@ describe("the rules file is validated when the run starts", () => {
     expect([event.code, event.path, event.line]).toEqual(["rules_unknown_event", "hooks.BeforeTool", 1]);
     const regex = await loadError(`[[hooks.pre_tool_call]]\nmatcher = "a | (b"\nhandlers = [{ type = "deny" }]\n`);
     expect([regex.code, regex.path, regex.line]).toEqual(["rules_bad_matcher", "hooks.pre_tool_call[0].matcher", 2]);
+    // A pattern the linear-time engine cannot run is a load error naming the rule, not a matcher that may hang.
+    const lookaround = await loadError(
+      `[[hooks.pre_tool_call]]\nhandlers = [{ type = "deny" }]\n\n[[hooks.pre_tool_call]]\nmatcher = "^(?!safe_)"\nhandlers = [{ type = "deny" }]\n`,
+    );
+    expect([lookaround.code, lookaround.path, lookaround.line]).toEqual(["rules_bad_matcher", "hooks.pre_tool_call[1].matcher", 5]);
+    expect(lookaround.message).toContain('hooks.pre_tool_call[1].matcher: cannot be a matcher: "^(?!safe_)" uses lookaround');
+    const backreference = await loadError(`[vendors]\nsearch = "(a)\\\\1"\n`);
+    expect([backreference.code, backreference.path, backreference.line]).toEqual(["rules_bad_matcher", "vendors.search", 2]);
+    expect(backreference.message).toContain("uses a backreference");
     const missing = await loadError(`[[hooks.pre_tool_call]]\nmatcher = "a"\n`);
     expect([missing.code, missing.path, missing.line]).toEqual(["rules_missing_key", "hooks.pre_tool_call[0].handlers", 1]);
     const type = await loadError(`[[hooks.pre_tool_call]]\nhandlers = [{ type = "webhook" }]\n`);
@@ -209,6 +218,23 @@ describe("matchers", () => {
       "alt:spycloud_lookup",
       "all:spycloud_lookup",
     ]);
+  });
+
+  it("run in linear time: ^(a+)+$ against forty a's and a ! answers at once; a name past the step budget fails closed", async ({
+    expect,
+  }) => {
+    const run = await runOf(`[[hooks.pre_tool_call]]\nmatcher = "^(a+)+$"\nhandlers = [{ type = "deny", reason = "all a" }]\n`);
+    const hostile = `${"a".repeat(40)}!`;
+    // A backtracking engine takes 2^40 steps here; the hook would be killed and the call let through.
+    const tools = run.wrapTools({ [hostile]: async () => "ran", [hostile.slice(0, -1)]: async () => "ran" });
+    expect(await tools[hostile]!({})).toBe("ran");
+    expect(await rejection(tools[hostile.slice(0, -1)]!({}))).toMatchObject({ reason: "all a" });
+    // Linear is still work: a name of two million characters runs out of MATCHER_STEP_BUDGET, and the call never runs.
+    let ran = false;
+    const huge = run.wrapTools({ ["a".repeat(2_000_000)]: async () => (ran = true) });
+    const failed = await rejection(Object.values(huge)[0]!({}));
+    expect(failed).toMatchObject({ name: "MatcherBudgetExceeded", message: expect.stringContaining('matcher "^(a+)+$" spent its') });
+    expect(ran).toBe(false);
   });
 
   it("match a vendor through [vendors] or wrapTools, and an arg by dotted path", async ({ expect }) => {
