@@ -250,6 +250,50 @@ describe("matchers", () => {
   });
 });
 
+describe("bounded walks over event data", () => {
+  const deep = (levels: number): unknown => JSON.parse(`${"[".repeat(levels)}${"]".repeat(levels)}`);
+
+  it("refuse a result, input or report nested past 64 levels before any handler walks it: closed, recorded", async ({ expect }) => {
+    const dir = folder({});
+    const sink = join(dir, "calls.jsonl");
+    const run = await runOf(`[[hooks.post_tool_call]]\nhandlers = [{ type = "record", sink = ${toml(sink)} }]\n`);
+    const seen: string[] = [];
+    run.on("pre_tool_call", (event) => void seen.push(event.tool_name!));
+    for (const levels of [65, 2_000, 100_000]) {
+      const tools = run.wrapTools({ nested: async () => ({ who: "x", nested: deep(levels) }) });
+      const denied = await rejection(tools.nested({}));
+      expect(denied).toBeInstanceOf(HookDenied);
+      expect(denied).toMatchObject({
+        failure: "event_too_deep",
+        reason: "event_too_deep: the event's tool_result nests objects and arrays deeper than 64 levels",
+      });
+    }
+    const input = await rejection(run.wrapTools({ t: async () => 1 }).t({ q: deep(100_000) }));
+    expect(input).toMatchObject({ failure: "event_too_deep", reason: expect.stringContaining("tool_input") });
+    // The record handler never ran on them (it would have had to write the JSON out).
+    expect(() => readFileSync(sink, "utf8")).toThrow();
+    // Three results, the input, and the post_tool_call that reports the refused call (it carries the same input).
+    expect(run.errors.map((error) => [error.event, error.code])).toEqual([
+      ...[1, 2, 3].map(() => ["post_tool_call", "event_too_deep"]),
+      ["pre_tool_call", "event_too_deep"],
+      ["post_tool_call", "event_too_deep"],
+    ]);
+    const verdict = await run.end({ nested: deep(100_000) });
+    expect(verdict).toMatchObject({ passed: false, reasons: [expect.stringContaining("the event's report nests")] });
+  });
+
+  it("refuse an answer nested past the bound as a malformed answer, and the door refuses such a value itself", async ({ expect }) => {
+    const run = new HookRun();
+    run.on("post_tool_call", () => ({ decision: "rewrite", updated_result: deep(100_000) }), { name: "deep" });
+    expect(await run.wrapTools({ t: async () => "ok" }).t({})).toBe("ok");
+    expect(run.errors).toMatchObject([
+      { hook: "deep", code: "hook_malformed_answer", message: "the answer nests objects and arrays deeper than 64 levels" },
+    ]);
+    expect(() => run.alias.toAlias(deep(100_000))).toThrow(expect.objectContaining({ code: "rules_alias_too_deep" }));
+    expect(() => run.alias.check(deep(100_000), {})).toThrow(expect.objectContaining({ code: "rules_alias_too_deep" }));
+  });
+});
+
 describe("command handlers", () => {
   it("send the event on stdin without the run key, and read a rewrite on stdout", async ({ expect }) => {
     const dir = folder({});

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { CliError, describeFailure, EXIT } from "../errors.ts";
 import { createPrinter } from "../output.ts";
 import { checkRulesFile, describeReport } from "../rules/node/check.ts";
-import { replyToClaude } from "../rules/node/claude.ts";
+import { MAX_HOOK_INPUT_BYTES, replyToClaude } from "../rules/node/claude.ts";
 import { eventNamed, type ToolInput } from "../rules/core/events.ts";
 
 export function registerRules(hooks: Command): void {
@@ -45,7 +45,8 @@ export function registerRules(hooks: Command): void {
     .option("--config <file>", "the rules file (default: gateway-hooks.toml, else .json, in the event's cwd)")
     .option("--seed <file>", "seed the alias door from a JSON list (kept for the session's later events)")
     .action(async (options: { config?: string; seed?: string }) => {
-      const reply = await replyToClaude(await readStdin(), options);
+      const stdin = await readStdin(MAX_HOOK_INPUT_BYTES);
+      const reply = await replyToClaude(stdin.text, options, stdin.truncated);
       if (reply.stdout !== undefined) process.stdout.write(`${JSON.stringify(reply.stdout)}\n`);
       if (reply.stderr) process.stderr.write(`${reply.stderr}\n`);
       process.exitCode = reply.exitCode;
@@ -65,8 +66,21 @@ function parseInput(text: string | undefined): ToolInput | undefined {
   return value as ToolInput;
 }
 
-async function readStdin(): Promise<string> {
+/** Stdin up to `limit` bytes; past it the rest is read and dropped (`truncated`), never held. */
+async function readStdin(limit: number): Promise<{ text: string; truncated: boolean }> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of process.stdin) {
+    const bytes = chunk as Buffer;
+    if (size + bytes.length > limit) {
+      if (!truncated) chunks.push(bytes.subarray(0, limit - size));
+      truncated = true;
+      size = limit;
+      continue;
+    }
+    size += bytes.length;
+    chunks.push(bytes);
+  }
+  return { text: Buffer.concat(chunks).toString("utf8"), truncated };
 }

@@ -4,6 +4,7 @@
 import { AliasDoor, type AliasOptions, type Legend } from "./alias/door.ts";
 import { AliasError, type SeedEntity } from "./alias/seeds.ts";
 import { attachContext } from "./answer.ts";
+import { MAX_EVENT_DEPTH, nestsDeeperThan } from "./bounds.ts";
 import { defaultTimeoutSeconds } from "./config.ts";
 import { HookDenied, HookError, HookFailure, type HookFailureCode } from "./errors.ts";
 import {
@@ -229,6 +230,13 @@ export class HookRun {
     let matched = 0;
     const rules = this.#rules.get(event.hook_event_name) ?? [];
     const aliased = rules.some((rule) => rule.handlers.some((handler) => handler.type === "alias") && this.#applies(rule, event));
+    // Before any handler walks it: an event nested past the bound is refused whole (a post_* result too, so it never reaches the agent).
+    const tooDeep = EVENT_VALUES.find((field) => nestsDeeperThan(event[field]));
+    if (tooDeep) {
+      const message = `the event's ${tooDeep} nests objects and arrays deeper than ${MAX_EVENT_DEPTH} levels`;
+      this.errors.push({ event: event.hook_event_name, hook: "rayrun", code: "event_too_deep", message, tool_name: event.tool_name });
+      return { event, denied: { reason: `event_too_deep: ${message}`, failure: "event_too_deep" }, contexts, rewritten, matched, aliased };
+    }
     for (const rule of rules) {
       if (!this.#applies(rule, event)) continue;
       matched++;
@@ -487,6 +495,16 @@ export class HookRun {
     };
   }
 }
+
+/** The parts of an event that carry outsiders' data, checked for nesting before any handler runs. */
+const EVENT_VALUES = [
+  "tool_input",
+  "tool_result",
+  "request",
+  "response",
+  "report",
+  "artifacts",
+] as const satisfies readonly (keyof HookEvent)[];
 
 /** Replaces what a rewrite names; `updated_request` patches the request (method kept), `updated_response` is the new body. */
 function applyRewrite(event: HookEvent, answer: HookAnswer): HookEvent {
