@@ -337,6 +337,46 @@ for (const [version, node] of Object.entries(nodes)) {
       expect(post.sample.contexts).toEqual([expect.stringMatching(/^\[hook provenance\] web_search answered in run run-/)]);
     });
 
+    it("writes no real sink: a record handler's line is shown, not appended; --result supplies the sample's tool_result", ({ expect }) => {
+      const dir = exampleCopy();
+      const result = { hits: [{ title: "Release 1.2" }] };
+      const check = rayrun(
+        [
+          "hooks",
+          "check",
+          "gateway-hooks.toml",
+          "--event",
+          "PostToolUse",
+          "--tool",
+          "web_search",
+          "--result",
+          JSON.stringify(result),
+          "--json",
+        ],
+        { node, cwd: dir },
+      );
+      expect([check.status, check.stderr]).toEqual([0, ""]);
+      const report = JSON.parse(check.stdout);
+      // The example's record rule (sink runs/{run_id}/transcript.jsonl) would have written this line; nothing was.
+      expect(report.sample.records).toEqual([
+        {
+          sink: expect.stringMatching(/\/runs\/run-[0-9a-f]{6}\/transcript\.jsonl$/),
+          line: expect.objectContaining({ event: "post_tool_call", source: "example", tool_name: "web_search", tool_result: result }),
+        },
+      ]);
+      expect(existsSync(join(dir, "runs"))).toBe(false);
+      const text = rayrun(["hooks", "check", "gateway-hooks.toml", "--event", "post_tool_call", "--result", "null"], { node, cwd: dir });
+      expect(text.stdout).toMatch(/\n {2}record \(not written\) → .*transcript\.jsonl: \{.*"tool_result":null/);
+      expect(existsSync(join(dir, "runs"))).toBe(false);
+      const misplaced = rayrun(["hooks", "check", "gateway-hooks.toml", "--result", "{}", "--json"], { node, cwd: dir });
+      expect([misplaced.status, JSON.parse(misplaced.stdout)]).toEqual([
+        2,
+        { error: { code: "usage", message: "--result is for post_tool_call, post_response or run_end, not pre_tool_call" } },
+      ]);
+      const notJson = rayrun(["hooks", "check", "gateway-hooks.toml", "--event", "run_end", "--result", "{", "--json"], { node, cwd: dir });
+      expect([notJson.status, JSON.parse(notJson.stdout).error.message]).toEqual([2, "--result must be JSON"]);
+    });
+
     it("seeds the alias door with --seed before the sample, and names a bad seed file", ({ expect }) => {
       const dir = mkdtempSync(join(tmpdir(), "rayrun-alias-"));
       writeFileSync(join(dir, "gateway-hooks.toml"), aliasRules);
@@ -799,6 +839,12 @@ describe("rayrun hooks --help", () => {
     expect(help).toContain(" check [options] <file> Local rules file: validate it");
     expect(help).toContain(" run [options] Local rules file as a Claude Code hook");
     for (const verb of ["pull", "push", "apply", "logs", "history"]) expect(help).toContain(` ${verb} `);
+  });
+
+  it("says in what order hooks logs prints its rows (each page oldest first)", ({ expect }) => {
+    const help = rayrun(["hooks", "logs", "--help"], { node: nodes["20"], cwd: root }).stdout.replace(/\s+/g, " ");
+    expect(help).toContain("the newest rows (--limit), printed oldest first, in time order");
+    expect(help).not.toContain("newest first");
   });
 });
 

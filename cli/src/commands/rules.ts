@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { CliError, describeFailure, EXIT } from "../errors.ts";
 import { createPrinter } from "../output.ts";
-import { checkRulesFile, describeReport } from "../rules/node/check.ts";
+import { checkRulesFile, describeReport, takesResult } from "../rules/node/check.ts";
 import { MAX_HOOK_INPUT_BYTES, replyToClaude } from "../rules/node/claude.ts";
 import { eventNamed, type ToolInput } from "../rules/core/events.ts";
 
@@ -14,30 +14,37 @@ export function registerRules(hooks: Command): void {
     .option("--event <event>", "the sample's event (pre_tool_call, post_tool_call, pre_request, post_response, run_end)", "pre_tool_call")
     .option("--tool <name>", "the sample's tool name (the request path for pre_request/post_response)")
     .option("--input <json>", "the sample's tool_input as a JSON object")
+    .option("--result <json>", "the sample's tool_result (post_tool_call), response body (post_response) or report (run_end), as JSON")
     .option("--seed <file>", "seed the alias door first from a JSON list of { type, value, role?, identity? }")
-    .action(async (file: string, options: { event: string; tool?: string; input?: string; seed?: string }, command: Command) => {
-      const out = createPrinter(command.optsWithGlobals<{ json?: boolean }>().json ?? false);
-      try {
-        if (!eventNamed(options.event)) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
-        const report = await checkRulesFile(file, {
-          event: options.event,
-          tool: options.tool,
-          input: parseInput(options.input),
-          seed: options.seed,
-        });
-        out.result(report, () => describeReport(report));
-        if (!report.ok) process.exitCode = EXIT.refused;
-      } catch (error) {
-        const failure = describeFailure(error);
-        const code = (error as { code?: unknown }).code;
-        if (out.json)
-          process.stdout.write(
-            `${JSON.stringify({ error: { code: typeof code === "string" ? code : failure.code, message: failure.message } }, null, 2)}\n`,
-          );
-        else process.stderr.write(`rayrun: ${failure.message}\n`);
-        process.exitCode = error instanceof CliError ? error.exitCode : EXIT.refused;
-      }
-    });
+    .action(
+      async (file: string, options: { event: string; tool?: string; input?: string; result?: string; seed?: string }, command: Command) => {
+        const out = createPrinter(command.optsWithGlobals<{ json?: boolean }>().json ?? false);
+        try {
+          const event = eventNamed(options.event);
+          if (!event) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
+          if (options.result !== undefined && !takesResult(event))
+            throw new CliError(`--result is for post_tool_call, post_response or run_end, not ${event}`, EXIT.usage, "usage");
+          const report = await checkRulesFile(file, {
+            event: options.event,
+            tool: options.tool,
+            input: parseInput(options.input),
+            result: options.result === undefined ? undefined : parseJson(options.result, "--result"),
+            seed: options.seed,
+          });
+          out.result(report, () => describeReport(report));
+          if (!report.ok) process.exitCode = EXIT.refused;
+        } catch (error) {
+          const failure = describeFailure(error);
+          const code = (error as { code?: unknown }).code;
+          if (out.json)
+            process.stdout.write(
+              `${JSON.stringify({ error: { code: typeof code === "string" ? code : failure.code, message: failure.message } }, null, 2)}\n`,
+            );
+          else process.stderr.write(`rayrun: ${failure.message}\n`);
+          process.exitCode = error instanceof CliError ? error.exitCode : EXIT.refused;
+        }
+      },
+    );
 
   hooks
     .command("run")
@@ -53,14 +60,17 @@ export function registerRules(hooks: Command): void {
     });
 }
 
+function parseJson(text: string, flag: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CliError(`${flag} must be JSON`, EXIT.usage, "usage");
+  }
+}
+
 function parseInput(text: string | undefined): ToolInput | undefined {
   if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new CliError("--input must be JSON", EXIT.usage, "usage");
-  }
+  const value = parseJson(text, "--input");
   if (value === null || typeof value !== "object" || Array.isArray(value))
     throw new CliError("--input must be a JSON object", EXIT.usage, "usage");
   return value as ToolInput;
