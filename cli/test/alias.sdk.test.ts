@@ -112,9 +112,31 @@ describe("derivation", () => {
     const entries = door.legend().entries;
     expect(new Set(entries.map((entry) => entry.alias.toLowerCase())).size).toBe(2000);
     expect(entries.filter((entry) => entry.attempt > 0).length).toBeGreaterThan(0);
+    // No minted name has a compound surname: half of one would map back and half not (Delphine Verity → Matthew Verity).
+    expect(entries.filter((entry) => /-/.test(entry.alias))).toEqual([]);
+    const companies = new AliasDoor({ key: KEY });
+    await companies.seed(Array.from({ length: 500 }, (_, i) => ({ type: "company", value: `Firm${i} Ltd`, identity: `c${i}` })));
+    expect(companies.legend().entries.filter((entry) => /-/.test(entry.alias))).toEqual([]);
     const ips = new AliasDoor({ key: KEY });
     await ips.seed(Array.from({ length: 50 }, (_, i) => ({ type: "ip", value: `10.0.0.${i}` })));
     for (const entry of ips.legend().entries) expect(entry.alias).toMatch(/^(192\.0\.2|198\.51\.100|203\.0\.113)\.\d+$/);
+  });
+
+  it("maps every part of a real compound surname to the persona, alone or after the given name, in the meter and the check too", async ({
+    expect,
+  }) => {
+    const door = new AliasDoor({ key: KEY });
+    await door.seed([{ type: "person_name", value: "Ann Smith-Jones" }]);
+    const alias = door.legend().entries[0]!.alias;
+    const text = "Ann Smith-Jones wrote to Ms Jones; Ann Smith replied. SMITH agreed.";
+    const shown = door.toAlias(text).value;
+    expect(shown).toBe(`${alias} wrote to Ms ${alias.split(" ")[1]}; ${alias} replied. ${alias.split(" ")[1]!.toUpperCase()} agreed.`);
+    expect(door.countReal(text)).toBe(4);
+    expect(door.check({ text: "Ms Jones" }, {}).findings).toEqual([
+      { check: "alias_leak", kind: "person_name", where: "report.text", count: 1 },
+    ]);
+    // The way back is whole: the persona's surname is one word and maps to the real surname.
+    expect(door.toReal(`Dear ${alias.split(" ")[1]}`).value).toBe("Dear Smith-Jones");
   });
 
   it("refuses bad seeds with rules_alias_bad_seed and too many with rules_alias_too_many_seeds", async ({ expect }) => {
