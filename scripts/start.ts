@@ -18,6 +18,8 @@ const devVarsFile = join(stateDir, "dev.vars");
 const gatewayPort = Number(process.env.RAYRUN_PORT ?? 8787);
 const upstreamPort = Number(process.env.DEMO_UPSTREAM_PORT ?? 8788);
 const apiUrl = `http://127.0.0.1:${gatewayPort}`;
+/** The URL npm start gives the demo service: the local demo upstream on some port. */
+const SEEDED_DEMO_URL = /^http:\/\/127\.0\.0\.1:\d+\/mcp$/;
 // No metrics, no update check (it rides on the banner), no fetch of the `Request.cf` placeholder: localhost only.
 const quietWrangler = {
   ...process.env,
@@ -202,9 +204,6 @@ async function createDemoWorkspace(): Promise<DevCredentials> {
   if (client.status !== 201) throw new Error(`Could not create the client key: ${JSON.stringify(client.body)}`);
   return { workspace, adminKey, clientKey: client.body.secret, apiUrl, mcpUrl: `${apiUrl}/mcp` };
 }
-
-/** The URL npm start gives the demo service: the local demo upstream on some port. */
-const SEEDED_DEMO_URL = /^http:\/\/127\.0\.0\.1:\d+\/mcp$/;
 
 /**
  * Registers the demo upstream as service `demo`, or re-indexes it when it already exists. A demo

@@ -1,5 +1,5 @@
-// `npm start` as a user runs it (scripts/start.ts, the real wrangler dev and demo
-// upstream), in a state folder of its own: a second start on other ports updates
+// `npm start` as a user runs it (scripts/start.ts on the npm scripts' Node 22, the
+// real wrangler dev and demo upstream), in a state folder of its own: a second start on other ports updates
 // the demo service it seeded, and a start that fails stops everything it started.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -17,9 +17,9 @@ interface Started {
   output: () => string;
 }
 
-/** `npm start` with these ports; resolves once it says it is running, or once it exited. */
+/** `npm start`'s script with these ports, in a process group of its own; resolves once it says it is running, or once it exited. */
 async function start(stateDir: string, gatewayPort: number, upstreamPort: number): Promise<Started> {
-  const child = spawn("npm", ["start"], {
+  const child = spawn(process.execPath, ["scripts/start.ts"], {
     cwd: root,
     env: { ...process.env, RAYRUN_STATE_DIR: stateDir, RAYRUN_PORT: String(gatewayPort), DEMO_UPSTREAM_PORT: String(upstreamPort) },
     stdio: ["ignore", "pipe", "pipe"],
@@ -73,8 +73,9 @@ describe("npm start", () => {
       const listed = await api(port, adminKey, "GET", `/v1/workspaces/${workspace}/services`);
       return (listed.body.services as { id: string; slug: string; url: string }[]).find((service) => service.slug === "demo")!;
     };
+    // Ctrl-C in a terminal: SIGINT to the foreground process group.
     const stopped = async (started: Started) => {
-      process.kill(started.child.pid!, "SIGINT");
+      process.kill(-started.child.pid!, "SIGINT");
       return started.exited;
     };
 

@@ -4,7 +4,7 @@
 import { MAX_EVENT_DEPTH } from "../bounds.ts";
 import { deriveAll, domainKeeper, Hmac, newRunKey, type DeriveOptions, type Derived, type HmacSha256 } from "./derive.ts";
 import { FREE_MAIL_DOMAINS } from "./names.ts";
-import { PhraseMatcher } from "./phrases.ts";
+import { SpellingMatcher } from "./phrases.ts";
 import { AliasError, checkSeeds, type Seed, type SeedEntity } from "./seeds.ts";
 import { spellings, storedForm, type Spelling } from "./variants.ts";
 
@@ -100,6 +100,7 @@ const ALIAS_SHAPED: [string, RegExp][] = [
   ["ref", /\bREF-\d{4,8}\b/g],
 ];
 const SELECTOR = /\bsha256:[0-9a-f]{64}\b/i;
+const isPhone = (entry: Entry) => entry.kind === "phone";
 
 export class AliasDoor {
   readonly #key: string;
@@ -108,8 +109,8 @@ export class AliasDoor {
   readonly #options: DeriveOptions;
   #seeds: Seed[] = [];
   #derived: Derived[] = [];
-  #inbound = new PhraseMatcher<Entry>([]);
-  #outbound = new PhraseMatcher<Entry>([]);
+  #inbound = new SpellingMatcher<Entry>([], isPhone);
+  #outbound = new SpellingMatcher<Entry>([], isPhone);
   #variants: VariantPair[] = [];
   #ready: Promise<void> = Promise.resolve();
   /** Real values found in text about to reach the agent, after every rewrite. */
@@ -193,8 +194,8 @@ export class AliasDoor {
         ]);
       }
     }
-    this.#inbound = new PhraseMatcher(inbound);
-    this.#outbound = new PhraseMatcher(outbound);
+    this.#inbound = new SpellingMatcher(inbound, isPhone);
+    this.#outbound = new SpellingMatcher(outbound, isPhone);
     this.#seeds = seeds;
     this.#derived = derived;
     this.#variants = variants;
