@@ -15,11 +15,22 @@ export function nestsDeeperThan(value: unknown, limit = MAX_EVENT_DEPTH): boolea
     const next = stack.pop() as object;
     const depth = depths.pop()!;
     if (depth > limit) return true;
-    const items = Array.isArray(next) ? next : Object.values(next);
-    for (const item of items) {
-      if (item === null || typeof item !== "object") continue;
-      stack.push(item);
-      depths.push(depth + 1);
+    // Indexes and for…in rather than Object.values: no array made per object of a large result.
+    if (Array.isArray(next)) {
+      for (let index = 0; index < next.length; index++) {
+        const item: unknown = next[index];
+        if (item === null || typeof item !== "object") continue;
+        stack.push(item);
+        depths.push(depth + 1);
+      }
+    } else {
+      for (const key in next) {
+        if (!Object.hasOwn(next, key)) continue;
+        const item: unknown = (next as Record<string, unknown>)[key];
+        if (item === null || typeof item !== "object") continue;
+        stack.push(item);
+        depths.push(depth + 1);
+      }
     }
   }
   return false;

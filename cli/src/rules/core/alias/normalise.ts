@@ -43,13 +43,22 @@ const expansions = new Map<number, string>();
 /** Forms of code points beyond the BMP (mathematical letters, tags), as met. */
 const astral = new Map<number, string>();
 
-/** A letter, digit, mark or `_` in the original text: a match of a word-edged phrase may not touch one. */
+/**
+ * A letter, digit or `_` in the original text: a match of a word-edged phrase may not touch one. Marks and
+ * format characters are not words of their own: the edge checks pass over them to the character they sit on.
+ */
 let wordTable: Uint8Array | undefined;
 export function words(): Uint8Array {
   if (wordTable) return wordTable;
   wordTable = new Uint8Array(65536);
-  const word = /[\p{L}\p{N}\p{M}_]/u;
-  for (let code = 0; code < 65536; code++) if (word.test(String.fromCharCode(code))) wordTable[code] = 1;
+  const word = /[\p{L}\p{N}_]/u;
+  const ignorable = /^[\p{M}\p{Cf}]$/u;
+  for (let code = 0; code < 65536; code++) {
+    const char = String.fromCharCode(code);
+    if (word.test(char)) wordTable[code] = 1;
+    // Known up front, so the scan's word-edge checks can pass over them with one table read.
+    if (ignorable.test(char)) kinds[code] = IGNORABLE;
+  }
   return wordTable;
 }
 
@@ -115,6 +124,8 @@ function resolve(code: number): number {
         (OPENERS.has(unit) ? OPENER : 0) |
         (isSeparator(code) || isSeparator(unit) ? SEPARATOR : 0);
       if (kind & SPACE_UNIT) folded[code] = SPACE;
+      // Every dash reads as `-` (Unicode's look-alike of `—` is a katakana mark, no separator).
+      else if (isDash(code)) folded[code] = 0x2d;
     }
   }
   kinds[code] = kind;
@@ -140,39 +151,54 @@ export const unitForms = (): Uint16Array => folded;
 /** Whether a unit reads as nothing (a mark, a format character). */
 export const isIgnorable = (code: number) => kindOf(code) === IGNORABLE;
 
-/** One position of the text read through the normalisation: its form (possibly empty) and where the next position starts. */
+/**
+ * One position of the text read through the normalisation: its form's first unit (-1 when the form is
+ * empty), the rest of a longer form ("" for one unit), and where the next position starts.
+ */
 export interface Read {
-  form: string;
+  code: number;
+  more: string;
   next: number;
 }
 
-/** Reads the character (or encoded character) at `i`: `&#101;` → `e`, `%C3%AB` → `e`, `𝐌` → `m`, ZWSP → ``. */
+function readForm(out: Read, form: string, next: number): Read {
+  out.code = form.length ? form.charCodeAt(0) : -1;
+  out.more = form.length > 1 ? form.slice(1) : "";
+  out.next = next;
+  return out;
+}
+
+/** Reads the character (or encoded character) at `i`: `&#101;` → `e`, `%C3%AB` → `e`, `𝐌` → `m`, ZWSP → nothing. */
 export function readAt(text: string, i: number, out: Read): Read {
   const code = text.charCodeAt(i);
+  out.more = "";
+  out.next = i + 1;
+  // Most characters are one unit already worked out: one table read (small enough to be inlined where it is called).
+  if (!(kinds[code]! & COMPLEX)) {
+    out.code = folded[code]!;
+    return out;
+  }
+  return readComplex(text, i, code, out);
+}
+
+function readComplex(text: string, i: number, code: number, out: Read): Read {
   const kind = kindOf(code);
   if (kind === ENCODED) {
     const decoded = code === 0x26 ? entityAt(text, i) : percentAt(text, i);
-    if (decoded) {
-      out.form = decoded.form;
-      out.next = decoded.next;
-      return out;
-    }
-    out.form = String.fromCharCode(code);
+    if (decoded) return readForm(out, decoded.form, decoded.next);
+    out.code = code;
   } else if (kind === SURROGATE) {
     const low = text.charCodeAt(i + 1);
     if (low >= 0xdc00 && low <= 0xdfff) {
       const point = ((code - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
       let form = astral.get(point);
       if (form === undefined) astral.set(point, (form = formOf(point)));
-      out.form = form;
-      out.next = i + 2;
-      return out;
+      return readForm(out, form, i + 2);
     }
-    out.form = String.fromCharCode(code);
-  } else if (kind === IGNORABLE) out.form = "";
-  else if (kind === EXPANDS) out.form = expansions.get(code)!;
-  else out.form = String.fromCharCode(folded[code]!);
-  out.next = i + 1;
+    out.code = code;
+  } else if (kind === IGNORABLE) out.code = -1;
+  else if (kind === EXPANDS) return readForm(out, expansions.get(code)!, i + 1);
+  else out.code = folded[code]!;
   return out;
 }
 
@@ -246,11 +272,13 @@ export interface Unit {
   next: number;
 }
 
-const scratch: Read = { form: "", next: 0 };
-const ahead: Read = { form: "", next: 0 };
+const scratch: Read = { code: 0, more: "", next: 0 };
+const ahead: Read = { code: 0, more: "", next: 0 };
 
-/** The kind of a read form of one unit (0 for an empty or longer one). */
-const formKind = (form: string) => (form.length === 1 ? kindOf(form.charCodeAt(0)) & (SPACE_UNIT | OPENER | SEPARATOR) : 0);
+/** Whether a read position is one unit of the given kind bits. */
+const readIs = (read: Read, bits: number) => read.code >= 0 && read.more === "" && (kindOf(read.code) & bits) !== 0;
+/** A separator between digits: a dash, slash, bracket or space; in `dots` mode a full stop too. */
+const separates = (read: Read, dots: boolean) => readIs(read, SEPARATOR) || (dots && read.code === DOT && read.more === "");
 
 /**
  * The normalisation rules for a position whose unit is not plain: separators between digits are
@@ -263,39 +291,37 @@ export function special(text: string, i: number, last: number, out: Unit, dots: 
   const n = text.length;
   const read = readAt(text, i, scratch);
   out.more = "";
-  if (read.form === "") {
+  if (read.code < 0) {
     out.code = -1;
     out.end = out.next = read.next;
     return;
   }
-  const first = read.form.charCodeAt(0);
-  const kind = formKind(read.form);
-  const separates = (form: string) => (formKind(form) & SEPARATOR) !== 0 || (dots && form === ".");
-  if (isDigit(last) && separates(read.form)) {
+  if (isDigit(last) && separates(read, dots)) {
     // Up to three separators (marks and format characters aside), then a digit: all formatting.
     let j = read.next;
     let count = 1;
     while (j < n) {
       readAt(text, j, ahead);
-      if (ahead.form === "") j = ahead.next;
-      else if (count < 3 && separates(ahead.form)) {
+      if (ahead.code < 0) j = ahead.next;
+      else if (count < 3 && separates(ahead, dots)) {
         count++;
         j = ahead.next;
       } else break;
     }
-    if (j < n && ahead.form !== "" && isDigit(ahead.form.charCodeAt(0))) {
+    if (j < n && isDigit(ahead.code)) {
       out.code = -1;
       out.end = out.next = j;
       return;
     }
   }
-  if (kind & (SPACE_UNIT | OPENER)) {
+  const space = readIs(read, SPACE_UNIT);
+  if (space || readIs(read, OPENER)) {
     let j = i;
-    if (kind & SPACE_UNIT) {
+    if (space) {
       j = read.next;
       while (j < n) {
         readAt(text, j, ahead);
-        if (ahead.form !== "" && !(formKind(ahead.form) & SPACE_UNIT)) break;
+        if (ahead.code >= 0 && !readIs(ahead, SPACE_UNIT)) break;
         j = ahead.next;
       }
     }
@@ -306,14 +332,14 @@ export function special(text: string, i: number, last: number, out: Unit, dots: 
       while (out.next < n && kindOf(text.charCodeAt(out.next)) & SPACE_UNIT) out.next++;
       return;
     }
-    if (kind & SPACE_UNIT) {
+    if (space) {
       out.code = last === SPACE ? -1 : SPACE;
       out.end = out.next = j;
       return;
     }
   }
-  out.code = kind & SPACE_UNIT ? SPACE : first;
-  out.more = read.form.length > 1 ? read.form.slice(1) : "";
+  out.code = read.code;
+  out.more = read.more;
   out.end = out.next = read.next;
 }
 

@@ -18,6 +18,7 @@ import {
   OPENER,
   phraseOf,
   PLAIN,
+  SEPARATOR,
   SPACE,
   SPACE_UNIT,
   special,
@@ -77,6 +78,9 @@ export class PhraseMatcher<T> {
   readonly #unit: Unit = { code: 0, more: "", end: 0, next: 0 };
   /** The last scan's matches, reused from scan to scan (a scan runs to its end before anything reads them). */
   readonly #chosen: number[] = [];
+  /** Where the last scan met a full stop that may separate a phone's digits: [from, end) pairs, the first `#stopped` entries live. */
+  readonly #stops: number[] = [];
+  #stopped = 0;
   /**
    * What a unit of the original text is to the scan while it is at the root: SKIP (plain, and no
    * phrase starts with it), WORD_START (plain, a phrase starts with it, and it is a word unit: such
@@ -201,7 +205,8 @@ export class PhraseMatcher<T> {
     this.#plainClass[code] = cls;
     if (kind & SPACE_UNIT && !(kind & COMPLEX)) this.#atRoot[code] = BLANK;
     else if (!plain) this.#atRoot[code] = STOP;
-    else if (!this.#firstUnits[form]) this.#atRoot[code] = SKIP;
+    // A full stop is read at the root too: after a digit or a space it may be a phone's separator (below).
+    else if (!this.#firstUnits[form] && form !== DOT) this.#atRoot[code] = SKIP;
     else this.#atRoot[code] = words()[form] ? WORD_START : STOP;
     return cls;
   }
@@ -213,18 +218,30 @@ export class PhraseMatcher<T> {
     return -1;
   }
 
-  /** Non-overlapping matches, leftmost first and longest at one start, each bounded by non-word units where the phrase is. */
-  find(text: string): PhraseMatch<T>[] {
-    const chosen = this.#chosen;
-    const used = this.#scan(text);
-    const matches: PhraseMatch<T>[] = [];
-    for (let i = 0; i < used; i += 3) matches.push({ start: chosen[i]!, end: chosen[i + 1]!, value: this.#values[chosen[i + 2]!]! });
-    return matches;
+  /**
+   * Non-overlapping matches, leftmost first and longest at one start, each bounded by non-word units
+   * where the phrase is. With `phones` (the phone pass, SpellingMatcher), its matches join when this
+   * scan met a full stop between digits.
+   */
+  find(text: string, phones?: PhraseMatcher<T>): PhraseMatch<T>[] {
+    const matches = this.#matches(this.#scan(text));
+    return phones && this.#dottedDigits(text) ? merged(matches, phones.find(text)) : matches;
   }
 
   /** The text with every match replaced by what `replace` returns for it, given the value and where the match is (the same string when nothing matched). */
-  replace(text: string, replace: (value: T, text: string, start: number, end: number) => string): string {
+  replace(text: string, replace: (value: T, text: string, start: number, end: number) => string, phones?: PhraseMatcher<T>): string {
     const used = this.#scan(text);
+    if (phones && this.#dottedDigits(text)) {
+      const matches = merged(this.#matches(used), phones.find(text));
+      if (matches.length === 0) return text;
+      let out = "";
+      let at = 0;
+      for (const { start, end, value } of matches) {
+        out += text.slice(at, start) + replace(value, text, start, end);
+        at = end;
+      }
+      return out + text.slice(at);
+    }
     if (used === 0) return text;
     // Read straight from the scan's triples: a page has thousands of matches, and no object is made for one.
     const chosen = this.#chosen;
@@ -238,6 +255,21 @@ export class PhraseMatcher<T> {
       at = end;
     }
     return out + text.slice(at);
+  }
+
+  /** The last scan's matches as objects. */
+  #matches(used: number): PhraseMatch<T>[] {
+    const chosen = this.#chosen;
+    const matches: PhraseMatch<T>[] = [];
+    for (let i = 0; i < used; i += 3) matches.push({ start: chosen[i]!, end: chosen[i + 1]!, value: this.#values[chosen[i + 2]!]! });
+    return matches;
+  }
+
+  /** Whether the last scan met a full stop with a digit on each side (separators, marks and format characters aside). */
+  #dottedDigits(text: string): boolean {
+    const stops = this.#stops;
+    for (let i = 0; i < this.#stopped; i += 2) if (digitBeside(text, stops[i]! - 1, -1) && digitBeside(text, stops[i + 1]!, 1)) return true;
+    return false;
   }
 
   /** Fills `#chosen` with the matches' triples (start, end, phrase id) and answers how many entries are live. */
@@ -266,9 +298,13 @@ export class PhraseMatcher<T> {
     const atRoot = this.#atRoot;
     const plainClass = this.#plainClass;
     const chosen = this.#chosen; // triples: start, end, id; the first `used` entries are live
+    const stops = this.#stops;
+    let stopped = 0;
     let used = 0;
     let state = 0;
     let last = -1;
+    /** The unit before the current one (for the full-stop check). */
+    let before = -1;
     // More normalised units read from the same characters (an expansion such as `ﬁ`), fed one by one.
     let pending = "";
     let pendingAt = 0;
@@ -295,9 +331,8 @@ export class PhraseMatcher<T> {
             const at = atRoot[text.charCodeAt(i)]!;
             if (at === SKIP) continue;
             if (at === WORD_START) {
-              const before = i > 0 ? text.charCodeAt(i - 1) : -1;
-              // A mark or format character before it is not a word of its own: the slow path decides.
-              if (before >= 0 && word[before] && kindOf(before) !== IGNORABLE) continue;
+              // (A mark or format character before it is no word: the slow path looks past it.)
+              if (i > 0 && word[text.charCodeAt(i - 1)]) continue;
               break;
             }
             if (at !== BLANK || isDigit(i === skipFrom ? last : forms[text.charCodeAt(i - 1)]!)) break;
@@ -316,6 +351,7 @@ export class PhraseMatcher<T> {
             if (i === n) break;
           }
         }
+        before = last;
         const c = text.charCodeAt(i);
         from = i;
         cls = plainClass[c]!;
@@ -358,6 +394,12 @@ export class PhraseMatcher<T> {
           cls = classOf[last]!;
         }
       }
+      // A full stop met during a match attempt, or after a digit or a space: the phone pass may need to
+      // read the text (it runs when digits are on both sides of the stop, separators aside).
+      if (last === DOT && (state !== 0 || isDigit(before) || before === SPACE)) {
+        stops[stopped++] = from;
+        stops[stopped++] = end;
+      }
       ring[k & mask] = from;
       if (cls === 0) {
         state = 0;
@@ -383,14 +425,14 @@ export class PhraseMatcher<T> {
       // Marks and format characters after the match belong to it (`Zoe\u0308`); then, read once, whether a
       // word unit follows: every phrase ending here that ends with a word unit needs a non-word unit after it.
       let after = end;
-      while (after < n && isIgnorable(text.charCodeAt(after))) after++;
+      while (after < n && kinds[text.charCodeAt(after)] === IGNORABLE) after++;
       const endInWord = after < n && word[text.charCodeAt(after)] === 1;
       while (hit >= 0) {
         const id = output[hit]!;
         const edge = edges[id]!;
         if (!(edge & 2 && endInWord)) {
           const start = ring[(k - lengths[id]! + 1) & mask]!;
-          if (!(edge & 1 && wordBefore(text, start, word))) {
+          if (!(edge & 1 && wordBefore(text, start, word, kinds))) {
             // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
             // that starts earlier than the overlapping ones on top replaces them; one that starts later loses.
             let top = used - 3;
@@ -406,79 +448,72 @@ export class PhraseMatcher<T> {
         hit = dict[hit]!;
       }
     }
+    this.#stopped = stopped;
     return used;
   }
 }
 
 /** Whether a word unit comes before `start` in the original text, marks and format characters passed over. */
-function wordBefore(text: string, start: number, word: Uint8Array): boolean {
+function wordBefore(text: string, start: number, word: Uint8Array, kinds: Uint8Array): boolean {
   let before = start;
-  while (before > 0 && isIgnorable(text.charCodeAt(before - 1))) before--;
+  while (before > 0 && kinds[text.charCodeAt(before - 1)] === IGNORABLE) before--;
   return before > 0 && word[text.charCodeAt(before - 1)] === 1;
 }
 
-/** A full stop (any width, or encoded) and a digit (or an encoded character): the text may hold a phone written with dots (`020.7946.0958`). */
-const FULL_STOP = /[.．․﹒]|&#0*46;?|&#[xX]0*2[eE];?|&period;|%2[eE]/;
-const DIGIT = /[0-9０-９]|&#|%3/;
+/** Whether, from `i` going `step`, a digit (or the edge of an encoded character) comes within three separators. */
+function digitBeside(text: string, i: number, step: 1 | -1): boolean {
+  for (let skipped = 0; i >= 0 && i < text.length; i += step) {
+    const c = text.charCodeAt(i);
+    if (isDigit(c) || (c >= 0xff10 && c <= 0xff19) || c === 0x26 || c === 0x25 || c === 0x3b) return true;
+    if (isIgnorable(c)) continue;
+    if (skipped++ === 3 || !(kindOf(c) & SEPARATOR)) return false;
+  }
+  return false;
+}
+
+/** Two lists of non-overlapping matches as one: leftmost first, the longer at one start, no overlaps. */
+function merged<T>(first: PhraseMatch<T>[], second: PhraseMatch<T>[]): PhraseMatch<T>[] {
+  if (second.length === 0) return first;
+  const out: PhraseMatch<T>[] = [];
+  let a = 0;
+  let b = 0;
+  let reached = 0;
+  while (a < first.length || b < second.length) {
+    const x = first[a];
+    const y = second[b];
+    const next = !y || (x && (x.start < y.start || (x.start === y.start && x.end >= y.end))) ? first[a++]! : second[b++]!;
+    if (next.start < reached) continue;
+    out.push(next);
+    reached = next.end;
+  }
+  return out;
+}
 
 /**
- * Every spelling of the seeds: one pass over the text for all phrases, and a second, only over text
- * with a full stop and a digit, that reads full stops between digits as separators too and holds
- * only the phones. A full stop cannot be a separator in the first pass: `10.0.0.1` would read as the
- * digits `10001` and meet `$100.01`.
+ * Every spelling of the seeds: one pass over the text for all phrases, and a second that holds only
+ * the phones and reads full stops between digits as separators too (`020.7946.0958`), run only when
+ * the first met a full stop between digits. A full stop cannot be a separator in the first pass:
+ * `10.0.0.1` would read as the digits `10001` and meet `$100.01`.
  */
 export class SpellingMatcher<T> {
   readonly #all: PhraseMatcher<T>;
-  readonly #phones: PhraseMatcher<T>;
+  readonly #phones: PhraseMatcher<T> | undefined;
 
   constructor(phrases: readonly (readonly [string, T])[], isPhone: (value: T) => boolean) {
     this.#all = new PhraseMatcher(phrases);
-    this.#phones = new PhraseMatcher(
-      phrases.filter(([, value]) => isPhone(value)),
-      { dots: true },
-    );
+    const phones = phrases.filter(([, value]) => isPhone(value));
+    this.#phones = phones.length ? new PhraseMatcher(phones, { dots: true }) : undefined;
   }
 
   get size(): number {
     return this.#all.size;
   }
 
-  #dotted(text: string): boolean {
-    return this.#phones.size > 0 && FULL_STOP.test(text) && DIGIT.test(text);
-  }
-
-  /** Non-overlapping matches of both passes, leftmost first and longest at one start. */
   find(text: string): PhraseMatch<T>[] {
-    const all = this.#all.find(text);
-    if (!this.#dotted(text)) return all;
-    const phones = this.#phones.find(text);
-    if (phones.length === 0) return all;
-    const merged: PhraseMatch<T>[] = [];
-    let a = 0;
-    let b = 0;
-    let reached = 0;
-    while (a < all.length || b < phones.length) {
-      const x = all[a];
-      const y = phones[b];
-      const next = !y || (x && (x.start < y.start || (x.start === y.start && x.end >= y.end))) ? all[a++]! : phones[b++]!;
-      if (next.start < reached) continue;
-      merged.push(next);
-      reached = next.end;
-    }
-    return merged;
+    return this.#all.find(text, this.#phones);
   }
 
-  /** The text with every match replaced (the same string when nothing matched). */
   replace(text: string, replace: (value: T, text: string, start: number, end: number) => string): string {
-    if (!this.#dotted(text)) return this.#all.replace(text, replace);
-    const matches = this.find(text);
-    if (matches.length === 0) return text;
-    let out = "";
-    let at = 0;
-    for (const { start, end, value } of matches) {
-      out += text.slice(at, start) + replace(value, text, start, end);
-      at = end;
-    }
-    return out + text.slice(at);
+    return this.#all.replace(text, replace, this.#phones);
   }
 }
