@@ -588,7 +588,14 @@ export function broken() {
     chmodSync(state, 0o755);
     const earlier = { check: "seen", n: 0, payload: "0", hook: "note", event: "post_tool_call" };
     writeFileSync(join(state, "findings.jsonl"), `${JSON.stringify(earlier)}\n`, { mode: 0o644 });
-    writeFileSync(join(state, "verdict.json"), "{}\n", { mode: 0o644 });
+    // A verdict as versions before run_end events were recorded wrote it: one end, passed.
+    writeFileSync(
+      join(state, "verdict.json"),
+      `${JSON.stringify({ passed: true, reasons: [], findings: [], ended_at: "2026-01-01T00:01:00.000Z" })}\n`,
+      {
+        mode: 0o644,
+      },
+    );
     writeFileSync(join(state, "legend.json"), "{}\n", { mode: 0o666 });
     chmodSync(join(state, "legend.json"), 0o666);
     const key = "ab".repeat(32);
@@ -604,6 +611,10 @@ export function broken() {
     await hookProcess(dir, { session_id: "old-session", cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
     const verdict = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
     expect(verdict.findings.map((finding: { n: number }) => finding.n)).toEqual([0, 1]);
+    expect(verdict.ends.map((end: { event: string; at: string }) => [end.event, end.at.slice(0, 4)])).toEqual([
+      ["run_end", "2026"],
+      ["Stop", expect.stringMatching(/^\d{4}$/)],
+    ]);
     expect(JSON.parse(readFileSync(join(state, "legend.json"), "utf8")).run_key).toBe(key);
     expect([modeOf(join(state, "verdict.json")), modeOf(join(state, "legend.json"))]).toEqual([0o600, 0o600]);
   });

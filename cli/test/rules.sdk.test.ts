@@ -610,6 +610,32 @@ describe("sessions and the end of the run", () => {
     expect(failing.summary()).toMatchObject({ run_id: failing.runId, hook_errors: 1, ended: true });
   });
 
+  it("holds a failed verdict: every end after a failed one is recorded, adds findings, and never passes the run again", async ({
+    expect,
+  }) => {
+    const run = new HookRun();
+    run.on("run_end", (event) => {
+      const text = JSON.stringify(event.report);
+      return text.includes("leak")
+        ? { decision: "deny", reason: "a leak", findings: [{ check: "leak" }] }
+        : { findings: [{ check: "clean" }] };
+    });
+    expect(run.verdict()).toMatchObject({ passed: true, ends: [] });
+    const first = await run.end({ text: "a leak" }, {}, "Stop");
+    expect(first).toMatchObject({ passed: false, reasons: ["a leak"], ends: [{ event: "Stop", passed: false, reasons: ["a leak"] }] });
+    const second = await run.end({ text: "all clean" }, {}, "SessionEnd");
+    expect(second).toMatchObject({
+      passed: false,
+      reasons: ["a leak"],
+      findings: [{ check: "leak" }, { check: "clean" }],
+      ends: [
+        { event: "Stop", passed: false },
+        { event: "SessionEnd", passed: true, reasons: [] },
+      ],
+    });
+    for (const end of second.ends) expect(new Date(end.at).toISOString()).toBe(end.at);
+  });
+
   it("counts calls, denials and rewrites in the summary", async ({ expect }) => {
     const run = new HookRun();
     run.on("pre_tool_call", new DenyHandler("no"), { matcher: "^x$" });

@@ -15,6 +15,7 @@ export { HookRun } from "./run.ts";
 export type {
   Rule,
   Verdict,
+  RunEnd,
   RunSummary,
   RunCounts,
   HookRunOptions,

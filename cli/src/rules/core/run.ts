@@ -50,14 +50,26 @@ export interface AsyncAnswer {
   failure?: { code: HookFailureCode; message: string };
 }
 
+/** One run_end the run has seen: which (`run_end`, or the agent's `Stop`/`SessionEnd`), when, and its own outcome. */
+export interface RunEnd {
+  event: string;
+  /** ISO time. */
+  at: string;
+  passed: boolean;
+  reasons: string[];
+}
+
+/** The run's verdict: the conjunction of every run_end it has seen. Once failed it stays failed; later ends add findings. */
 export interface Verdict {
   passed: boolean;
-  /** Why it failed: a run_end denial or a hook error on run_end. */
+  /** Why it failed: every failed run_end's denial or hook error, in order. */
   reasons: string[];
   /** Every finding of the run. */
   findings: Finding[];
   /** Every hook error recorded on the run (only run_end's fail it). */
   errors: RecordedFailure[];
+  /** Every run_end so far, in order, each with its own outcome (the last is the one just fired). */
+  ends: RunEnd[];
 }
 
 /** What a run counts as it goes: numbers only, never a value (so they may be kept anywhere a run's state is). */
@@ -147,7 +159,7 @@ export class HookRun {
   readonly #vendors: [string, (name: string) => boolean][];
   readonly #pending = new Set<Promise<void>>();
   readonly #counts = { calls: 0, requests: 0, denied: 0, rewritten: 0 };
-  #ended = false;
+  readonly #ends: RunEnd[] = [];
 
   constructor(options: HookRunOptions = {}) {
     this.runId = options.runId ?? newRunId();
@@ -470,13 +482,29 @@ export class HookRun {
     return { ...shown, body: attachContext(shown.body, [...preShown.contexts, ...postShown.contexts]) };
   }
 
-  /** Fires run_end once with the report and artifacts; a deny or a hook error fails the run. */
-  async end(report: unknown, artifacts: Record<string, string> = {}): Promise<Verdict> {
-    this.#ended = true;
+  /**
+   * Fires run_end with the report and artifacts; a deny or a hook error fails it. The verdict is that of
+   * every end so far: a run that failed once stays failed (`event` labels this end, e.g. Claude Code's
+   * `Stop` or `SessionEnd`).
+   */
+  async end(report: unknown, artifacts: Record<string, string> = {}, event = "run_end"): Promise<Verdict> {
     const ended = await this.dispatch({ hook_event_name: "run_end", report, artifacts });
     await this.settled();
     const reasons = ended.denied ? [ended.denied.reason] : [];
-    return { passed: reasons.length === 0, reasons, findings: [...this.findings], errors: [...this.errors] };
+    this.#ends.push({ event, at: new Date().toISOString(), passed: reasons.length === 0, reasons });
+    return this.verdict();
+  }
+
+  /** The verdict so far (before any end: passed, with no ends). */
+  verdict(): Verdict {
+    const ends = this.#ends.map((end) => ({ ...end, reasons: [...end.reasons] }));
+    return {
+      passed: ends.every((end) => end.passed),
+      reasons: ends.flatMap((end) => end.reasons),
+      findings: [...this.findings],
+      errors: [...this.errors],
+      ends,
+    };
   }
 
   /** Waits for every async handler still running. */
@@ -491,7 +519,7 @@ export class HookRun {
       hook_errors: this.errors.length,
       findings: this.findings.length,
       async_answers: this.asyncAnswers.length,
-      ended: this.#ended,
+      ended: this.#ends.length > 0,
     };
   }
 }

@@ -2,13 +2,14 @@
 // process per event, so the run's id, key and findings live under
 // `.rayrun/hooks/<session id>/` in the project between them (see run-files.ts).
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, type EventName, type Finding, type ToolInput } from "../core/events.ts";
-import type { AsyncAnswer, RecordedFailure } from "../core/run.ts";
+import type { AsyncAnswer, RecordedFailure, RunEnd } from "../core/run.ts";
 import { HookRun } from "../index.ts";
 import { readSeedFile } from "./load.ts";
 import { appendLines, prepareRunDir, readLines, replaceFile, RunFilesError, withSessionLock } from "./run-files.ts";
@@ -197,19 +198,99 @@ async function answer(
     return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
   }
 
-  // Stop and SessionEnd end the run. The report is the agent's own event (with its transcript_path).
-  // From here the run's counters are the whole session's (counts.json), not this process's.
+  // Stop and SessionEnd end the run, each of them: the verdict is every end's together (verdict.json keeps
+  // them), so a later end can add findings but never turn a failed run into a passed one. The report is
+  // the agent's own event. From here the run's counters are the whole session's (counts.json).
   await counts.save(run);
-  const verdict = await run.end({ agent_event: eventName, ...input });
-  const summary = run.summary();
-  await replaceFile(join(dir, "verdict.json"), `${JSON.stringify({ ...verdict, summary, ended_at: new Date().toISOString() }, null, 2)}\n`);
+  const verdictPath = join(dir, "verdict.json");
+  const stopsPath = join(dir, "stops.jsonl");
+  const report: Record<string, unknown> = { agent_event: eventName, ...input };
+  const artifacts: Record<string, string> = {};
+  if (eventName === "SessionEnd") {
+    // SessionEnd carries no last message: its check reads what the session's Stops reported, and what the
+    // model wrote in the transcript (its text and tool calls; the tools' outputs are not the model's).
+    const stops = await withSessionLock(dir, () => readLines<{ last_assistant_message: string }>(stopsPath));
+    report.earlier_stops = stops.map((stop) => stop.last_assistant_message);
+    const transcript = await modelsTranscript(input.transcript_path);
+    report.transcript = transcript === undefined ? "unreadable" : "read";
+    if (transcript !== undefined) artifacts.transcript = transcript;
+  }
+  const own = (await run.end(report, artifacts, eventName)).ends.at(-1)!;
+  const verdict = await withSessionLock(dir, async () => {
+    // The ends the session's earlier processes recorded (read now, under the lock), then this one.
+    const ends = [...(await readEnds(verdictPath)), own];
+    const merged = { ...run.verdict(), passed: ends.every((end) => end.passed), reasons: ends.flatMap((end) => end.reasons), ends };
+    await replaceFile(verdictPath, `${JSON.stringify({ ...merged, summary: run.summary(), ended_at: own.at }, null, 2)}\n`);
+    if (eventName === "Stop" && typeof input.last_assistant_message === "string")
+      await appendLines(stopsPath, [{ at: own.at, last_assistant_message: input.last_assistant_message }]);
+    return merged;
+  });
   // The map for a grader, beside the key it came from (state.json).
   if (run.alias.seeded) await replaceFile(join(dir, "legend.json"), `${JSON.stringify(run.legend(), null, 2)}\n`);
   if (verdict.passed) return { exitCode: 0 };
-  const reason = `the rules failed the run: ${verdict.reasons.join("; ")}`;
-  // Blocking a Stop makes Claude Code continue; once it already has, say it to the user instead of looping.
-  if (eventName === "Stop" && input.stop_hook_active === true) return { stdout: { systemMessage: reason }, exitCode: 0 };
+  const reason = `the rules failed the run: ${[...new Set(verdict.reasons)].join("; ")}`;
+  if (eventName === "Stop") {
+    // Blocking a Stop makes Claude Code continue, so the model can answer again: only for this Stop's own
+    // failure, and once. Otherwise (already continuing, or failed earlier) it is said to the user instead.
+    if (!own.passed && input.stop_hook_active !== true)
+      return { stderr: `the rules failed the run: ${own.reasons.join("; ")}`, exitCode: 2 };
+    return { stdout: { systemMessage: reason }, exitCode: 0 };
+  }
   return { stderr: reason, exitCode: 2 };
+}
+
+/** The run_end events a session's verdict.json records (a verdict from before they were recorded counts as one end). */
+async function readEnds(path: string): Promise<RunEnd[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  let stored: { ends?: RunEnd[]; passed?: unknown; reasons?: string[]; ended_at?: string };
+  try {
+    stored = JSON.parse(text) as typeof stored;
+  } catch {
+    // Never read as "no earlier end": a failed verdict would pass.
+    throw new Error(`${path} is not JSON; the session's verdict is damaged`);
+  }
+  if (Array.isArray(stored.ends)) return stored.ends;
+  if (typeof stored.passed !== "boolean") throw new Error(`${path} holds no verdict; the session's verdict is damaged`);
+  return [{ event: "run_end", at: stored.ended_at ?? "", passed: stored.passed, reasons: stored.reasons ?? [] }];
+}
+
+/**
+ * What the model wrote in a Claude Code transcript (JSON lines): the text, thinking and tool-call input of
+ * each assistant message, one per line. Read as a stream, so a long session costs no more memory than
+ * that; undefined when there is no readable transcript.
+ */
+async function modelsTranscript(path: unknown): Promise<string | undefined> {
+  if (typeof path !== "string" || path === "") return undefined;
+  let lines: AsyncIterable<string>;
+  try {
+    const stream = createReadStream(path, { encoding: "utf8" });
+    await new Promise<void>((resolve, reject) => stream.once("open", () => resolve()).once("error", reject));
+    lines = createInterface({ input: stream, crlfDelay: Infinity });
+  } catch {
+    return undefined;
+  }
+  const written: string[] = [];
+  for await (const line of lines) {
+    let entry: { type?: unknown; message?: { content?: unknown } };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.type !== "assistant" || !Array.isArray(entry.message?.content)) continue;
+    for (const block of entry.message.content as { type?: unknown; text?: unknown; thinking?: unknown; input?: unknown }[]) {
+      if (block.type === "text" && typeof block.text === "string") written.push(block.text);
+      else if (block.type === "thinking" && typeof block.thinking === "string") written.push(block.thinking);
+      else if (block.type === "tool_use") written.push(JSON.stringify(block.input ?? null));
+    }
+  }
+  return written.join("\n");
 }
 
 async function sessionState(dir: string): Promise<SessionState> {
