@@ -111,8 +111,14 @@ function runClaude(
   return new Promise((resolve) => {
     const child = spawn(claude, ["-p", prompt, "--output-format", "json", "--model", "claude-sonnet-4-5", "--allowedTools", "Bash"], {
       cwd: dir,
+      // This machine's environment, less any credentials or settings of a Claude Code that runs the session.
       env: {
-        PATH: process.env.PATH,
+        ...process.env,
+        ANTHROPIC_AUTH_TOKEN: undefined,
+        ANTHROPIC_MODEL: undefined,
+        CLAUDE_CODE_OAUTH_TOKEN: undefined,
+        CLAUDECODE: undefined,
+        CLAUDE_CODE_ENTRYPOINT: undefined,
         HOME: home,
         ANTHROPIC_BASE_URL: api,
         ANTHROPIC_API_KEY: "sk-ant-test-local",

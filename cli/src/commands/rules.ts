@@ -16,20 +16,31 @@ export function registerRules(hooks: Command): void {
     .option("--input <json>", "the sample's tool_input as a JSON object")
     .option("--result <json>", "the sample's tool_result (post_tool_call), response body (post_response) or report (run_end), as JSON")
     .option("--seed <file>", "seed the alias door first from a JSON list of { type, value, role?, identity? }")
+    .option(
+      "--probe <tool>",
+      "make one real call of a declared tool with --input, instead of the sample (it uses the network and any key the tool reads)",
+    )
     .action(
-      async (file: string, options: { event: string; tool?: string; input?: string; result?: string; seed?: string }, command: Command) => {
+      async (
+        file: string,
+        options: { event: string; tool?: string; input?: string; result?: string; seed?: string; probe?: string },
+        command: Command,
+      ) => {
         const out = createPrinter(command.optsWithGlobals<{ json?: boolean }>().json ?? false);
         try {
           const event = eventNamed(options.event);
           if (!event) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
           if (options.result !== undefined && !takesResult(event))
             throw new CliError(`--result is for post_tool_call, post_response or run_end, not ${event}`, EXIT.usage, "usage");
+          if (options.probe !== undefined)
+            process.stderr.write(`rayrun: --probe ${options.probe} makes one real call: it uses the network and any key the tool reads\n`);
           const report = await checkRulesFile(file, {
             event: options.event,
             tool: options.tool,
             input: parseInput(options.input),
             result: options.result === undefined ? undefined : parseJson(options.result, "--result"),
             seed: options.seed,
+            probe: options.probe,
           });
           out.result(report, () => describeReport(report));
           if (!report.ok) process.exitCode = EXIT.refused;
