@@ -339,7 +339,7 @@ export class PhraseMatcher<T> {
             let j = i + 1;
             while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
             const after = text.charCodeAt(j) | 0x20;
-            if (after === 0x61 || after === 0x64 || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) break;
+            if (mayBeObfuscation(text, j, after) || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) break;
             i = j - 1;
           }
           if (i > skipFrom) {
@@ -370,7 +370,7 @@ export class PhraseMatcher<T> {
             j = i + 1;
             while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
             const after = text.charCodeAt(j) | 0x20;
-            if (after === 0x61 || after === 0x64 || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) j = -1;
+            if (mayBeObfuscation(text, j, after) || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) j = -1;
           } else j = -1;
           if (j >= 0) {
             last = kind & SPACE_UNIT ? SPACE : forms[c]!;
@@ -432,7 +432,12 @@ export class PhraseMatcher<T> {
         const edge = edges[id]!;
         if (!(edge & 2 && endInWord)) {
           const start = ring[(k - lengths[id]! + 1) & mask]!;
-          if (!(edge & 1 && wordBefore(text, start, word, kinds))) {
+          const previous = start > 0 ? text.charCodeAt(start - 1) : -1;
+          if (!(
+            edge & 1 &&
+            previous >= 0 &&
+            (word[previous] === 1 || (kinds[previous] === IGNORABLE && wordBefore(text, start, word, kinds)))
+          )) {
             // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
             // that starts earlier than the overlapping ones on top replaces them; one that starts later loses.
             let top = used - 3;
@@ -452,6 +457,10 @@ export class PhraseMatcher<T> {
     return used;
   }
 }
+
+/** Whether the word after a whitespace run may be an obfuscated ` at ` or ` dot ` (`after`: its first unit, lower-cased). */
+const mayBeObfuscation = (text: string, j: number, after: number) =>
+  (after === 0x61 && (text.charCodeAt(j + 1) | 0x20) === 0x74) || (after === 0x64 && (text.charCodeAt(j + 1) | 0x20) === 0x6f);
 
 /** Whether a word unit comes before `start` in the original text, marks and format characters passed over. */
 function wordBefore(text: string, start: number, word: Uint8Array, kinds: Uint8Array): boolean {
