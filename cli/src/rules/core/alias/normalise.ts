@@ -14,7 +14,7 @@ import { decodeHTMLStrict } from "entities/decode";
 import confusablesData from "unhomoglyph/data.json";
 
 export const SPACE = 0x20;
-export const AT = 0x40;
+const AT = 0x40;
 export const DOT = 0x2e;
 
 /** What a unit is to the normaliser, as bits. PLAIN (0): its form is one unit, `folded[code]`. */
@@ -26,11 +26,11 @@ export const SEPARATOR = 4;
 /** Its form is nothing: a mark or a format character. */
 export const IGNORABLE = 8;
 /** Its form is several units (`ﬁ` → `fi`, `①` → `1`), in `expansions`. */
-export const EXPANDS = 16;
+const EXPANDS = 16;
 /** A high surrogate: the code point is read with the unit after it. */
-export const SURROGATE = 32;
+const SURROGATE = 32;
 /** `&` or `%`: it may start an encoded character. */
-export const ENCODED = 64;
+const ENCODED = 64;
 /** A unit the normaliser has not worked out yet (set until the first time it is met). */
 const UNKNOWN = 128;
 /** Whatever is not PLAIN, SPACE_UNIT, OPENER or SEPARATOR needs the slow path. */
@@ -78,7 +78,7 @@ export const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 const isDash = (c: number) => c === 0x2d || (c >= 0x2010 && c <= 0x2015) || c === 0x2212 || c === 0xfe58 || c === 0xfe63 || c === 0xff0d;
 const isSeparator = (c: number) => isSpace(c) || isDash(c) || c === 0x28 || c === 0x29 || c === 0x2f;
 const OPENERS = new Set([0x5b, 0x28, 0x7b]);
-export const CLOSERS = new Set([0x5d, 0x29, 0x7d]);
+const CLOSERS = new Set([0x5d, 0x29, 0x7d]);
 
 const IGNORED = /[\p{M}\p{Cf}]/gu;
 let confusables: Map<string, string> | undefined;
@@ -92,7 +92,7 @@ function latinLookAlike(char: string): string | undefined {
 }
 
 /** The matching form of one code point, as a string: what every occurrence of it reads as. */
-export function formOf(codePoint: number): string {
+function formOf(codePoint: number): string {
   const char = String.fromCodePoint(codePoint);
   if (codePoint < 0x80) return char.toLowerCase();
   let form = "";
@@ -138,11 +138,6 @@ export function kindOf(code: number): number {
   return kind === UNKNOWN ? resolve(code) : kind;
 }
 
-/** The one-unit form of a unit whose kind has no COMPLEX bit. */
-export function foldOf(code: number): number {
-  return folded[code]!;
-}
-
 /** The kinds table itself, for the scan's fast path (UNKNOWN until a unit is first met; read kindOf then). */
 export const unitKinds = (): Uint8Array => kinds;
 /** The one-unit forms, for the scan's fast path (valid where the kind has no COMPLEX bit). */
@@ -155,7 +150,7 @@ export const isIgnorable = (code: number) => kindOf(code) === IGNORABLE;
  * One position of the text read through the normalisation: its form's first unit (-1 when the form is
  * empty), the rest of a longer form ("" for one unit), and where the next position starts.
  */
-export interface Read {
+interface Read {
   code: number;
   more: string;
   next: number;
@@ -169,7 +164,7 @@ function readForm(out: Read, form: string, next: number): Read {
 }
 
 /** Reads the character (or encoded character) at `i`: `&#101;` → `e`, `%C3%AB` → `e`, `𝐌` → `m`, ZWSP → nothing. */
-export function readAt(text: string, i: number, out: Read): Read {
+function readAt(text: string, i: number, out: Read): Read {
   const code = text.charCodeAt(i);
   out.more = "";
   out.next = i + 1;
