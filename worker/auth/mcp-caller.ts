@@ -15,6 +15,8 @@ export type McpAuthentication =
       actorId: string;
       /** Who made the call, as log rows record it: `key:<key id>` or `oauth:<client_id>`. */
       actor: string;
+      /** An OAuth caller's grant, named by the user who gave it (a client holds one grant per workspace); null for a key. */
+      grantedBy: string | null;
       profileId: string | null;
     }
   | { kind: "refused"; status: 401 | 403; message: string; headers: Record<string, string> };
@@ -39,6 +41,7 @@ export async function authenticateMcp(env: Env, request: Request, waitUntil: Wai
     workspaceId: principal.workspaceId,
     actorId: principal.id,
     actor: `key:${principal.id}`,
+    grantedBy: null,
     profileId: principal.profileId,
   };
 }
@@ -62,6 +65,7 @@ async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthe
     workspaceId: validated.props.workspaceId,
     actorId: `oauth:${validated.clientId}`,
     actor: `oauth:${validated.clientId}`,
+    grantedBy: validated.userId,
     profileId: validated.props.profileId,
   };
 }

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import { adjacentJoined, appendBytes, ChunkReader, joinBytes, sliceBytes } from "./chunk-reader.ts";
 import { SkeletonBuilder } from "./json-skeleton.ts";
 import { framedResult } from "./passthrough.qualify.ts";
