@@ -1,0 +1,225 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { describe, it } from "vitest";
+import worker from "../index.ts";
+import { api, connectMcp, createWorkspace, demoGateway, eventually, ORIGIN } from "../../test/helpers.ts";
+import { callLogMessage, gatewayCallRow, stageRow } from "../calls/call-rows.ts";
+import { handleMcpRequest } from "../mcp/mcp.endpoint.ts";
+import type { CallLogMessage } from "./call-log.ts";
+import { sendCallLogs } from "./call-log.send.ts";
+import { durationBucket, percentile } from "./histogram.ts";
+import { applyLogRetention } from "./logs.store.ts";
+
+const QUEUE = "rayrun-call-logs";
+
+/** A call-log message as the call path builds it, for a workspace and request of the test's choosing. */
+function message(workspaceId: string, requestId: string, options: { durationMs?: number; at?: number; stages?: number } = {}) {
+  const row = gatewayCallRow(
+    { workspaceId, actor: "key:key_test", keyId: "key_test", grantedBy: null, profileId: null },
+    {
+      requestId,
+      callIndex: null,
+      name: "demo__search_release_notes",
+      arguments: { query: "sso" },
+      answer: { content: [] },
+      startedAt: options.at ?? Date.now(),
+      durationMs: options.durationMs ?? 3,
+      outcome: "ok",
+      code: null,
+    },
+  );
+  const stages = Array.from({ length: options.stages ?? 0 }, () =>
+    stageRow({ toolUid: "tool_t", requestId }, { stage: "before", outcome: "continue", durationMs: 1 }),
+  );
+  return callLogMessage(row, stages, false);
+}
+
+let delivered = 0;
+/** One batch through the real consumer, as the queue delivers it; its result says what was acked or retried. */
+async function consume(messages: CallLogMessage[], attempts = 1) {
+  const batch = createMessageBatch<CallLogMessage>(
+    QUEUE,
+    messages.map((body) => ({ id: `msg-${++delivered}`, timestamp: new Date(), attempts, body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch as MessageBatch<unknown>, env);
+  return getQueueResult(batch, ctx);
+}
+
+const count = async (sql: string, ...params: unknown[]) =>
+  (
+    (await env.DB.prepare(sql)
+      .bind(...params)
+      .first<{ n: number }>()) ?? { n: 0 }
+  ).n;
+
+describe("the call-log consumer", () => {
+  it("writes a batch once: a redelivered batch adds no row, no stage row and nothing to the rollups", async ({ expect }) => {
+    const ws = `ws_consumer_${crypto.randomUUID().slice(0, 8)}`;
+    const batch = Array.from({ length: 50 }, (_, index) => message(ws, `req_${index}`, { stages: 2, durationMs: index }));
+    const first = await consume(batch);
+    expect(first).toMatchObject({ outcome: "ok", ackAll: true, retryBatch: { retry: false } });
+    const rows = () => count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws);
+    const stages = () => count("SELECT COUNT(*) AS n FROM call_logs WHERE workspace_id = ?", ws);
+    const rolled = () => count("SELECT SUM(calls) AS n FROM call_rollups WHERE workspace_id = ?", ws);
+    expect([await rows(), await stages(), await rolled()]).toEqual([50, 100, 50]);
+
+    // At least once: the same messages again (a lost ack), and again mixed with new ones.
+    expect(await consume(batch, 2)).toMatchObject({ ackAll: true });
+    expect(await consume([...batch.slice(0, 10), message(ws, "req_new", { stages: 1 })], 3)).toMatchObject({ ackAll: true });
+    expect([await rows(), await stages(), await rolled()]).toEqual([51, 101, 51]);
+  });
+
+  it("retries a batch that fails mid-way, and the retry lands every row exactly once", async ({ expect }) => {
+    const ws = `ws_midway_${crypto.randomUUID().slice(0, 8)}`;
+    const batch = Array.from({ length: 20 }, (_, index) => message(ws, `req_${index}`, { stages: 1 }));
+    // A real D1 failure after the call rows' statement ran: the stage rows' statement aborts on request 13.
+    const trigger = `fail_${ws}`;
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON call_logs WHEN NEW.workspace_id = '${ws}' AND NEW.request_id = 'req_13' BEGIN SELECT RAISE(ABORT, 'injected'); END`,
+    );
+    try {
+      const failed = await consume(batch);
+      expect(failed).toMatchObject({ ackAll: false, retryBatch: { retry: true, delaySeconds: 1 } });
+      // One transaction: the call rows written before the failure are rolled back with it.
+      expect(await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)).toBe(0);
+      expect(await count("SELECT COUNT(*) AS n FROM call_rollups WHERE workspace_id = ?", ws)).toBe(0);
+      // Later attempts wait longer.
+      expect((await consume(batch, 3)).retryBatch).toEqual({ retry: true, delaySeconds: 4 });
+    } finally {
+      await env.DB.exec(`DROP TRIGGER ${trigger}`);
+    }
+    expect(await consume(batch, 4)).toMatchObject({ ackAll: true });
+    expect(await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)).toBe(20);
+    expect(await count("SELECT COUNT(*) AS n FROM call_logs WHERE workspace_id = ?", ws)).toBe(20);
+    expect(await count("SELECT SUM(calls) AS n FROM call_rollups WHERE workspace_id = ?", ws)).toBe(20);
+  });
+
+  it("drops a message that is not a call-log message and still writes the rest of its batch", async ({ expect }) => {
+    const ws = `ws_invalid_${crypto.randomUUID().slice(0, 8)}`;
+    const good = message(ws, "req_good");
+    const bad = { ...message(ws, "req_bad"), v: 2 } as unknown as CallLogMessage;
+    const worse = "not json at all" as unknown as CallLogMessage;
+    expect(await consume([bad, good, worse])).toMatchObject({ ackAll: true });
+    const { results } = await env.DB.prepare("SELECT request_id FROM calls WHERE workspace_id = ?").bind(ws).all();
+    expect(results).toEqual([{ request_id: "req_good" }]);
+  });
+
+  it("keeps per-minute rollups with a duration histogram that gives p50 and p99", async ({ expect }) => {
+    const { ws, adminKey } = await createWorkspace();
+    const at = Date.UTC(2026, 0, 5, 10, 30, 15);
+    // 100 calls in one minute: 1 ms … 100 ms.
+    await consume(Array.from({ length: 100 }, (_, index) => message(ws, `req_${index}`, { at, durationMs: index + 1 })));
+    const metrics = await api(`/v1/workspaces/${ws}/metrics?since=2026-01-05T10:29:00Z&until=2026-01-05T10:33:00Z`, { key: adminKey });
+    expect(metrics.status).toBe(200);
+    expect(metrics.body.points.map((point: { calls: number }) => point.calls)).toEqual([0, 100, 0, 0]);
+    const { totals } = metrics.body;
+    expect(totals).toMatchObject({ calls: 100, outcomes: { ok: 100 }, lost: 0 });
+    // Within the histogram's resolution (buckets of at most 25 ms at this range).
+    expect(totals.p50Ms).toBeGreaterThanOrEqual(40);
+    expect(totals.p50Ms).toBeLessThanOrEqual(60);
+    expect(totals.p99Ms).toBeGreaterThanOrEqual(75);
+    expect(totals.p99Ms).toBeLessThanOrEqual(100);
+    expect(metrics.body.points[1].bytesIn).toBe(100 * JSON.stringify({ query: "sso" }).length);
+  });
+});
+
+describe("the duration histogram", () => {
+  it("puts each duration in the bucket its bounds name and reads percentiles back", ({ expect }) => {
+    expect([0, 0.5, 0.6, 1, 59_999, 60_000, 60_001].map(durationBucket)).toEqual([0, 0, 1, 1, 31, 31, 32]);
+    const counts = new Array<number>(33).fill(0);
+    counts[durationBucket(10)] = 99;
+    counts[durationBucket(1000)] = 1;
+    expect(percentile(counts, 0.5)).toBeGreaterThan(7.5);
+    expect(percentile(counts, 0.5)).toBeLessThanOrEqual(10);
+    expect(percentile(counts, 1)).toBe(1000);
+    expect(percentile(new Array<number>(33).fill(0), 0.5)).toBeNull();
+  });
+});
+
+describe("when the queue is unavailable", () => {
+  const brokenQueue = {
+    send: () => Promise.reject(new Error("Queue is unavailable")),
+    sendBatch: () => Promise.reject(new Error("Queue is unavailable")),
+  } as unknown as Queue;
+
+  it("still answers the call, loses its row and counts the loss in the metrics", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const ctx = createExecutionContext();
+    const response = await handleMcpRequest(
+      { ...env, CALL_LOGS: brokenQueue },
+      new Request(`${ORIGIN}/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${gateway.clientKey}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "demo__search_release_notes", arguments: { query: "sso" } },
+        }),
+      }),
+      ctx,
+    );
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { result: { structuredContent: { items: unknown[] } } };
+    expect(answer.result.structuredContent.items).toHaveLength(1);
+    await waitOnExecutionContext(ctx);
+    const metrics = await api(`/v1/workspaces/${gateway.ws}/metrics`, { key: gateway.adminKey });
+    expect(metrics.body.totals).toMatchObject({ calls: 0, lost: 1 });
+    expect((await api(`/v1/workspaces/${gateway.ws}/logs`, { key: gateway.adminKey })).body.calls).toEqual([]);
+  });
+
+  it("counts every message of a failed send, per workspace and minute", async ({ expect }) => {
+    const { ws, adminKey } = await createWorkspace();
+    await sendCallLogs({ ...env, CALL_LOGS: brokenQueue }, [message(ws, "req_a"), message(ws, "req_b"), message(ws, "req_c")]);
+    expect((await api(`/v1/workspaces/${ws}/metrics`, { key: adminKey })).body.totals.lost).toBe(3);
+  });
+});
+
+describe("one workspace's flood", () => {
+  it("does not hold another workspace's row back past the stated bound (docs/logs.md: 10 s behind 5,000 queued rows)", async ({
+    expect,
+  }) => {
+    const flooder = `ws_flood_${crypto.randomUUID().slice(0, 8)}`;
+    // 5,000 messages from one workspace, queued ahead of the other's call.
+    const flood = Array.from({ length: 5000 }, (_, index) => message(flooder, `req_${index}`));
+    for (let start = 0; start < flood.length; start += 100) {
+      await env.CALL_LOGS.sendBatch(flood.slice(start, start + 100).map((body) => ({ body, contentType: "json" as const })));
+    }
+    const gateway = await demoGateway();
+    const client = await connectMcp(gateway.clientKey);
+    const sent = Date.now();
+    await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
+    await eventually(
+      async () => (await api(`/v1/workspaces/${gateway.ws}/logs`, { key: gateway.adminKey })).body.calls,
+      (calls: unknown[]) => calls.length === 1,
+    );
+    expect(Date.now() - sent).toBeLessThan(10_000);
+    await eventually(
+      () => count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", flooder),
+      (n) => n === 5000,
+    );
+  });
+});
+
+describe("retention", () => {
+  it("removes call rows, stage rows and rollups past 30 days, and nothing newer", async ({ expect }) => {
+    const ws = `ws_retain_${crypto.randomUUID().slice(0, 8)}`;
+    const day = 24 * 3600 * 1000;
+    await consume([message(ws, "req_old", { at: Date.now() - 31 * day, stages: 1 }), message(ws, "req_new", { stages: 1 })]);
+    const state = async () => ({
+      calls: await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws),
+      stages: await count("SELECT COUNT(*) AS n FROM call_logs WHERE workspace_id = ?", ws),
+      rollups: await count("SELECT SUM(calls) AS n FROM call_rollups WHERE workspace_id = ?", ws),
+    });
+    expect(await state()).toEqual({ calls: 2, stages: 2, rollups: 2 });
+    await applyLogRetention(env.DB);
+    expect(await state()).toEqual({ calls: 1, stages: 1, rollups: 1 });
+    const { results } = await env.DB.prepare("SELECT request_id FROM calls WHERE workspace_id = ?").bind(ws).all();
+    expect(results).toEqual([{ request_id: "req_new" }]);
+  });
+});
