@@ -54,6 +54,8 @@ export interface WorkerOptions {
   devLogin?: boolean;
   /** Extra environment for `wrangler dev`, e.g. WRANGLER_REGISTRY_PATH so a Pages dev server can bind to it. */
   env?: Record<string, string>;
+  /** Extra Worker variables (`--var NAME:value`), e.g. an OpenTelemetry endpoint. */
+  vars?: Record<string, string>;
 }
 
 /**
@@ -97,6 +99,7 @@ export async function startGatewayWorker(options: WorkerOptions = {}): Promise<R
       `SECRETS_KEY:${Buffer.alloc(32, options.secretsKeyByte ?? 3).toString("base64")}`,
       ...(options.assets ? ["--assets", options.assets] : []),
       ...(options.devLogin ? ["--var", "DEV_LOGIN:on"] : []),
+      ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
       "--show-interactive-dev-session=false",
     ],
     { cwd: root, env: { ...quiet, ...options.env }, stdio: ["ignore", "pipe", "pipe"], detached: true },
