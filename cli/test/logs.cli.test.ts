@@ -103,7 +103,7 @@ beforeAll(async () => {
     },
   });
   seeded = await seedWorkspace(gateway, "every call");
-});
+}, 300_000);
 afterAll(async () => {
   await gateway?.stop();
   await receiver.close();

@@ -13,6 +13,7 @@ const encoder = new TextEncoder();
  * `call_log_losses` (GET …/metrics `lost`), the only D1 write the call path makes, and only on this failure.
  */
 export async function sendCallLogs(env: Env, messages: CallLogMessage[]): Promise<void> {
+  if (env.CALL_LOG === "off") return;
   for (const chunk of chunks(messages)) {
     try {
       await env.CALL_LOGS.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));

@@ -1,11 +1,11 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { describe, it } from "vitest";
 import worker from "../index.ts";
-import { api, connectMcp, createWorkspace, demoGateway, eventually, ORIGIN } from "../../test/helpers.ts";
+import { api, connectMcp, createWorkspace, demoGateway, eventually, newTag, ORIGIN, upstreamOrigin } from "../../test/helpers.ts";
 import { callLogMessage, gatewayCallRow, stageRow } from "../calls/call-rows.ts";
 import { handleMcpRequest } from "../mcp/mcp.endpoint.ts";
 import type { CallLogMessage } from "./call-log.ts";
-import { retryDelaySeconds } from "./call-log.consumer.ts";
+import { consumeCallLogs, retryDelaySeconds } from "./call-log.consumer.ts";
 import { sendCallLogs } from "./call-log.send.ts";
 import { durationBucket, percentile } from "./histogram.ts";
 import { applyLogRetention } from "./logs.store.ts";
@@ -238,5 +238,85 @@ describe("retention", () => {
     expect(await state()).toEqual({ calls: 1, stages: 1, rollups: 1 });
     const { results } = await env.DB.prepare("SELECT request_id FROM calls WHERE workspace_id = ?").bind(ws).all();
     expect(results).toEqual([{ request_id: "req_new" }]);
+  });
+});
+
+/** A span as OTLP/HTTP JSON carries it. */
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: { key: string; value: Record<string, unknown> }[];
+}
+
+describe("OpenTelemetry export", () => {
+  it("sends a call as a trace: the call's span, child spans for its hook stages and its upstream request, standard attributes", async ({
+    expect,
+  }) => {
+    const tag = newTag();
+    const ws = `ws_otel_${tag}`;
+    const at = Date.now();
+    const hooked = message(ws, "req_hooked", { at, durationMs: 20 });
+    hooked.call.upstreamOffsetMs = 6;
+    hooked.call.upstreamMs = 9;
+    hooked.stages = [
+      stageRow({ toolUid: "tool_t", requestId: "req_hooked" }, { stage: "before", outcome: "continue", durationMs: 2, offsetMs: 1 }),
+      stageRow({ toolUid: "tool_t", requestId: "req_hooked" }, { stage: "after", outcome: "return", durationMs: 3, offsetMs: 16 }),
+      stageRow(
+        { toolUid: "tool_t", requestId: "req_hooked" },
+        { stage: "after", channel: "shadow", outcome: "return", durationMs: 3, offsetMs: 16, shadowDiffered: true },
+      ),
+    ];
+    const batch = createMessageBatch<CallLogMessage>(QUEUE, [{ id: "otel-1", timestamp: new Date(), attempts: 1, body: hooked }]);
+    await consumeCallLogs(batch as MessageBatch<unknown>, {
+      ...env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `${upstreamOrigin()}/fixtures/otlp/${tag}`,
+      OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20collector-token,x-team=gateway",
+    });
+    const received = (await (await fetch(`${upstreamOrigin()}/fixtures/otlp/${tag}`)).json()) as {
+      exports: { headers: Record<string, string>; body: { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] } }[];
+    };
+    expect(received.exports).toHaveLength(1);
+    expect(received.exports[0]!.headers).toMatchObject({ authorization: "Bearer collector-token", "x-team": "gateway" });
+    const spans = received.exports[0]!.body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
+    const attributes = (span: OtlpSpan) => Object.fromEntries(span.attributes.map(({ key, value }) => [key, Object.values(value)[0]]));
+    const call = spans.find((span) => span.kind === 2)!;
+    expect(call.name).toBe("tools/call demo__search_release_notes");
+    expect(attributes(call)).toMatchObject({
+      "mcp.method.name": "tools/call",
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "demo__search_release_notes",
+      "enduser.id": "key:key_test",
+      "rayrun.request_id": "req_hooked",
+      "rayrun.outcome": "ok",
+    });
+    const children = spans.filter((span) => span.parentSpanId === call.spanId);
+    expect(children.map((span) => span.name).sort()).toEqual(["hook after", "hook after (shadow)", "hook before", "upstream tools/call"]);
+    for (const child of children) expect(child.traceId).toBe(call.traceId);
+    const startNs = BigInt(at) * 1_000_000n;
+    const before = children.find((span) => span.name === "hook before")!;
+    expect(BigInt(before.startTimeUnixNano) - startNs).toBe(1_000_000n);
+    expect(BigInt(before.endTimeUnixNano) - startNs).toBe(3_000_000n);
+    const upstream = children.find((span) => span.kind === 3)!;
+    expect([BigInt(upstream.startTimeUnixNano) - startNs, BigInt(upstream.endTimeUnixNano) - startNs]).toEqual([6_000_000n, 15_000_000n]);
+    expect(attributes(children.find((span) => span.name === "hook after (shadow)")!)).toMatchObject({ "rayrun.shadow_differed": true });
+  });
+
+  it("retries the batch when the collector refuses it, and the retry adds no row", async ({ expect }) => {
+    const ws = `ws_otel_refused_${newTag()}`;
+    const batch = createMessageBatch<CallLogMessage>(QUEUE, [
+      { id: "otel-2", timestamp: new Date(), attempts: 1, body: message(ws, "req_x") },
+    ]);
+    const ctx = createExecutionContext();
+    // The demo upstream answers 404 for a path it does not serve: the collector did not take the export.
+    await consumeCallLogs(batch as MessageBatch<unknown>, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: `${upstreamOrigin()}/no-collector-here` });
+    expect(await getQueueResult(batch, ctx)).toMatchObject({ ackAll: false, retryBatch: { retry: true } });
+    // The rows were written before the export; the retry (here without a collector) skips them.
+    expect(await consume([message(ws, "req_x")], 2)).toMatchObject({ ackAll: true });
+    expect(await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)).toBe(1);
   });
 });
