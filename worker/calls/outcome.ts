@@ -6,7 +6,7 @@ import type { RawResult } from "../services/upstream.passthrough.ts";
 import type { DeployedRevision } from "./deployment.ts";
 
 /**
- * Every code the gateway itself refuses or fails a call with. The README's
+ * Every code the gateway itself refuses or fails a call with. docs/errors.md's
  * `isError` table is tested against this list; a hook's own `reason` codes
  * travel separately, marked `source: "hook"`.
  */
