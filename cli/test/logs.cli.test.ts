@@ -255,14 +255,18 @@ describe("1,000 calls on the record", () => {
   it("exports each call as a trace with its hook and upstream spans, retrying a refused export without doubling a row", async ({
     expect,
   }) => {
-    const client = await agent(await key("traced agent", seeded.defaultProfileId));
+    const secret = await key("traced agent", seeded.defaultProfileId);
+    const actor = `key:${(await request(gateway.origin, "GET", "/v1/whoami", secret)).id as string}`;
+    const client = await agent(secret);
     await client.callTool({ name: "demo__search_release_notes", arguments: { query: "traced" } });
     await client.close();
-    const mine = (await request(gateway.origin, "GET", `/v1/workspaces/${seeded.ws}/logs?limit=1`, seeded.adminKey)).calls[0] as {
-      requestId: string;
-    };
     const deadline = Date.now() + 60_000;
-    const spansOf = () => receiver.spans.filter((span) => attribute(span, "rayrun.request_id") === mine.requestId);
+    let mine: { requestId: string } | undefined;
+    while (!mine && Date.now() < deadline) {
+      mine = (await request(gateway.origin, "GET", `/v1/workspaces/${seeded.ws}/logs?actor=${actor}`, seeded.adminKey)).calls[0];
+      if (!mine) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const spansOf = () => receiver.spans.filter((span) => attribute(span, "rayrun.request_id") === mine?.requestId);
     while (!spansOf().some((span) => span.kind === 2) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
     const spans = spansOf();
     const call = spans.find((span) => span.kind === 2)!;
