@@ -66,22 +66,23 @@ export async function queryMetrics(db: D1Database, workspaceId: string, query: M
       ["actor = ?", query.actor],
     ],
   );
-  const slot = `(minute - ${fromMinute}) / ${stepMinutes}`;
+  // The step a minute falls in; its two numbers are bound like every other value.
+  const slot = "CAST((minute - ?) / ? AS INTEGER)";
   const [outcomes, buckets, losses] = await db.batch<Record<string, unknown>>([
     db
       .prepare(
         `SELECT ${slot} AS slot, outcome, SUM(calls) AS calls, SUM(bytes_in) AS bytes_in, SUM(bytes_out) AS bytes_out
          FROM call_rollups WHERE ${where} GROUP BY slot, outcome`,
       )
-      .bind(...params),
+      .bind(fromMinute, stepMinutes, ...params),
     db
       .prepare(`SELECT ${slot} AS slot, bucket, SUM(calls) AS calls FROM call_rollups WHERE ${where} GROUP BY slot, bucket`)
-      .bind(...params),
+      .bind(fromMinute, stepMinutes, ...params),
     db
       .prepare(
         `SELECT ${slot} AS slot, SUM(lost) AS lost FROM call_log_losses WHERE workspace_id = ? AND minute >= ? AND minute < ? GROUP BY slot`,
       )
-      .bind(workspaceId, fromMinute, toMinute),
+      .bind(fromMinute, stepMinutes, workspaceId, fromMinute, toMinute),
   ]);
   const steps = Math.ceil((toMinute - fromMinute) / stepMinutes);
   const points = Array.from({ length: steps }, (_, index) => ({
