@@ -116,7 +116,7 @@ describe("the console", () => {
     await page.getByLabel("Outcome", { exact: true }).selectOption("upstream_error");
     await expect.poll(() => rows.count()).toBe(1);
 
-    // Open the row: the call's facts, and no stage runs (no hook ran).
+    // Open the row: the call's facts, and its one stage row, the upstream's error (no hook ran).
     await rows
       .first()
       .getByRole("button", { name: /^Open req_/ })
@@ -124,7 +124,8 @@ describe("the console", () => {
     const detail = page.getByRole("region", { name: /^Call req_/ });
     await detail.waitFor();
     await expect.poll(() => detail.textContent()).toMatch(/tools\/call demo__lookup_customer.*upstream_error.*agent/s);
-    expect(await detail.textContent()).toContain("No hook stage ran");
+    const stages = detail.getByRole("table", { name: "Stage runs of this call" }).locator("tbody tr");
+    expect(await stages.allTextContents()).toEqual([expect.stringMatching(/upstream\s*active\s*upstream_error/)]);
 
     await page
       .getByRole("img", { name: /Chart of calls per minute/ })
