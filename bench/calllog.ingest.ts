@@ -34,31 +34,37 @@ function messages(workspaceId: string, count: number, hooked: boolean): CallLogM
   });
 }
 
-/** D1 statements the database was asked to run. */
+/** D1 statements the database was asked to run: each statement of a batch, each one run on its own. */
 function counting(db: D1Database): { db: D1Database; statements: () => number } {
   let statements = 0;
-  const counted = {
+  // D1's batch needs its own statement objects, not the proxies around them.
+  const unwrapped = new WeakMap<D1PreparedStatement, D1PreparedStatement>();
+  const counted = (statement: D1PreparedStatement): D1PreparedStatement => {
+    const proxy = new Proxy(statement, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target) as unknown;
+        if (typeof value !== "function") return value;
+        if (name === "bind") return (...args: unknown[]) => counted(target.bind(...args));
+        if (name === "run" || name === "all" || name === "first" || name === "raw") {
+          return (...args: unknown[]) => {
+            statements++;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return (value as (...a: unknown[]) => unknown).bind(target);
+      },
+    });
+    unwrapped.set(proxy, statement);
+    return proxy;
+  };
+  const wrapped = {
     batch: (list: D1PreparedStatement[]) => {
       statements += list.length;
-      return db.batch(list);
+      return db.batch(list.map((statement) => unwrapped.get(statement) ?? statement));
     },
-    prepare: (sql: string) => {
-      const prepared = db.prepare(sql);
-      return new Proxy(prepared, {
-        get(target, name, receiver) {
-          const value = Reflect.get(target, name, receiver);
-          if (name === "run" || name === "all" || name === "first" || name === "raw") {
-            return (...args: unknown[]) => {
-              statements++;
-              return (value as (...a: unknown[]) => unknown).apply(target, args);
-            };
-          }
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
-    },
+    prepare: (sql: string) => counted(db.prepare(sql)),
   } as unknown as D1Database;
-  return { db: counted, statements: () => statements };
+  return { db: wrapped, statements: () => statements };
 }
 
 export async function benchCallLogIngestion(calls = 10_000) {
