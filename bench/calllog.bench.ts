@@ -83,8 +83,13 @@ export async function benchCallLog(): Promise<CallLogBench> {
     await measureInterleaved({ logging: on.call, off: without.call }, 100, PAUSE_MS);
     const samples = await measureInterleaved({ logging: on.call, off: without.call }, ROUNDS, PAUSE_MS);
 
-    // 16 clients on the logging gateway; then wait for the queue to drain.
-    const before = (await on.rows()).calls;
+    // 16 clients on the logging gateway, once the rows of the rounds above have all landed; then wait for the drain.
+    let before = -1;
+    for (let settled = (await on.rows()).calls; settled !== before;) {
+      before = settled;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      settled = (await on.rows()).calls;
+    }
     let calls = 0;
     let errors = 0;
     const deadline = Date.now() + LOAD_SECONDS * 1000;
