@@ -2,7 +2,7 @@ import type { CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.j
 import type { StageInput, StageRun } from "../hooks/isolate/index.ts";
 import type { StageCall } from "../hooks/stage-call.ts";
 import type { StageRow } from "../logs/call-log.ts";
-import type { RawResult } from "../services/upstream.passthrough.ts";
+import type { RawResult } from "../services/raw-result.ts";
 import type { DeployedRevision } from "./deployment.ts";
 
 /**

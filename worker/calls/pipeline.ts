@@ -10,7 +10,7 @@ import type { StageRow } from "../logs/call-log.ts";
 import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { CallCancelled, declaresAll, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
-import { RawResultCapture } from "../services/upstream.passthrough.ts";
+import { RawResultCapture } from "../services/raw-result.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
