@@ -118,6 +118,14 @@ export function shadowVerdict(stages: StageRow[]): ShadowVerdict | null {
 
 const jsonBytes = (value: unknown) => (value === undefined ? 0 : utf8Length(JSON.stringify(value)));
 
+/** An answer's size: a passed-through result is the upstream's bytes in pieces (never serialised again), else its JSON. */
+function answerBytes(answer: unknown): number {
+  if (Array.isArray(answer) && answer.every((piece) => piece instanceof Uint8Array)) {
+    return answer.reduce((sum: number, piece: Uint8Array) => sum + piece.byteLength, 0);
+  }
+  return jsonBytes(answer);
+}
+
 /** The call row of a tools/call (direct or a Code Mode inner call), once its answer is known. */
 export function toolCallRow(
   caller: CallActor,
@@ -145,7 +153,7 @@ export function toolCallRow(
     upstreamMs: timing.upstreamMs,
     upstreamOffsetMs: timing.upstreamOffsetMs,
     bytesIn: jsonBytes(call.arguments),
-    bytesOut: call.answer instanceof Uint8Array ? call.answer.byteLength : jsonBytes(call.answer),
+    bytesOut: answerBytes(call.answer),
     revisionId: run.revisionId,
     shadow: shadowVerdict(stages),
     innerCalls: null,
