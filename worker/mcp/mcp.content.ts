@@ -24,7 +24,8 @@ import { newId } from "../lib/ids.ts";
 import { callLogMessage, contentCallRow } from "../calls/call-rows.ts";
 import type { CallRowOutcome } from "../logs/call-log.ts";
 import { sendCallLogs } from "../logs/call-log.send.ts";
-import { requestUpstream, UpstreamFailure } from "../services/upstream.ts";
+import { requestUpstream, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
+import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { echoedName, UpstreamRpcError } from "./mcp.endpoint.ts";
 import { gatewayUri, mapContentBlock, mapResultLinks, parseGatewayUri } from "./mcp.uris.ts";
 
@@ -37,6 +38,8 @@ export interface ContentCaller {
   actor: string;
   grantedBy: string | null;
   profileId: string | null;
+  /** Whose upstream OAuth grant the caller's requests use on services authorized per user. */
+  grantSubject: string;
   loadCatalog(): Promise<Catalog>;
   waitUntil: WaitUntil;
 }
@@ -153,7 +156,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
       const catalog = await caller.loadCatalog();
       const service = allowedService(caller, catalog, parsed.slug, "resources", row);
       if (!service) throw resourceNotFound(uri);
-      const result = await fromUpstream(catalog, service, row, (client, options) =>
+      const result = await fromUpstream(caller, catalog, service, row, (client, options) =>
         client.readResource({ uri: parsed.upstreamUri }, options),
       );
       return { ...result, contents: result.contents.map((content) => ({ ...content, uri: gatewayUri(service.slug, content.uri) })) };
@@ -169,7 +172,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
       const catalog = await caller.loadCatalog();
       const service = allowedService(caller, catalog, split.slug, "prompts", row);
       if (!service) throw unknownPrompt(name);
-      const result = await fromUpstream(catalog, service, row, (client, options) =>
+      const result = await fromUpstream(caller, catalog, service, row, (client, options) =>
         client.getPrompt({ name: split.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, options),
       );
       return {
@@ -185,7 +188,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     const target = catalog.targets.get(service.id);
     if (!target) throw new GatewayRpcError(ErrorCode.InternalError, "The service is not available", { code: "upstream_unreachable" });
     return upstreamCall(() =>
-      requestUpstream(target, async (client, options) => {
+      requestService(caller, service, target, async (client, options) => {
         // An upstream without completion support has no suggestions: that is an empty answer, not an error.
         if (!client.getServerCapabilities()?.completions) return { completion: { values: [], hasMore: false } };
         return client.complete({ ...request.params, ref }, options);
@@ -303,6 +306,7 @@ function allowedService(
 
 /** The one upstream read or get, its time counted on the row. */
 async function fromUpstream<T>(
+  caller: ContentCaller,
   catalog: Catalog,
   service: CatalogService,
   row: ContentRowDraft,
@@ -312,19 +316,46 @@ async function fromUpstream<T>(
   if (!target) throw new GatewayRpcError(ErrorCode.InternalError, "The service is not available", { code: "upstream_unreachable" });
   const started = performance.now();
   try {
-    return await upstreamCall(() => requestUpstream(target, send));
+    return await upstreamCall(() => requestService(caller, service, target, send));
   } finally {
     row.upstreamMs = performance.now() - started;
   }
 }
 
 /** An upstream request with its failures as the client sees them: the upstream's JSON-RPC error as its own, ours with a code. */
+/**
+ * One request to a service's upstream, carrying the caller's upstream OAuth token where the service has OAuth
+ * (the same grant a tools/call would use). Without one, the caller is told why, and per user where to authorize.
+ */
+async function requestService<T>(
+  caller: ContentCaller,
+  service: CatalogService,
+  target: UpstreamTarget,
+  send: (client: Client, options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  const call = {
+    env: caller.env,
+    workspaceId: caller.workspaceId,
+    serviceId: service.id,
+    serviceSlug: service.slug,
+    oauth: service.oauth,
+    callerSubject: caller.grantSubject,
+  };
+  const sent = await withUpstreamAuthorization(call, target, (authorized) => requestUpstream(authorized, send));
+  if (sent.ok) return sent.value;
+  throw new GatewayRpcError(ErrorCode.InternalError, sent.refusal.message, { code: sent.refusal.code, ...sent.refusal.details });
+}
+
+/** A 401 from a service without OAuth means its secret headers were refused: for the client, a protocol failure. */
+const contentFailureCode = (error: UpstreamFailure) => (error.code === "upstream_unauthorized" ? "upstream_protocol_error" : error.code);
+
 async function upstreamCall<T>(send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (error) {
     if (error instanceof McpError) throw new UpstreamRpcError(error);
-    if (error instanceof UpstreamFailure) throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: error.code });
+    if (error instanceof UpstreamFailure)
+      throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: contentFailureCode(error) });
     throw error;
   }
 }
@@ -399,12 +430,19 @@ async function mergedList<Item>(
     let page: { items: Item[]; nextCursor?: string };
     try {
       if (!target) throw new UpstreamFailure("upstream_unreachable", "The service is not available");
-      page = await requestUpstream(target, (client, options) =>
+      page = await requestService(caller, service, target, (client, options) =>
         // An upstream that does not offer this kind has nothing to list.
         client.getServerCapabilities()?.[kind] ? fetchPage(client, upstreamCursor, options) : Promise.resolve({ items: [] }),
       );
     } catch (error) {
-      const code = error instanceof UpstreamFailure ? error.code : error instanceof McpError ? "upstream_error" : "upstream_protocol_error";
+      const code =
+        error instanceof UpstreamFailure
+          ? contentFailureCode(error)
+          : error instanceof McpError
+            ? "upstream_error"
+            : error instanceof GatewayRpcError
+              ? String(error.data.code)
+              : "upstream_protocol_error";
       skipped.push({ service: service.slug, code, message: error instanceof Error ? error.message : String(error) });
       nextService();
       continue;
