@@ -4402,7 +4402,7 @@ export interface paths {
             "application/x-ndjson": string;
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4477,7 +4477,7 @@ export interface paths {
             "application/json": components["schemas"]["CallDetail"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4561,7 +4561,7 @@ export interface paths {
             "application/json": components["schemas"]["Metrics"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
