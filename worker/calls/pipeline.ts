@@ -6,20 +6,19 @@ import { afterInput, afterResult, beforeInput, stageContext, type StageCall } fr
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
-import type { CallLogEntry } from "../logs/logs.store.ts";
+import type { StageRow } from "../logs/call-log.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { CallCancelled, declaresAll, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
-import { RawResultCapture } from "../services/upstream.passthrough.ts";
+import { RawResultCapture } from "../services/raw-result.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
 import { readPointers, withBundle, type DeployedRevision, type ToolDeployments } from "./deployment.ts";
-import { logEntry, type CallOutcome, type GatewayRefusalCode, type ToolCallRun } from "./outcome.ts";
-import { GATEWAY_META_PREFIX } from "./outcome.ts";
+import type { CallOutcome, GatewayRefusalCode, ShadowWork, ToolCallRun } from "./outcome.ts";
 import { projectResult } from "./projection.ts";
-import type { ShadowWork } from "./shadow.ts";
-import { stageRunLog } from "./stage-log.ts";
+import { stageRow, stageRunRow } from "./call-rows.ts";
 
 export interface ToolCallInput {
   env: Env;
@@ -46,7 +45,14 @@ interface CallState {
   input: ToolCallInput;
   tool: CatalogTool;
   stageCall: StageCall;
-  logs: CallLogEntry[];
+  logs: StageRow[];
+  /** performance.now() when the call started, and where its time went so far. */
+  started: number;
+  hooksMs: number;
+  upstreamMs: number;
+  upstreamOffsetMs: number | null;
+  revisionId: string | null;
+  approved: boolean;
   /** The shadow revision read at step 4, and the stages as active ran them, for the run after the response. */
   shadow: DeployedRevision | null;
   observed: Pick<ShadowWork, "before" | "after">;
@@ -59,26 +65,76 @@ interface CallState {
  * log rows and starts the shadow run, both after the response.
  */
 export async function runToolCall(input: ToolCallInput): Promise<ToolCallRun> {
+  const startedAt = Date.now();
+  const started = performance.now();
   const tool = input.catalog.tools.get(input.publicName);
   // A tool listed only to clients with a capability this one lacks is as unknown to it as no tool at all.
   if (!tool || !declaresAll(input.clientCapabilities, tool.clientCapabilities)) {
-    return { outcome: { kind: "hidden" }, logs: [], shadow: null, captureDetails: false };
+    const timing = { startedAt, durationMs: performance.now() - started, hooksMs: 0, upstreamMs: 0, upstreamOffsetMs: null };
+    return {
+      outcome: { kind: "hidden" },
+      tool: null,
+      logs: [],
+      shadow: null,
+      captureDetails: false,
+      timing,
+      revisionId: null,
+      approved: false,
+    };
   }
   const state: CallState = {
     input,
     tool,
-    stageCall: { calledAt: new Date().toISOString(), requestId: input.requestId, workspaceId: input.workspaceId, tool },
+    stageCall: { calledAt: new Date(startedAt).toISOString(), requestId: input.requestId, workspaceId: input.workspaceId, tool },
     logs: [],
+    started,
+    hooksMs: 0,
+    upstreamMs: 0,
+    upstreamOffsetMs: null,
+    revisionId: null,
+    approved: false,
     shadow: null,
     observed: {},
   };
   const outcome = await runSteps(state);
   const { shadow, observed } = state;
-  const shadowRun =
+  const shadowRun: ShadowWork | null =
     shadow && (observed.before || observed.after)
       ? { call: state.stageCall, revision: shadow, definitionHash: tool.definitionHash, ...observed }
       : null;
-  return { outcome, logs: state.logs, shadow: shadowRun, captureDetails: tool.captureDetails };
+  return {
+    outcome,
+    tool: { uid: tool.uid, serviceId: tool.serviceId },
+    logs: state.logs,
+    shadow: shadowRun,
+    captureDetails: tool.captureDetails,
+    timing: {
+      startedAt,
+      durationMs: performance.now() - started,
+      hooksMs: state.hooksMs,
+      upstreamMs: state.upstreamMs,
+      upstreamOffsetMs: state.upstreamOffsetMs,
+    },
+    revisionId: state.revisionId,
+    approved: state.approved,
+  };
+}
+
+/** ms since the call started: where a stage or the upstream request begins on the call's trace. */
+const elapsed = (state: CallState) => performance.now() - state.started;
+
+/** One active stage run, its time counted as the hooks' share of the call, and its row. */
+async function runActiveStage(
+  state: CallState,
+  active: DeployedRevision,
+  stage: "before" | "after",
+  input: Parameters<typeof runStage>[0]["input"],
+): Promise<StageRun> {
+  const offsetMs = elapsed(state);
+  const run = await runStage({ bundle: active.bundle, stage, input, context: stageContext(state.stageCall, active.config) });
+  state.hooksMs += run.usage.durationMs;
+  state.logs.push(stageRunRow(state.stageCall, stage, active, run, { offsetMs }));
+  return run;
 }
 
 async function runSteps(state: CallState): Promise<CallOutcome> {
@@ -126,6 +182,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   }
   const { active, upstreamArguments, hookApproval } = prepared;
   const revisionId = active?.revisionId ?? null;
+  state.revisionId = revisionId;
 
   // Approvals bind the verified active revision and the exact transformed call; a claim is single-use.
   // A policy approval holds even when the hook asks for none, and the hook's holds under an allowing policy.
@@ -175,6 +232,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
         },
       );
     }
+    state.approved = true;
   }
 
   // Exactly one upstream call (sent again only after a 401, which the upstream refused before processing it).
@@ -188,6 +246,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
       ? new RawResultCapture()
       : undefined;
   let upstreamResult: CallToolResult;
+  state.upstreamOffsetMs = elapsed(state);
   try {
     const sent = await withUpstreamAuthorization(
       {
@@ -202,26 +261,28 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
       (authorized) =>
         callUpstreamTool(authorized, tool.name, upstreamArguments, rawResult ? { ...input.upstream, rawResult } : input.upstream),
     );
+    state.upstreamMs = elapsed(state) - state.upstreamOffsetMs;
     if (!sent.ok) return refuse(state, sent.refusal.code, sent.refusal.message, revisionId, sent.refusal.details);
     upstreamResult = sent.value;
   } catch (error) {
+    state.upstreamMs = elapsed(state) - state.upstreamOffsetMs;
     if (error instanceof UpstreamTimeout) {
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
       return refused(state, "upstream_timeout", error.message, { bound: error.bound });
     }
     if (error instanceof CallCancelled) {
       // The upstream was told; `after` does not run on a call nobody waits for.
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "cancelled", code: "cancelled", revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "cancelled", code: "cancelled", revisionId }));
       return refused(state, "cancelled", `The call was cancelled: ${error.message}`);
     }
     if (error instanceof UpstreamFailure) {
       const code = callFailureCode(error.code);
       const message = error.code === "upstream_unauthorized" ? "The upstream refused the service's credentials (401)" : error.message;
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code, revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_failed", code, revisionId }));
       return refused(state, code, message);
     }
     if (error instanceof McpError) {
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", code: String(error.code), revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_error", code: String(error.code), revisionId }));
       return { kind: "upstream_rpc_error", error };
     }
     throw error;
@@ -234,7 +295,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   upstreamResult = withoutGatewayMeta(upstreamResult);
   if (upstreamResult.isError) {
     // Upstream errors go back as the upstream's own, and `after` never sees them; projection still holds.
-    state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", revisionId }));
+    state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_error", revisionId }));
     return { kind: "result", result: projectResult(upstreamResult, tool.projection) };
   }
 
@@ -242,15 +303,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   let result = upstreamResult;
   const stageInput = afterInput(input.arguments, upstreamArguments, afterResult(tool.definition, upstreamResult));
   let afterRun: StageRun | null = null;
-  if (active?.stages.includes("after")) {
-    afterRun = await runStage({
-      bundle: active.bundle,
-      stage: "after",
-      input: stageInput,
-      context: stageContext(state.stageCall, active.config),
-    });
-    state.logs.push(stageRunLog(state.stageCall, "after", active, afterRun));
-  }
+  if (active?.stages.includes("after")) afterRun = await runActiveStage(state, active, "after", stageInput);
   state.observed.after = { input: stageInput, active: afterRun };
   if (active && afterRun) {
     const value = afterRun.value as AfterReturn | undefined;
@@ -314,15 +367,7 @@ async function prepare(state: CallState, pointers: ToolDeployments): Promise<Pre
   let hookApproval: Prepared["hookApproval"] = null;
   let beforeRun: StageRun | null = null;
   const stageInput = beforeInput(input.arguments);
-  if (active?.stages.includes("before")) {
-    beforeRun = await runStage({
-      bundle: active.bundle,
-      stage: "before",
-      input: stageInput,
-      context: stageContext(state.stageCall, active.config),
-    });
-    state.logs.push(stageRunLog(state.stageCall, "before", active, beforeRun));
-  }
+  if (active?.stages.includes("before")) beforeRun = await runActiveStage(state, active, "before", stageInput);
   state.observed.before = { input: stageInput, active: beforeRun };
   if (beforeRun) {
     const value = beforeRun.value as BeforeReturn | undefined;
@@ -372,7 +417,7 @@ async function shadowRevision(state: CallState, pointers: ToolDeployments): Prom
     // Shadow is best-effort: the live call goes on, and the row says why shadow did not run.
     console.error("shadow bundle unreadable", error);
     state.logs.push(
-      logEntry(logKey(state), {
+      stageRow(logKey(state), {
         stage: "pre_dispatch",
         channel: "shadow",
         outcome: "refused",
@@ -433,9 +478,9 @@ function refusalLog(
   code: string,
   message: string,
   revisionId: string | null,
-  stage: CallLogEntry["stage"] = "pre_dispatch",
-): CallLogEntry {
-  return logEntry(logKey(state), { stage, outcome: "refused", code, revisionId, details: { message } });
+  stage: StageRow["stage"] = "pre_dispatch",
+): StageRow {
+  return stageRow(logKey(state), { stage, outcome: "refused", code, revisionId, offsetMs: elapsed(state), details: { message } });
 }
 
 /** A gateway refusal before dispatch: logged as a pre-dispatch row, answered with the code. */
