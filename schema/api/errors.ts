@@ -42,6 +42,7 @@ export const ERROR_STATUS = {
   upstream_protocol_error: 502,
   upstream_response_too_large: 502,
   compiler_unavailable: 503,
+  workspace_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -4,6 +4,7 @@ import { HookHistoryToolSchema } from "../../schema/api/hooks.ts";
 import { CreateServiceBody, IndexSummarySchema, ServiceParams, ServiceSchema, UpdateServiceBody } from "../../schema/api/services.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { toolsWithHookHistory } from "../hooks/lifecycle/events.store.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { indexNewService, refreshService } from "./indexing.ts";
@@ -49,6 +50,7 @@ serviceRoutes.openapi(
     const index = await indexNewService(c.env, pending);
     const service = await findService(c.env.DB, ws, pending.id);
     if (!service) throw new Error("service vanished after insert");
+    await changeInForce(c);
     return c.json({ service, index }, 201);
   },
 );
@@ -104,6 +106,7 @@ serviceRoutes.openapi(
     if (body.url !== undefined) assertUrlAllowed(c.env, body.url);
     const service = await updateService(c.env, ws, svc, body);
     if (!service) throw notFound("Service");
+    await changeInForce(c);
     return c.json(service, 200);
   },
 );
@@ -123,6 +126,7 @@ serviceRoutes.openapi(
     const { ws, svc } = c.req.valid("param");
     const summary = await refreshService(c.env, ws, svc);
     if (!summary) throw notFound("Service");
+    await changeInForce(c);
     return c.json(summary, 200);
   },
 );
@@ -152,6 +156,7 @@ serviceRoutes.openapi(
       });
     }
     if (!(await softDeleteService(c.env.DB, ws, svc))) throw notFound("Service");
+    await changeInForce(c);
     return c.body(null, 204);
   },
 );

@@ -4,7 +4,16 @@ import { applyMigrations, schemaVersion } from "../lib/sqlite-migrations.ts";
 import { WorkspaceDO } from "./workspace.do.ts";
 import { CURRENT_SCHEMA_VERSION, WORKSPACE_MIGRATIONS } from "./workspace.schema.ts";
 
-const TABLES = ["approvals", "hook_deployments", "hook_drafts", "hook_history_usage", "quota_events"];
+const TABLES = [
+  "approvals",
+  "hook_deployments",
+  "hook_drafts",
+  "hook_history_usage",
+  "lease_changes",
+  "lease_epoch",
+  "lease_versions",
+  "quota_events",
+];
 
 /**
  * The layout objects had before migrations existed: each table module ran
@@ -125,7 +134,7 @@ describe("workspace Durable Object schema", () => {
       const sql = state.storage.sql;
       expect(CURRENT_SCHEMA_VERSION).toBe(WORKSPACE_MIGRATIONS.length);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3]);
+      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4]);
       expect(names(sql, "table")).toEqual(["_schema_migrations", ...TABLES]);
       expect(names(sql, "index")).toEqual(["approvals_by_call", "approvals_pending", "quota_events_window"]);
       expect(columns(sql, "approvals")).toContain("message");

@@ -70,6 +70,21 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
   ["ALTER TABLE approvals ADD COLUMN message TEXT", "DELETE FROM quota_events WHERE quota = 'compile_attempts'"],
   // 3: pending approvals are counted against the workspace's allowance; this index reads only those rows.
   ["CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (expires_at) WHERE status = 'pending'"],
+  // 4: read leases on the call-affecting state (worker/leases/grants.do.ts): each version with the latest
+  // expiry granted on it, the changes being written, and the random name of this object's version sequence.
+  [
+    `CREATE TABLE lease_versions (
+      version       INTEGER PRIMARY KEY,
+      effective_at  INTEGER NOT NULL, -- epoch ms on the object's clock
+      granted_until INTEGER NOT NULL, -- the latest expiry granted on this version
+      grants        INTEGER NOT NULL
+    )`,
+    `CREATE TABLE lease_changes (
+      id        TEXT PRIMARY KEY,
+      opened_at INTEGER NOT NULL
+    )`,
+    "CREATE TABLE lease_epoch (epoch TEXT NOT NULL)",
+  ],
 ];
 
 export const CURRENT_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;
