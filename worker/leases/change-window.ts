@@ -3,7 +3,7 @@ import type { AppEnv } from "../http/app.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { leaseClock } from "./clock.ts";
 import type { ChangeInForce } from "./lease.types.ts";
-import { LeaseUnavailable } from "./holder.ts";
+import { isolateLeases, LeaseUnavailable } from "./holder.ts";
 
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -42,7 +42,7 @@ export function changeWindow(): MiddlewareHandler<AppEnv> {
     try {
       await next();
     } finally {
-      window.ended ??= workspaceClient(c.env, workspaceId).endChange(id);
+      window.ended ??= endWindow(c.env, window);
       // A window that cannot be closed stays open, so grants stay unsettled and every isolate keeps
       // re-reading until the object closes it as stale: the change still reaches them all.
       await window.ended.catch((error: unknown) => console.error("change window left open", error));
@@ -57,7 +57,7 @@ export function changeWindow(): MiddlewareHandler<AppEnv> {
  */
 export async function changeInForce(c: Context<AppEnv>): Promise<string> {
   const window = c.get("change");
-  window.ended ??= workspaceClient(c.env, window.workspaceId).endChange(window.id);
+  window.ended ??= endWindow(c.env, window);
   let inForce: ChangeInForce;
   try {
     inForce = await window.ended;
@@ -68,4 +68,13 @@ export async function changeInForce(c: Context<AppEnv>): Promise<string> {
   const effectiveAt = new Date(inForce.effectiveAt).toISOString();
   c.header(EFFECTIVE_AT_HEADER, effectiveAt);
   return effectiveAt;
+}
+
+/**
+ * This isolate gives its own leases on the workspace up first, so the change
+ * waits only for other isolates' (none, when one isolate serves everything).
+ */
+function endWindow(env: Env, window: ChangeWindow): Promise<ChangeInForce> {
+  isolateLeases.relinquish(window.workspaceId);
+  return workspaceClient(env, window.workspaceId).endChange(window.id, isolateLeases.id);
 }

@@ -18,6 +18,10 @@ interface VersionRow {
  * - `lease_versions`: one row per version of the call-affecting state, with
  *   the latest expiry granted on it; rows whose leases have all run out (plus
  *   the margin) are dropped, except the current one.
+ * - `lease_grants`: the latest expiry granted to each holder (one per
+ *   isolate), so a change can leave out the holder that made it, which gives
+ *   its lease up instead of waiting it out (Gray and Cheriton's relinquished
+ *   lease). Rows past their expiry and the margin are dropped.
  * - `lease_changes`: the changes being written now. While one is open, grants
  *   are unsettled: what a holder reads under them may already include part of
  *   the change, so it is never reused under a later grant.
@@ -29,8 +33,8 @@ export class LeaseGrants {
     this.#sql = sql;
   }
 
-  /** A lease on the current state. `pointers` is read only when the holder lacks this token's. */
-  grant(heldToken: string | null, pointers: () => ToolPointers[]): LeaseGrant {
+  /** A lease on the current state for `holder`. `pointers` is read only when the holder lacks this token's. */
+  grant(holder: string, heldToken: string | null, pointers: () => ToolPointers[]): LeaseGrant {
     const now = leaseClock.now();
     this.#closeStaleChanges(now);
     const current = this.#current(now);
@@ -39,6 +43,12 @@ export class LeaseGrants {
       "UPDATE lease_versions SET granted_until = MAX(granted_until, ?), grants = grants + 1 WHERE version = ?",
       expiresAt,
       current.version,
+    );
+    this.#sql.exec(
+      `INSERT INTO lease_grants (holder, expires_at) VALUES (?, ?)
+       ON CONFLICT (holder) DO UPDATE SET expires_at = MAX(expires_at, excluded.expires_at)`,
+      holder,
+      expiresAt,
     );
     const settled = this.#openChanges() === 0;
     const base = `${this.#epoch()}.${current.version}`;
@@ -61,25 +71,34 @@ export class LeaseGrants {
     this.#sql.exec("INSERT INTO lease_changes (id, opened_at) VALUES (?, ?)", id, now);
   }
 
-  /** Closes the window after the writes: a new version, in force once every older lease has run out. */
-  endChange(id: string): ChangeInForce {
+  /**
+   * Closes the window after the writes: a new version, in force once every
+   * older lease has run out. `relinquishedBy` is the holder whose request made
+   * the change: it has already dropped its leases, so they are not waited for.
+   */
+  endChange(id: string, relinquishedBy: string | null): ChangeInForce {
     this.#sql.exec("DELETE FROM lease_changes WHERE id = ?", id);
-    return this.advance();
+    return this.advance(relinquishedBy);
   }
 
   /**
    * A new version of the state, for a change this object made itself (a
    * deployment pointer) or one whose window just closed. Its effective time is
-   * the latest expiry granted on any older version, plus the margin.
+   * the latest expiry granted to any holder (but the one that gave its leases
+   * up), plus the margin; since grants only ever extend, that covers every
+   * lease on every older version.
    */
-  advance(): ChangeInForce {
+  advance(relinquishedBy: string | null = null): ChangeInForce {
     const now = leaseClock.now();
     const current = this.#current(now);
-    const latest = this.#sql.exec<{ until: number }>("SELECT COALESCE(MAX(granted_until), 0) AS until FROM lease_versions").one().until;
+    const latest = this.#sql
+      .exec<{ until: number }>("SELECT COALESCE(MAX(expires_at), 0) AS until FROM lease_grants WHERE holder IS NOT ?", relinquishedBy)
+      .one().until;
     const effectiveAt = Math.max(now, latest + SKEW_MARGIN_MS);
     const version = current.version + 1;
     this.#sql.exec("INSERT INTO lease_versions (version, effective_at, granted_until, grants) VALUES (?, ?, 0, 0)", version, effectiveAt);
     this.#sql.exec("DELETE FROM lease_versions WHERE version < ? AND granted_until + ? < ?", version, SKEW_MARGIN_MS, now);
+    this.#sql.exec("DELETE FROM lease_grants WHERE expires_at + ? < ?", SKEW_MARGIN_MS, now);
     return { version, effectiveAt, waitMs: effectiveAt - now };
   }
 

@@ -2,7 +2,7 @@ import type { ToolPointers } from "../hooks/lifecycle/deployments.do.ts";
 import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { leaseClock } from "./clock.ts";
-import { DISPATCH_MARGIN_MS, type LeaseGrant } from "./lease.types.ts";
+import { DISPATCH_MARGIN_MS, LEASE_MS, type LeaseGrant } from "./lease.types.ts";
 
 /** A lease as one isolate holds it. */
 export interface HeldLease {
@@ -19,6 +19,8 @@ export interface HeldLease {
   /** Past this, the next use renews the lease after its response. */
   readonly renewAfter: number;
   readonly pointers: readonly ToolPointers[];
+  /** The holder's generation for the workspace when the lease was asked for; giving leases up moves it on. */
+  readonly generation: number;
 }
 
 /** The workspace's Durable Object could not grant a lease, and no valid one is held: calls fail closed. */
@@ -40,9 +42,13 @@ export class LeaseUnavailable extends Error {
  * stand for other isolates against the same Durable Object.
  */
 export class LeaseHolder {
+  /** Names this holder to the object, which records the latest expiry it granted to each. */
+  readonly id = crypto.randomUUID();
   readonly #held = new Map<string, HeldLease>();
   readonly #requests = new Map<string, Promise<HeldLease>>();
   readonly #renewingAhead = new Set<string>();
+  /** Per workspace, how many times this holder gave its leases up (`relinquish`), and when it last did. */
+  readonly #generations = new Map<string, { generation: number; at: number }>();
   /** Grant requests sent to Durable Objects (the bench counts them per 1,000 calls). */
   grantRequests = 0;
 
@@ -66,6 +72,7 @@ export class LeaseHolder {
    * the pre-dispatch recheck; it costs no I/O.
    */
   holds(lease: HeldLease): boolean {
+    if (lease.generation !== this.#generation(lease.workspaceId)) return false;
     const current = this.#held.get(lease.workspaceId);
     const until = current?.token === lease.token ? Math.max(current.validUntil, lease.validUntil) : lease.validUntil;
     return leaseClock.now() < until - DISPATCH_MARGIN_MS;
@@ -75,19 +82,43 @@ export class LeaseHolder {
   renew(env: Env, workspaceId: string): Promise<HeldLease> {
     const pending = this.#requests.get(workspaceId);
     if (pending) return pending;
-    const request = this.#request(env, workspaceId).finally(() => this.#requests.delete(workspaceId));
+    const request = this.#request(env, workspaceId).finally(() => {
+      if (this.#requests.get(workspaceId) === request) this.#requests.delete(workspaceId);
+    });
     this.#requests.set(workspaceId, request);
     return request;
   }
 
+  /**
+   * Gives up every lease on the workspace, before this isolate's own change
+   * closes its window: the change then need not wait for them. From here on
+   * nothing read under them holds, and a grant asked for earlier but answered
+   * later is not kept, so no call here acts on the state before the change.
+   */
+  relinquish(workspaceId: string): void {
+    const now = leaseClock.now();
+    if (!this.#generations.has(workspaceId) && this.#generations.size >= this.maxWorkspaces) {
+      // Forgetting a workspace's count is safe once every lease asked for before it was moved has expired.
+      for (const [id, entry] of this.#generations) if (entry.at < now - LEASE_MS) this.#generations.delete(id);
+    }
+    this.#generations.set(workspaceId, { generation: this.#generation(workspaceId) + 1, at: now });
+    this.#held.delete(workspaceId);
+    this.#requests.delete(workspaceId);
+  }
+
+  #generation(workspaceId: string): number {
+    return this.#generations.get(workspaceId)?.generation ?? 0;
+  }
+
   async #request(env: Env, workspaceId: string): Promise<HeldLease> {
     const previous = this.#held.get(workspaceId);
+    const generation = this.#generation(workspaceId);
     // Read before sending: a frozen or lagging clock reads early, which only shortens the lease.
     const sentAt = leaseClock.now();
     this.grantRequests += 1;
     let grant: LeaseGrant;
     try {
-      grant = await workspaceClient(env, workspaceId).grantLease(previous?.token ?? null);
+      grant = await workspaceClient(env, workspaceId).grantLease(this.id, previous?.token ?? null);
     } catch (error) {
       throw new LeaseUnavailable(workspaceId, error);
     }
@@ -100,7 +131,9 @@ export class LeaseHolder {
       validUntil: sentAt + grant.durationMs,
       renewAfter: sentAt + grant.durationMs / 2,
       pointers,
+      generation,
     };
+    if (generation !== this.#generation(workspaceId)) return lease; // given up meanwhile: never holds, never kept
     const current = this.#held.get(workspaceId);
     // Requests never overlap per workspace, but a later one must never be replaced by an earlier one.
     if (!current || current.validUntil <= lease.validUntil) {

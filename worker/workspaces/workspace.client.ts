@@ -33,9 +33,9 @@ export function workspaceClient(env: Env, workspaceId: string) {
   const stub = env.WORKSPACE.getByName(workspaceId);
   return {
     /** A read lease on the call-affecting state (worker/leases/holder.ts is the one caller). */
-    grantLease: (heldToken: string | null): Promise<LeaseGrant> => serialisable(stub.grantLease(heldToken)),
+    grantLease: (holder: string, heldToken: string | null): Promise<LeaseGrant> => serialisable(stub.grantLease(holder, heldToken)),
     beginChange: (): Promise<string> => serialisable(stub.beginChange()),
-    endChange: (id: string): Promise<ChangeInForce> => serialisable(stub.endChange(id)),
+    endChange: (id: string, relinquishedBy: string | null): Promise<ChangeInForce> => serialisable(stub.endChange(id, relinquishedBy)),
     leaseStatus: (): Promise<LeaseStatus> => serialisable(stub.leaseStatus()),
     /** The tool's active and shadow pointers. */
     toolDeployments: (toolUid: string): Promise<ToolDeployments> => serialisable(stub.toolDeployments(toolUid)),

@@ -40,8 +40,8 @@ export class WorkspaceDO extends DurableObject<Env> {
   }
 
   /** A read lease on the call-affecting state, with every tool's pointers unless the holder has this token's. */
-  grantLease(heldToken: string | null) {
-    return this.#leases.grant(heldToken, () => this.#hooks.allDeployments());
+  grantLease(holder: string, heldToken: string | null) {
+    return this.#leases.grant(holder, heldToken, () => this.#hooks.allDeployments());
   }
 
   /** Opens a change window before a write request's writes (worker/leases/change-window.ts). */
@@ -51,9 +51,9 @@ export class WorkspaceDO extends DurableObject<Env> {
     return id;
   }
 
-  /** Closes it: a new version, and when it is in force everywhere. */
-  endChange(id: string) {
-    return this.#leases.endChange(id);
+  /** Closes it: a new version, and when it is in force everywhere (the requesting holder's leases given up). */
+  endChange(id: string, relinquishedBy: string | null) {
+    return this.#leases.endChange(id, relinquishedBy);
   }
 
   leaseStatus() {

@@ -11,6 +11,7 @@ const TABLES = [
   "hook_history_usage",
   "lease_changes",
   "lease_epoch",
+  "lease_grants",
   "lease_versions",
   "quota_events",
 ];

@@ -71,8 +71,13 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
   // 3: pending approvals are counted against the workspace's allowance; this index reads only those rows.
   ["CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (expires_at) WHERE status = 'pending'"],
   // 4: read leases on the call-affecting state (worker/leases/grants.do.ts): each version with the latest
-  // expiry granted on it, the changes being written, and the random name of this object's version sequence.
+  // expiry granted on it, each holder's latest expiry, the changes being written, and the random name of
+  // this object's version sequence.
   [
+    `CREATE TABLE lease_grants (
+      holder     TEXT PRIMARY KEY,
+      expires_at INTEGER NOT NULL -- the latest expiry granted to this holder, on the object's clock
+    )`,
     `CREATE TABLE lease_versions (
       version       INTEGER PRIMARY KEY,
       effective_at  INTEGER NOT NULL, -- epoch ms on the object's clock
