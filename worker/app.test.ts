@@ -18,6 +18,7 @@ const V1_ROUTES = [
   "GET /v1/workspaces/{ws}/code-runs",
   "GET /v1/workspaces/{ws}/hooks/usage",
   "GET /v1/workspaces/{ws}/keys",
+  "GET /v1/workspaces/{ws}/lease",
   "GET /v1/workspaces/{ws}/members",
   "GET /v1/workspaces/{ws}/oauth/grants",
   "GET /v1/workspaces/{ws}/profiles",

@@ -10,6 +10,7 @@ import type { CallLogEntry } from "../logs/logs.store.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { CallCancelled, declaresAll, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { RawResultCapture } from "../services/upstream.passthrough.ts";
+import { LeaseUnavailable } from "../leases/holder.ts";
 import { CLOCK_TRUSTED_POLLS } from "../leases/lease.types.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { decideAccess, type AccessDecision } from "./access.ts";
@@ -72,8 +73,12 @@ interface CallState {
  */
 const MAX_RENEWALS = 3;
 
-/** Thrown right before the upstream request when the lease no longer holds: the call goes back to step 4. */
-class LeaseLapsed extends Error {}
+/** Thrown right before the upstream request when a renewed lease brought a newer version: the call goes back to step 4. */
+class LeaseLapsed extends Error {
+  constructor(readonly renewed: Catalog) {
+    super("the lease moved to a newer version before dispatch");
+  }
+}
 
 /**
  * The five steps of a tools/call, in order. Each step can only narrow what the
@@ -114,12 +119,14 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   state.shadow = await shadowRevision(state, pointersOf(state));
   let approved = false;
   let reran = false;
-  for (let renewals = 0; ;) {
+  let renewals = 0;
+  /** A catalog under a lease renewed since the call last decided, not yet taken on. */
+  let renewed: Catalog | null = null;
+  for (;;) {
     // 4. The lease the catalog was read under is the recheck: while it holds, the revision that ran is the active one
     // everywhere. Once it lapses (or the clock cannot be trusted), one round trip renews it; a newer version is decided
     // again from step 1, and a changed revision runs once more before the call gives up.
-    if (!state.clockFresh || !state.catalog.lease.holds()) {
-      let renewed: Catalog;
+    if (!renewed && (!state.clockFresh || !state.catalog.lease.holds())) {
       try {
         renewed = await state.catalog.lease.renew(state.input.env);
       } catch (error) {
@@ -127,31 +134,33 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
         return unavailable(state);
       }
       state.clockFresh = true;
-      if (renewed !== state.catalog) {
-        renewals += 1;
-        const ran = { revisionId: prepared.active?.revisionId ?? null, definitionHash: state.tool.definitionHash };
-        const tool = renewed.tools.get(state.input.publicName);
-        if (!tool || !declaresAll(state.input.clientCapabilities, tool.clientCapabilities)) return { kind: "hidden" };
-        state.catalog = renewed;
-        state.tool = tool;
-        state.stageCall.tool = tool;
-        access = stepOne(state);
-        if (!("allowed" in access)) return access;
-        const changed = (pointersOf(state).active?.revisionId ?? null) !== ran.revisionId || tool.definitionHash !== ran.definitionHash;
-        if ((changed && reran) || renewals > MAX_RENEWALS) {
-          return refuse(state, "revision_changed", "The tool's active hook changed during the call; repeat the call", ran.revisionId);
-        }
-        if (changed) {
-          reran = true;
-          approved = false;
-          const again = await prepare(state, pointersOf(state));
-          if ("kind" in again) return again;
-          prepared = again;
-        }
-        state.shadow = await shadowRevision(state, pointersOf(state));
-        continue;
-      }
     }
+    if (renewed && renewed !== state.catalog) {
+      const ran = { revisionId: prepared.active?.revisionId ?? null, definitionHash: state.tool.definitionHash };
+      const tool = renewed.tools.get(state.input.publicName);
+      if (!tool || !declaresAll(state.input.clientCapabilities, tool.clientCapabilities)) return { kind: "hidden" };
+      state.catalog = renewed;
+      state.tool = tool;
+      state.stageCall.tool = tool;
+      renewed = null;
+      renewals += 1;
+      access = stepOne(state);
+      if (!("allowed" in access)) return access;
+      const changed = (pointersOf(state).active?.revisionId ?? null) !== ran.revisionId || tool.definitionHash !== ran.definitionHash;
+      if ((changed && reran) || renewals > MAX_RENEWALS) {
+        return refuse(state, "revision_changed", "The tool's active hook changed during the call; repeat the call", ran.revisionId);
+      }
+      if (changed) {
+        reran = true;
+        approved = false;
+        const again = await prepare(state, pointersOf(state));
+        if ("kind" in again) return again;
+        prepared = again;
+      }
+      state.shadow = await shadowRevision(state, pointersOf(state));
+      continue;
+    }
+    renewed = null;
     // Approvals bind the active revision that ran and the exact transformed call; a claim is single-use.
     // A policy approval holds even when the hook asks for none, and the hook's holds under an allowing policy.
     if (!approved && (access.needsApproval || prepared.hookApproval)) {
@@ -162,7 +171,8 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
       continue;
     }
     const outcome = await dispatch(state, prepared);
-    if (outcome !== LEASE_LAPSED) return outcome;
+    if (!("renewed" in outcome)) return outcome;
+    renewed = outcome.renewed;
   }
 }
 
@@ -244,15 +254,14 @@ async function approvalGate(state: CallState, access: Allowed, prepared: Prepare
   return null;
 }
 
-const LEASE_LAPSED = Symbol("lease lapsed");
-
 /**
- * Exactly one upstream call, then step 5. The lease is checked once more in
- * the same turn as the request goes out (after the upstream session is ready,
- * which may itself take a round trip); if it no longer holds, nothing was sent
- * and the call goes back to step 4.
+ * Exactly one upstream call, then step 5. The lease is checked once more
+ * right before the request goes out, once the upstream session is ready
+ * (which may itself take round trips): if it lapsed meanwhile it is renewed,
+ * and the request goes out at once on the same version, or, on a newer one,
+ * not at all and the call goes back to step 4 with the renewed catalog.
  */
-async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutcome | typeof LEASE_LAPSED> {
+async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutcome | { renewed: Catalog }> {
   const { input } = state;
   const tool = state.tool;
   const { active, upstreamArguments } = prepared;
@@ -267,12 +276,18 @@ async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutco
       : undefined;
   let upstreamResult: CallToolResult;
   try {
-    const beforeSend = () => {
-      if (!state.catalog.lease.holds()) throw new LeaseLapsed();
+    const beforeSend = async () => {
+      if (state.catalog.lease.holds()) return;
+      const renewed = await state.catalog.lease.renew(input.env);
+      if (renewed !== state.catalog) throw new LeaseLapsed(renewed);
     };
     upstreamResult = await callUpstreamTool(target, tool.name, upstreamArguments, { ...input.upstream, beforeSend, rawResult });
   } catch (error) {
-    if (error instanceof LeaseLapsed) return LEASE_LAPSED;
+    if (error instanceof LeaseLapsed) return { renewed: error.renewed };
+    if (error instanceof LeaseUnavailable) {
+      console.error("lease renewal failed at dispatch", error);
+      return unavailable(state);
+    }
     if (error instanceof UpstreamTimeout) {
       state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
       return refused(state, "upstream_timeout", error.message, { bound: error.bound });

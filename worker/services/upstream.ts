@@ -337,7 +337,7 @@ export async function callUpstreamTool(
       const client = relay ? await relaySession(target, relay, deadline) : await session(target);
       let sent = false;
       try {
-        options.beforeSend?.();
+        await options.beforeSend?.();
         sent = true;
         const call = () =>
           client.callTool({ name, arguments: args }, undefined, {
