@@ -4,6 +4,7 @@ import { it } from "vitest";
 import { benchCompile } from "../worker/hooks/compiler/compiler.bench.ts";
 import { benchIsolate } from "../worker/hooks/isolate/isolate.bench.ts";
 import { benchLifecycle } from "../worker/hooks/lifecycle/lifecycle.bench.ts";
+import { benchLeases } from "../worker/leases/leases.bench.ts";
 
 const report = (name: string, figures: unknown) => console.log(`BENCH ${JSON.stringify({ name, figures })}`);
 
@@ -17,4 +18,8 @@ it("compiler", async () => {
 
 it("lifecycle", async () => {
   report("lifecycle", await benchLifecycle());
+});
+
+it("leases", async () => {
+  report("leases", await benchLeases());
 });

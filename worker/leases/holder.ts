@@ -42,8 +42,7 @@ export class LeaseUnavailable extends Error {
  * stand for other isolates against the same Durable Object.
  */
 export class LeaseHolder {
-  /** Names this holder to the object, which records the latest expiry it granted to each. */
-  readonly id = crypto.randomUUID();
+  #id: string | undefined;
   readonly #held = new Map<string, HeldLease>();
   readonly #requests = new Map<string, Promise<HeldLease>>();
   readonly #renewingAhead = new Set<string>();
@@ -53,6 +52,12 @@ export class LeaseHolder {
   grantRequests = 0;
 
   constructor(readonly maxWorkspaces = 1_000) {}
+
+  /** Names this holder to the object, which records the latest expiry it granted to each. Made on first use: no randomness at startup. */
+  get id(): string {
+    this.#id ??= crypto.randomUUID();
+    return this.#id;
+  }
 
   /** A lease on the workspace valid past the dispatch margin: the one held, or a new grant (one round trip). */
   async lease(env: Env, workspaceId: string, waitUntil?: WaitUntil): Promise<HeldLease> {
