@@ -5,6 +5,7 @@ import { benchCompile } from "../worker/hooks/compiler/compiler.bench.ts";
 import { benchIsolate } from "../worker/hooks/isolate/isolate.bench.ts";
 import { benchLifecycle } from "../worker/hooks/lifecycle/lifecycle.bench.ts";
 import { benchLeases } from "../worker/leases/leases.bench.ts";
+import { benchCallLogIngestion } from "./calllog.ingest.ts";
 
 const report = (name: string, figures: unknown) => console.log(`BENCH ${JSON.stringify({ name, figures })}`);
 
@@ -22,4 +23,8 @@ it("lifecycle", async () => {
 
 it("leases", async () => {
   report("leases", await benchLeases());
+});
+
+it("call log ingestion", async () => {
+  report("callLog", await benchCallLogIngestion());
 });

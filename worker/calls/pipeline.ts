@@ -6,21 +6,21 @@ import { afterInput, afterResult, beforeInput, stageContext, type StageCall } fr
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
-import type { CallLogEntry } from "../logs/logs.store.ts";
+import type { StageRow } from "../logs/call-log.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { CallCancelled, declaresAll, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
-import { RawResultCapture } from "../services/upstream.passthrough.ts";
+import { RawResultCapture } from "../services/raw-result.ts";
+import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { LeaseUnavailable } from "../leases/holder.ts";
 import { CLOCK_TRUSTED_POLLS } from "../leases/lease.types.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { decideAccess, type AccessDecision } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
 import { withBundle, type DeployedRevision, type ToolDeployments } from "./deployment.ts";
-import { logEntry, type CallOutcome, type GatewayRefusalCode, type ToolCallRun } from "./outcome.ts";
-import { GATEWAY_META_PREFIX } from "./outcome.ts";
+import type { CallOutcome, GatewayRefusalCode, ShadowWork, ToolCallRun } from "./outcome.ts";
 import { projectResult } from "./projection.ts";
-import type { ShadowWork } from "./shadow.ts";
-import { stageRunLog } from "./stage-log.ts";
+import { stageRow, stageRunRow } from "./call-rows.ts";
 
 export interface ToolCallInput {
   env: Env;
@@ -38,6 +38,8 @@ export interface ToolCallInput {
   upstream?: UpstreamCallOptions;
   /** What the client declared in its session's `initialize` (none without a session). */
   clientCapabilities?: ClientCapabilities;
+  /** The caller's own upstream grant subject (`user:…`, `key:…`, `oauth:…`), for services authorized per user. */
+  grantSubject: string;
   /**
    * The isolate's clock may lag real time by more than the lease margins when
    * the call reaches dispatch (a Code Mode program computes between its tool
@@ -53,7 +55,14 @@ interface CallState {
   catalog: Catalog;
   tool: CatalogTool;
   stageCall: StageCall;
-  logs: CallLogEntry[];
+  logs: StageRow[];
+  /** performance.now() when the call started, and where its time went so far. */
+  started: number;
+  hooksMs: number;
+  upstreamMs: number;
+  upstreamOffsetMs: number | null;
+  revisionId: string | null;
+  approved: boolean;
   /** The shadow revision read at step 4, and the stages as active ran them, for the run after the response. */
   shadow: DeployedRevision | null;
   observed: Pick<ShadowWork, "before" | "after">;
@@ -87,28 +96,78 @@ class LeaseLapsed extends Error {
  * log rows and starts the shadow run, both after the response.
  */
 export async function runToolCall(input: ToolCallInput): Promise<ToolCallRun> {
+  const startedAt = Date.now();
+  const started = performance.now();
   const tool = input.catalog.tools.get(input.publicName);
   // A tool listed only to clients with a capability this one lacks is as unknown to it as no tool at all.
   if (!tool || !declaresAll(input.clientCapabilities, tool.clientCapabilities)) {
-    return { outcome: { kind: "hidden" }, logs: [], shadow: null, captureDetails: false };
+    const timing = { startedAt, durationMs: performance.now() - started, hooksMs: 0, upstreamMs: 0, upstreamOffsetMs: null };
+    return {
+      outcome: { kind: "hidden" },
+      tool: null,
+      logs: [],
+      shadow: null,
+      captureDetails: false,
+      timing,
+      revisionId: null,
+      approved: false,
+    };
   }
   const state: CallState = {
     input,
     catalog: input.catalog,
     tool,
-    stageCall: { calledAt: new Date().toISOString(), requestId: input.requestId, workspaceId: input.workspaceId, tool },
+    stageCall: { calledAt: new Date(startedAt).toISOString(), requestId: input.requestId, workspaceId: input.workspaceId, tool },
     logs: [],
+    started,
+    hooksMs: 0,
+    upstreamMs: 0,
+    upstreamOffsetMs: null,
+    revisionId: null,
+    approved: false,
     shadow: null,
     observed: {},
     clockFresh: !input.confirmLeaseBeforeDispatch,
   };
   const outcome = await runSteps(state);
   const { shadow, observed } = state;
-  const shadowRun =
+  const shadowRun: ShadowWork | null =
     shadow && (observed.before || observed.after)
       ? { call: state.stageCall, revision: shadow, definitionHash: tool.definitionHash, ...observed }
       : null;
-  return { outcome, logs: state.logs, shadow: shadowRun, captureDetails: tool.captureDetails };
+  return {
+    outcome,
+    tool: { uid: tool.uid, serviceId: tool.serviceId },
+    logs: state.logs,
+    shadow: shadowRun,
+    captureDetails: tool.captureDetails,
+    timing: {
+      startedAt,
+      durationMs: performance.now() - started,
+      hooksMs: state.hooksMs,
+      upstreamMs: state.upstreamMs,
+      upstreamOffsetMs: state.upstreamOffsetMs,
+    },
+    revisionId: state.revisionId,
+    approved: state.approved,
+  };
+}
+
+/** ms since the call started: where a stage or the upstream request begins on the call's trace. */
+const elapsed = (state: CallState) => performance.now() - state.started;
+
+/** One active stage run, its time counted as the hooks' share of the call, and its row. */
+async function runActiveStage(
+  state: CallState,
+  active: DeployedRevision,
+  stage: "before" | "after",
+  input: Parameters<typeof runStage>[0]["input"],
+): Promise<StageRun> {
+  const offsetMs = elapsed(state);
+  const run = await runStage({ bundle: active.bundle, stage, input, context: stageContext(state.stageCall, active.config) });
+  state.hooksMs += run.usage.durationMs;
+  state.logs.push(stageRunRow(state.stageCall, stage, active, run, { offsetMs }));
+  return run;
 }
 
 async function runSteps(state: CallState): Promise<CallOutcome> {
@@ -170,6 +229,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
       state.clockFresh = true; // the claim was a round trip
       continue;
     }
+    state.revisionId = prepared.active?.revisionId ?? null;
     const outcome = await dispatch(state, prepared);
     if (!("renewed" in outcome)) return outcome;
     renewed = outcome.renewed;
@@ -251,6 +311,7 @@ async function approvalGate(state: CallState, access: Allowed, prepared: Prepare
       },
     );
   }
+  state.approved = true;
   return null;
 }
 
@@ -266,8 +327,10 @@ async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutco
   const tool = state.tool;
   const { active, upstreamArguments } = prepared;
   const revisionId = active?.revisionId ?? null;
+  // Exactly one upstream call (sent again only after a 401, which the upstream refused before processing it).
   const target = state.catalog.targets.get(tool.serviceId);
-  if (!target) return refuse(state, "upstream_unreachable", "The tool's service is not available", revisionId);
+  const service = state.catalog.servicesById.get(tool.serviceId);
+  if (!target || !service) return refuse(state, "upstream_unreachable", "The tool's service is not available", revisionId);
   const publicOutput = active?.contract?.outputSchema ?? tool.definition.outputSchema;
   // Nothing below would read or change the result: its bytes may go to the client as the upstream sent them.
   const rawResult =
@@ -275,36 +338,52 @@ async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutco
       ? new RawResultCapture()
       : undefined;
   let upstreamResult: CallToolResult;
+  state.upstreamOffsetMs = elapsed(state);
+  const beforeSend = async () => {
+    if (state.catalog.lease.holds()) return;
+    const renewed = await state.catalog.lease.renew(input.env);
+    if (renewed !== state.catalog) throw new LeaseLapsed(renewed);
+  };
   try {
-    const beforeSend = async () => {
-      if (state.catalog.lease.holds()) return;
-      const renewed = await state.catalog.lease.renew(input.env);
-      if (renewed !== state.catalog) throw new LeaseLapsed(renewed);
-    };
-    upstreamResult = await callUpstreamTool(target, tool.name, upstreamArguments, { ...input.upstream, beforeSend, rawResult });
+    const sent = await withUpstreamAuthorization(
+      {
+        env: input.env,
+        workspaceId: input.workspaceId,
+        serviceId: service.id,
+        serviceSlug: service.slug,
+        oauth: service.oauth,
+        callerSubject: input.grantSubject,
+      },
+      target,
+      (authorized) => callUpstreamTool(authorized, tool.name, upstreamArguments, { ...input.upstream, beforeSend, rawResult }),
+    );
+    state.upstreamMs = elapsed(state) - state.upstreamOffsetMs;
+    if (!sent.ok) return refuse(state, sent.refusal.code, sent.refusal.message, revisionId, sent.refusal.details);
+    upstreamResult = sent.value;
   } catch (error) {
     if (error instanceof LeaseLapsed) return { renewed: error.renewed };
     if (error instanceof LeaseUnavailable) {
       console.error("lease renewal failed at dispatch", error);
       return unavailable(state);
     }
+    state.upstreamMs = elapsed(state) - state.upstreamOffsetMs;
     if (error instanceof UpstreamTimeout) {
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
       return refused(state, "upstream_timeout", error.message, { bound: error.bound });
     }
     if (error instanceof CallCancelled) {
       // The upstream was told; `after` does not run on a call nobody waits for.
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "cancelled", code: "cancelled", revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "cancelled", code: "cancelled", revisionId }));
       return refused(state, "cancelled", `The call was cancelled: ${error.message}`);
     }
     if (error instanceof UpstreamFailure) {
-      // The tool-list bounds belong to indexing; a tools/call cannot hit them.
-      const code = error.code === "too_many_tools" || error.code === "tool_list_too_large" ? "upstream_protocol_error" : error.code;
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code, revisionId }));
-      return refused(state, code, error.message);
+      const code = callFailureCode(error.code);
+      const message = error.code === "upstream_unauthorized" ? "The upstream refused the service's credentials (401)" : error.message;
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_failed", code, revisionId }));
+      return refused(state, code, message);
     }
     if (error instanceof McpError) {
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", code: String(error.code), revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_error", code: String(error.code), revisionId }));
       return { kind: "upstream_rpc_error", error };
     }
     throw error;
@@ -317,7 +396,7 @@ async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutco
   upstreamResult = withoutGatewayMeta(upstreamResult);
   if (upstreamResult.isError) {
     // Upstream errors go back as the upstream's own, and `after` never sees them; projection still holds.
-    state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", revisionId }));
+    state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_error", revisionId }));
     return { kind: "result", result: projectResult(upstreamResult, tool.projection) };
   }
 
@@ -325,15 +404,7 @@ async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutco
   let result = upstreamResult;
   const stageInput = afterInput(input.arguments, upstreamArguments, afterResult(tool.definition, upstreamResult));
   let afterRun: StageRun | null = null;
-  if (active?.stages.includes("after")) {
-    afterRun = await runStage({
-      bundle: active.bundle,
-      stage: "after",
-      input: stageInput,
-      context: stageContext(state.stageCall, active.config),
-    });
-    state.logs.push(stageRunLog(state.stageCall, "after", active, afterRun));
-  }
+  if (active?.stages.includes("after")) afterRun = await runActiveStage(state, active, "after", stageInput);
   state.observed.after = { input: stageInput, active: afterRun };
   if (active && afterRun) {
     const value = afterRun.value as AfterReturn | undefined;
@@ -397,17 +468,9 @@ async function prepare(state: CallState, pointers: ToolDeployments): Promise<Pre
   let hookApproval: Prepared["hookApproval"] = null;
   let beforeRun: StageRun | null = null;
   const stageInput = beforeInput(input.arguments);
-  if (active?.stages.includes("before")) {
-    beforeRun = await runStage({
-      bundle: active.bundle,
-      stage: "before",
-      input: stageInput,
-      context: stageContext(state.stageCall, active.config),
-    });
-    state.logs.push(stageRunLog(state.stageCall, "before", active, beforeRun));
-    // The clock stood still while the stage ran; a long run leaves it too far behind to judge the lease by.
-    if (beforeRun.usage.polls > CLOCK_TRUSTED_POLLS) state.clockFresh = false;
-  }
+  if (active?.stages.includes("before")) beforeRun = await runActiveStage(state, active, "before", stageInput);
+  // The clock stood still while the stage ran; a long run leaves it too far behind to judge the lease by.
+  if (beforeRun && beforeRun.usage.polls > CLOCK_TRUSTED_POLLS) state.clockFresh = false;
   state.observed.before = { input: stageInput, active: beforeRun };
   if (beforeRun) {
     const value = beforeRun.value as BeforeReturn | undefined;
@@ -429,6 +492,15 @@ async function prepare(state: CallState, pointers: ToolDeployments): Promise<Pre
   return { active, upstreamArguments, hookApproval };
 }
 
+/**
+ * A failure of the one upstream call as the client sees it. The tool-list bounds belong to indexing, which a
+ * tools/call cannot hit; a 401 from a service without OAuth means its secret headers were refused.
+ */
+function callFailureCode(code: UpstreamFailure["code"]): GatewayRefusalCode {
+  if (code === "too_many_tools" || code === "tool_list_too_large" || code === "upstream_unauthorized") return "upstream_protocol_error";
+  return code;
+}
+
 const tooComplexMessage = (what: "arguments" | "result") =>
   `Checking the ${what} against the tool's schema would exceed a validation bound, so the call was stopped`;
 
@@ -448,7 +520,7 @@ async function shadowRevision(state: CallState, pointers: ToolDeployments): Prom
     // Shadow is best-effort: the live call goes on, and the row says why shadow did not run.
     console.error("shadow bundle unreadable", error);
     state.logs.push(
-      logEntry(logKey(state), {
+      stageRow(logKey(state), {
         stage: "pre_dispatch",
         channel: "shadow",
         outcome: "refused",
@@ -509,9 +581,9 @@ function refusalLog(
   code: string,
   message: string,
   revisionId: string | null,
-  stage: CallLogEntry["stage"] = "pre_dispatch",
-): CallLogEntry {
-  return logEntry(logKey(state), { stage, outcome: "refused", code, revisionId, details: { message } });
+  stage: StageRow["stage"] = "pre_dispatch",
+): StageRow {
+  return stageRow(logKey(state), { stage, outcome: "refused", code, revisionId, offsetMs: elapsed(state), details: { message } });
 }
 
 /** A gateway refusal before dispatch: logged as a pre-dispatch row, answered with the code. */

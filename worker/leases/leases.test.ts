@@ -80,6 +80,7 @@ async function leaseGateway() {
       arguments: options.arguments ?? { query: "sso" },
       requestId: `req_${newTag()}`,
       approvalsUrl: "https://rayrun.test/approvals",
+      grantSubject: "key:key_lease_test",
       confirmLeaseBeforeDispatch: options.confirmLease,
     });
   const sent = async () => (await upstreamReceived(tag)).calls.map((received) => (received.arguments as { query?: string }).query);

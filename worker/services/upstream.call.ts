@@ -1,4 +1,4 @@
-import type { RawResultCapture } from "./upstream.passthrough.ts";
+import type { RawResultCapture } from "./raw-result.ts";
 import type { ClientCapabilities, LoggingMessageNotification, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 
 /** The client capabilities whose requests the gateway relays; an upstream may list some tools only to clients declaring them. */

@@ -14,7 +14,10 @@ const TABLES = [
   "lease_grants",
   "lease_versions",
   "quota_events",
+  "upstream_grants",
+  "upstream_oauth_flows",
 ];
+const INDEXES = ["approvals_by_call", "approvals_pending", "quota_events_window", "upstream_oauth_flows_by_subject"];
 
 /**
  * The layout objects had before migrations existed: each table module ran
@@ -135,9 +138,9 @@ describe("workspace Durable Object schema", () => {
       const sql = state.storage.sql;
       expect(CURRENT_SCHEMA_VERSION).toBe(WORKSPACE_MIGRATIONS.length);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4]);
+      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
       expect(names(sql, "table")).toEqual(["_schema_migrations", ...TABLES]);
-      expect(names(sql, "index")).toEqual(["approvals_by_call", "approvals_pending", "quota_events_window"]);
+      expect(names(sql, "index")).toEqual(INDEXES);
       expect(columns(sql, "approvals")).toContain("message");
     });
   });
@@ -152,7 +155,7 @@ describe("workspace Durable Object schema", () => {
       // What the runtime does when such an object next starts.
       const upgraded = await startObject(state);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(names(sql, "index")).toEqual(["approvals_by_call", "approvals_pending", "quota_events_window"]);
+      expect(names(sql, "index")).toEqual(INDEXES);
 
       expect(upgraded.hookDraft("tool_a")).toMatchObject({ source: "export default 1;", config: { prefix: "x" }, versionId: "hv_a" });
       expect(upgraded.toolDeployments("tool_a").active).toMatchObject({ revisionId: "rev_a", bundleBytes: 120, stages: ["before"] });
