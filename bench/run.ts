@@ -91,6 +91,17 @@ if (lifecycle) {
     `  list ${lifecycle.versions} versions        p50 ${ms(lifecycle.versionPageP50Ms)} per page of ${lifecycle.pageSize}, ${ms(lifecycle.versionListTotalMs)} for all (${(lifecycle.versionListTotalMs / lifecycle.versions).toFixed(3)} ms per version)`,
   );
 }
+const leases = figures.get("leases");
+if (leases) {
+  console.log("\nLeases (inside workerd, real clock and Durable Object)");
+  console.log(
+    `  deploy request to answer, another isolate renewing its lease   p50 ${ms(leases.deployWithOtherHolder.p50Ms)}  max ${ms(leases.deployWithOtherHolder.maxMs)}  over ${leases.deploys} deploys (target ≤ ${ms(leases.targetMs)}: a lease, the margin and one round trip)`,
+  );
+  console.log(
+    `  deploy request to answer, no other isolate holding one          p50 ${ms(leases.deployAlone.p50Ms)}  max ${ms(leases.deployAlone.maxMs)}  (the deploying isolate gives its own lease up)`,
+  );
+  console.log(`  one lease grant (a Durable Object round trip)                   p50 ${ms(leases.grantRoundTripP50Ms)}`);
+}
 const callLog = figures.get("callLog");
 if (callLog) {
   console.log("\nCall-log ingestion (the queue consumer's D1 writes, batches of 100, inside workerd)");

@@ -20,6 +20,7 @@ const V1_ROUTES = [
   "GET /v1/workspaces/{ws}/code-runs",
   "GET /v1/workspaces/{ws}/hooks/usage",
   "GET /v1/workspaces/{ws}/keys",
+  "GET /v1/workspaces/{ws}/lease",
   "GET /v1/workspaces/{ws}/logs",
   "GET /v1/workspaces/{ws}/logs/{requestId}",
   "GET /v1/workspaces/{ws}/members",

@@ -37,6 +37,8 @@ export interface GatewayOptions extends WorkerOptions {
 /** The gateway Worker under `wrangler dev`, without any upstream of its own. */
 export interface RunningWorker {
   origin: string;
+  /** The `wrangler dev` process, whose tree holds workerd (the benchmarks read its memory). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -133,7 +135,7 @@ export async function startGatewayWorker(options: WorkerOptions = {}): Promise<R
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { origin, stop };
+  return { origin, pid: child.pid, stop };
 }
 
 /** The gateway and the demo upstream beside it, on free ports. */

@@ -20,6 +20,7 @@ export const GATEWAY_REFUSAL_CODES = [
   "hook_failed",
   "hook_outdated",
   "hook_unavailable",
+  "workspace_unavailable",
   "revision_changed",
   "invalid_output",
   "schema_too_complex",

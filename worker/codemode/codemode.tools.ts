@@ -135,8 +135,8 @@ export interface CodeModeCaller {
   /** The catalog the call started with (discovery, the run's start). */
   catalog: Catalog;
   /**
-   * The current catalog, read again by every inner call: a run lasts up to 60 s, and a policy change
-   * reaches its next inner call within the catalog cache's 2 s, as it reaches the next direct call.
+   * The current catalog, read again by every inner call: a run lasts up to 60 s, and a change is in force
+   * for its next inner call once the change's API has answered, as for the next direct call.
    */
   loadCatalog: () => Promise<Catalog>;
   workspaceId: string;
@@ -313,6 +313,8 @@ async function innerCall(
     requestId: caller.requestId,
     approvalsUrl: caller.approvalsUrl,
     upstream: { signal },
+    // The program computes between its calls with no I/O, so the clock cannot be trusted at dispatch.
+    confirmLeaseBeforeDispatch: true,
     grantSubject: caller.grantSubject,
   });
   const outcome = run.outcome;

@@ -13,13 +13,14 @@ import {
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { authenticateMcp } from "../auth/mcp-caller.ts";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
-import { loadCatalog } from "../calls/catalog.ts";
+import { isolateCatalogs, loadCatalog, type Catalog } from "../calls/catalog.ts";
 import { toolCallMessage } from "../calls/call-record.ts";
 import { callLogMessage, gatewayCallRow, type CallActor } from "../calls/call-rows.ts";
 import type { CallOutcome, ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
 import { codeRunMessages } from "../codemode/codemode.record.ts";
 import { callCodeModeTool, isCodeModeCall, isDirectCallOffered, RUN_CODE, toolsForDiscovery } from "../codemode/codemode.tools.ts";
+import { LeaseUnavailable } from "../leases/holder.ts";
 import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
 import type { CallRowOutcome } from "../logs/call-log.ts";
@@ -49,7 +50,7 @@ interface Caller {
   origin: string;
   /**
    * Whether the request's credentials still authenticate this same caller (not revoked, same profile): a Code
-   * Mode run asks before each inner call, since a run outlives the key cache's 2 s by up to a minute.
+   * Mode run asks before each inner call, since a run lasts up to a minute and a key may be revoked meanwhile.
    */
   stillAuthorized: () => Promise<boolean>;
 }
@@ -64,6 +65,18 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
       allow: "POST",
     });
   }
+  try {
+    return await serveMcp(env, request, ctx);
+  } catch (error) {
+    if (!(error instanceof LeaseUnavailable)) throw error;
+    console.error("no lease for /mcp", error);
+    return jsonRpcError(503, ErrorCode.InternalError, WORKSPACE_UNAVAILABLE, { "retry-after": "1" });
+  }
+}
+
+const WORKSPACE_UNAVAILABLE = "The workspace's current policy could not be confirmed (its Durable Object did not answer); retry shortly";
+
+async function serveMcp(env: Env, request: Request, ctx: ExecutionContext): Promise<Response> {
   const auth = await authenticateMcp(env, request, (promise) => ctx.waitUntil(promise));
   if (auth.kind === "refused") return jsonRpcError(auth.status, ErrorCode.InvalidRequest, auth.message, auth.headers);
   const caller: Caller = {
@@ -143,11 +156,21 @@ function createGatewayServer(
       instructions,
     },
   );
-  registerContentHandlers(server, { env, ...caller, loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil), waitUntil });
+  // Inside a request handler a missing lease is that request's JSON-RPC error; the call handler refuses instead.
+  const leasedCatalog = async (): Promise<Catalog> => {
+    try {
+      return await loadCatalog(env, caller.workspaceId, waitUntil);
+    } catch (error) {
+      if (!(error instanceof LeaseUnavailable)) throw error;
+      console.error("no lease for an MCP request", error);
+      throw new ProtocolError(ErrorCode.InternalError, WORKSPACE_UNAVAILABLE);
+    }
+  };
+  registerContentHandlers(server, { env, ...caller, loadCatalog: leasedCatalog, waitUntil });
   registerLogLevelHandler(server, stream);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
+    const catalog = await leasedCatalog();
     return { tools: toolsForDiscovery(catalog, caller.profileId, stream.session?.capabilities) };
   });
 
@@ -182,14 +205,23 @@ function createGatewayServer(
       );
     let run: ToolCallRun | undefined;
     try {
-      const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
+      let catalog: Catalog;
+      try {
+        catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
+      } catch (error) {
+        if (!(error instanceof LeaseUnavailable)) throw error;
+        console.error("no lease for a tools/call", error);
+        const refused = unavailableCall(caller.workspaceId, name);
+        gatewayCall(refused, "refused", refusalCode(refused));
+        return refused;
+      }
       const approvalsUrl = `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`;
       if (isCodeModeCall(catalog, caller.profileId, name)) {
         const { result, inner } = await callCodeModeTool(
           {
             env,
             catalog,
-            loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil),
+            loadCatalog: leasedCatalog,
             ...caller,
             requestId,
             approvalsUrl,
@@ -254,6 +286,24 @@ const callActor = (caller: Caller): CallActor => ({
   grantedBy: caller.grantedBy,
   profileId: caller.profileId,
 });
+
+/**
+ * A tools/call with no lease to run under: fails closed, as `hook_unavailable`
+ * for a tool this isolate last knew with a hook, else `workspace_unavailable`
+ * (a block or a first deployment may be pending either way).
+ */
+function unavailableCall(workspaceId: string, name: string): CallToolResult {
+  const known = isolateCatalogs.lastRead(workspaceId);
+  const uid = known?.tools.get(name)?.uid;
+  if (uid && known?.deployments.get(uid)?.active) {
+    return refusal("hook_unavailable", "The tool's hook could not be confirmed current, so the call was stopped", {
+      tool: echoedName(name),
+    });
+  }
+  return refusal("workspace_unavailable", "The workspace's current policy could not be confirmed, so the call was stopped", {
+    tool: echoedName(name),
+  });
+}
 
 /** A call's outcome as MCP puts it on the wire. */
 function toWire(outcome: CallOutcome, publicName: string, stream: Pick<CallStreaming, "passThroughs" | "session">): CallToolResult {

@@ -25,6 +25,12 @@ export interface UpstreamCallOptions {
   /** Aborted when the client cancels the call or drops the connection. */
   signal?: AbortSignal;
   /**
+   * Awaited right before each tools/call request goes out, once its session
+   * is ready; the request follows at once. If it rejects, nothing is sent and
+   * the call rejects with that error.
+   */
+  beforeSend?: () => Promise<void>;
+  /**
    * Where the result's bytes go when they can pass through unchanged (see
    * upstream.passthrough.ts); the call then resolves with an empty stub result.
    */
