@@ -34,6 +34,8 @@ export interface CallQuery {
   since?: string;
   until?: string;
   kind?: CallKind;
+  /** Restricts to these kinds when `kind` is unset: a view that reads only some kinds of call. */
+  kinds?: readonly CallKind[];
   tool?: string;
   service?: string;
   actor?: string;
@@ -112,6 +114,7 @@ export async function queryCalls(db: D1Database, workspaceId: string, query: Cal
       ["created_at >= ?", query.since],
       ["created_at < ?", query.until],
       ["kind = ?", query.kind],
+      [`kind IN (${(query.kinds ?? []).map(() => "?").join(", ")})`, query.kind || !query.kinds?.length ? undefined : query.kinds],
       ["tool_uid = ?", query.tool],
       ["service_id = ?", query.service],
       ["actor = ?", query.actor],

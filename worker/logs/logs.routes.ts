@@ -100,6 +100,7 @@ logRoutes.openapi(
       {
         ...query,
         kind: query.method,
+        kinds: ["resources/read", "prompts/get"],
         service: svc,
         outcome: query.outcome === "blocked" ? "hidden" : query.outcome,
         before: query.cursor ? Number(query.cursor) : undefined,
