@@ -15,6 +15,11 @@ export type McpAuthentication =
       actorId: string;
       /** Who made the call, as log rows record it: `key:<key id>` or `oauth:<client_id>`. */
       actor: string;
+      /**
+       * The one credential behind the call, inside its workspace: `key:<key id>`, or `grant:<consent id>` for an
+       * OAuth grant (one client holds a grant in each workspace that consented to it). Relay routes are scoped by it.
+       */
+      credential: string;
       profileId: string | null;
     }
   | { kind: "refused"; status: 401 | 403; message: string; headers: Record<string, string> };
@@ -39,6 +44,7 @@ export async function authenticateMcp(env: Env, request: Request, waitUntil: Wai
     workspaceId: principal.workspaceId,
     actorId: principal.id,
     actor: `key:${principal.id}`,
+    credential: `key:${principal.id}`,
     profileId: principal.profileId,
   };
 }
@@ -56,12 +62,14 @@ async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthe
       headers: { "www-authenticate": challenge(env, { error: "insufficient_scope" }) },
     };
   }
-  // The grant's id never reaches /mcp, but each client holds one grant per workspace (a new consent replaces it).
+  // Each client holds one grant per workspace (a new consent replaces it): approvals and sessions bind the client
+  // within the workspace, relay routes the grant itself.
   return {
     kind: "caller",
     workspaceId: validated.props.workspaceId,
     actorId: `oauth:${validated.clientId}`,
     actor: `oauth:${validated.clientId}`,
+    credential: `grant:${validated.props.consentId ?? `client:${validated.clientId}`}`,
     profileId: validated.props.profileId,
   };
 }

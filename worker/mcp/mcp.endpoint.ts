@@ -38,6 +38,8 @@ interface Caller {
   keyId: string;
   /** Who made the call, as its log rows record it: `key:<key id>` or `oauth:<client_id>`. */
   actor: string;
+  /** The API key or OAuth grant behind the call (mcp-caller.ts): relay routes are scoped by it. */
+  credential: string;
   profileId: string | null;
   origin: string;
   /**
@@ -63,6 +65,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
     workspaceId: auth.workspaceId,
     keyId: auth.actorId,
     actor: auth.actor,
+    credential: auth.credential,
     profileId: auth.profileId,
     origin: new URL(request.url).origin,
     stillAuthorized: async () => {
@@ -71,6 +74,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
         again.kind === "caller" &&
         again.workspaceId === auth.workspaceId &&
         again.actorId === auth.actorId &&
+        again.credential === auth.credential &&
         again.profileId === auth.profileId
       );
     },
@@ -80,7 +84,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
   if (refusedBatch) return jsonRpcError(400, BATCH_REFUSAL_CODE, refusedBatch);
   const session = await resolveSession(env, request, caller, "parsedBody" in body ? body.parsedBody : undefined);
   if (session instanceof Response) return session;
-  const routeKey = routeKeyOf(caller.keyId, session.routeSignature);
+  const routeKey = routeKeyOf(caller, session.routeSignature);
   let parsedBody = "parsedBody" in body ? body.parsedBody : undefined;
   if (parsedBody !== undefined) {
     // Cancellations and answers to relayed requests go to the call waiting for them, wherever it runs.

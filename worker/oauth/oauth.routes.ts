@@ -7,6 +7,7 @@ import { choiceValue, consentPage, devSignInPage, grantChoices, messagePage } fr
 import {
   AUTHORIZE_PATH,
   authorizationServer,
+  type GrantProps,
   OAUTH_SCOPE,
   protectedResourceMetadata,
   publicUrl,
@@ -104,7 +105,7 @@ oauthRoutes.post(AUTHORIZE_PATH, async (c) => {
       userId: choice.workspaceId,
       metadata: { profileId: choice.profileId, approvedBy: user.email },
       scope: [OAUTH_SCOPE],
-      props: { workspaceId: choice.workspaceId, profileId: choice.profileId },
+      props: { workspaceId: choice.workspaceId, profileId: choice.profileId, consentId: crypto.randomUUID() } satisfies GrantProps,
     });
     approved.headers.set("location", redirectTo);
     return new Response(null, { status: 302, headers: approved.headers });
