@@ -607,20 +607,22 @@ function listingServer(tools: Tool[], pageSize: number): Server {
 
 /**
  * An upstream whose definitions change with `variant`: 0 is the original,
- * 1 changes `echo`'s input schema, 2 also removes `retired`.
+ * 1 changes `echo`'s input schema, 2 also removes `retired`, 3 is the original
+ * plus a new tool, `delete_everything`.
  */
 function mutableServer(variant: number, record: (call: ReceivedCall) => void): Server {
   const echo: Tool = {
     name: "echo",
     description: "Echo a message back.",
     inputSchema:
-      variant === 0
-        ? { type: "object", properties: { message: { type: "string" } }, required: ["message"] }
-        : { type: "object", properties: { message: { type: "string" }, loud: { type: "boolean" } }, required: ["message", "loud"] },
+      variant === 1 || variant === 2
+        ? { type: "object", properties: { message: { type: "string" }, loud: { type: "boolean" } }, required: ["message", "loud"] }
+        : { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
   };
   const retired: Tool = { name: "retired", description: "Soon gone.", inputSchema: { type: "object" } };
   const stable: Tool = { name: "stable", description: "Never changes.", inputSchema: { type: "object" } };
-  const tools = variant >= 2 ? [echo, stable] : [echo, retired, stable];
+  const added: Tool = { name: "delete_everything", description: "Deletes every record.", inputSchema: { type: "object" } };
+  const tools = variant === 3 ? [echo, retired, stable, added] : variant === 2 ? [echo, stable] : [echo, retired, stable];
   const server = listingServer(tools, 2);
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     record({ tool: request.params.name, arguments: request.params.arguments, at: new Date().toISOString() });

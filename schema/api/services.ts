@@ -35,6 +35,11 @@ export const CreateServiceBody = z
     headers: SecretHeadersSchema.optional(),
     requiresAuthorization: z.boolean().optional(),
     payloadCapture: z.boolean().optional(),
+    reviewInitialTools: z.boolean().optional().openapi({
+      description:
+        "Whether the tools this first indexing finds start in review (refused `tool_review_required` until an admin approves each) " +
+        "instead of active. Default false. Tools a later refresh adds always start in review.",
+    }),
   })
   .openapi("CreateService");
 
@@ -55,6 +60,7 @@ export const ServiceSchema = z
     secretHeaderNames: z.array(z.string()),
     requiresAuthorization: z.boolean(),
     payloadCapture: z.boolean(),
+    reviewInitialTools: z.boolean().openapi({ description: "Whether the tools of the service's first indexing started in review" }),
     serverInfo: z.unknown(),
     indexedAt: z.string().nullable(),
     createdAt: z.string(),
@@ -68,6 +74,11 @@ export const IndexSummarySchema = z
     changed: z.array(z.string()),
     removed: z.array(z.string()),
     unchanged: z.number().int(),
+    review: z.array(z.string()).openapi({
+      description:
+        "Tools this pass put in review, refused `tool_review_required` until an admin approves them: changed definitions, and new tools " +
+        "(always on a refresh; on connecting, when `reviewInitialTools` is set)",
+    }),
     schemaTooComplex: z.array(z.object({ name: z.string(), bound: z.string() })).openapi({
       description: "Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex`",
     }),

@@ -16,6 +16,8 @@ export interface CatalogTool {
   publicName: string;
   name: string;
   status: ToolStatus;
+  /** No definition of the tool was ever approved: a tool in review is a new one, not a changed one. */
+  neverApproved: boolean;
   definition: ToolDefinition;
   definitionHash: string;
   projection: string[] | null;
@@ -94,6 +96,7 @@ interface CatalogRow {
   uid: string;
   name: string;
   status: ToolStatus;
+  never_approved: number;
   definition: string;
   definition_hash: string;
   projection: string | null;
@@ -108,7 +111,8 @@ interface CatalogRow {
 async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
   const [tools, profiles, policies, services, serviceModes] = await env.DB.batch([
     env.DB.prepare(
-      `SELECT t.uid, t.name, t.status, t.definition, t.definition_hash, t.projection, t.client_capabilities, t.service_id,
+      `SELECT t.uid, t.name, t.status, t.approved_hash IS NULL AS never_approved, t.definition, t.definition_hash, t.projection,
+              t.client_capabilities, t.service_id,
               s.slug, s.requires_authorization, s.payload_capture, w.detail_policy
        FROM tools t JOIN services s ON s.id = t.service_id JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
@@ -137,6 +141,7 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
       publicName,
       name: row.name,
       status: row.status,
+      neverApproved: row.never_approved === 1,
       definition,
       definitionHash: row.definition_hash,
       schemaBreach: definitionBreach(definition),

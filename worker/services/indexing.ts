@@ -110,7 +110,10 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
-  const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], listing.requirements);
+  const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], {
+    requirements: listing.requirements,
+    newTools: service.reviewInitialTools ? "review_required" : "active",
+  });
   const { server, truncated } = indexedServer(listing);
   await env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements]);
   return withTruncation(summary, truncated);
@@ -124,7 +127,11 @@ export async function refreshService(env: Env, workspaceId: string, serviceId: s
     throw indexingError(error);
   });
   const existing = await listTools(env.DB, workspaceId, { serviceId });
-  const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing, listing.requirements);
+  // The service is indexed already: a tool the upstream adds now is reviewed before it reaches any agent.
+  const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing, {
+    requirements: listing.requirements,
+    newTools: "review_required",
+  });
   if (statements.length) await env.DB.batch(statements);
   const { server, truncated } = indexedServer(listing);
   await markServiceIndexed(env.DB, serviceId, server);

@@ -45,6 +45,7 @@ serviceRoutes.openapi(
       headers: body.headers ?? {},
       requiresAuthorization: body.requiresAuthorization ?? false,
       payloadCapture: body.payloadCapture ?? false,
+      reviewInitialTools: body.reviewInitialTools ?? false,
     });
     const index = await indexNewService(c.env, pending);
     const service = await findService(c.env.DB, ws, pending.id);
@@ -114,7 +115,8 @@ serviceRoutes.openapi(
     path: "/v1/workspaces/{ws}/services/{svc}/refresh",
     tags: ["services"],
     summary: "Re-index a service's tools",
-    description: "Changed definitions go to review (calls blocked); tools no longer listed are marked removed.",
+    description:
+      "Changed definitions and new tools go to review (calls blocked until approved); tools no longer listed are marked removed.",
     middleware: guard("admin"),
     request: { params: ServiceParams },
     responses: { 200: json(IndexSummarySchema, "What changed"), ...errorResponses(404, 413, 502) },

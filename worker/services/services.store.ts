@@ -12,6 +12,8 @@ export interface ServiceRecord {
   secretHeaderNames: string[];
   requiresAuthorization: boolean;
   payloadCapture: boolean;
+  /** Whether the tools of the first indexing started in review; tools a refresh adds always do. */
+  reviewInitialTools: boolean;
   serverInfo: unknown;
   indexedAt: string | null;
   createdAt: string;
@@ -27,6 +29,7 @@ interface ServiceRow {
   secret_header_names: string;
   requires_authorization: number;
   payload_capture: number;
+  review_initial_tools: number;
   server_info: string | null;
   indexed_at: string | null;
   created_at: string;
@@ -40,6 +43,7 @@ const toRecord = (row: ServiceRow): ServiceRecord => ({
   secretHeaderNames: JSON.parse(row.secret_header_names) as string[],
   requiresAuthorization: row.requires_authorization === 1,
   payloadCapture: row.payload_capture === 1,
+  reviewInitialTools: row.review_initial_tools === 1,
   serverInfo: row.server_info ? (JSON.parse(row.server_info) as unknown) : null,
   indexedAt: row.indexed_at,
   createdAt: row.created_at,
@@ -52,6 +56,7 @@ export interface NewService {
   headers: Record<string, string>;
   requiresAuthorization: boolean;
   payloadCapture: boolean;
+  reviewInitialTools: boolean;
 }
 
 /** A service not yet stored: it is only written once its first indexing succeeded. */
@@ -79,8 +84,8 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
   return db
     .prepare(
       `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization,
-         payload_capture, server_info, instructions, indexed_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         payload_capture, review_initial_tools, server_info, instructions, indexed_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       service.id,
@@ -91,6 +96,7 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
       JSON.stringify(Object.keys(service.headers).sort()),
       service.requiresAuthorization ? 1 : 0,
       service.payloadCapture ? 1 : 0,
+      service.reviewInitialTools ? 1 : 0,
       JSON.stringify(server.serverInfo ?? null),
       server.instructions,
       now,

@@ -1164,7 +1164,7 @@ export interface paths {
     put?: never;
     /**
      * Re-index a service's tools
-     * @description Changed definitions go to review (calls blocked); tools no longer listed are marked removed.
+     * @description Changed definitions and new tools go to review (calls blocked until approved); tools no longer listed are marked removed.
      */
     post: {
       parameters: {
@@ -4345,6 +4345,8 @@ export interface components {
       secretHeaderNames: string[];
       requiresAuthorization: boolean;
       payloadCapture: boolean;
+      /** @description Whether the tools of the service's first indexing started in review */
+      reviewInitialTools: boolean;
       serverInfo?: unknown;
       indexedAt: string | null;
       createdAt: string;
@@ -4355,6 +4357,8 @@ export interface components {
       changed: string[];
       removed: string[];
       unchanged: number;
+      /** @description Tools this pass put in review, refused `tool_review_required` until an admin approves them: changed definitions, and new tools (always on a refresh; on connecting, when `reviewInitialTools` is set) */
+      review: string[];
       /** @description Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex` */
       schemaTooComplex: {
         name: string;
@@ -4380,6 +4384,8 @@ export interface components {
       };
       requiresAuthorization?: boolean;
       payloadCapture?: boolean;
+      /** @description Whether the tools this first indexing finds start in review (refused `tool_review_required` until an admin approves each) instead of active. Default false. Tools a later refresh adds always start in review. */
+      reviewInitialTools?: boolean;
     };
     UpdateService: {
       url?: string;

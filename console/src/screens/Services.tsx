@@ -7,6 +7,12 @@ import type { ScreenProps } from "./screen.ts";
 
 type Service = Schemas["Service"];
 
+/** What an indexing pass put in review, said after its counts (calls to these tools are refused until approved). */
+const inReview = (tools: string[]) =>
+  tools.length
+    ? ` ${tools.length === 1 ? "1 tool awaits" : `${tools.length} tools await`} review on the Tools screen: ${tools.join(", ")}.`
+    : "";
+
 export function Services({ ws }: ScreenProps) {
   const services = useLoad(
     async () =>
@@ -34,7 +40,7 @@ export function Services({ ws }: ScreenProps) {
   const refresh = (svc: Service) =>
     act(async () => {
       const index = await call(api.POST("/v1/workspaces/{ws}/services/{svc}/refresh", path(svc)));
-      return `Indexed ${svc.slug}: ${index.added.length} added, ${index.changed.length} changed, ${index.removed.length} removed, ${index.unchanged} unchanged.`;
+      return `Indexed ${svc.slug}: ${index.added.length} added, ${index.changed.length} changed, ${index.removed.length} removed, ${index.unchanged} unchanged.${inReview(index.review)}`;
     });
   const setCapture = (svc: Service, payloadCapture: boolean) =>
     act(async () => {
@@ -73,6 +79,7 @@ export function Services({ ws }: ScreenProps) {
                 <th scope="col">Secret headers</th>
                 <th scope="col">Indexed</th>
                 <th scope="col">Payload capture</th>
+                <th scope="col">New tools</th>
                 <th scope="col">Actions</th>
               </tr>
             </thead>
@@ -91,6 +98,7 @@ export function Services({ ws }: ScreenProps) {
                       <span class="visually-hidden">Payload capture for {svc.slug}</span>
                     </label>
                   </td>
+                  <td>{svc.reviewInitialTools ? "reviewed, from the first indexing" : "reviewed when a refresh adds them"}</td>
                   <td>
                     <button type="button" class="secondary" aria-label={`Refresh index of ${svc.slug}`} onClick={() => refresh(svc)}>
                       Refresh index
@@ -146,6 +154,7 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
   const [slug, setSlug] = useState("");
   const [url, setUrl] = useState("");
   const [headers, setHeaders] = useState<{ name: string; value: string }[]>([]);
+  const [reviewInitialTools, setReviewInitialTools] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
 
@@ -155,13 +164,14 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
     setError(undefined);
     try {
       const secretHeaders = Object.fromEntries(headers.filter((h) => h.name).map((h) => [h.name, h.value]));
-      const body = { slug, url, ...(headers.length ? { headers: secretHeaders } : {}) };
+      const body = { slug, url, reviewInitialTools, ...(headers.length ? { headers: secretHeaders } : {}) };
       const created = await call(api.POST("/v1/workspaces/{ws}/services", { params: { path: { ws } }, body }));
       // The header values leave the page now; the API never returns them.
       setSlug("");
       setUrl("");
       setHeaders([]);
-      onAdded(`Added ${created.service.slug}: ${created.index.added.length} tools indexed.`);
+      setReviewInitialTools(false);
+      onAdded(`Added ${created.service.slug}: ${created.index.added.length} tools indexed.${inReview(created.index.review)}`);
     } catch (failure) {
       setError(failure);
     } finally {
@@ -207,6 +217,11 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
           Add a secret header
         </button>
       </fieldset>
+      <label class="check">
+        <input type="checkbox" checked={reviewInitialTools} onChange={(e) => setReviewInitialTools(e.currentTarget.checked)} />
+        Review its tools before agents can call them
+      </label>
+      <p class="muted">Tools a later refresh adds always wait for review; this also holds back the ones found now.</p>
       <button type="submit" disabled={busy}>
         Add service
       </button>
