@@ -211,7 +211,14 @@ describe("refreshing a service", () => {
 
     expect((await refresh()).body).toEqual({ added: [], changed: [], removed: [], unchanged: 3, schemaTooComplex: [], review: [] });
     await setVariant(1);
-    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2, schemaTooComplex: [], review: ["echo"] });
+    expect((await refresh()).body).toEqual({
+      added: [],
+      changed: ["echo"],
+      removed: [],
+      unchanged: 2,
+      schemaTooComplex: [],
+      review: ["echo"],
+    });
     const changed = (await tools()).find((tool) => tool.name === "echo")!;
     expect(changed).toMatchObject({ uid: echoUid, status: "review_required" });
     expect(changed.previousDefinition).toMatchObject({ inputSchema: { required: ["message"] } });
@@ -239,7 +246,14 @@ describe("refreshing a service", () => {
     expect((await upstreamReceived(`mutable-${key}`)).calls.map((call) => call.arguments)).toEqual([{ message: "hi", loud: true }]);
 
     await setVariant(2);
-    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: ["retired"], unchanged: 2, schemaTooComplex: [], review: [] });
+    expect((await refresh()).body).toEqual({
+      added: [],
+      changed: [],
+      removed: ["retired"],
+      unchanged: 2,
+      schemaTooComplex: [],
+      review: [],
+    });
     const retired = (await tools()).find((tool) => tool.name === "retired")!;
     expect(retired.status).toBe("removed");
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["mut__echo", "mut__stable"]);
@@ -332,9 +346,7 @@ describe("finding 9: new tools go live without review", () => {
     });
   });
 
-  it("a service connected with reviewInitialTools starts with every tool in review; without it they start active", async ({
-    expect,
-  }) => {
+  it("a service connected with reviewInitialTools starts with every tool in review; without it they start active", async ({ expect }) => {
     const reviewed = await mutableGateway({ reviewInitialTools: true });
     expect(reviewed.created.body.service.reviewInitialTools).toBe(true);
     expect(reviewed.created.body.index).toEqual({
