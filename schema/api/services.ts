@@ -35,11 +35,14 @@ export const CreateServiceBody = z
     headers: SecretHeadersSchema.optional(),
     requiresAuthorization: z.boolean().optional(),
     payloadCapture: z.boolean().optional(),
-    reviewInitialTools: z.boolean().optional().openapi({
-      description:
-        "Whether the tools this first indexing finds start in review (refused `tool_review_required` until an admin approves each) " +
-        "instead of active. Default false. Tools a later refresh adds always start in review.",
-    }),
+    reviewInitialTools: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "Whether the tools this first indexing finds start in review (refused `tool_review_required` until an admin approves each) " +
+          "instead of active. Default false. Tools a later refresh adds always start in review.",
+      }),
   })
   .openapi("CreateService");
 
