@@ -1,5 +1,5 @@
 import { SELF } from "cloudflare:test";
-import { api, ORIGIN, type TestWorkspace } from "../../test/helpers.ts";
+import { api, CONSOLE_HEADERS, devLogin, ORIGIN, type TestWorkspace } from "../../test/helpers.ts";
 import { base64UrlEncode } from "../lib/crypto.ts";
 
 /**
@@ -10,20 +10,10 @@ import { base64UrlEncode } from "../lib/crypto.ts";
 export const REDIRECT_URI = "http://127.0.0.1:33418/callback";
 export const MCP_URL = `${ORIGIN}/mcp`;
 
-/** What a browser adds to a form post from the gateway's own page (the CSRF check reads these). */
-const SAME_ORIGIN = { origin: ORIGIN, "sec-fetch-site": "same-origin" };
-
 /** Makes `email` an admin of the workspace and signs them in through the dev login; returns the session cookie. */
 export async function signInAdmin(workspace: TestWorkspace, email: string): Promise<string> {
   await api(`/v1/workspaces/${workspace.ws}/members`, { method: "PUT", key: workspace.adminKey, body: { email, role: "admin" } });
   return devLogin(email);
-}
-
-/** The dev login's session cookie (`name=value`) for an existing member. */
-export async function devLogin(email: string): Promise<string> {
-  const login = await api("/dev/login", { body: { email }, headers: SAME_ORIGIN });
-  if (login.status !== 200) throw new Error(`dev login: ${login.status} ${JSON.stringify(login.body)}`);
-  return login.headers.get("set-cookie")!.split(";")[0]!;
 }
 
 /**
@@ -60,7 +50,7 @@ export async function consent(authorizationUrl: string, devCookie: string, targe
     method: "POST",
     redirect: "manual",
     headers: {
-      ...SAME_ORIGIN,
+      ...CONSOLE_HEADERS,
       cookie: [devCookie, ...consentCookies].join("; "),
       "content-type": "application/x-www-form-urlencoded",
     },

@@ -6,10 +6,9 @@
  */
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, it, vi } from "vitest";
-import { api, createWorkspace } from "../../test/helpers.ts";
+import { api, createWorkspace, devLogin } from "../../test/helpers.ts";
 import {
   authorizationRequest,
-  devLogin,
   exchange,
   newSource,
   REDIRECT_URI,

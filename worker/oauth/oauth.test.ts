@@ -5,11 +5,10 @@ import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
-import { api, connectMcp, demoGateway, eventually, ORIGIN } from "../../test/helpers.ts";
+import { api, connectMcp, demoGateway, devLogin, eventually, ORIGIN } from "../../test/helpers.ts";
 import {
   authorizedCode,
   consent,
-  devLogin,
   exchange,
   MCP_URL,
   pkcePair,

@@ -35,7 +35,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -107,7 +107,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -161,7 +161,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -229,7 +229,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -290,7 +290,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -354,7 +354,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -421,7 +421,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -485,7 +485,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -553,7 +553,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -619,7 +619,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -683,7 +683,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -778,7 +778,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -841,7 +841,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -911,7 +911,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1002,7 +1002,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1053,7 +1053,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1131,7 +1131,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1196,7 +1196,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1284,7 +1284,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1355,7 +1355,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1438,7 +1438,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1516,7 +1516,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1582,7 +1582,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1663,7 +1663,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1738,7 +1738,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1802,7 +1802,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1884,7 +1884,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1949,7 +1949,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2019,7 +2019,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2142,7 +2142,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2209,7 +2209,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2279,7 +2279,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2367,7 +2367,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2479,7 +2479,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2545,7 +2545,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2638,7 +2638,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2765,7 +2765,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2887,7 +2887,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2955,7 +2955,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3064,7 +3064,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3148,7 +3148,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3221,7 +3221,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3292,7 +3292,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3357,7 +3357,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3422,7 +3422,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3504,7 +3504,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3570,7 +3570,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3638,7 +3638,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3713,7 +3713,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3811,7 +3811,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3901,7 +3901,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3989,7 +3989,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4047,7 +4047,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4116,7 +4116,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4182,6 +4182,7 @@ export interface components {
           | "projection_requires_output_schema"
           | "unauthorized"
           | "forbidden"
+          | "csrf_refused"
           | "not_found"
           | "conflict"
           | "no_review_pending"
