@@ -7,15 +7,7 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, it, vi } from "vitest";
 import { api, createWorkspace, devLogin } from "../../test/helpers.ts";
-import {
-  authorizationRequest,
-  exchange,
-  newSource,
-  REDIRECT_URI,
-  registerClient,
-  signInAdmin,
-  tokenRequest,
-} from "./oauth.fixtures.ts";
+import { authorizationRequest, exchange, newSource, REDIRECT_URI, registerClient, signInAdmin, tokenRequest } from "./oauth.fixtures.ts";
 import { REGISTRATION_BOUNDS } from "./registration.bounds.ts";
 import { REGISTRATION_LIMITS } from "./registry.do.ts";
 
