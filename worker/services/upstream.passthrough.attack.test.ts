@@ -296,7 +296,7 @@ it("a long image `data` that is not base64 does not reach the client as it came"
  * FOUND AND FIXED (info): a number out of a double's range (`1e400`) passes through as written. The gateway's parse reads
  * Infinity, the parsed path writes `null` (JSON.stringify), and a client's parser reads Infinity (JavaScript,
  * Python) or refuses the whole message (Go's encoding/json): not one value under every standard parser.
- * Fixed as proposed: `qualifies` walks the parsed reduction (a stack, as `repeatsAName` does) and refuses a non-finite
+ * Fixed as proposed: `qualifies` walks the parsed reduction (a stack, in `forwardsAsParsed`) and refuses a non-finite
  * number, so the parsed path writes it. A regex for a 309-digit run would cost the length times 309 on a text of
  * 308-digit numbers; the walk costs about what the parse did (to be measured with `npm run bench -- proxy`).
  */
