@@ -21,6 +21,11 @@ export type McpAuthentication =
        */
       credential: string;
       profileId: string | null;
+      /**
+       * Whose upstream grants the caller uses on services authorized per user: the key's owner when a user
+       * created it (`user:<id>`), else the key itself (`key:<id>`); for OAuth, the user who consented, else the client.
+       */
+      grantSubject: string;
     }
   | { kind: "refused"; status: 401 | 403; message: string; headers: Record<string, string> };
 
@@ -46,6 +51,7 @@ export async function authenticateMcp(env: Env, request: Request, waitUntil: Wai
     actor: `key:${principal.id}`,
     credential: `key:${principal.id}`,
     profileId: principal.profileId,
+    grantSubject: principal.createdBy.startsWith("usr_") ? `user:${principal.createdBy}` : `key:${principal.id}`,
   };
 }
 
@@ -71,6 +77,7 @@ async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthe
     actor: `oauth:${validated.clientId}`,
     credential: `grant:${validated.props.consentId ?? `client:${validated.clientId}`}`,
     profileId: validated.props.profileId,
+    grantSubject: validated.props.userId ? `user:${validated.props.userId}` : `oauth:${validated.clientId}`,
   };
 }
 

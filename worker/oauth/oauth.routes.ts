@@ -111,7 +111,12 @@ oauthRoutes.post(AUTHORIZE_PATH, async (c) => {
       userId: choice.workspaceId,
       metadata: { profileId: choice.profileId, approvedBy: user.email },
       scope: [OAUTH_SCOPE],
-      props: { workspaceId: choice.workspaceId, profileId: choice.profileId, consentId: crypto.randomUUID() } satisfies GrantProps,
+      props: {
+        workspaceId: choice.workspaceId,
+        profileId: choice.profileId,
+        userId: user.id,
+        consentId: crypto.randomUUID(),
+      } satisfies GrantProps,
     });
     // Consented to: the client is no longer one that expires unused.
     await registry.markUsed(approved.request.clientId);
