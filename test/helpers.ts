@@ -37,6 +37,19 @@ export async function api<T = any>(
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
+/**
+ * What the console's browser adds to every request it sends (fetch from the console's page, a form on the gateway's
+ * own page): a request authenticated by the session cookie is refused `csrf_refused` without one of them.
+ */
+export const CONSOLE_HEADERS = { origin: ORIGIN, "sec-fetch-site": "same-origin" } as const;
+
+/** Signs an existing member in through the dev login, as the console does; returns the session cookie (`name=value`). */
+export async function devLogin(email: string): Promise<string> {
+  const login = await api("/dev/login", { body: { email }, headers: CONSOLE_HEADERS });
+  if (login.status !== 200) throw new Error(`dev login: ${login.status} ${JSON.stringify(login.body)}`);
+  return login.headers.get("set-cookie")!.split(";")[0]!;
+}
+
 export interface TestWorkspace {
   ws: string;
   adminKey: string;

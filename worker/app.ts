@@ -2,6 +2,7 @@ import { approvalRoutes } from "./approvals/approvals.routes.ts";
 import { devLoginRoutes } from "./auth/dev-login.routes.ts";
 import { whoamiRoutes } from "./auth/whoami.routes.ts";
 import { createRouter } from "./http/app.ts";
+import { refuseCrossSiteRequests } from "./http/csrf.ts";
 import { ApiError, handleError } from "./http/errors.ts";
 import { hookRoutes } from "./hooks/lifecycle/hooks.routes.ts";
 import { jsonBody } from "./http/json-body.ts";
@@ -26,6 +27,8 @@ export function createApp() {
     throw new ApiError("not_found", { message: "No such route" });
   });
 
+  // First, before any body is read or any route runs: a page of another origin riding on the console's session.
+  app.use("*", refuseCrossSiteRequests());
   app.use("/v1/*", jsonBody());
   app.route("/", whoamiRoutes);
   app.route("/", workspaceRoutes);

@@ -3,6 +3,7 @@ import { consumeCallLogs } from "./logs/call-log.consumer.ts";
 import { applyLogRetention } from "./logs/logs.store.ts";
 
 export { CallRelayDO } from "./mcp/call-relay.do.ts";
+export { OAuthRegistryDO } from "./oauth/registry.do.ts";
 export { ActorQuotaDO } from "./quotas/actor-quota.do.ts";
 export { WorkspaceDO } from "./workspaces/workspace.do.ts";
 

@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   projection_requires_output_schema: 400,
   unauthorized: 401,
   forbidden: 403,
+  csrf_refused: 403,
   not_found: 404,
   conflict: 409,
   no_review_pending: 409,

@@ -18,6 +18,8 @@ export interface CatalogTool {
   publicName: string;
   name: string;
   status: ToolStatus;
+  /** No definition of the tool was ever approved: a tool in review is a new one, not a changed one. */
+  neverApproved: boolean;
   definition: ToolDefinition;
   definitionHash: string;
   projection: string[] | null;
@@ -158,6 +160,7 @@ interface CatalogRow extends Pick<OAuthColumns, "authorization_kind" | "oauth_st
   uid: string;
   name: string;
   status: ToolStatus;
+  never_approved: number;
   definition: string;
   definition_hash: string;
   projection: string | null;
@@ -172,7 +175,8 @@ interface CatalogRow extends Pick<OAuthColumns, "authorization_kind" | "oauth_st
 async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): Promise<Catalog> {
   const [tools, profiles, policies, services, serviceModes] = await env.DB.batch([
     env.DB.prepare(
-      `SELECT t.uid, t.name, t.status, t.definition, t.definition_hash, t.projection, t.client_capabilities, t.service_id,
+      `SELECT t.uid, t.name, t.status, t.approved_hash IS NULL AS never_approved, t.definition, t.definition_hash, t.projection,
+              t.client_capabilities, t.service_id,
               s.slug, s.requires_authorization, s.authorization_kind, s.oauth_status, s.payload_capture, w.detail_policy
        FROM tools t JOIN services s ON s.id = t.service_id JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
@@ -203,6 +207,7 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
       publicName,
       name: row.name,
       status: row.status,
+      neverApproved: row.never_approved === 1,
       definition,
       definitionHash: row.definition_hash,
       schemaBreach: definitionBreach(definition),

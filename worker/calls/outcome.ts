@@ -17,6 +17,7 @@ export const GATEWAY_REFUSAL_CODES = [
   "invalid_upstream_arguments",
   "approval_required",
   "approval_limit",
+  "approval_key_limit",
   "hook_failed",
   "hook_outdated",
   "hook_unavailable",

@@ -1,6 +1,6 @@
 import { CallToolResultSchema, McpError, type CallToolResult, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
-import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS } from "../approvals/approvals.do.ts";
+import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_KEY } from "../approvals/approvals.do.ts";
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
 import { afterInput, afterResult, beforeInput, stageContext, type StageCall } from "../hooks/stage-call.ts";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
@@ -287,6 +287,15 @@ async function approvalGate(state: CallState, access: Allowed, prepared: Prepare
     reason,
     hookApproval?.message ?? null,
   );
+  if ("pendingFull" in claim && claim.pendingFull === "key") {
+    return refuse(
+      state,
+      "approval_key_limit",
+      `This call needs a human approval (${reason}), but this key already has ${MAX_PENDING_APPROVALS_PER_KEY} approvals waiting; ask an approver to decide them, or retry after they expire`,
+      revisionId,
+      { reason, limit: "pending_approvals_per_key", max: MAX_PENDING_APPROVALS_PER_KEY },
+    );
+  }
   if ("pendingFull" in claim) {
     return refuse(
       state,

@@ -44,6 +44,8 @@ interface Caller {
   actor: string;
   /** An OAuth caller's grant, named by the user who gave it; null for a key. */
   grantedBy: string | null;
+  /** The API key or OAuth grant behind the call (mcp-caller.ts): relay routes are scoped by it. */
+  credential: string;
   profileId: string | null;
   /** Whose upstream grants the caller's calls use on services authorized per user (mcp-caller.ts). */
   grantSubject: string;
@@ -84,6 +86,7 @@ async function serveMcp(env: Env, request: Request, ctx: ExecutionContext): Prom
     keyId: auth.actorId,
     actor: auth.actor,
     grantedBy: auth.grantedBy,
+    credential: auth.credential,
     profileId: auth.profileId,
     grantSubject: auth.grantSubject,
     origin: new URL(request.url).origin,
@@ -93,6 +96,7 @@ async function serveMcp(env: Env, request: Request, ctx: ExecutionContext): Prom
         again.kind === "caller" &&
         again.workspaceId === auth.workspaceId &&
         again.actorId === auth.actorId &&
+        again.credential === auth.credential &&
         again.profileId === auth.profileId
       );
     },
@@ -102,7 +106,7 @@ async function serveMcp(env: Env, request: Request, ctx: ExecutionContext): Prom
   if (refusedBatch) return jsonRpcError(400, BATCH_REFUSAL_CODE, refusedBatch);
   const session = await resolveSession(env, request, caller, "parsedBody" in body ? body.parsedBody : undefined);
   if (session instanceof Response) return session;
-  const routeKey = routeKeyOf(caller.keyId, session.routeSignature);
+  const routeKey = routeKeyOf(caller, session.routeSignature);
   let parsedBody = "parsedBody" in body ? body.parsedBody : undefined;
   if (parsedBody !== undefined) {
     // Cancellations and answers to relayed requests go to the call waiting for them, wherever it runs.

@@ -66,6 +66,7 @@ serviceRoutes.openapi(
       url: body.url,
       headers: body.headers ?? {},
       payloadCapture: body.payloadCapture ?? false,
+      reviewInitialTools: body.reviewInitialTools ?? false,
     });
     let index: IndexSummary | null = null;
     try {
@@ -154,8 +155,8 @@ serviceRoutes.openapi(
     tags: ["services"],
     summary: "Re-index a service's tools",
     description:
-      "Changed definitions go to review (calls blocked); tools no longer listed are marked removed. An OAuth service is " +
-      "listed with the workspace's grant (shared) or the grant of the admin who authorized it (per user).",
+      "Changed definitions and new tools go to review (calls blocked until approved); tools no longer listed are marked removed. " +
+      "An OAuth service is listed with the workspace's grant (shared) or the grant of the admin who authorized it (per user).",
     middleware: guard("admin"),
     request: { params: ServiceParams },
     responses: { 200: json(IndexSummarySchema, "What changed"), ...errorResponses(400, 404, 409, 413, 502) },
