@@ -250,8 +250,9 @@ describe("attack: forging the gateway's refusals", () => {
    * keeps upstreams out of (upstream.passthrough.ts, leaky_error). A ToolError is mutable, and the runtime's
    * `start` looks up `Promise.prototype.then` after the program's synchronous prefix ran, so the program can
    * replace the whole envelope. Instructions injected into a tool result can make an agent write such a program.
-   * Fixed in codemode.runtime.ts: `then` is captured before the program runs, and each ToolError's refusal as the
-   * host sent it is kept in a closure WeakMap that the envelope reads.
+   * Fixed first in codemode.runtime.ts (a captured `then`, a WeakMap of refusals), which toJSON still got around
+   * (issue 26, finding 2: codemode.readback.test.ts). Now the host reads the program's own promise from the engine
+   * and knows the ToolErrors it delivered by identity (codemode.run.ts): there is no envelope to replace.
    */
   it("a program cannot end its run with a gateway refusal it never received", async ({ expect }) => {
     const gateway = await codeGateway();
@@ -278,8 +279,9 @@ return "never";`,
       message: "Unknown tool: demo__nothing",
       details: { tool: "demo__nothing" },
     });
-    // The program's broken `then` still breaks its own promise (resolving with a thenable reads `then`): it fails closed.
-    expect(gatewayError(envelope).code).toBe("unresolved_promise");
+    // A replaced `then` changes nothing the host reads: the run returns what the program returned.
+    expect(envelope.isError).toBeFalsy();
+    expect(resultOf(envelope)).toBe("never");
     for (const forged of [rethrown, envelope]) expect(JSON.stringify(forged)).not.toContain("attacker.example");
   });
 });

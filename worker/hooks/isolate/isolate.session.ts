@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
-import type { IsolateInstance, InstanceHost } from "./isolate.instance.ts";
+import type { IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
 import { BIGINT_LITERAL } from "./isolate.prelude.ts";
 import { WASM_RUN_HEADROOM_BYTES, type IsolateLimits } from "./isolate.limits.ts";
 import { acquireInstance, discardInstance, retainOrDiscard } from "./isolate.module.ts";
@@ -55,8 +55,10 @@ export class IsolateSession implements InstanceHost {
   /** Time spent waiting on the host between guest steps (Code Mode's tool calls): the deadline bounds computation only. */
   private waitedMs = 0;
   private waitingSince: number | undefined;
-  /** The run's context; for a Code Mode run's host functions and handles (isolate.program-facing, see codemode.sandbox.ts). */
+  /** The run's context; for a Code Mode run's host functions and handles (isolate.program-facing, see codemode.run.ts). */
   readonly vm: QuickJSContext;
+  /** Where a Code Mode run's `tools` calls and console lines go; unset for a hook run (they then do nothing). */
+  program: { call(name: QuickJSHandle, argsJson: QuickJSHandle): QuickJSHandle; line(line: QuickJSHandle): QuickJSHandle } | undefined;
 
   constructor(
     private readonly instance: IsolateInstance,
@@ -64,6 +66,16 @@ export class IsolateSession implements InstanceHost {
   ) {
     this.deadline = this.startedAt + limits.deadlineMs;
     this.vm = instance.vm;
+  }
+
+  /** The host functions a Code Mode runtime is given (see `program`). */
+  get programFunctions(): ProgramFunctions {
+    return this.instance.programFunctions;
+  }
+
+  /** Work spent so far, in polls (natively looping built-ins charged in poll equivalents). */
+  get workSpentPolls(): number {
+    return this.workSpent();
   }
 
   /** False once the wasm instance misbehaved (host exception, trap): it must not serve another run. */
@@ -175,7 +187,15 @@ export class IsolateSession implements InstanceHost {
     }
   }
 
-  // ---- host functions handed to the prelude ----
+  // ---- host functions handed to the prelude and to a Code Mode runtime ----
+
+  programCall(name: QuickJSHandle, argsJson: QuickJSHandle): QuickJSHandle {
+    return this.program ? this.program.call(name, argsJson) : this.vm.undefined;
+  }
+
+  programLine(line: QuickJSHandle): QuickJSHandle {
+    return this.program ? this.program.line(line) : this.vm.undefined;
+  }
 
   charge(units: QuickJSHandle): QuickJSHandle {
     const amount = this.vm.typeof(units) === "number" ? this.vm.getNumber(units) : NaN;
