@@ -35,7 +35,7 @@ export default defineConfig(async () => {
     ],
     test: {
       include: benchmarking ? ["bench/**/*.workerd.ts"] : ["**/*.test.ts"],
-      exclude: ["node_modules/**", "bench/**", ".rayrun/**", "cli/**", "test/browser/**", "console/**"].filter(
+      exclude: ["node_modules/**", "bench/**", ".rayrun/**", "cli/**", "test/browser/**", "test/docs/**", "console/**"].filter(
         (glob) => !(benchmarking && glob === "bench/**"),
       ),
       globalSetup: ["./test/global-setup.ts"],

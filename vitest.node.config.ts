@@ -7,7 +7,7 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
-    include: ["cli/**/*.test.ts"],
+    include: ["cli/**/*.test.ts", "test/docs/**/*.test.ts"],
     environment: "node",
     testTimeout: 120_000,
     hookTimeout: 180_000,

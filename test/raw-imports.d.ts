@@ -1,4 +1,4 @@
-/** Vite's `?raw` imports: the file's text (tests read README.md this way). */
+/** Vite's `?raw` imports: the file's text (tests read docs/errors.md this way). */
 declare module "*?raw" {
   const text: string;
   export default text;

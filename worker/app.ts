@@ -45,7 +45,7 @@ export function createApp() {
     info: {
       title: "Rayrun API",
       version: "1.0.0",
-      description: "Errors are `{ error: { code, message, details? } }` with stable codes listed in the README.",
+      description: "Errors are `{ error: { code, message, details? } }` with stable codes listed in docs/errors.md.",
     },
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "http", scheme: "bearer" });

@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
  * Every stable code the REST API returns, each with its one HTTP status. Clients
  * branch on these codes, so a code is never renamed or reused for something else.
  * Nothing else names a status: `ApiError` reads it from here, the OpenAPI document
- * lists these codes, and a test holds README.md's "Errors" table equal to this one.
+ * lists these codes, and a test holds docs/errors.md's "REST errors" table equal to this one.
  */
 export const ERROR_STATUS = {
   invalid_json: 400,

@@ -7,7 +7,7 @@
 export type ApprovalStatus = "pending" | "approved" | "denied" | "used" | "expired";
 export type ApprovalSource = "policy" | "hook";
 
-/** How long a request stays decidable, and an approval usable. Documented in the README. */
+/** How long a request stays decidable, and an approval usable. Documented in docs/hooks.md. */
 export const APPROVAL_TTL_MS = 60 * 60 * 1000;
 
 /** Unexpired pending requests one workspace may hold; a new request past it is refused with `approval_limit`. */

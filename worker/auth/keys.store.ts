@@ -106,7 +106,7 @@ export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: s
 /**
  * Keys are looked up on every call, so each Worker isolate caches them briefly.
  * A revocation is immediate in the isolate that served it and takes effect
- * everywhere within KEY_CACHE_TTL_MS (documented in the README).
+ * everywhere within KEY_CACHE_TTL_MS (documented in docs/services.md).
  */
 const KEY_CACHE_TTL_MS = 2_000;
 const keyCache = new RefreshAheadCache<string, ApiKeyRecord | null>("API key lookup", KEY_CACHE_TTL_MS, 10_000);

@@ -68,7 +68,7 @@ export interface Catalog {
  * The call path reads tools, policy and upstream targets on every request, so
  * each isolate keeps a snapshot per workspace for CATALOG_TTL_MS. Writes made
  * through this isolate drop the snapshot at once (`dropCatalogAfterWrites`, on
- * every write route); other isolates converge within the TTL (README).
+ * every write route); other isolates converge within the TTL (docs/services.md).
  */
 const CATALOG_TTL_MS = 2_000;
 const snapshots = new RefreshAheadCache<string, Catalog>("catalog", CATALOG_TTL_MS, 1_000);

@@ -7,7 +7,7 @@ import type { ShadowWork } from "./shadow.ts";
 export const GATEWAY_META_PREFIX = "dev.rayrun/";
 
 /**
- * Every code the gateway itself refuses or fails a call with. The README's
+ * Every code the gateway itself refuses or fails a call with. docs/errors.md's
  * `isError` table is tested against this list; a hook's own `reason` codes
  * travel separately, marked `source: "hook"`.
  */

@@ -3,7 +3,7 @@ import { ISOLATE_ERROR_CODES } from "../hooks/isolate/isolate.types.ts";
 /**
  * Codes Code Mode itself adds to the `isError` vocabulary: the run's bounds and
  * failures, and the two an inner call can reject with besides the direct
- * call's own codes. The README's Code Mode error table is tested against this
+ * call's own codes. docs/errors.md's Code Mode error table is tested against this
  * list. An inner call's gateway refusal (`approval_required`, …) or hook reason
  * reaches the program, and ends an uncaught run, with its own code.
  */

@@ -1,4 +1,4 @@
-/** Bounds of one `run_code` run (README "Limits" and docs/code-mode.md). Tests may lower them, never raise them. */
+/** Bounds of one `run_code` run (docs/limits.md and docs/code-mode.md). Tests may lower them, never raise them. */
 export interface CodeModeLimits {
   /** Inner tool calls per run; the next one ends the run with `too_many_tool_calls`. */
   toolCalls: number;

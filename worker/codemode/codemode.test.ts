@@ -1,7 +1,7 @@
 import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
 import { api, connectMcp, createKey, demoGateway, eventually, gatewayError, upstreamReceived } from "../../test/helpers.ts";
-import readme from "../../README.md?raw";
+import errorsDoc from "../../docs/errors.md?raw";
 import { hookGateway, MOCK_RESULT, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 import { generateCodeDeclarations } from "./codemode.declarations.ts";
 import { CODE_MODE_ERROR_CODES } from "./codemode.errors.ts";
@@ -132,13 +132,14 @@ return { plan: customer.plan, notes: notes.items };`,
   });
 });
 
-/** The codes in the first column of the README's Code Mode error table. */
+/** The codes in the first column of docs/errors.md's Code Mode error table. */
 function documentedCodeModeCodes(markdown: string): string[] {
-  const start = markdown.indexOf("**Code Mode `isError` results**");
-  const end = markdown.indexOf("\n## ", start);
+  const start = markdown.indexOf("## Code Mode `isError` results");
+  const next = markdown.indexOf("\n## ", start + 1);
+  const end = next === -1 ? markdown.length : next;
   const codes: string[] = [];
   for (const line of markdown.slice(start, end).split("\n")) {
-    const cell = /^\s+\|\s*(`[^|]+)\|/.exec(line)?.[1];
+    const cell = /^\|\s*(`[^|]+)\|/.exec(line)?.[1];
     if (cell) codes.push(...[...cell.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!));
   }
   return codes.sort();
@@ -202,8 +203,8 @@ describe("the code run log", () => {
 });
 
 describe("Code Mode error codes", () => {
-  it("are exactly the codes the README's Code Mode table documents", ({ expect }) => {
-    const documented = documentedCodeModeCodes(readme);
+  it("are exactly the codes docs/errors.md's Code Mode table documents", ({ expect }) => {
+    const documented = documentedCodeModeCodes(errorsDoc);
     expect(documented.length).toBeGreaterThan(0);
     expect(documented).toEqual([...CODE_MODE_ERROR_CODES].sort());
   });

@@ -1,23 +1,23 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { afterEach, describe, it, vi } from "vitest";
-import readme from "../../README.md?raw";
+import errorsDoc from "../../docs/errors.md?raw";
 import { ERROR_CODES, ERROR_STATUS } from "../../schema/api/errors.ts";
 import { api } from "../../test/helpers.ts";
 import { ApiError, handleError } from "./errors.ts";
 
-interface ReadmeRow {
+interface DocumentedRow {
   status: number;
   codes: string[];
   when: string;
 }
 
-/** The first table under README.md's "## Errors" heading: the REST errors (the MCP tables after it are indented). */
-function readmeRestErrors(): ReadmeRow[] {
-  const section = readme.split(/^## Errors$/m)[1]?.split(/^## /m)[0] ?? "";
+/** The table under docs/errors.md's "## REST errors" heading. */
+function documentedRestErrors(): DocumentedRow[] {
+  const section = errorsDoc.split(/^## REST errors$/m)[1]?.split(/^## /m)[0] ?? "";
   const lines = section.split("\n");
   const start = lines.findIndex((line) => line.startsWith("| status"));
-  const rows: ReadmeRow[] = [];
+  const rows: DocumentedRow[] = [];
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith("|")) break;
     const [status = "", code = "", when = ""] = line.split("|").slice(1, -1);
@@ -32,9 +32,9 @@ function readmeRestErrors(): ReadmeRow[] {
 
 const pairs = (entries: [number, string][]) => entries.map(([status, code]) => `${status} ${code}`).sort();
 
-describe("README's REST error table", () => {
+describe("the REST error table in docs/errors.md", () => {
   it("lists exactly the codes and statuses the API returns, each code once, each row with a 'when'", ({ expect }) => {
-    const rows = readmeRestErrors();
+    const rows = documentedRestErrors();
     expect(rows.length).toBeGreaterThan(0);
     const documented = rows.flatMap((row) => row.codes.map((code): [number, string] => [row.status, code]));
     expect(pairs(documented)).toEqual(pairs(Object.entries(ERROR_STATUS).map(([code, status]) => [status, code])));

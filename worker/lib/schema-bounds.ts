@@ -5,7 +5,7 @@ import { compileLinearPattern } from "./linear-regex.ts";
  * Static bounds on a JSON Schema the gateway validates on every call. An
  * upstream writes its tools' schemas, so validating them must cost a bounded
  * amount of work whatever they say. Checked when a service is indexed (the tool
- * is then refused, see the README) and when a hook's public contract compiles.
+ * is then refused, see docs/limits.md) and when a hook's public contract compiles.
  */
 export const SCHEMA_LIMITS = {
   /** Nesting of objects and arrays inside the schema document. */

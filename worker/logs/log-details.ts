@@ -1,5 +1,5 @@
 /**
- * Bounds on the details a call-log row may store (README Limits). A live call
+ * Bounds on the details a call-log row may store (docs/limits.md). A live call
  * never fails because of them: over a bound, the row keeps its metadata and its
  * details say what was cut, under `limited`.
  */

@@ -27,7 +27,7 @@ export interface StoredCallLog extends Omit<CallLogEntry, "details" | "callIndex
   details?: Record<string, unknown> | null;
 }
 
-/** Metadata always; payload details removed retention-wise after this long (README). */
+/** Metadata always; payload details removed retention-wise after this long (docs/hooks.md, Logs). */
 const LOG_DETAIL_RETENTION_DAYS = 7;
 const LOG_RETENTION_DAYS = 30;
 
