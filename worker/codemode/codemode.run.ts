@@ -129,6 +129,8 @@ export class Run {
   private readonly refusals: { handle: QuickJSHandle; error: CodeModeError }[] = [];
   /** The session of the attempt, for what its turns are charged. */
   private session: IsolateSession | undefined;
+  /** How long the last turn's guest work took (`timed`): what the clock shows, where it moves. */
+  private lastTurnMs = 0;
   private promise: QuickJSHandle | undefined;
   private toolError: QuickJSHandle | undefined;
   /** True while the result is serialised: the program returned, so tools and console refuse. */
@@ -145,13 +147,14 @@ export class Run {
       async (): Promise<ProgramRun | undefined> => {
         const session = await openSession(resolveLimits(this.settings.isolateLimits));
         if ("code" in session) return this.failed({ code: "exception", message: "The sandbox could not be started" });
-        let state: StepState = "fault";
         try {
-          state = this.start(session);
-          // Refusals the host answered at once (a bad name or arguments) need no waiting: deliver them here.
-          while (state === "pending" && this.queued.length === 0 && this.answered.length > 0) state = this.step(session);
-          if (state === "pending" && this.queued.length > 0 && !this.runFault && !session.fault) return undefined;
-          return this.end(session, state);
+          return this.timed(() => {
+            let state = this.start(session);
+            // Refusals the host answered at once (a bad name or arguments) need no waiting: deliver them here.
+            while (state === "pending" && this.queued.length === 0 && this.answered.length > 0) state = this.step(session);
+            if (state === "pending" && this.queued.length > 0 && !this.runFault && !session.fault) return undefined;
+            return this.end(session, state);
+          });
         } catch (error) {
           session.fail("exception", `isolate fault: ${String(error)}`);
           return this.end(session, "fault");
@@ -161,9 +164,9 @@ export class Run {
           session.close();
         }
       },
-      () => this.firstStepEstimate(),
+      () => this.charged(this.firstStepEstimate()),
     );
-    return turn.ok ? turn.value : this.failed(turn.error);
+    return turn.ok ? turn.value : notStarted(turn.error);
   }
 
   /** The whole run in a private instance of its own, held while the run waits on tools. */
@@ -175,14 +178,15 @@ export class Run {
       const first = await this.settings.turn(
         async () => {
           instance = await takeInstance();
-          session = new IsolateSession(instance, resolveLimits(this.settings.isolateLimits));
-          return this.start(session);
+          const opened = new IsolateSession(instance, resolveLimits(this.settings.isolateLimits));
+          session = opened;
+          return this.timed(() => this.advance(opened, this.start(opened)));
         },
-        () => this.firstStepEstimate(),
+        () => this.charged(this.firstStepEstimate()),
       );
-      if (!first.ok) return this.failed(first.error);
+      if (!first.ok) return notStarted(first.error);
       if (!session) throw new Error("the sandbox was not opened");
-      return await this.drive(session, first.value);
+      return first.value ?? (await this.drive(session));
     } catch (error) {
       if (!session) {
         console.error("code mode isolate unavailable", error);
@@ -202,36 +206,37 @@ export class Run {
     }
   }
 
-  /** Steps the program, one turn per step, until its promise settles or the run ends. */
-  private async drive(session: IsolateSession, firstState: StepState): Promise<ProgramRun> {
+  /** Waits for answers and steps the program, one turn per step, until it settles or the run ends. */
+  private async drive(session: IsolateSession): Promise<ProgramRun> {
     const ended = this.settings.ended.signal;
-    let state = firstState;
-    while (state === "pending" && !this.runFault && !ended.aborted) {
-      if (this.inFlight === 0 && this.queued.length === 0 && this.answered.length === 0) break;
+    for (;;) {
       // The clock stays stopped from here until the next step runs: waiting for tools and for a turn is not computing.
       session.pauseClock();
       if (this.answered.length === 0) await this.nextAnswerOrEnd();
-      if (ended.aborted) break;
+      if (ended.aborted) return this.end(session, "pending");
       const polls = session.workSpentPolls;
       const answerBytes = this.answered.reduce((sum, entry) => sum + entry.json.length, 0);
       const stepped = await this.settings.turn(
         () => {
           session.resumeClock();
-          return this.step(session);
+          return this.timed(() => this.advance(session, this.step(session)));
         },
-        () => (session.workSpentPolls - polls) * CODE_MODE_COST.msPerPoll + (answerBytes / 1024) * CODE_MODE_COST.answerMsPerKiB,
+        () =>
+          this.charged((session.workSpentPolls - polls) * CODE_MODE_COST.msPerPoll + (answerBytes / 1024) * CODE_MODE_COST.answerMsPerKiB),
       );
       if (!stepped.ok) return this.failed(stepped.error);
-      state = stepped.value;
+      if (stepped.value) return stepped.value;
     }
-    if (state !== "settled" || this.runFault || ended.aborted) return this.end(session, state);
-    // Serialising the result is the program's computation too (its toJSON, getters): one more turn.
-    const polls = session.workSpentPolls;
-    const read = await this.settings.turn(
-      () => this.end(session, state),
-      () => (session.workSpentPolls - polls) * CODE_MODE_COST.msPerPoll,
-    );
-    return read.ok ? read.value : this.failed(read.error);
+  }
+
+  /**
+   * After a step: undefined while the program waits on calls that can still answer; else how the run ended, read
+   * in the same turn (serialising the result is the program's computation too, and the program is done).
+   */
+  private advance(session: IsolateSession, state: StepState): ProgramRun | undefined {
+    const waiting = this.inFlight > 0 || this.queued.length > 0 || this.answered.length > 0;
+    if (state === "pending" && waiting && !this.runFault && !session.fault && !this.settings.ended.signal.aborted) return undefined;
+    return this.end(session, state);
   }
 
   /** Begins the session, sets up the runtime and the program, and runs the program until it first waits. */
@@ -465,6 +470,27 @@ export class Run {
     }
   }
 
+  /**
+   * Runs synchronous guest work (and only that: not opening an instance, which is the isolate's own cost) and
+   * notes how long it took.
+   */
+  private timed<T>(work: () => T): T {
+    const startedAt = Date.now();
+    try {
+      return work();
+    } finally {
+      this.lastTurnMs = Date.now() - startedAt;
+    }
+  }
+
+  /**
+   * What a turn is charged: the time its guest work took, and never less than the estimate from its work, since on
+   * a deployed Worker the clock does not move while code runs (CODE_MODE_COST).
+   */
+  private charged(estimateMs: number): number {
+    return Math.max(this.lastTurnMs, estimateMs);
+  }
+
   /** The first step's work, and parsing and evaluating the whole bundle, which polls do not show. */
   private firstStepEstimate(): number {
     const polls = this.session?.workSpentPolls ?? 0;
@@ -475,6 +501,9 @@ export class Run {
     return { ok: false, error, logs: this.logs, ran: true };
   }
 }
+
+/** A run refused before its program's first step (its workspace is over its share, or it ended meanwhile). */
+const notStarted = (error: CodeModeError): ProgramRun => ({ ok: false, error, logs: [], ran: false });
 
 const echoed = (name: string) => (name.length <= ECHOED_NAME_CHARS ? name : `${name.slice(0, ECHOED_NAME_CHARS)}…`);
 

@@ -89,7 +89,7 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramRun> {
       const answered = await new Run(settings).trial();
       if (answered) return answered;
       sandbox = await SANDBOXES.take(workspaceId, ended.signal);
-      if (!sandbox) return { ok: false, error: endedError(ended.signal, limits), logs: [], ran: true };
+      if (!sandbox) return notRun(endedError(ended.signal, limits));
     }
     try {
       return await new Run(settings).parked();
@@ -109,9 +109,10 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramRun> {
 /**
  * A workspace's turns of the compute lane: each is refused while the
  * workspace is over its allowance, waits for the lane (fairly, and not past
- * the run's end), and is charged afterwards what its work cost (CODE_MODE_COST:
- * counted from work, not timed, since the clock of a deployed Worker stands
- * still while code runs, and a timed charge would bill one tenant for another's load).
+ * the run's end), and is charged afterwards what its work cost (`costMs`: the
+ * time a run's synchronous guest work took, never less than CODE_MODE_COST's
+ * estimate; a compile is charged its estimate, since esbuild's time is
+ * interleaved with other requests' work).
  */
 function computeTurns(workspaceId: string, signal: AbortSignal, limits: CodeModeLimits): ComputeTurn {
   return async (work, costMs) => {
