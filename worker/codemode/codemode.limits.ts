@@ -45,10 +45,9 @@ export const CODE_MODE_SHARE = Object.freeze({
 });
 
 /**
- * What a turn is charged when the clock cannot tell: on deployed Workers `Date.now()` does not advance while code
- * runs, so a run's step is charged the larger of the time it took and this estimate from its work, and a compile
- * (whose time esbuild shares with other requests' work) its estimate. Calibrated on local workerd, where a full
- * work budget of 1,000 polls takes about 250–300 ms; they err low, so where the clock moves it decides.
+ * What a compile or a step is charged, counted from its work rather than timed: on deployed Workers `Date.now()`
+ * does not advance while code runs, and on a loaded machine a timed charge would bill a tenant for other
+ * processes. Calibrated on local workerd, where a full work budget of 1,000 polls takes about 250–300 ms.
  */
 export const CODE_MODE_COST = Object.freeze({
   /** Per interrupt poll (about 10,000 interpreter ticks) of the program's work, native work charged included. */

@@ -129,8 +129,6 @@ export class Run {
   private readonly refusals: { handle: QuickJSHandle; error: CodeModeError }[] = [];
   /** The session of the attempt, for what its turns are charged. */
   private session: IsolateSession | undefined;
-  /** How long the last turn's guest work took (`timed`): what the clock shows, where it moves. */
-  private lastTurnMs = 0;
   private promise: QuickJSHandle | undefined;
   private toolError: QuickJSHandle | undefined;
   /** True while the result is serialised: the program returned, so tools and console refuse. */
@@ -148,13 +146,11 @@ export class Run {
         const session = await openSession(resolveLimits(this.settings.isolateLimits));
         if ("code" in session) return this.failed({ code: "exception", message: "The sandbox could not be started" });
         try {
-          return this.timed(() => {
-            let state = this.start(session);
-            // Refusals the host answered at once (a bad name or arguments) need no waiting: deliver them here.
-            while (state === "pending" && this.queued.length === 0 && this.answered.length > 0) state = this.step(session);
-            if (state === "pending" && this.queued.length > 0 && !this.runFault && !session.fault) return undefined;
-            return this.end(session, state);
-          });
+          let state = this.start(session);
+          // Refusals the host answered at once (a bad name or arguments) need no waiting: deliver them here.
+          while (state === "pending" && this.queued.length === 0 && this.answered.length > 0) state = this.step(session);
+          if (state === "pending" && this.queued.length > 0 && !this.runFault && !session.fault) return undefined;
+          return this.end(session, state);
         } catch (error) {
           session.fail("exception", `isolate fault: ${String(error)}`);
           return this.end(session, "fault");
@@ -164,7 +160,7 @@ export class Run {
           session.close();
         }
       },
-      () => this.charged(this.firstStepEstimate()),
+      () => this.firstStepCost(),
     );
     return turn.ok ? turn.value : notStarted(turn.error);
   }
@@ -180,9 +176,9 @@ export class Run {
           instance = await takeInstance();
           const opened = new IsolateSession(instance, resolveLimits(this.settings.isolateLimits));
           session = opened;
-          return this.timed(() => this.advance(opened, this.start(opened)));
+          return this.advance(opened, this.start(opened));
         },
-        () => this.charged(this.firstStepEstimate()),
+        () => this.firstStepCost(),
       );
       if (!first.ok) return notStarted(first.error);
       if (!session) throw new Error("the sandbox was not opened");
@@ -219,10 +215,9 @@ export class Run {
       const stepped = await this.settings.turn(
         () => {
           session.resumeClock();
-          return this.timed(() => this.advance(session, this.step(session)));
+          return this.advance(session, this.step(session));
         },
-        () =>
-          this.charged((session.workSpentPolls - polls) * CODE_MODE_COST.msPerPoll + (answerBytes / 1024) * CODE_MODE_COST.answerMsPerKiB),
+        () => this.workCost(session, polls) + (answerBytes / 1024) * CODE_MODE_COST.answerMsPerKiB,
       );
       if (!stepped.ok) return this.failed(stepped.error);
       if (stepped.value) return stepped.value;
@@ -471,30 +466,20 @@ export class Run {
   }
 
   /**
-   * Runs synchronous guest work (and only that: not opening an instance, which is the isolate's own cost) and
-   * notes how long it took.
+   * The program's work since `pollsBefore` in compute ms (CODE_MODE_COST), counted rather than timed: on a deployed
+   * Worker the clock does not move while code runs, and on a loaded machine time would bill the tenant for other
+   * processes. A run stopped by its time bound (the deadline can fire before the budget on a loaded machine) is
+   * charged its whole work budget.
    */
-  private timed<T>(work: () => T): T {
-    const startedAt = Date.now();
-    try {
-      return work();
-    } finally {
-      this.lastTurnMs = Date.now() - startedAt;
-    }
-  }
-
-  /**
-   * What a turn is charged: the time its guest work took, and never less than the estimate from its work, since on
-   * a deployed Worker the clock does not move while code runs (CODE_MODE_COST).
-   */
-  private charged(estimateMs: number): number {
-    return Math.max(this.lastTurnMs, estimateMs);
+  private workCost(session: IsolateSession, pollsBefore: number): number {
+    const budget = session.fault?.code === "timeout" ? session.limits.workBudgetPolls : 0;
+    return (Math.max(session.workSpentPolls, budget) - pollsBefore) * CODE_MODE_COST.msPerPoll;
   }
 
   /** The first step's work, and parsing and evaluating the whole bundle, which polls do not show. */
-  private firstStepEstimate(): number {
-    const polls = this.session?.workSpentPolls ?? 0;
-    return polls * CODE_MODE_COST.msPerPoll + (utf8Length(this.settings.script) / 1024) * CODE_MODE_COST.evaluateMsPerKiB;
+  private firstStepCost(): number {
+    const work = this.session ? this.workCost(this.session, 0) : 0;
+    return work + (utf8Length(this.settings.script) / 1024) * CODE_MODE_COST.evaluateMsPerKiB;
   }
 
   private failed(error: CodeModeError): ProgramRun {

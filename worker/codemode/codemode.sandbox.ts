@@ -109,10 +109,8 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramRun> {
 /**
  * A workspace's turns of the compute lane: each is refused while the
  * workspace is over its allowance, waits for the lane (fairly, and not past
- * the run's end), and is charged afterwards what its work cost (`costMs`: the
- * time a run's synchronous guest work took, never less than CODE_MODE_COST's
- * estimate; a compile is charged its estimate, since esbuild's time is
- * interleaved with other requests' work).
+ * the run's end), and is charged afterwards what its work cost (`costMs`,
+ * counted from the work: CODE_MODE_COST).
  */
 function computeTurns(workspaceId: string, signal: AbortSignal, limits: CodeModeLimits): ComputeTurn {
   return async (work, costMs) => {
