@@ -40,17 +40,16 @@ describe("finding 4 (issue 26): one workspace cannot starve the isolate's CPU th
     expect,
   }) => {
     const spinner = await codeGateway();
-    // Four at once, as the attack did: the allowance earns back while they spin, but far less than they spend.
-    const { before, busy } = await runUntilBusy(spinner.client, () => "while (true) {}", 8, 4);
-    // The allowance (1.5 s) is a few full work budgets (0.25 s each on an idle machine, up to the 1 s deadline on a
-    // loaded one), then the refusal.
+    // Two at once: the allowance earns back while they spin, but far less than they spend.
+    const { before, busy } = await runUntilBusy(spinner.client, () => "while (true) {}", 8, 2);
+    // The allowance (1.5 s) is one and a half full work budgets (1 s each), then the refusal.
     expect(before.length).toBeGreaterThanOrEqual(1);
     expect(before.every((code) => code === "timeout")).toBe(true);
     const wait = Number(BUSY_MESSAGE.exec(busy?.message ?? "")?.[1]);
     expect(busy).toEqual({ code: "code_mode_busy", message: expect.stringMatching(BUSY_MESSAGE), details: { retryAfterSeconds: wait } });
     expect(wait).toBeGreaterThanOrEqual(1);
-    // At most one run's charge (its 1 s deadline, and the time the engine takes to notice) below zero.
-    expect(wait).toBeLessThanOrEqual(15);
+    // At most two runs' charges (1 s each) below zero.
+    expect(wait).toBeLessThanOrEqual(20);
     // Refused before it compiles or runs, so even a trivial program of the spinner's is, and no call is made.
     expect(gatewayError(await run(spinner.client, "return await tools.demo__search_release_notes({ query: 'sso' });")).code).toBe(
       "code_mode_busy",
