@@ -58,8 +58,8 @@ export const CODE_MODE_COST = Object.freeze({
   /** esbuild, per KiB of source, on top of a fixed part; nothing for a program taken from the cache. */
   compileMsPerKiB: 3,
   compileMs: 10,
-  /** QuickJS parsing and evaluating the compiled bundle (no polls show it), per KiB. */
-  evaluateMsPerKiB: 0.5,
+  /** QuickJS parsing and evaluating the compiled bundle (no polls show it), per KiB: 100–180 ms for 98 KiB locally. */
+  evaluateMsPerKiB: 1.5,
   /** QuickJS parsing an inner call's answer (native, no polls), per KiB of its JSON. */
   answerMsPerKiB: 0.02,
 });

@@ -7,6 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
 import { connectMcp, createKey, gatewayError, upstreamReceived } from "../../test/helpers.ts";
 import { ComputeAllowance } from "./codemode.allowance.ts";
+import { bigProgram } from "./codemode.attacks.fixtures.ts";
 import { codeGateway, run, type Client } from "./codemode.fixtures.ts";
 import { compiledProgram, ProgramCache } from "./codemode.programs.ts";
 
@@ -27,13 +28,6 @@ async function runUntilBusy(client: Client, code: (attempt: number) => string, r
   }
   return { before, busy: undefined };
 }
-
-/** A program of about 95 KiB; `variant` makes its source (so its digest) differ. */
-const bigProgram = (variant: number) => {
-  const lines = [`// variant ${variant}`];
-  for (let i = 0; lines.join("\n").length < 95 * 1024; i++) lines.push(`const value${i} = { name: "item ${i}", list: [1, 2, 3] };`);
-  return `${lines.join("\n")}\nreturn value0.name;`;
-};
 
 describe("finding 4 (issue 26): one workspace cannot starve the isolate's CPU through run_code", () => {
   it("a workspace spinning to the work budget is refused code_mode_busy with retryAfterSeconds; another workspace is not", async ({
