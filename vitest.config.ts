@@ -35,9 +35,16 @@ export default defineConfig(async () => {
     ],
     test: {
       include: benchmarking ? ["bench/**/*.workerd.ts"] : ["**/*.test.ts"],
-      exclude: ["node_modules/**", "bench/**", ".rayrun/**", "cli/**", "test/browser/**", "test/docs/**", "console/**"].filter(
-        (glob) => !(benchmarking && glob === "bench/**"),
-      ),
+      exclude: [
+        "node_modules/**",
+        "bench/**",
+        ".rayrun/**",
+        "cli/**",
+        "test/browser/**",
+        "test/docs/**",
+        "test/node/**",
+        "console/**",
+      ].filter((glob) => !(benchmarking && glob === "bench/**")),
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],
       testTimeout: benchmarking ? 600_000 : 30_000,

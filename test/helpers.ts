@@ -74,10 +74,7 @@ export async function upstreamReceived(tag: string): Promise<{ calls: ReceivedCa
   return (await res.json()) as { calls: ReceivedCall[]; methods: ReceivedRequest[] };
 }
 
-export async function addService(
-  workspace: TestWorkspace,
-  body: { slug: string; url: string; headers?: Record<string, string>; requiresAuthorization?: boolean },
-) {
+export async function addService(workspace: TestWorkspace, body: { slug: string; url: string; headers?: Record<string, string> }) {
   const res = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body });
   if (res.status !== 201) throw new Error(`service creation failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { service: { id: string; slug: string }; index: { added: string[] } };

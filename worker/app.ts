@@ -15,6 +15,7 @@ import { profileRoutes } from "./policy/profiles.routes.ts";
 import { servicePolicyRoutes } from "./policy/service-policies.routes.ts";
 import { serviceRoutes } from "./services/services.routes.ts";
 import { toolRoutes } from "./tools/tools.routes.ts";
+import { upstreamOAuthRoutes } from "./upstream-auth/oauth.routes.ts";
 import { workspaceRoutes } from "./workspaces/workspaces.routes.ts";
 
 /** The whole HTTP surface: REST API under /v1, the client MCP endpoint, OAuth for MCP clients, dev login. */
@@ -31,6 +32,7 @@ export function createApp() {
   app.route("/", workspaceRoutes);
   app.route("/", profileRoutes);
   app.route("/", serviceRoutes);
+  app.route("/", upstreamOAuthRoutes);
   app.route("/", servicePolicyRoutes);
   app.route("/", toolRoutes);
   app.route("/", hookRoutes);

@@ -52,6 +52,8 @@ export interface WorkerOptions {
   assets?: string;
   /** Turns on /dev/login (the browser sign-in that stands in for Cloudflare Access locally). */
   devLogin?: boolean;
+  /** Sets PUBLIC_URL to the gateway's own origin (OAuth: the issuer, and the upstream OAuth callback's origin). */
+  publicUrl?: boolean;
   /** Extra environment for `wrangler dev`, e.g. WRANGLER_REGISTRY_PATH so a Pages dev server can bind to it. */
   env?: Record<string, string>;
 }
@@ -97,6 +99,7 @@ export async function startGatewayWorker(options: WorkerOptions = {}): Promise<R
       `SECRETS_KEY:${Buffer.alloc(32, options.secretsKeyByte ?? 3).toString("base64")}`,
       ...(options.assets ? ["--assets", options.assets] : []),
       ...(options.devLogin ? ["--var", "DEV_LOGIN:on"] : []),
+      ...(options.publicUrl ? ["--var", `PUBLIC_URL:http://127.0.0.1:${port}`] : []),
       "--show-interactive-dev-session=false",
     ],
     { cwd: root, env: { ...quiet, ...options.env }, stdio: ["ignore", "pipe", "pipe"], detached: true },

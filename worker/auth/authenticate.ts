@@ -28,6 +28,7 @@ export async function resolvePrincipal(env: Env, request: Request, waitUntil: Wa
       scopes: effectiveScopes(key.scopes),
       profileId: key.profileId,
       channel: keyChannel(request.headers.get("x-rayrun-client") ?? undefined),
+      createdBy: key.createdBy,
     };
   }
 

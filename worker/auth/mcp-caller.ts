@@ -16,6 +16,11 @@ export type McpAuthentication =
       /** Who made the call, as log rows record it: `key:<key id>` or `oauth:<client_id>`. */
       actor: string;
       profileId: string | null;
+      /**
+       * Whose upstream grants the caller uses on services authorized per user: the key's owner when a user
+       * created it (`user:<id>`), else the key itself (`key:<id>`); for OAuth, the user who consented, else the client.
+       */
+      grantSubject: string;
     }
   | { kind: "refused"; status: 401 | 403; message: string; headers: Record<string, string> };
 
@@ -40,6 +45,7 @@ export async function authenticateMcp(env: Env, request: Request, waitUntil: Wai
     actorId: principal.id,
     actor: `key:${principal.id}`,
     profileId: principal.profileId,
+    grantSubject: principal.createdBy.startsWith("usr_") ? `user:${principal.createdBy}` : `key:${principal.id}`,
   };
 }
 
@@ -63,6 +69,7 @@ async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthe
     actorId: `oauth:${validated.clientId}`,
     actor: `oauth:${validated.clientId}`,
     profileId: validated.props.profileId,
+    grantSubject: validated.props.userId ? `user:${validated.props.userId}` : `oauth:${validated.clientId}`,
   };
 }
 

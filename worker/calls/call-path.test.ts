@@ -17,6 +17,7 @@ import { RELEASE_NOTES_HOOK } from "../hooks/compiler/compiler.fixtures.ts";
 import { loadCatalog, type Catalog } from "./catalog.ts";
 import { runToolCall } from "./pipeline.ts";
 import { keyCaller, type Caller } from "../hooks/lifecycle/lifecycle.fixtures.ts";
+import { authorizedService, newLab } from "../upstream-auth/upstream-oauth.fixtures.ts";
 
 /** A workspace with one service at `url`, a client key, a hooks:write key, and hook helpers for one of its tools. */
 async function gatewayFor(slug: string, url: string, workspace?: TestWorkspace) {
@@ -203,6 +204,7 @@ async function demoHookGateway() {
       arguments: { query: "sso" },
       requestId: `req_${newTag()}`,
       approvalsUrl: "https://rayrun.test/approvals",
+      grantSubject: "key:key_direct",
     });
   const snapshot = () => loadCatalog(env, gateway.ws, () => {});
   return { ...gateway, tag, uid, call, snapshot };
@@ -333,19 +335,25 @@ describe("every refusal of the call path", () => {
     ]);
   });
 
-  it("refuses a tool of a service that needs upstream authorization, and leaves it out of discovery", async ({ expect }) => {
-    const tag = newTag();
+  it("refuses a tool of a service that waits for upstream authorization, and leaves it out of discovery", async ({ expect }) => {
+    const lab = await newLab();
     const workspace = await createWorkspace();
-    await addService(workspace, { slug: "locked", url: `${upstreamOrigin()}/t/${tag}/mcp`, requiresAuthorization: true });
+    // Authorized (so its tools are indexed), then disconnected: pending again.
+    const { serviceId } = await authorizedService(workspace, lab);
+    await api(`/v1/workspaces/${workspace.ws}/services/${serviceId}/authorization`, { method: "DELETE", key: workspace.adminKey });
     const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
     expect((await client.listTools()).tools).toEqual([]);
-    const refused = await client.callTool({ name: "locked__search_release_notes", arguments: { query: "sso" } });
+    const refused = await client.callTool({ name: "lab__whoami", arguments: {} });
     expect(refused.isError).toBe(true);
-    expect(gatewayError(refused)).toMatchObject({
-      code: "upstream_authorization_required",
-      details: { tool: "locked__search_release_notes" },
+    expect(gatewayError(refused)).toMatchObject({ code: "upstream_authorization_required", details: { tool: "lab__whoami" } });
+    expect((await lab.state()).toolCallsBy).toEqual([]);
+    // The requirement follows the upstream's OAuth; it is no longer set by hand.
+    const byHand = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "held", url: `${upstreamOrigin()}/t/${newTag()}/mcp`, requiresAuthorization: true },
     });
-    expect((await upstreamReceived(tag)).calls).toEqual([]);
+    expect(byHand.status).toBe(400);
+    expect(byHand.body.error).toMatchObject({ code: "invalid_request", details: { issues: [{ field: "json.requiresAuthorization" }] } });
   });
 
   it("re-establishes a session the upstream forgot, and answers upstream_unreachable when the upstream is down", async ({ expect }) => {

@@ -4,7 +4,8 @@ import type { Discovery, PolicyMode } from "../policy/profiles.store.ts";
 import type { ServiceContentModes } from "../policy/service-policies.store.ts";
 import type { RiskRules } from "../policy/risk.ts";
 import { readAllPointers, type ToolDeployments } from "./deployment.ts";
-import { upstreamTargetFor } from "../services/services.store.ts";
+import { awaitsAuthorization, upstreamTargetFor } from "../services/services.store.ts";
+import { serviceOAuth, type OAuthColumns, type ServiceOAuth } from "../upstream-auth/oauth.store.ts";
 import type { UpstreamTarget } from "../services/upstream.ts";
 import type { RelayedCapability } from "../services/upstream.call.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
@@ -45,6 +46,8 @@ export interface CatalogService {
   slug: string;
   instructions: string | null;
   requiresAuthorization: boolean;
+  /** The service's upstream OAuth (mode, server, sealed client secret); null when it has none. */
+  oauth: ServiceOAuth | null;
 }
 
 export interface Catalog {
@@ -62,6 +65,8 @@ export interface Catalog {
   targets: Map<string, UpstreamTarget>;
   /** slug → live service, in slug order. */
   services: Map<string, CatalogService>;
+  /** The same services by id. */
+  servicesById: Map<string, CatalogService>;
 }
 
 /**
@@ -81,7 +86,7 @@ export function loadCatalog(env: Env, workspaceId: string, waitUntil: WaitUntil)
   return snapshots.get(workspaceId, () => readCatalog(env, workspaceId), waitUntil);
 }
 
-interface ServiceRow {
+interface ServiceRow extends OAuthColumns {
   id: string;
   slug: string;
   url: string;
@@ -90,7 +95,7 @@ interface ServiceRow {
   requires_authorization: number;
 }
 
-interface CatalogRow {
+interface CatalogRow extends Pick<OAuthColumns, "authorization_kind" | "oauth_status"> {
   uid: string;
   name: string;
   status: ToolStatus;
@@ -109,14 +114,14 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
   const [tools, profiles, policies, services, serviceModes] = await env.DB.batch([
     env.DB.prepare(
       `SELECT t.uid, t.name, t.status, t.definition, t.definition_hash, t.projection, t.client_capabilities, t.service_id,
-              s.slug, s.requires_authorization, s.payload_capture, w.detail_policy
+              s.slug, s.requires_authorization, s.authorization_kind, s.oauth_status, s.payload_capture, w.detail_policy
        FROM tools t JOIN services s ON s.id = t.service_id JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
     ).bind(workspaceId),
     env.DB.prepare("SELECT id, default_mode, risk_rules, discovery FROM access_profiles WHERE workspace_id = ?").bind(workspaceId),
     env.DB.prepare("SELECT profile_id, tool_uid, mode FROM tool_policies WHERE workspace_id = ?").bind(workspaceId),
     env.DB.prepare(
-      `SELECT id, slug, url, secret_headers, instructions, requires_authorization FROM services
+      `SELECT * FROM services
        WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY slug`,
     ).bind(workspaceId),
     env.DB.prepare("SELECT profile_id, service_id, resources, prompts FROM service_policies WHERE workspace_id = ?").bind(workspaceId),
@@ -127,6 +132,7 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
     profiles: new Map(),
     targets: new Map(),
     services: new Map(),
+    servicesById: new Map(),
     deployments: await readAllPointers(env, workspaceId),
   };
   for (const row of (tools?.results ?? []) as CatalogRow[]) {
@@ -142,18 +148,21 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
       schemaBreach: definitionBreach(definition),
       projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
       serviceId: row.service_id,
-      serviceRequiresAuthorization: row.requires_authorization === 1,
+      serviceRequiresAuthorization: awaitsAuthorization(row),
       captureDetails: row.payload_capture === 1 && row.detail_policy === "payloads",
       clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as RelayedCapability[]) : null,
     });
   }
   for (const row of (services?.results ?? []) as ServiceRow[]) {
-    catalog.services.set(row.slug, {
+    const service: CatalogService = {
       id: row.id,
       slug: row.slug,
       instructions: row.instructions,
-      requiresAuthorization: row.requires_authorization === 1,
-    });
+      requiresAuthorization: awaitsAuthorization(row),
+      oauth: serviceOAuth(row),
+    };
+    catalog.services.set(row.slug, service);
+    catalog.servicesById.set(row.id, service);
     catalog.targets.set(row.id, await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers }));
   }
   for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode; risk_rules: string; discovery: Discovery }[]) {

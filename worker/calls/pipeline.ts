@@ -10,6 +10,7 @@ import type { CallLogEntry } from "../logs/logs.store.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { CallCancelled, declaresAll, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { RawResultCapture } from "../services/upstream.passthrough.ts";
+import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { decideAccess } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
@@ -36,6 +37,8 @@ export interface ToolCallInput {
   upstream?: UpstreamCallOptions;
   /** What the client declared in its session's `initialize` (none without a session). */
   clientCapabilities?: ClientCapabilities;
+  /** The caller's own upstream grant subject (`user:…`, `key:…`, `oauth:…`), for services authorized per user. */
+  grantSubject: string;
 }
 
 /** One call in progress: its input, the tool, the stage metadata, and what it has produced so far. */
@@ -174,9 +177,10 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
     }
   }
 
-  // Exactly one upstream call.
+  // Exactly one upstream call (sent again only after a 401, which the upstream refused before processing it).
   const target = input.catalog.targets.get(tool.serviceId);
-  if (!target) return refuse(state, "upstream_unreachable", "The tool's service is not available", revisionId);
+  const service = input.catalog.servicesById.get(tool.serviceId);
+  if (!target || !service) return refuse(state, "upstream_unreachable", "The tool's service is not available", revisionId);
   const publicOutput = active?.contract?.outputSchema ?? tool.definition.outputSchema;
   // Nothing below would read or change the result: its bytes may go to the client as the upstream sent them.
   const rawResult =
@@ -185,12 +189,21 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
       : undefined;
   let upstreamResult: CallToolResult;
   try {
-    upstreamResult = await callUpstreamTool(
+    const sent = await withUpstreamAuthorization(
+      {
+        env: input.env,
+        workspaceId: input.workspaceId,
+        serviceId: service.id,
+        serviceSlug: service.slug,
+        oauth: service.oauth,
+        callerSubject: input.grantSubject,
+      },
       target,
-      tool.name,
-      upstreamArguments,
-      rawResult ? { ...input.upstream, rawResult } : input.upstream,
+      (authorized) =>
+        callUpstreamTool(authorized, tool.name, upstreamArguments, rawResult ? { ...input.upstream, rawResult } : input.upstream),
     );
+    if (!sent.ok) return refuse(state, sent.refusal.code, sent.refusal.message, revisionId, sent.refusal.details);
+    upstreamResult = sent.value;
   } catch (error) {
     if (error instanceof UpstreamTimeout) {
       state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
@@ -202,10 +215,10 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
       return refused(state, "cancelled", `The call was cancelled: ${error.message}`);
     }
     if (error instanceof UpstreamFailure) {
-      // The tool-list bounds belong to indexing; a tools/call cannot hit them.
-      const code = error.code === "too_many_tools" || error.code === "tool_list_too_large" ? "upstream_protocol_error" : error.code;
+      const code = callFailureCode(error.code);
+      const message = error.code === "upstream_unauthorized" ? "The upstream refused the service's credentials (401)" : error.message;
       state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code, revisionId }));
-      return refused(state, code, error.message);
+      return refused(state, code, message);
     }
     if (error instanceof McpError) {
       state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", code: String(error.code), revisionId }));
@@ -329,6 +342,15 @@ async function prepare(state: CallState, pointers: ToolDeployments): Promise<Pre
     });
   }
   return { active, upstreamArguments, hookApproval };
+}
+
+/**
+ * A failure of the one upstream call as the client sees it. The tool-list bounds belong to indexing, which a
+ * tools/call cannot hit; a 401 from a service without OAuth means its secret headers were refused.
+ */
+function callFailureCode(code: UpstreamFailure["code"]): GatewayRefusalCode {
+  if (code === "too_many_tools" || code === "tool_list_too_large" || code === "upstream_unauthorized") return "upstream_protocol_error";
+  return code;
 }
 
 const tooComplexMessage = (what: "arguments" | "result") =>

@@ -137,6 +137,8 @@ export interface CodeModeCaller {
   workspaceId: string;
   keyId: string;
   profileId: string | null;
+  /** Whose upstream grants inner calls use on services authorized per user. */
+  grantSubject: string;
   /** Whether the caller's key or grant still holds, with the same profile; asked before every inner call. */
   stillAuthorized: () => Promise<boolean>;
   /** The run's request id: every inner call is logged under it, with its index. */
@@ -287,6 +289,7 @@ async function innerCall(
     requestId: caller.requestId,
     approvalsUrl: caller.approvalsUrl,
     upstream: { signal },
+    grantSubject: caller.grantSubject,
   });
   const outcome = run.outcome;
   switch (outcome.kind) {

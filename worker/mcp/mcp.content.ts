@@ -22,7 +22,8 @@ import type { Catalog, CatalogService } from "../calls/catalog.ts";
 import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
 import { writeContentLog, type ContentLogEntry } from "../logs/content-logs.store.ts";
-import { requestUpstream, UpstreamFailure } from "../services/upstream.ts";
+import { requestUpstream, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
+import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { echoedName, UpstreamRpcError } from "./mcp.endpoint.ts";
 import { gatewayUri, mapContentBlock, mapResultLinks, parseGatewayUri } from "./mcp.uris.ts";
 
@@ -34,6 +35,8 @@ export interface ContentCaller {
   /** `key:<key id>` or `oauth:<client_id>`, recorded on each content log row. */
   actor: string;
   profileId: string | null;
+  /** Whose upstream OAuth grant the caller's requests use on services authorized per user. */
+  grantSubject: string;
   loadCatalog(): Promise<Catalog>;
   waitUntil: WaitUntil;
 }
@@ -176,7 +179,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     const target = catalog.targets.get(service.id);
     if (!target) throw new GatewayRpcError(ErrorCode.InternalError, "The service is not available", { code: "upstream_unreachable" });
     return upstreamCall(() =>
-      requestUpstream(target, async (client, options) => {
+      requestService(caller, service, target, async (client, options) => {
         // An upstream without completion support has no suggestions: that is an empty answer, not an error.
         if (!client.getServerCapabilities()?.completions) return { completion: { values: [], hasMore: false } };
         return client.complete({ ...request.params, ref }, options);
@@ -251,7 +254,7 @@ async function logged<T>(
   const target = catalog.targets.get(service.id);
   try {
     if (!target) throw new UpstreamFailure("upstream_unreachable", "The service is not available");
-    const result = await upstreamCall(() => requestUpstream(target, send));
+    const result = await upstreamCall(() => requestService(caller, service, target, send));
     row("ok", null);
     return result;
   } catch (error) {
@@ -267,12 +270,39 @@ function log(caller: ContentCaller, entry: Omit<ContentLogEntry, "keyId" | "acto
 }
 
 /** An upstream request with its failures as the client sees them: the upstream's JSON-RPC error as its own, ours with a code. */
+/**
+ * One request to a service's upstream, carrying the caller's upstream OAuth token where the service has OAuth
+ * (the same grant a tools/call would use). Without one, the caller is told why, and per user where to authorize.
+ */
+async function requestService<T>(
+  caller: ContentCaller,
+  service: CatalogService,
+  target: UpstreamTarget,
+  send: (client: Client, options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  const call = {
+    env: caller.env,
+    workspaceId: caller.workspaceId,
+    serviceId: service.id,
+    serviceSlug: service.slug,
+    oauth: service.oauth,
+    callerSubject: caller.grantSubject,
+  };
+  const sent = await withUpstreamAuthorization(call, target, (authorized) => requestUpstream(authorized, send));
+  if (sent.ok) return sent.value;
+  throw new GatewayRpcError(ErrorCode.InternalError, sent.refusal.message, { code: sent.refusal.code, ...sent.refusal.details });
+}
+
+/** A 401 from a service without OAuth means its secret headers were refused: for the client, a protocol failure. */
+const contentFailureCode = (error: UpstreamFailure) => (error.code === "upstream_unauthorized" ? "upstream_protocol_error" : error.code);
+
 async function upstreamCall<T>(send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (error) {
     if (error instanceof McpError) throw new UpstreamRpcError(error);
-    if (error instanceof UpstreamFailure) throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: error.code });
+    if (error instanceof UpstreamFailure)
+      throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: contentFailureCode(error) });
     throw error;
   }
 }
@@ -347,12 +377,19 @@ async function mergedList<Item>(
     let page: { items: Item[]; nextCursor?: string };
     try {
       if (!target) throw new UpstreamFailure("upstream_unreachable", "The service is not available");
-      page = await requestUpstream(target, (client, options) =>
+      page = await requestService(caller, service, target, (client, options) =>
         // An upstream that does not offer this kind has nothing to list.
         client.getServerCapabilities()?.[kind] ? fetchPage(client, upstreamCursor, options) : Promise.resolve({ items: [] }),
       );
     } catch (error) {
-      const code = error instanceof UpstreamFailure ? error.code : error instanceof McpError ? "upstream_error" : "upstream_protocol_error";
+      const code =
+        error instanceof UpstreamFailure
+          ? contentFailureCode(error)
+          : error instanceof McpError
+            ? "upstream_error"
+            : error instanceof GatewayRpcError
+              ? String(error.data.code)
+              : "upstream_protocol_error";
       skipped.push({ service: service.slug, code, message: error instanceof Error ? error.message : String(error) });
       nextService();
       continue;

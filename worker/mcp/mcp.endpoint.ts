@@ -5,7 +5,9 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  UrlElicitationRequiredError,
   type CallToolResult,
+  type ClientCapabilities,
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
@@ -39,6 +41,8 @@ interface Caller {
   /** Who made the call, as its log rows record it: `key:<key id>` or `oauth:<client_id>`. */
   actor: string;
   profileId: string | null;
+  /** Whose upstream grants the caller's calls use on services authorized per user (mcp-caller.ts). */
+  grantSubject: string;
   origin: string;
   /**
    * Whether the request's credentials still authenticate this same caller (not revoked, same profile): a Code
@@ -64,6 +68,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
     keyId: auth.actorId,
     actor: auth.actor,
     profileId: auth.profileId,
+    grantSubject: auth.grantSubject,
     origin: new URL(request.url).origin,
     stillAuthorized: async () => {
       const again = await authenticateMcp(env, request, (promise) => ctx.waitUntil(promise));
@@ -176,7 +181,7 @@ function createGatewayServer(
         return result;
       }
       // A profile in Code Mode only reaches tools through run_code.
-      if (!isDirectCallOffered(catalog, caller.profileId)) return toWire({ kind: "hidden" }, name, stream.passThroughs);
+      if (!isDirectCallOffered(catalog, caller.profileId)) return toWire({ kind: "hidden" }, name, stream);
       const run = await runToolCall({
         env,
         catalog,
@@ -189,9 +194,10 @@ function createGatewayServer(
         approvalsUrl,
         upstream,
         clientCapabilities: stream.session?.capabilities,
+        grantSubject: caller.grantSubject,
       });
       scheduleAfterResponse(env, waitUntil, caller, run);
-      return withGatewayLinks(toWire(run.outcome, name, stream.passThroughs), name);
+      return withGatewayLinks(toWire(run.outcome, name, stream), name);
     } finally {
       stream.route.leave(extra.requestId);
     }
@@ -215,13 +221,14 @@ function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, caller: Caller, r
 }
 
 /** A call's outcome as MCP puts it on the wire. */
-function toWire(outcome: CallOutcome, publicName: string, passThroughs: PassThroughs): CallToolResult {
+function toWire(outcome: CallOutcome, publicName: string, stream: Pick<CallStreaming, "passThroughs" | "session">): CallToolResult {
   switch (outcome.kind) {
     case "result":
       return outcome.result;
     case "raw_result":
-      return passThroughs.hold(outcome.raw.bytes);
+      return stream.passThroughs.hold(outcome.raw.bytes);
     case "refused":
+      if (outcome.code === "upstream_authorization_required") urlElicitation(outcome, stream.session?.capabilities);
       return refusal(outcome.code, outcome.message, outcome.details);
     case "hidden":
       // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
@@ -229,6 +236,18 @@ function toWire(outcome: CallOutcome, publicName: string, passThroughs: PassThro
     case "upstream_rpc_error":
       throw new UpstreamRpcError(outcome.error);
   }
+}
+
+/**
+ * A caller who must authorize their own upstream grant, through a client that
+ * declared URL-mode elicitation: the MCP spec's URLElicitationRequiredError
+ * (-32042), whose URL the client shows the user. Other clients get the
+ * refusal as an `isError` result with the URL in its details.
+ */
+function urlElicitation(outcome: Extract<CallOutcome, { kind: "refused" }>, capabilities: ClientCapabilities | undefined): void {
+  const url = outcome.details.authorizationUrl;
+  if (typeof url !== "string" || !capabilities?.elicitation?.url) return;
+  throw new UrlElicitationRequiredError([{ mode: "url", elicitationId: newId("eli"), url, message: outcome.message }], outcome.message);
 }
 
 /** How much of a client-supplied name an error repeats: enough to recognise it, never the client's megabyte back. */

@@ -12,6 +12,8 @@ const ACCESS_TOKEN_TTL_SECONDS = 60 * 60;
 export interface GrantProps {
   workspaceId: string;
   profileId: string;
+  /** The admin who consented (grants from before it was recorded have none): the user behind the client's calls. */
+  userId?: string;
 }
 
 /** PUBLIC_URL as a bare origin, or null when unset or not a URL. */

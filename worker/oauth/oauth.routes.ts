@@ -104,7 +104,7 @@ oauthRoutes.post(AUTHORIZE_PATH, async (c) => {
       userId: choice.workspaceId,
       metadata: { profileId: choice.profileId, approvedBy: user.email },
       scope: [OAUTH_SCOPE],
-      props: { workspaceId: choice.workspaceId, profileId: choice.profileId },
+      props: { workspaceId: choice.workspaceId, profileId: choice.profileId, userId: user.id },
     });
     approved.headers.set("location", redirectTo);
     return new Response(null, { status: 302, headers: approved.headers });

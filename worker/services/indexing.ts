@@ -4,7 +4,6 @@ import { indexStatements, listTools, type IndexSummary } from "../tools/tools.st
 import {
   insertServiceStatement,
   markServiceIndexed,
-  storedUpstreamTarget,
   upstreamTargetFor,
   type IndexedServer,
   type PendingService,
@@ -30,6 +29,8 @@ const LIMIT_OF: Partial<Record<UpstreamFailure["code"], number>> = {
 /** Turns an upstream failure during indexing into the REST error the caller sees. */
 function indexingError(error: unknown): unknown {
   if (error instanceof UpstreamFailure) {
+    // A 401 is for the caller to decide (OAuth discovery at connect time), not an indexing failure.
+    if (error.code === "upstream_unauthorized") return error;
     const limit = LIMIT_OF[error.code];
     const details = limit === undefined ? undefined : { limit };
     return new ApiError(error.code, { message: error.message, details });
@@ -116,10 +117,8 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   return withTruncation(summary, truncated);
 }
 
-/** Re-indexes a stored service; returns null when it does not exist (or was deleted). */
-export async function refreshService(env: Env, workspaceId: string, serviceId: string): Promise<IndexSummary | null> {
-  const target = await storedUpstreamTarget(env, workspaceId, serviceId);
-  if (!target) return null;
+/** Re-indexes a stored service through `target` (its own, or one carrying an OAuth token). */
+export async function reindexService(env: Env, workspaceId: string, serviceId: string, target: UpstreamTarget): Promise<IndexSummary> {
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });

@@ -12,6 +12,17 @@ import type {
 import type { DeploymentPointer, ToolDeployments, ToolPointers } from "../hooks/lifecycle/deployments.do.ts";
 import type { HookActor, Outcome } from "../hooks/lifecycle/lifecycle.types.ts";
 import type { RevisionRecord } from "../hooks/lifecycle/revisions.store.ts";
+import type {
+  ConsumedFlow,
+  FlowRefusal,
+  GrantSubject,
+  GrantSummary,
+  NewFlow,
+  TakenGrant,
+  TokenAnswer,
+  TokenRequest,
+} from "../upstream-auth/grants.do.ts";
+import type { GrantTokens } from "../upstream-auth/oauth.tokens.ts";
 
 /**
  * RPC typing turns a result it cannot prove serialisable (for example one with
@@ -64,6 +75,33 @@ export function workspaceClient(env: Env, workspaceId: string) {
       actorId: string,
     ): Promise<{ ok: true; approval: Approval } | { ok: false; reason: "not_found" | "not_pending"; approval?: Approval }> =>
       serialisable(stub.decideApproval(id, decision, actorId)),
+
+    /** Upstream OAuth (worker/upstream-auth/grants.do.ts): flows in progress and grants, tokens sealed. */
+    reusableOAuthFlow: (serviceId: string, subject: GrantSubject): Promise<{ flowId: string; expiresAt: string } | null> =>
+      serialisable(stub.reusableOAuthFlow(serviceId, subject)),
+    createOAuthFlow: (flow: NewFlow): Promise<{ expiresAt: string }> => serialisable(stub.createOAuthFlow(flow)),
+    startOAuthFlow: (
+      flowId: string,
+      browserHash: string,
+      signedInUser: string | null,
+    ): Promise<{ ok: true; authorizeUrl: string } | { ok: false; reason: FlowRefusal }> =>
+      serialisable(stub.startOAuthFlow(flowId, browserHash, signedInUser)),
+    consumeOAuthFlow: (
+      state: string,
+      browserHash: string | null,
+    ): Promise<{ ok: true; flow: ConsumedFlow } | { ok: false; reason: FlowRefusal }> =>
+      serialisable(stub.consumeOAuthFlow(state, browserHash)),
+    saveUpstreamGrant: (input: {
+      serviceId: string;
+      subject: GrantSubject;
+      mode: "shared" | "per_user";
+      tokens: GrantTokens;
+      authorizedBy: string;
+    }): Promise<void> => serialisable(stub.saveUpstreamGrant(input)),
+    listUpstreamGrants: (serviceId?: string): Promise<GrantSummary[]> => serialisable(stub.listUpstreamGrants(serviceId)),
+    takeUpstreamGrants: (filter: { serviceId: string; grantId?: string }): Promise<TakenGrant[]> =>
+      serialisable(stub.takeUpstreamGrants(filter)),
+    upstreamAccessToken: (request: TokenRequest): Promise<TokenAnswer> => serialisable(stub.upstreamAccessToken(request)),
   };
 }
 

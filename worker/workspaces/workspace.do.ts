@@ -10,6 +10,7 @@ import {
 import type { HookActor } from "../hooks/lifecycle/lifecycle.types.ts";
 import { newId } from "../lib/ids.ts";
 import { applyMigrations } from "../lib/sqlite-migrations.ts";
+import { UpstreamGrantStore, type GrantSubject, type NewFlow, type TokenRequest } from "../upstream-auth/grants.do.ts";
 import { WORKSPACE_MIGRATIONS } from "./workspace.schema.ts";
 
 /**
@@ -23,6 +24,7 @@ import { WORKSPACE_MIGRATIONS } from "./workspace.schema.ts";
 export class WorkspaceDO extends DurableObject<Env> {
   readonly #approvals: ApprovalStore;
   readonly #hooks: HookLifecycle;
+  readonly #grants: UpstreamGrantStore;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -32,6 +34,7 @@ export class WorkspaceDO extends DurableObject<Env> {
     });
     this.#approvals = new ApprovalStore(ctx.storage.sql);
     this.#hooks = new HookLifecycle(ctx.storage.sql, env);
+    this.#grants = new UpstreamGrantStore(ctx.storage.sql, env);
   }
 
   /** The call path's one read per call: the tool's active and shadow pointers (one indexed SQL read). */
@@ -90,5 +93,37 @@ export class WorkspaceDO extends DurableObject<Env> {
 
   decideApproval(id: string, decision: "approved" | "denied", actorId: string) {
     return this.#approvals.decide(id, decision, actorId);
+  }
+
+  reusableOAuthFlow(serviceId: string, subject: GrantSubject) {
+    return this.#grants.reusableFlow(serviceId, subject);
+  }
+
+  createOAuthFlow(flow: NewFlow) {
+    return this.#grants.createFlow(flow);
+  }
+
+  startOAuthFlow(flowId: string, browserHash: string, signedInUser: string | null) {
+    return this.#grants.startFlow(flowId, browserHash, signedInUser);
+  }
+
+  consumeOAuthFlow(state: string, browserHash: string | null) {
+    return this.#grants.consumeFlow(state, browserHash);
+  }
+
+  saveUpstreamGrant(input: Parameters<UpstreamGrantStore["saveGrant"]>[0]) {
+    return this.#grants.saveGrant(input);
+  }
+
+  listUpstreamGrants(serviceId?: string) {
+    return this.#grants.listGrants(serviceId);
+  }
+
+  takeUpstreamGrants(filter: { serviceId: string; grantId?: string }) {
+    return this.#grants.takeGrants(filter);
+  }
+
+  upstreamAccessToken(request: TokenRequest) {
+    return this.#grants.accessToken(request);
   }
 }

@@ -70,6 +70,40 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
   ["ALTER TABLE approvals ADD COLUMN message TEXT", "DELETE FROM quota_events WHERE quota = 'compile_attempts'"],
   // 3: pending approvals are counted against the workspace's allowance; this index reads only those rows.
   ["CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (expires_at) WHERE status = 'pending'"],
+  // 4: upstream OAuth (worker/upstream-auth/grants.do.ts): authorization flows in progress, and grants with sealed tokens.
+  [
+    `CREATE TABLE upstream_oauth_flows (
+      flow_id        TEXT PRIMARY KEY,
+      state          TEXT NOT NULL UNIQUE,
+      service_id     TEXT NOT NULL,
+      subject        TEXT NOT NULL,
+      purpose        TEXT NOT NULL CHECK (purpose IN ('service', 'caller')),
+      initiator      TEXT NOT NULL,
+      initiator_user TEXT,
+      code_verifier  TEXT NOT NULL, -- sealed
+      authorize_url  TEXT NOT NULL,
+      return_to      TEXT,
+      browser_hash   TEXT,
+      created_at     INTEGER NOT NULL,
+      expires_at     INTEGER NOT NULL
+    )`,
+    "CREATE INDEX upstream_oauth_flows_by_subject ON upstream_oauth_flows (service_id, subject)",
+    `CREATE TABLE upstream_grants (
+      id            TEXT PRIMARY KEY,
+      service_id    TEXT NOT NULL,
+      subject       TEXT NOT NULL,
+      mode          TEXT NOT NULL CHECK (mode IN ('shared', 'per_user')),
+      tokens        TEXT NOT NULL, -- sealed JSON: access and refresh token, expiry, scopes
+      version       INTEGER NOT NULL,
+      scopes        TEXT NOT NULL,
+      expires_at    INTEGER,
+      authorized_by TEXT NOT NULL,
+      created_at    INTEGER NOT NULL,
+      refreshed_at  INTEGER,
+      last_used_at  INTEGER,
+      UNIQUE (service_id, subject)
+    )`,
+  ],
 ];
 
 export const CURRENT_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;

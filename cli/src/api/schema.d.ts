@@ -89,7 +89,7 @@ export interface paths {
             "application/json": components["schemas"]["CreatedWorkspace"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -211,7 +211,7 @@ export interface paths {
             "application/json": components["schemas"]["Workspace"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -336,7 +336,7 @@ export interface paths {
             "application/json": components["schemas"]["CreatedApiKey"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -535,7 +535,7 @@ export interface paths {
             };
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -665,7 +665,7 @@ export interface paths {
             "application/json": components["schemas"]["AccessProfile"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -701,7 +701,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -760,7 +760,7 @@ export interface paths {
             "application/json": components["schemas"]["AccessProfile"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -864,7 +864,7 @@ export interface paths {
     put?: never;
     /**
      * Connect an upstream MCP server and index its tools
-     * @description Nothing is stored unless indexing (initialize + every page of tools/list) succeeds.
+     * @description Nothing is stored unless indexing (initialize + every page of tools/list) succeeds, or the upstream answers 401 with a Bearer challenge: then the gateway discovers its authorization server (RFC 9728, RFC 8414 / OpenID Connect), registers a client (pre-registered, client ID metadata document, or RFC 7591), and stores the service pending authorization, with `index: null` (docs/upstream-oauth.md).
      */
     post: {
       parameters: {
@@ -881,7 +881,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Connected and indexed */
+        /** @description Connected and indexed, or pending authorization */
         201: {
           headers: {
             [name: string]: unknown;
@@ -889,11 +889,11 @@ export interface paths {
           content: {
             "application/json": {
               service: components["schemas"]["Service"];
-              index: components["schemas"]["IndexSummary"];
+              index: components["schemas"]["IndexSummary"] | null;
             };
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -929,7 +929,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -947,7 +947,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large` */
+        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large`, `oauth_discovery_failed`, `oauth_metadata_invalid`, `oauth_token_request_failed` */
         502: {
           headers: {
             [name: string]: unknown;
@@ -1071,7 +1071,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1085,7 +1085,7 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Change a service's URL, secret headers, authorization requirement or payload capture
+     * Change a service's URL, secret headers or payload capture (or lift an old authorization hold)
      * @description Changing the URL or headers does not re-index; call refresh.
      */
     patch: {
@@ -1113,7 +1113,7 @@ export interface paths {
             "application/json": components["schemas"]["Service"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1149,6 +1149,15 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
     trace?: never;
@@ -1164,7 +1173,7 @@ export interface paths {
     put?: never;
     /**
      * Re-index a service's tools
-     * @description Changed definitions go to review (calls blocked); tools no longer listed are marked removed.
+     * @description Changed definitions go to review (calls blocked); tools no longer listed are marked removed. An OAuth service is listed with the workspace's grant (shared) or the grant of the admin who authorized it (per user).
      */
     post: {
       parameters: {
@@ -1185,6 +1194,15 @@ export interface paths {
           };
           content: {
             "application/json": components["schemas"]["IndexSummary"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -1214,6 +1232,15 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
         /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
@@ -1223,7 +1250,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large` */
+        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large`, `oauth_discovery_failed`, `oauth_metadata_invalid`, `oauth_token_request_failed` */
         502: {
           headers: {
             [name: string]: unknown;
@@ -1307,6 +1334,311 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/services/{svc}/authorize": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start authorizing an OAuth service: returns the link to open in a browser
+     * @description Shared mode: the grant is the workspace's. Per user: the grant is the admin's own, and it indexes the service. The link works once, for 10 minutes, in the browser that opens it first (signed in as the admin when the admin is a user).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          svc: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: {
+        content: {
+          "application/json": components["schemas"]["AuthorizeService"];
+        };
+      };
+      responses: {
+        /** @description The link */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["AuthorizationLink"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/services/{svc}/authorization": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Disconnect: revoke every grant of the service at the authorization server and delete its tokens
+     * @description The service returns to pending (`disconnected`); its tools stay indexed and are refused until it is authorized again.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          svc: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description What was deleted and revoked */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["DisconnectSummary"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/upstream-grants": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The workspace's upstream OAuth grants: service, mode, subject, scopes, expiry and last use (never a token) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Grants */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              grants: components["schemas"]["UpstreamGrant"][];
+            };
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/upstream-grants/{grantId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke one grant at the authorization server and delete its tokens
+     * @description Deleting the shared grant (or the one that indexes a per-user service) returns the service to pending.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          grantId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description What was deleted and revoked */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["DisconnectSummary"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -1420,7 +1752,7 @@ export interface paths {
             "application/json": components["schemas"]["ServicePolicy"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1498,7 +1830,7 @@ export interface paths {
             };
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1645,7 +1977,7 @@ export interface paths {
             "application/json": components["schemas"]["Tool"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1681,7 +2013,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1784,7 +2116,7 @@ export interface paths {
             "application/json": components["schemas"]["ToolPolicy"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1866,7 +2198,7 @@ export interface paths {
             "application/json": components["schemas"]["Tool"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2001,7 +2333,7 @@ export interface paths {
             "application/json": components["schemas"]["SavedFormattedHookDraft"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2037,7 +2369,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2124,7 +2456,7 @@ export interface paths {
             "application/json": components["schemas"]["HookVersionPage"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2349,7 +2681,7 @@ export interface paths {
             "application/json": components["schemas"]["SavedHookDraft"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2385,7 +2717,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2620,7 +2952,7 @@ export interface paths {
             "application/json": components["schemas"]["CompiledHook"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2656,7 +2988,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2747,7 +3079,7 @@ export interface paths {
             "application/json": components["schemas"]["HookTestResult"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2783,7 +3115,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2869,7 +3201,7 @@ export interface paths {
             "application/json": components["schemas"]["HookRevisionPage"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2937,7 +3269,7 @@ export interface paths {
             "application/json": components["schemas"]["HookRevision"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2973,7 +3305,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3130,7 +3462,7 @@ export interface paths {
             "application/json": components["schemas"]["HookDeployed"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3166,7 +3498,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3486,7 +3818,7 @@ export interface paths {
             };
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3656,7 +3988,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3731,7 +4063,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3793,7 +4125,7 @@ export interface paths {
             "application/x-ndjson": string;
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3883,7 +4215,7 @@ export interface paths {
             "application/x-ndjson": string;
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3971,7 +4303,7 @@ export interface paths {
             "application/x-ndjson": string;
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4179,6 +4511,8 @@ export interface components {
           | "invalid_json"
           | "invalid_request"
           | "url_not_allowed"
+          | "oauth_state_invalid"
+          | "oauth_callback_error"
           | "projection_requires_output_schema"
           | "unauthorized"
           | "forbidden"
@@ -4192,6 +4526,10 @@ export interface components {
           | "incompatible_revision"
           | "service_deleted"
           | "hook_reset"
+          | "upstream_authorization_required"
+          | "service_not_oauth"
+          | "oauth_client_required"
+          | "oauth_not_configured"
           | "precondition_failed"
           | "payload_too_large"
           | "too_many_tools"
@@ -4210,6 +4548,9 @@ export interface components {
           | "upstream_unreachable"
           | "upstream_protocol_error"
           | "upstream_response_too_large"
+          | "oauth_discovery_failed"
+          | "oauth_metadata_invalid"
+          | "oauth_token_request_failed"
           | "compiler_unavailable";
         message: string;
         details?: {
@@ -4343,13 +4684,48 @@ export interface components {
       slug: string;
       url: string;
       secretHeaderNames: string[];
+      /** @description Calls are refused `upstream_authorization_required`: an OAuth service is pending (or a hold from before upstream OAuth) */
       requiresAuthorization: boolean;
+      authorization: components["schemas"]["ServiceAuthorization"];
       payloadCapture: boolean;
       serverInfo?: unknown;
       indexedAt: string | null;
       createdAt: string;
       deletedAt: string | null;
     };
+    ServiceAuthorization:
+      | {
+          /** @enum {string} */
+          kind: "none";
+        }
+      | {
+          /** @enum {string} */
+          kind: "oauth";
+          /** @enum {string} */
+          mode: "shared" | "per_user";
+          /**
+           * @description Calls are refused `upstream_authorization_required` while pending
+           * @enum {string}
+           */
+          status: "pending" | "authorized";
+          pendingReason: {
+            /** @description `connected`, `disconnected`, `invalid_grant`, or the authorization server's or gateway's error code */
+            code: string;
+            message: string;
+            at: string;
+          } | null;
+          /** @description The RFC 8707 resource tokens are requested for */
+          resource: string;
+          issuer: string;
+          scopes: string[];
+          /** @enum {string} */
+          registration: "pre_registered" | "client_metadata_document" | "dynamic";
+          clientId: string;
+          /** @description The authorization server offers RFC 7009 revocation, used on disconnect */
+          revocation: boolean;
+          authorizedBy: string | null;
+          authorizedAt: string | null;
+        };
     IndexSummary: {
       added: string[];
       changed: string[];
@@ -4378,8 +4754,25 @@ export interface components {
       headers?: {
         [key: string]: string;
       };
-      requiresAuthorization?: boolean;
+      /**
+       * @description No longer set by hand: a service needs authorization when its upstream asks for OAuth (see `oauth`)
+       * @enum {boolean}
+       */
+      requiresAuthorization?: false;
+      oauth?: components["schemas"]["ServiceOAuthOptions"];
       payloadCapture?: boolean;
+    };
+    /** @description Used when the upstream answers 401 with a Bearer challenge: the service is then stored pending authorization */
+    ServiceOAuthOptions: {
+      /**
+       * @description `shared` (default): one grant for the workspace, used for every caller. `per_user`: each key's owner or OAuth-connected user authorizes their own
+       * @enum {string}
+       */
+      mode?: "shared" | "per_user";
+      /** @description A client registered with the authorization server by hand; without it the gateway uses a client ID metadata document or dynamic registration */
+      clientId?: string;
+      /** @description That client's secret: encrypted at rest, never returned */
+      clientSecret?: string;
     };
     UpdateService: {
       url?: string;
@@ -4387,7 +4780,11 @@ export interface components {
       headers?: {
         [key: string]: string;
       };
-      requiresAuthorization?: boolean;
+      /**
+       * @description Lifts a hold set by hand before upstream OAuth existed; `true` is refused (authorization follows the upstream's OAuth)
+       * @enum {boolean}
+       */
+      requiresAuthorization?: false;
       payloadCapture?: boolean;
     };
     HookHistoryTool: {
@@ -4396,6 +4793,38 @@ export interface components {
       versions: number;
       revisions: number;
       lastChangeAt: string | null;
+    };
+    AuthorizationLink: {
+      /** @description Open in a browser (signed in as yourself when you are a user): it binds the flow to that browser and goes to the authorization server */
+      authorizationUrl: string;
+      expiresAt: string;
+    };
+    AuthorizeService: {
+      /** @description Where the browser goes after the callback; must be on the origin this request was sent to (the console's) */
+      returnTo?: string;
+    };
+    DisconnectSummary: {
+      /** @description Grants deleted */
+      grants: number;
+      /** @description Of those, grants the authorization server confirmed revoked (RFC 7009) */
+      revoked: number;
+    };
+    UpstreamGrant: {
+      id: string;
+      serviceId: string;
+      serviceSlug: string | null;
+      /** @enum {string} */
+      mode: "shared" | "per_user";
+      /** @description `workspace` (shared), `user:<id>`, `key:<id>` or `oauth:<client id>` */
+      subject: string;
+      scopes: string[];
+      /** @description When the access token expires (it is refreshed ahead of it) */
+      expiresAt: string | null;
+      authorizedBy: string;
+      createdAt: string;
+      refreshedAt: string | null;
+      /** @description Updated at most once a minute */
+      lastUsedAt: string | null;
     };
     ServicePolicy: {
       profileId: string;

@@ -27,7 +27,14 @@ export type RulesFileErrorCode =
   | "rules_env_not_allowed"
   | "rules_bad_matcher"
   | "rules_callable_missing"
-  | "rules_handler_unavailable";
+  | "rules_handler_unavailable"
+  // Declared live tools ([live], [tools.<name>], connector files, recordings).
+  | "rules_bad_template"
+  | "rules_bad_pattern"
+  | "rules_bad_jsonpath"
+  | "rules_connector_unreadable"
+  | "rules_replay_unreadable"
+  | "rules_replay_bad_line";
 
 /** Why a handler failed: a hook error, recorded on the run and never silent. */
 export type HookFailureCode =
@@ -37,7 +44,9 @@ export type HookFailureCode =
   | "hook_malformed_answer"
   | "hook_http_status"
   | "hook_http_unreachable"
-  | "hook_threw";
+  | "hook_threw"
+  /** The event itself (not a handler) was refused: its values nest deeper than MAX_EVENT_DEPTH. */
+  | "event_too_deep";
 
 export class HookFailure extends Error {
   override readonly name = "HookFailure";

@@ -4,6 +4,7 @@
 import { AliasDoor, type AliasOptions, type Legend } from "./alias/door.ts";
 import { AliasError, type SeedEntity } from "./alias/seeds.ts";
 import { attachContext } from "./answer.ts";
+import { MAX_EVENT_DEPTH, nestsDeeperThan } from "./bounds.ts";
 import { defaultTimeoutSeconds } from "./config.ts";
 import { HookDenied, HookError, HookFailure, type HookFailureCode } from "./errors.ts";
 import {
@@ -20,6 +21,9 @@ import {
 } from "./events.ts";
 import { FunctionHandler, type Handler, type HookFunction } from "./handlers.ts";
 import { compileMatcher, valueAt } from "./matcher.ts";
+import { wrapToolkit, wrapToolLike, type ToolFunction, type ToolLike, type WrappedTool, type WrappedTools } from "./tool-shapes.ts";
+
+export type { ToolFunction, ToolLike, ToolObject, WrappedTool, WrappedTools } from "./tool-shapes.ts";
 
 export interface Rule {
   event: EventName;
@@ -49,14 +53,26 @@ export interface AsyncAnswer {
   failure?: { code: HookFailureCode; message: string };
 }
 
+/** One run_end the run has seen: which (`run_end`, or the agent's `Stop`/`SessionEnd`), when, and its own outcome. */
+export interface RunEnd {
+  event: string;
+  /** ISO time. */
+  at: string;
+  passed: boolean;
+  reasons: string[];
+}
+
+/** The run's verdict: the conjunction of every run_end it has seen. Once failed it stays failed; later ends add findings. */
 export interface Verdict {
   passed: boolean;
-  /** Why it failed: a run_end denial or a hook error on run_end. */
+  /** Why it failed: every failed run_end's denial or hook error, in order. */
   reasons: string[];
   /** Every finding of the run. */
   findings: Finding[];
   /** Every hook error recorded on the run (only run_end's fail it). */
   errors: RecordedFailure[];
+  /** Every run_end so far, in order, each with its own outcome (the last is the one just fired). */
+  ends: RunEnd[];
 }
 
 /** What a run counts as it goes: numbers only, never a value (so they may be kept anywhere a run's state is). */
@@ -107,14 +123,13 @@ export interface AgentTexts {
   reason?: string;
 }
 
-export type ToolFunction = (input: ToolInput, ...rest: unknown[]) => unknown;
-/** A tool with the rules around it; its result may carry the hooks' context (`hook_context`). */
-export type WrappedTool = (input?: ToolInput, ...rest: unknown[]) => Promise<unknown>;
 export type RequestFn = (request: RequestShape) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
 
 /** A world session, or anything that calls tools by name and/or makes HTTP requests. */
 export interface SessionLike {
   call?: (tool: string, input: ToolInput) => unknown;
+  /** Its tools: a name → function (or tool object) map, or a toolkit with such a map as `impls`. */
+  toolkit?: () => unknown;
   /** Where `request()` sends its requests when no `requestFn` is given. */
   baseUrl?: string;
   headers?: Record<string, string>;
@@ -146,7 +161,7 @@ export class HookRun {
   readonly #vendors: [string, (name: string) => boolean][];
   readonly #pending = new Set<Promise<void>>();
   readonly #counts = { calls: 0, requests: 0, denied: 0, rewritten: 0 };
-  #ended = false;
+  readonly #ends: RunEnd[] = [];
 
   constructor(options: HookRunOptions = {}) {
     this.runId = options.runId ?? newRunId();
@@ -229,6 +244,13 @@ export class HookRun {
     let matched = 0;
     const rules = this.#rules.get(event.hook_event_name) ?? [];
     const aliased = rules.some((rule) => rule.handlers.some((handler) => handler.type === "alias") && this.#applies(rule, event));
+    // Before any handler walks it: an event nested past the bound is refused whole (a post_* result too, so it never reaches the agent).
+    const tooDeep = EVENT_VALUES.find((field) => nestsDeeperThan(event[field]));
+    if (tooDeep) {
+      const message = `the event's ${tooDeep} nests objects and arrays deeper than ${MAX_EVENT_DEPTH} levels`;
+      this.errors.push({ event: event.hook_event_name, hook: "rayrun", code: "event_too_deep", message, tool_name: event.tool_name });
+      return { event, denied: { reason: `event_too_deep: ${message}`, failure: "event_too_deep" }, contexts, rewritten, matched, aliased };
+    }
     for (const rule of rules) {
       if (!this.#applies(rule, event)) continue;
       matched++;
@@ -366,14 +388,22 @@ export class HookRun {
     return { rewrite: rewrites[0]?.answer, contexts };
   }
 
-  /** The same map of tools, each call going through pre_tool_call and post_tool_call. */
-  wrapTools<T extends Record<string, ToolFunction>>(tools: T, options: { vendor?: string } = {}): { [K in keyof T]: WrappedTool } {
-    const wrapped: Record<string, WrappedTool> = {};
-    for (const [name, fn] of Object.entries(tools)) {
-      if (typeof fn !== "function") throw new TypeError(`wrapTools: ${name} is not a function`);
-      wrapped[name] = (input = {}, ...rest) => this.callTool(name, fn, input, rest, options.vendor);
+  /**
+   * The same map of tools, each call going through pre_tool_call and post_tool_call. A tool is a function,
+   * or an agent SDK's tool object (`execute` or `invoke`), returned with that method wrapped and the rest as it was.
+   */
+  wrapTools<T extends Record<string, ToolLike>>(tools: T, options: { vendor?: string } = {}): WrappedTools<T> {
+    const wrapped: Record<string, unknown> = {};
+    for (const [name, tool] of Object.entries(tools)) {
+      wrapped[name] = wrapToolLike(
+        name,
+        tool,
+        (fn): WrappedTool =>
+          (input = {}, ...rest) =>
+            this.callTool(name, fn, input, rest, options.vendor),
+      );
     }
-    return wrapped as { [K in keyof T]: WrappedTool };
+    return wrapped as WrappedTools<T>;
   }
 
   async callTool(name: string, fn: ToolFunction, input: ToolInput, rest: unknown[] = [], vendor?: string): Promise<unknown> {
@@ -413,13 +443,17 @@ export class HookRun {
     return attachContext(post.event.tool_result, [...preShown.contexts, ...postShown.contexts]);
   }
 
-  /** Puts the rules on a session: `call()` fires the tool-call events, `request()` fires pre_request and post_response. */
+  /** Puts the rules on a session: `call()` and `toolkit()`'s tools fire the tool-call events, `request()` fires pre_request and post_response. */
   session(session: SessionLike, options: { vendor?: string; requestFn?: RequestFn } = {}) {
     const requestFn = options.requestFn ?? fetchRequest(session);
     return {
       call: (tool: string, input: ToolInput) => {
         if (!session.call) throw new TypeError("this session has no call()");
         return this.callTool(tool, (args) => session.call!(tool, args), input, [], options.vendor);
+      },
+      toolkit: async () => {
+        if (!session.toolkit) throw new TypeError("this session has no toolkit()");
+        return wrapToolkit(await session.toolkit(), (tools) => this.wrapTools(tools, { vendor: options.vendor }));
       },
       request: (method: string, path: string, init: { query?: Record<string, string>; body?: unknown } = {}) =>
         this.#request({ method, path, ...init }, requestFn, options.vendor),
@@ -462,13 +496,29 @@ export class HookRun {
     return { ...shown, body: attachContext(shown.body, [...preShown.contexts, ...postShown.contexts]) };
   }
 
-  /** Fires run_end once with the report and artifacts; a deny or a hook error fails the run. */
-  async end(report: unknown, artifacts: Record<string, string> = {}): Promise<Verdict> {
-    this.#ended = true;
+  /**
+   * Fires run_end with the report and artifacts; a deny or a hook error fails it. The verdict is that of
+   * every end so far: a run that failed once stays failed (`event` labels this end, e.g. Claude Code's
+   * `Stop` or `SessionEnd`).
+   */
+  async end(report: unknown, artifacts: Record<string, string> = {}, event = "run_end"): Promise<Verdict> {
     const ended = await this.dispatch({ hook_event_name: "run_end", report, artifacts });
     await this.settled();
     const reasons = ended.denied ? [ended.denied.reason] : [];
-    return { passed: reasons.length === 0, reasons, findings: [...this.findings], errors: [...this.errors] };
+    this.#ends.push({ event, at: new Date().toISOString(), passed: reasons.length === 0, reasons });
+    return this.verdict();
+  }
+
+  /** The verdict so far (before any end: passed, with no ends). */
+  verdict(): Verdict {
+    const ends = this.#ends.map((end) => ({ ...end, reasons: [...end.reasons] }));
+    return {
+      passed: ends.every((end) => end.passed),
+      reasons: ends.flatMap((end) => end.reasons),
+      findings: [...this.findings],
+      errors: [...this.errors],
+      ends,
+    };
   }
 
   /** Waits for every async handler still running. */
@@ -483,10 +533,20 @@ export class HookRun {
       hook_errors: this.errors.length,
       findings: this.findings.length,
       async_answers: this.asyncAnswers.length,
-      ended: this.#ended,
+      ended: this.#ends.length > 0,
     };
   }
 }
+
+/** The parts of an event that carry outsiders' data, checked for nesting before any handler runs. */
+const EVENT_VALUES = [
+  "tool_input",
+  "tool_result",
+  "request",
+  "response",
+  "report",
+  "artifacts",
+] as const satisfies readonly (keyof HookEvent)[];
 
 /** Replaces what a rewrite names; `updated_request` patches the request (method kept), `updated_response` is the new body. */
 function applyRewrite(event: HookEvent, answer: HookAnswer): HookEvent {

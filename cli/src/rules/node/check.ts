@@ -2,16 +2,39 @@
 // sample event through the rules that match it. Command and http handlers really run.
 import { AliasError } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
-import { eventNamed, type EventName, type HookEvent, type ToolInput } from "../core/events.ts";
+import { eventNamed, isPreEvent, type EventName, type HookEvent, type ToolInput } from "../core/events.ts";
+import type { RecordSink } from "../core/handlers.ts";
 import { HookRun } from "../index.ts";
+import { describeTools, listTools, probeTool, type ProbeReport, type ToolListing } from "./live/check.ts";
 import { loadRulesFile, readSeedFile } from "./load.ts";
 
 export interface CheckOptions {
   event?: string;
   tool?: string;
   input?: ToolInput;
+  /** The sample's tool_result (post_tool_call), response body (post_response) or report (run_end); omitted, `{ "sample": true }`. */
+  result?: unknown;
   /** A seed file: the alias door is seeded from it before the sample runs. */
   seed?: string;
+  /** A declared tool to call for real with `input`, instead of the sample event. */
+  probe?: string;
+}
+
+/** A record line `hooks check` did not write: the sink it names and the line, as a record handler would append it. */
+export interface DryRunRecord {
+  sink: string;
+  line: unknown;
+}
+
+/** A sink that keeps the lines: checking a file never appends a sample to a real transcript. */
+class DryRunSink implements RecordSink {
+  constructor(
+    readonly path: string,
+    readonly into: DryRunRecord[],
+  ) {}
+  async append(line: string): Promise<void> {
+    this.into.push({ sink: this.path, line: JSON.parse(line) as unknown });
+  }
 }
 
 export interface CheckProblem {
@@ -33,6 +56,10 @@ export interface CheckReport {
     handlers: { type: string; name?: string; async: boolean }[];
   }[];
   vendors: Record<string, string>;
+  /** The declared tools ([tools.<name>]) with each one's input. */
+  tools: ToolListing[];
+  /** `--probe`: the one real call made. */
+  probe?: ProbeReport;
   sample?: {
     event: EventName;
     tool_name?: string;
@@ -42,16 +69,22 @@ export interface CheckReport {
     rewritten?: Partial<HookEvent>;
     contexts: string[];
     findings: unknown[];
+    /** What record handlers would have written (nothing is written). */
+    records: DryRunRecord[];
   };
   problems: CheckProblem[];
   /** How many seeds `--seed` gave the alias door. */
   seeded?: number;
 }
 
+/** Events whose sample a `--result` can supply. */
+export const takesResult = (event: EventName) => !isPreEvent(event);
+
 export async function checkRulesFile(file: string, options: CheckOptions): Promise<CheckReport> {
-  const report: CheckReport = { file, ok: false, rules: [], vendors: {}, problems: [] };
+  const report: CheckReport = { file, ok: false, rules: [], vendors: {}, tools: [], problems: [] };
   const event = eventNamed(options.event ?? "pre_tool_call");
   if (!event) throw new RulesFileError("rules_unknown_event", `--event ${options.event} is not an event`);
+  const records: DryRunRecord[] = [];
   let run: HookRun;
   try {
     const { config } = await loadRulesFile(file);
@@ -63,7 +96,8 @@ export async function checkRulesFile(file: string, options: CheckOptions): Promi
       arg: rule.arg,
       handlers: rule.handlers.map((handler) => ({ type: handler.type, name: handler.name, async: handler.async ?? false })),
     }));
-    run = await HookRun.fromConfig(file);
+    run = await HookRun.fromConfig(file, { sinks: (path) => new DryRunSink(path, records) });
+    report.tools = await listTools(config, run);
   } catch (error) {
     if (!(error instanceof RulesFileError)) throw error;
     report.problems.push({ code: error.code, message: error.message, path: error.path, line: error.line });
@@ -81,22 +115,29 @@ export async function checkRulesFile(file: string, options: CheckOptions): Promi
     }
   }
 
-  const toolName = options.tool ?? "example_tool";
   const input = options.input ?? {};
+  if (options.probe !== undefined) {
+    report.probe = await probeTool(run, options.probe, input);
+    if (report.probe.error) report.problems.push({ code: report.probe.error.code ?? "probe_failed", message: report.probe.error.message });
+    report.ok = report.problems.length === 0;
+    return report;
+  }
+  const toolName = options.tool ?? "example_tool";
+  const result = options.result === undefined ? { sample: true } : options.result;
   const sample: Omit<HookEvent, "run_id" | "matcher"> =
     event === "pre_tool_call"
       ? { hook_event_name: event, tool_name: toolName, tool_input: input, vendor: run.vendorOf(toolName) }
       : event === "post_tool_call"
-        ? { hook_event_name: event, tool_name: toolName, tool_input: input, vendor: run.vendorOf(toolName), tool_result: { sample: true } }
+        ? { hook_event_name: event, tool_name: toolName, tool_input: input, vendor: run.vendorOf(toolName), tool_result: result }
         : event === "pre_request"
           ? { hook_event_name: event, request: { method: "GET", path: options.tool ?? "/", body: input } }
           : event === "post_response"
             ? {
                 hook_event_name: event,
                 request: { method: "GET", path: options.tool ?? "/" },
-                response: { status: 200, body: { sample: true }, elapsed: 0 },
+                response: { status: 200, body: result, elapsed: 0 },
               }
-            : { hook_event_name: event, report: { sample: true }, artifacts: {} };
+            : { hook_event_name: event, report: result, artifacts: {} };
   try {
     const done = await run.dispatch(sample);
     await run.settled();
@@ -109,6 +150,7 @@ export async function checkRulesFile(file: string, options: CheckOptions): Promi
       ...(done.rewritten ? { rewritten: rewrittenFields(done.event) } : {}),
       contexts: done.contexts,
       findings: run.findings,
+      records,
     };
   } catch (error) {
     if (!(error instanceof HookError)) throw error;
@@ -143,6 +185,7 @@ export function describeReport(report: CheckReport): string[] {
       `  ${rule.event}  ${scope}: ${rule.handlers.map((h) => `${h.type}${h.name ? ` (${h.name})` : ""}${h.async ? " async" : ""}`).join(", ")}`,
     );
   }
+  lines.push(...describeTools(report.tools, report.probe));
   if (report.sample) {
     const s = report.sample;
     lines.push(
@@ -150,6 +193,7 @@ export function describeReport(report: CheckReport): string[] {
     );
     for (const context of s.contexts) lines.push(`  ${context}`);
     if (s.rewritten) lines.push(`  rewritten: ${JSON.stringify(s.rewritten)}`);
+    for (const record of s.records) lines.push(`  record (not written) → ${record.sink}: ${JSON.stringify(record.line)}`);
   }
   for (const problem of report.problems)
     lines.push(`problem ${problem.code}${problem.hook ? ` (hook ${problem.hook})` : ""}: ${problem.message}`);

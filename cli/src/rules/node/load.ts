@@ -8,7 +8,7 @@ import { buildRules, coreHandlerFactory, type HandlerFactory } from "../core/bui
 import { aliasOptionsOf, parseRules, type HandlerSpec, type RulesConfig } from "../core/config.ts";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { RulesFileError } from "../core/errors.ts";
-import { FunctionHandler, RecordHandler, type HookFunction } from "../core/handlers.ts";
+import { FunctionHandler, RecordHandler, type HookFunction, type RecordSink } from "../core/handlers.ts";
 import type { Rule } from "../core/run.ts";
 import { CommandHandler } from "./command.ts";
 import { FileSink } from "./file-sink.ts";
@@ -68,6 +68,8 @@ export interface NodeFactoryOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The run's alias door. */
   alias: AliasDoor;
+  /** Where a record handler's lines go, given its sink's path; omitted, appended to that file. */
+  sinks?: (path: string) => RecordSink;
 }
 
 export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory {
@@ -82,7 +84,8 @@ export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory 
         return new FunctionHandler(await importCallable(spec, at), { ...common, type: "callable", name: spec.name ?? spec.target });
       case "record": {
         const sink = spec.sink.replaceAll("{run_id}", options.runId).replaceAll("{run_dir}", options.runDir);
-        return new RecordHandler(new FileSink(at(sink)), { session: spec.session, source: spec.source }, common);
+        const sinkOf = options.sinks ?? ((path: string) => new FileSink(path));
+        return new RecordHandler(sinkOf(at(sink)), { session: spec.session, source: spec.source }, common);
       }
       default:
         return core(spec, { event: "pre_tool_call", matcher: "", handlers: [] });
@@ -91,8 +94,17 @@ export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory 
 }
 
 async function importCallable(spec: Extract<HandlerSpec, { type: "callable" }>, at: (path: string) => string): Promise<HookFunction> {
-  const [file, exportName = "default"] = spec.target.split("#") as [string, string?];
   const missing = (why: string) => new RulesFileError("rules_callable_missing", why, `${spec.at.path}.target`, spec.at.line);
+  return (await importFunction(spec.target, at, missing)) as HookFunction;
+}
+
+/** The function a `"./file.mjs#export"` target names (the default export without `#`), imported now. */
+export async function importFunction(
+  target: string,
+  at: (path: string) => string,
+  missing: (why: string) => Error,
+): Promise<(...args: never[]) => unknown> {
+  const [file, exportName = "default"] = target.split("#") as [string, string?];
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(at(file)).href)) as Record<string, unknown>;
@@ -101,7 +113,7 @@ async function importCallable(spec: Extract<HandlerSpec, { type: "callable" }>, 
   }
   const fn = module[exportName];
   if (typeof fn !== "function") throw missing(`${file} has no exported function "${exportName}"`);
-  return fn as HookFunction;
+  return fn as (...args: never[]) => unknown;
 }
 
 export interface FromConfigOptions {
@@ -112,6 +124,8 @@ export interface FromConfigOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The alias door's run key (64 hex digits); omitted, a fresh random one. */
   aliasKey?: string;
+  /** Where record handlers write (`hooks check` keeps their lines instead); omitted, their sink files. */
+  sinks?: (path: string) => RecordSink;
 }
 
 /** Loads, validates and builds a file's rules, ready for a HookRun. */
@@ -129,6 +143,7 @@ export async function rulesFromFile(
     runDir: options.runDir ?? join(cwd, "runs", runId),
     env: options.env,
     alias,
+    sinks: options.sinks,
   });
   return { loaded, rules: await buildRules(loaded.config, factory), alias };
 }
