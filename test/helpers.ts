@@ -107,14 +107,19 @@ export async function connectMcp(key: string): Promise<Client> {
   return client;
 }
 
-/** Shadow runs and log writes finish after the response; wait for them as a client would. */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let attempt = 0; attempt < 100; attempt++) {
+/**
+ * Shadow runs and log writes finish after the response, and call rows arrive through the queue in batches
+ * (up to `max_batch_timeout`, 1 s, after the call); wait for them as a client would. The deadline is generous
+ * because a loaded machine stretches the queue's delivery, not because delivery is slow.
+ */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
     const value = await read();
     if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error("timed out waiting");
 }
 
 /** The gateway's error in a tool result (`_meta["dev.rayrun/error"]`: code, message, details), if it holds one. */

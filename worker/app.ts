@@ -5,7 +5,7 @@ import { createRouter } from "./http/app.ts";
 import { ApiError, handleError } from "./http/errors.ts";
 import { hookRoutes } from "./hooks/lifecycle/hooks.routes.ts";
 import { jsonBody } from "./http/json-body.ts";
-import { dropCatalogAfterWrites } from "./http/catalog-writes.ts";
+import { leaseRoutes } from "./leases/lease.routes.ts";
 import { logRoutes } from "./logs/logs.routes.ts";
 import { serveMcpWithBrowserChecks } from "./mcp/mcp.browser.ts";
 import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
@@ -27,9 +27,9 @@ export function createApp() {
   });
 
   app.use("/v1/*", jsonBody());
-  app.use("/v1/workspaces/:ws/*", dropCatalogAfterWrites());
   app.route("/", whoamiRoutes);
   app.route("/", workspaceRoutes);
+  app.route("/", leaseRoutes);
   app.route("/", profileRoutes);
   app.route("/", serviceRoutes);
   app.route("/", upstreamOAuthRoutes);

@@ -49,6 +49,8 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
   const calls = new Map<string, ReceivedCall[]>();
   const methods = new Map<string, ReceivedRequest[]>();
   const mutable = new Map<string, number>();
+  /** OTLP/HTTP JSON trace exports received per tag, decoded (the call log's OpenTelemetry tests). */
+  const traces = new Map<string, { headers: Record<string, string | string[] | undefined>; body: unknown }[]>();
   const serveInteractive = interactiveSessions((tag, call) => push(calls, tag, call));
 
   const server = createServer((req, res) => {
@@ -82,6 +84,14 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
 
   async function handleFixture(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const path = url.pathname;
+    const otlp = /^\/fixtures\/otlp\/([\w-]+)(\/v1\/traces)?$/.exec(path);
+    if (otlp) {
+      const tag = otlp[1]!;
+      if (!otlp[2]) return sendJson(res, 200, { exports: traces.get(tag) ?? [] });
+      if (req.headers["content-type"] !== "application/json") return sendJson(res, 415, { error: "JSON only" });
+      traces.set(tag, [...(traces.get(tag) ?? []), { headers: req.headers, body: await readJson(req) }]);
+      return sendJson(res, 200, {});
+    }
     if (path === "/fixtures/not-mcp") {
       res.writeHead(200, { "content-type": "text/html" });
       res.end("<!doctype html><title>Welcome</title><p>This is a web page, not an MCP server.</p>");

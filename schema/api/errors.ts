@@ -51,6 +51,7 @@ export const ERROR_STATUS = {
   oauth_metadata_invalid: 502,
   oauth_token_request_failed: 502,
   compiler_unavailable: 503,
+  workspace_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -15,6 +15,8 @@ export type McpAuthentication =
       actorId: string;
       /** Who made the call, as log rows record it: `key:<key id>` or `oauth:<client_id>`. */
       actor: string;
+      /** An OAuth caller's grant, named by the user who gave it (a client holds one grant per workspace); null for a key. */
+      grantedBy: string | null;
       profileId: string | null;
       /**
        * Whose upstream grants the caller uses on services authorized per user: the key's owner when a user
@@ -44,6 +46,7 @@ export async function authenticateMcp(env: Env, request: Request, waitUntil: Wai
     workspaceId: principal.workspaceId,
     actorId: principal.id,
     actor: `key:${principal.id}`,
+    grantedBy: null,
     profileId: principal.profileId,
     grantSubject: principal.createdBy.startsWith("usr_") ? `user:${principal.createdBy}` : `key:${principal.id}`,
   };
@@ -68,6 +71,7 @@ async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthe
     workspaceId: validated.props.workspaceId,
     actorId: `oauth:${validated.clientId}`,
     actor: `oauth:${validated.clientId}`,
+    grantedBy: validated.userId,
     profileId: validated.props.profileId,
     grantSubject: validated.props.userId ? `user:${validated.props.userId}` : `oauth:${validated.clientId}`,
   };

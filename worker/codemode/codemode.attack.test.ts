@@ -370,8 +370,8 @@ return total;`,
 
 describe("attack: outliving a revoked key", () => {
   /**
-   * FOUND AND FIXED (medium, policy): a key was checked once, when run_code was called. The README promises a
-   * revoked key stops working everywhere within 2 s (the key cache), but a program already running kept making
+   * FOUND AND FIXED (medium, policy): a key was checked once, when run_code was called. A revoked key stops
+   * working everywhere once its revocation has answered (docs/leases.md), but a program already running kept making
    * inner calls with it for up to its 60 s of wall time (and with the profile the key had at the start).
    * Fixed: every inner call asks `stillAuthorized()` first (the same authentication as /mcp, same cache); a
    * revoked caller's call rejects with `unauthorized`.
@@ -398,7 +398,7 @@ return outcomes;`,
     const revoked = await api(`/v1/workspaces/${gateway.ws}/keys/${created.body.key.id}`, { method: "DELETE", key: gateway.adminKey });
     expect(revoked.status).toBe(200);
     const outcomes = resultOf(await running) as string[];
-    // Calls 0–2 start within 2 s of the revocation (other isolates may still hold the key); calls 3 and 4 do not.
+    // Calls 0–2 start before the revocation has answered (it waits out leases for up to 2.25 s); calls 3 and 4 do not.
     expect(outcomes.at(-1)).toBe("unauthorized");
     expect(outcomes.length).toBeLessThanOrEqual(3);
     expect((await upstreamReceived(gateway.slowTag)).calls.length).toBe(outcomes.length - 1);

@@ -3,7 +3,8 @@ import type { JsonObject } from "../../schema/hooks/contract.ts";
 import { decideAccess } from "../calls/access.ts";
 import type { Catalog, CatalogTool } from "../calls/catalog.ts";
 import { isDiscoverable, listedTools } from "../calls/discovery.ts";
-import { logEntry, type ToolCallRun } from "../calls/outcome.ts";
+import { stageRow } from "../calls/call-rows.ts";
+import type { ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
 import { DeclarationsTooLargeError } from "../hooks/compiler/index.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
@@ -121,7 +122,12 @@ export interface InnerCall {
   outcome: "ok" | "error";
   code: string | null;
   durationMs: number;
-  /** The pipeline's run, for log rows and shadow work; absent for a name the caller cannot see. */
+  /** When the call started (epoch ms). */
+  startedAt: number;
+  /** The program's arguments and what it got back, for the row's sizes in and out. */
+  arguments: unknown;
+  answer: ToolAnswer;
+  /** The pipeline's run, for log rows and shadow work; absent when no tool by that name exists or the caller's key went. */
   run: ToolCallRun | null;
 }
 
@@ -130,8 +136,8 @@ export interface CodeModeCaller {
   /** The catalog the call started with (discovery, the run's start). */
   catalog: Catalog;
   /**
-   * The current catalog, read again by every inner call: a run lasts up to 60 s, and a policy change
-   * reaches its next inner call within the catalog cache's 2 s, as it reaches the next direct call.
+   * The current catalog, read again by every inner call: a run lasts up to 60 s, and a change is in force
+   * for its next inner call once the change's API has answered, as for the next direct call.
    */
   loadCatalog: () => Promise<Catalog>;
   workspaceId: string;
@@ -257,7 +263,10 @@ async function innerCall(
       outcome: answer.ok ? "ok" : "error",
       code: answer.ok ? null : answer.error.code,
       durationMs: Date.now() - started,
-      run: run && withCallIndex(run, call.index, Date.now() - started, catalog.tools.get(call.name)?.uid, caller.requestId),
+      startedAt: started,
+      arguments: call.arguments,
+      answer,
+      run,
     },
     answer,
   });
@@ -289,6 +298,8 @@ async function innerCall(
     requestId: caller.requestId,
     approvalsUrl: caller.approvalsUrl,
     upstream: { signal },
+    // The program computes between its calls with no I/O, so the clock cannot be trusted at dispatch.
+    confirmLeaseBeforeDispatch: true,
     grantSubject: caller.grantSubject,
   });
   const outcome = run.outcome;
@@ -348,29 +359,12 @@ function hiddenRun(caller: CodeModeCaller, catalog: Catalog, name: string): Tool
   const code = access.allowed ? "hook_outdated" : access.code;
   return {
     outcome: { kind: "hidden" },
-    logs: [logEntry({ toolUid: tool.uid, requestId: caller.requestId }, { stage: "pre_dispatch", outcome: "refused", code })],
+    tool: { uid: tool.uid, serviceId: tool.serviceId },
+    logs: [stageRow({ toolUid: tool.uid, requestId: caller.requestId }, { stage: "pre_dispatch", outcome: "refused", code })],
     shadow: null,
     captureDetails: false,
+    timing: { startedAt: Date.now(), durationMs: 0, hooksMs: 0, upstreamMs: 0, upstreamOffsetMs: null },
+    revisionId: null,
+    approved: false,
   };
-}
-
-/**
- * The run's rows, each with the call's index. A call that went through with
- * no row of its own (no hook stage, no upstream error) gets one `upstream`
- * row, so every inner call is in the log.
- */
-function withCallIndex(
-  run: ToolCallRun,
-  callIndex: number,
-  durationMs: number,
-  toolUid: string | undefined,
-  requestId: string,
-): ToolCallRun {
-  const logs = run.logs.map((entry) => ({ ...entry, callIndex }));
-  const unlogged = run.outcome.kind === "result" && logs.length === 0;
-  if (unlogged && toolUid) {
-    const row = logEntry({ toolUid, requestId }, { stage: "upstream", outcome: "ok", durationMs });
-    logs.push({ ...row, callIndex });
-  }
-  return { ...run, logs };
 }

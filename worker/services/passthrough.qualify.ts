@@ -1,5 +1,5 @@
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import { withoutLongStrings } from "./json-skeleton.ts";
 
 /** The two layouts servers write a result message in: the TypeScript SDK's, and most others'. */

@@ -4,6 +4,7 @@ import { HookHistoryToolSchema } from "../../schema/api/hooks.ts";
 import { CreateServiceBody, IndexSummarySchema, ServiceParams, ServiceSchema, UpdateServiceBody } from "../../schema/api/services.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { toolsWithHookHistory } from "../hooks/lifecycle/events.store.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
@@ -75,6 +76,7 @@ serviceRoutes.openapi(
     }
     const service = await findService(c.env.DB, ws, pending.id);
     if (!service) throw new Error("service vanished after insert");
+    await changeInForce(c);
     return c.json({ service, index }, 201);
   },
 );
@@ -140,6 +142,7 @@ serviceRoutes.openapi(
     }
     const service = await updateService(c.env, ws, svc, body);
     if (!service) throw notFound("Service");
+    await changeInForce(c);
     return c.json(service, 200);
   },
 );
@@ -182,6 +185,7 @@ serviceRoutes.openapi(
       const { code, message, details } = refreshed.refusal;
       throw new ApiError(code, { message, details });
     }
+    await changeInForce(c);
     return c.json(refreshed.value, 200);
   },
 );
@@ -214,6 +218,7 @@ serviceRoutes.openapi(
     if (!(await softDeleteService(c.env.DB, ws, svc))) throw notFound("Service");
     // Its grants go with it, revoked where the authorization server offers revocation.
     await disconnectGrants(c.env, ws, svc, oauth);
+    await changeInForce(c);
     return c.body(null, 204);
   },
 );

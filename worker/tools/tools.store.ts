@@ -3,7 +3,7 @@ import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { newId, nowIso } from "../lib/ids.ts";
 import { schemaBreach } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import type { RelayedCapability } from "../services/upstream.call.ts";
 
 export type ToolStatus = "active" | "review_required" | "removed";

@@ -4340,6 +4340,264 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/workspaces/{ws}/logs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every call through the gateway (tools/call, Code Mode inner calls, run_code, resources/read, prompts/get), newest first */
+    get: {
+      parameters: {
+        query?: {
+          since?: string;
+          until?: string;
+          kind?: "tools/call" | "resources/read" | "prompts/get" | "run_code";
+          /** @description A tool uid */
+          tool?: string;
+          /** @description A service id */
+          service?: string;
+          /** @description `key:<key id>` or `oauth:<client_id>` */
+          actor?: string;
+          /** @description An access profile id */
+          profile?: string;
+          outcome?:
+            | "ok"
+            | "approved"
+            | "upstream_error"
+            | "upstream_failed"
+            | "refused"
+            | "hidden"
+            | "cancelled"
+            | "approval_required"
+            | "timed_out"
+            | "error";
+          code?: string;
+          requestId?: string;
+          limit?: number;
+          /** @description `nextCursor` of the previous page (of the same workspace) */
+          cursor?: string;
+          /** @description jsonl: one record per line (application/x-ndjson) */
+          format?: "json" | "jsonl";
+        };
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Calls as JSON, or JSON lines with format=jsonl (the next cursor in `x-next-cursor`) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              calls: components["schemas"]["Call"][];
+              nextCursor: string | null;
+            };
+            "application/x-ndjson": string;
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/logs/{requestId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One call with its hook stage runs, its shadow comparison and, for detail readers, its captured details */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          requestId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The call (a run_code with its inner calls) and its stage rows */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["CallDetail"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Calls per step by outcome, p50/p99 duration and bytes, from the per-minute rollups */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Default: one hour before `until` */
+          since?: string;
+          /** @description Default: now */
+          until?: string;
+          /** @description Minutes per point */
+          step?: number;
+          kind?: "tools/call" | "resources/read" | "prompts/get" | "run_code";
+          tool?: string;
+          actor?: string;
+        };
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One point per step, and the totals */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Metrics"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/workspaces/{ws}/oauth/grants": {
     parameters: {
       query?: never;
@@ -5265,7 +5523,7 @@ export interface components {
       /** @description The upstream resource URI or prompt name (≤ 512 characters). A URI may be a template filled with the client's values, so it is shown, like call log details, only to hooks:write keys and admins */
       item?: string;
       /** @enum {string} */
-      outcome: "ok" | "blocked" | "upstream_error" | "upstream_failed";
+      outcome: "ok" | "blocked" | "upstream_error" | "upstream_failed" | "error";
       /** @description Upstream failure code, or the upstream's JSON-RPC error code */
       code: string | null;
       durationMs: number;
@@ -5287,6 +5545,95 @@ export interface components {
       programBytes: number | null;
       durationMs: number;
       createdAt: string;
+    };
+    Call: {
+      id: number;
+      /** @description A run_code's inner calls carry the run's request id, with their `callIndex` */
+      requestId: string;
+      /** @enum {string} */
+      kind: "tools/call" | "resources/read" | "prompts/get" | "run_code";
+      /** @description A Code Mode inner call's 0-based index in its run; null otherwise */
+      callIndex: number | null;
+      /** @description When the call started */
+      createdAt: string;
+      /** @description `key:<key id>` for an API key, `oauth:<client_id>` for an OAuth access token */
+      actor: string;
+      /** @description An OAuth caller: the user whose grant the token holds */
+      grantedBy: string | null;
+      profileId: string | null;
+      serviceId: string | null;
+      /** @description null for a name that matches no tool, and for content and run_code */
+      toolUid: string | null;
+      /** @description The public name called: tool, prompt, or gateway resource URI (≤ 512 characters) */
+      name: string;
+      /** @description Content only: the upstream URI or prompt name; only for hooks:write keys and admins, like details */
+      item?: string | null;
+      /** @enum {string} */
+      outcome:
+        | "ok"
+        | "approved"
+        | "upstream_error"
+        | "upstream_failed"
+        | "refused"
+        | "hidden"
+        | "cancelled"
+        | "approval_required"
+        | "timed_out"
+        | "error";
+      /** @description The refusal, failure or hook reason code; the upstream's JSON-RPC code */
+      code: string | null;
+      durationMs: number;
+      gatewayMs: number;
+      hooksMs: number;
+      upstreamMs: number;
+      bytesIn: number;
+      bytesOut: number;
+      /** @description The active hook revision that ran */
+      revisionId: string | null;
+      /**
+       * @description The shadow revision's verdict; null without one
+       * @enum {string|null}
+       */
+      shadow: "same" | "differed" | "not_run" | null;
+      innerCalls: number | null;
+      programSha256: string | null;
+      programBytes: number | null;
+    };
+    CallDetail: {
+      /** @description The call; for a run_code, the run then its inner calls by index */
+      calls: components["schemas"]["Call"][];
+      /** @description Its hook stage runs and refusals, active and shadow; a shadow row that differed carries `details.comparison` (`active` and `shadow` verdicts) when payload capture stored it */
+      stages: components["schemas"]["CallLog"][];
+    };
+    Metrics: {
+      stepMinutes: number;
+      points: {
+        at: string;
+        calls: number;
+        /** @description Calls by outcome */
+        outcomes: {
+          [key: string]: number;
+        };
+        p50Ms: number | null;
+        p99Ms: number | null;
+        bytesIn: number;
+        bytesOut: number;
+        /** @description Call-log messages the gateway could not queue (workspace-wide) */
+        lost: number;
+      }[];
+      totals: {
+        calls: number;
+        /** @description Calls by outcome */
+        outcomes: {
+          [key: string]: number;
+        };
+        p50Ms: number | null;
+        p99Ms: number | null;
+        bytesIn: number;
+        bytesOut: number;
+        /** @description Call-log messages the gateway could not queue (workspace-wide) */
+        lost: number;
+      };
     };
     OAuthGrant: {
       id: string;

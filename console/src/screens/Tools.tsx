@@ -1,6 +1,7 @@
 import type { ComponentType } from "preact";
 import { useState } from "preact/hooks";
 import type { HooksTabProps } from "../hooks/HooksTab.tsx";
+import { MetricsChart } from "./MetricsChart.tsx";
 import { api, call, type Schemas } from "../api.ts";
 import { href } from "../router.ts";
 import { json, when } from "../ui/format.ts";
@@ -77,6 +78,8 @@ function ToolDetail({ ws, tool, hooksTab, onChanged }: { ws: string; tool: Tool;
         <LazyHooksTab workspaceId={ws} toolName={tool.publicName} />
       ) : (
         <>
+          <h2>Calls</h2>
+          <MetricsChart ws={ws} tool={tool.uid} label={`Chart of ${tool.publicName}'s calls per minute by outcome and p50/p99 duration`} />
           <Review ws={ws} tool={tool} onChanged={onChanged} />
           <Policies ws={ws} tool={tool} />
           <Projection ws={ws} tool={tool} onChanged={onChanged} />
