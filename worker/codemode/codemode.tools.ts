@@ -6,14 +6,15 @@ import { isDiscoverable, listedTools } from "../calls/discovery.ts";
 import { stageRow } from "../calls/call-rows.ts";
 import type { ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
-import { CompilerUnavailableError, compileProgram, DeclarationsTooLargeError, type Diagnostic } from "../hooks/compiler/index.ts";
+import { DeclarationsTooLargeError } from "../hooks/compiler/index.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
 import { refusal } from "../mcp/mcp.results.ts";
 import type { Discovery } from "../policy/profiles.store.ts";
 import { CODE_DECLARATIONS_MAX_CHARS, generateCodeDeclarations } from "./codemode.declarations.ts";
 import type { CodeModeError } from "./codemode.errors.ts";
 import { CODE_MODE_LIMITS } from "./codemode.limits.ts";
-import { runProgram, type ToolAnswer } from "./codemode.sandbox.ts";
+import type { ToolAnswer } from "./codemode.run.ts";
+import { runProgram } from "./codemode.sandbox.ts";
 
 export const DESCRIBE_TOOLS = "describe_tools";
 
@@ -198,22 +199,10 @@ function describeTools(caller: CodeModeCaller, args: JsonObject): CallToolResult
 async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ result: CallToolResult; inner: InnerCall[] }> {
   const invalid = invalidArguments(RUN_INPUT, args, RUN_CODE);
   if (invalid) return { result: invalid, inner: [] };
-  let compiled: Awaited<ReturnType<typeof compileProgram>>;
-  try {
-    compiled = await compileProgram(args.code as string);
-  } catch (error) {
-    if (!(error instanceof CompilerUnavailableError)) throw error;
-    // esbuild itself failed, not the program; a fresh service is started for the next run.
-    console.error("code mode compiler unavailable", error);
-    const message = "The compiler failed and is being restarted, not because of the program; run it again";
-    return { result: refusal("compiler_unavailable", message, { retryAfterSeconds: 1 }), inner: [] };
-  }
-  if (!compiled.ok) return { result: compileFailure(compiled.diagnostics), inner: [] };
-
   const inner: InnerCall[] = [];
   const pending: Promise<ToolAnswer>[] = [];
   const run = await runProgram({
-    script: compiled.script,
+    source: args.code as string,
     requestId: caller.requestId,
     workspaceId: caller.workspaceId,
     signal: caller.signal,
@@ -236,6 +225,8 @@ async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ resu
   const logLines = run.logs.map((entry) => entry.replaceAll("\n", "\n  ")).join("\n");
   const logText = run.logs.length ? [{ type: "text" as const, text: `console.log:\n${logLines}` }] : [];
   if (!run.ok) {
+    // A run refused before the program ran (it does not compile, its workspace is busy) has no logs or calls to tell.
+    if (!run.ran) return { result: refusal(run.error.code, run.error.message, run.error.details), inner };
     const failed = refusal(run.error.code, run.error.message, { ...run.error.details, logs: run.logs, calls });
     return { result: { ...failed, content: [...failed.content, ...logText] }, inner };
   }
@@ -246,12 +237,6 @@ async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ resu
     },
     inner,
   };
-}
-
-function compileFailure(diagnostics: Diagnostic[]): CallToolResult {
-  const first = diagnostics[0];
-  const where = first?.line !== undefined ? ` (line ${first.line}, column ${first.column})` : "";
-  return refusal("compile_failed", `The program does not compile: ${first?.message ?? "unknown error"}${where}`, { diagnostics });
 }
 
 /** How much of a program-supplied name an error repeats. */
