@@ -2,7 +2,7 @@
 // and a reload never asks the server for a path it does not have.
 import { useEffect, useState } from "preact/hooks";
 
-export const SCREENS = ["overview", "services", "tools", "keys", "approvals", "logs"] as const;
+export const SCREENS = ["overview", "services", "tools", "keys", "approvals", "logs", "runs"] as const;
 export type Screen = (typeof SCREENS)[number];
 
 export interface Route {

@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   projection_requires_output_schema: 400,
   unauthorized: 401,
   forbidden: 403,
+  csrf_refused: 403,
   not_found: 404,
   conflict: 409,
   no_review_pending: 409,
@@ -51,6 +52,7 @@ export const ERROR_STATUS = {
   oauth_metadata_invalid: 502,
   oauth_token_request_failed: 502,
   compiler_unavailable: 503,
+  workspace_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -41,6 +41,14 @@ export const CreateServiceBody = z
       description: "Used when the upstream answers 401 with a Bearer challenge: the service is then stored pending authorization",
     }),
     payloadCapture: z.boolean().optional(),
+    reviewInitialTools: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "Whether the tools this first indexing finds start in review (refused `tool_review_required` until an admin approves each) " +
+          "instead of active. Default false. Tools a later refresh adds always start in review.",
+      }),
   })
   .openapi("CreateService");
 
@@ -67,6 +75,7 @@ export const ServiceSchema = z
     }),
     authorization: ServiceAuthorizationSchema,
     payloadCapture: z.boolean(),
+    reviewInitialTools: z.boolean().openapi({ description: "Whether the tools of the service's first indexing started in review" }),
     serverInfo: z.unknown(),
     indexedAt: z.string().nullable(),
     createdAt: z.string(),
@@ -80,6 +89,11 @@ export const IndexSummarySchema = z
     changed: z.array(z.string()),
     removed: z.array(z.string()),
     unchanged: z.number().int(),
+    review: z.array(z.string()).openapi({
+      description:
+        "Tools this pass put in review, refused `tool_review_required` until an admin approves them: changed definitions, and new tools " +
+        "(always on a refresh; on connecting, when `reviewInitialTools` is set)",
+    }),
     schemaTooComplex: z.array(z.object({ name: z.string(), bound: z.string() })).openapi({
       description: "Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex`",
     }),

@@ -32,6 +32,7 @@ export const INPUT_HOLD_MS = 25_000;
 interface BridgeState {
   /** The call's token: the CallRelayDO that carries its input and its outcome. */
   t: string;
+  /** The workspace and the credential (API key or OAuth grant) that made the call: only they may answer it. */
   w: string;
   k: string;
   /** The tool and a hash of the arguments the call was made with: the retry must repeat them exactly. */
@@ -162,7 +163,7 @@ async function answerFor(
 ): Promise<Record<string, unknown>> {
   const sameCall =
     state.w === caller.workspaceId &&
-    state.k === caller.keyId &&
+    state.k === caller.credential &&
     state.n === call.name &&
     state.a === (await argumentsHash(call.arguments));
   if (!sameCall) {
@@ -255,7 +256,7 @@ async function inputRequiredFor(
   const state: BridgeState = {
     t: token,
     w: caller.workspaceId,
-    k: caller.keyId,
+    k: caller.credential,
     n: call.name,
     a: await argumentsHash(call.arguments),
     r: step.key,

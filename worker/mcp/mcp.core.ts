@@ -6,22 +6,24 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
-import { loadCatalog, type Catalog } from "../calls/catalog.ts";
+import { toolCallMessage } from "../calls/call-record.ts";
+import { callLogMessage, gatewayCallRow, type CallActor } from "../calls/call-rows.ts";
+import { isolateCatalogs, loadCatalog, type Catalog } from "../calls/catalog.ts";
 import type { CallOutcome, ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
-import { runShadow } from "../calls/shadow.ts";
-import { codeRunEntry } from "../codemode/codemode.record.ts";
+import { codeRunMessages } from "../codemode/codemode.record.ts";
 import { callCodeModeTool, isCodeModeCall, isDirectCallOffered, RUN_CODE, toolsForDiscovery } from "../codemode/codemode.tools.ts";
+import { LeaseUnavailable } from "../leases/holder.ts";
 import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
-import { writeCodeRun } from "../logs/code-runs.store.ts";
-import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
+import type { CallRowOutcome } from "../logs/call-log.ts";
+import { sendCallLogs } from "../logs/call-log.send.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import { withGatewayLinks } from "./mcp.content.ts";
 import { echoedName, UpstreamRpcError } from "./mcp.errors.ts";
 import { ProtocolError } from "./mcp.hygiene.ts";
 import type { PassThroughs } from "./mcp.passthrough.ts";
-import { refusal } from "./mcp.results.ts";
+import { refusal, refusalCode } from "./mcp.results.ts";
 
 /**
  * The request core: what a tools/list or tools/call does, whatever protocol
@@ -37,13 +39,17 @@ export interface Caller {
   keyId: string;
   /** Who made the call, as its log rows record it: `key:<key id>` or `oauth:<client_id>`. */
   actor: string;
+  /** An OAuth caller's grant, named by the user who gave it; null for a key. */
+  grantedBy: string | null;
+  /** The API key or OAuth grant behind the call (mcp-caller.ts): relay routes and request states are scoped by it. */
+  credential: string;
   profileId: string | null;
   /** Whose upstream grants the caller's calls use on services authorized per user (mcp-caller.ts). */
   grantSubject: string;
   origin: string;
   /**
    * Whether the request's credentials still authenticate this same caller (not revoked, same profile): a Code
-   * Mode run asks before each inner call, since a run outlives the key cache's 2 s by up to a minute.
+   * Mode run asks before each inner call, since a run lasts up to a minute and a key may be revoked meanwhile.
    */
   stillAuthorized: () => Promise<boolean>;
 }
@@ -55,7 +61,19 @@ export interface GatewayCore {
   waitUntil: WaitUntil;
 }
 
-export const coreCatalog = (core: GatewayCore): Promise<Catalog> => loadCatalog(core.env, core.caller.workspaceId, core.waitUntil);
+export const WORKSPACE_UNAVAILABLE =
+  "The workspace's current policy could not be confirmed (its Durable Object did not answer); retry shortly";
+
+/** The workspace's catalog under a lease; inside a request handler a missing lease is that request's JSON-RPC error. */
+export async function coreCatalog(core: GatewayCore): Promise<Catalog> {
+  try {
+    return await loadCatalog(core.env, core.caller.workspaceId, core.waitUntil);
+  } catch (error) {
+    if (!(error instanceof LeaseUnavailable)) throw error;
+    console.error("no lease for an MCP request", error);
+    throw new ProtocolError(ErrorCode.InternalError, WORKSPACE_UNAVAILABLE);
+  }
+}
 
 /** `tools/list`: what the caller's profile shows a client that declares `capabilities`. */
 export async function listTools(core: GatewayCore, capabilities: ClientCapabilities | undefined): Promise<Tool[]> {
@@ -79,63 +97,124 @@ export interface ToolCallRequest {
   urlElicitationError: boolean;
 }
 
-/** `tools/call`: a Code Mode tool or one direct call through the pipeline, as the MCP result the client gets. */
+/**
+ * `tools/call`: a Code Mode tool or one direct call through the pipeline, as the MCP result the client gets.
+ * Every call gets its row, sent after the response: one that ends before or outside the pipeline (Code Mode's
+ * own tools, a profile without direct tools, no lease, a gateway failure) as the gateway's.
+ */
 export async function callTool(core: GatewayCore, call: ToolCallRequest): Promise<CallToolResult> {
   const { env, caller, waitUntil } = core;
-  const catalog = await coreCatalog(core);
   const { name, arguments: args } = call;
-  const approvalsUrl = `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`;
-  if (isCodeModeCall(catalog, caller.profileId, name)) {
-    const requestId = newId("req");
-    const started = Date.now();
-    const { result, inner } = await callCodeModeTool(
-      { env, catalog, loadCatalog: () => coreCatalog(core), ...caller, requestId, approvalsUrl, signal: call.upstream.signal },
-      name,
-      args,
+  const requestId = newId("req");
+  const startedAt = Date.now();
+  const actor = callActor(caller);
+  const gatewayCall = (answer: unknown, outcome: CallRowOutcome, code: string | null) =>
+    afterResponse(waitUntil, "call log", () =>
+      sendCallLogs(env, [
+        callLogMessage(
+          gatewayCallRow(actor, {
+            requestId,
+            callIndex: null,
+            name,
+            arguments: args,
+            answer,
+            startedAt,
+            durationMs: Date.now() - startedAt,
+            outcome,
+            code,
+          }),
+          [],
+          false,
+        ),
+      ]),
     );
-    for (const innerCall of inner) if (innerCall.run) scheduleAfterResponse(env, waitUntil, caller, innerCall.run, innerCall.index);
-    if (name === RUN_CODE) {
-      const run = { keyId: caller.keyId, actor: caller.actor, requestId };
-      const durationMs = Date.now() - started;
-      afterResponse(waitUntil, "code run log write", async () =>
-        writeCodeRun(env.DB, caller.workspaceId, await codeRunEntry(run, args, result, inner.length, durationMs)),
-      );
+  let run: ToolCallRun | undefined;
+  try {
+    let catalog: Catalog;
+    try {
+      catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
+    } catch (error) {
+      if (!(error instanceof LeaseUnavailable)) throw error;
+      console.error("no lease for a tools/call", error);
+      const refused = unavailableCall(caller.workspaceId, name);
+      gatewayCall(refused, "refused", refusalCode(refused));
+      return refused;
     }
-    return result;
+    const approvalsUrl = `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`;
+    if (isCodeModeCall(catalog, caller.profileId, name)) {
+      const { result, inner } = await callCodeModeTool(
+        { env, catalog, loadCatalog: () => coreCatalog(core), ...caller, requestId, approvalsUrl, signal: call.upstream.signal },
+        name,
+        args,
+      );
+      if (name === RUN_CODE) {
+        const timing = { requestId, startedAt, durationMs: Date.now() - startedAt };
+        afterResponse(waitUntil, "code run log", async () => sendCallLogs(env, await codeRunMessages(actor, timing, args, result, inner)));
+      } else gatewayCall(result, result.isError ? "refused" : "ok", result.isError ? refusalCode(result) : null);
+      return result;
+    }
+    // A profile in Code Mode only reaches tools through run_code.
+    if (!isDirectCallOffered(catalog, caller.profileId)) {
+      gatewayCall(null, "hidden", null);
+      return toWire({ kind: "hidden" }, name, call);
+    }
+    run = await runToolCall({
+      env,
+      catalog,
+      publicName: name,
+      workspaceId: caller.workspaceId,
+      keyId: caller.keyId,
+      profileId: caller.profileId,
+      arguments: args,
+      requestId,
+      approvalsUrl,
+      upstream: call.upstream,
+      clientCapabilities: call.clientCapabilities,
+      grantSubject: caller.grantSubject,
+    });
+    const finished = run;
+    const raw = run.outcome.kind === "raw_result" ? run.outcome.raw.bytes : null;
+    let wire: CallToolResult | null = null;
+    try {
+      wire = withGatewayLinks(toWire(run.outcome, name, call), name);
+      return wire;
+    } finally {
+      // The shadow revision runs inside toolCallMessage, after the response like the rows it adds to.
+      const recorded = { requestId, callIndex: null, name, arguments: args, answer: raw ?? wire };
+      afterResponse(waitUntil, "call log", async () => sendCallLogs(env, [await toolCallMessage(actor, recorded, finished)]));
+    }
+  } catch (error) {
+    // The pipeline itself broke (not a refusal: those are outcomes); the client gets the SDK's internal error.
+    if (!run && !(error instanceof ProtocolError)) gatewayCall(null, "error", "internal_error");
+    throw error;
   }
-  // A profile in Code Mode only reaches tools through run_code.
-  if (!isDirectCallOffered(catalog, caller.profileId)) return toWire({ kind: "hidden" }, name, call);
-  const run = await runToolCall({
-    env,
-    catalog,
-    publicName: name,
-    workspaceId: caller.workspaceId,
-    keyId: caller.keyId,
-    profileId: caller.profileId,
-    arguments: args,
-    requestId: newId("req"),
-    approvalsUrl,
-    upstream: call.upstream,
-    clientCapabilities: call.clientCapabilities,
-    grantSubject: caller.grantSubject,
-  });
-  scheduleAfterResponse(env, waitUntil, caller, run);
-  return withGatewayLinks(toWire(run.outcome, name, call), name);
 }
 
+/** Who made a call, as its call rows record it. */
+const callActor = (caller: Caller): CallActor => ({
+  workspaceId: caller.workspaceId,
+  actor: caller.actor,
+  keyId: caller.keyId,
+  grantedBy: caller.grantedBy,
+  profileId: caller.profileId,
+});
+
 /**
- * The one place a call's deferred work starts: its log rows, and the shadow
- * revision's run with its own rows. Both wait for the response to go out,
- * because a local D1 write or a QuickJS run would otherwise hold the thread.
+ * A tools/call with no lease to run under: fails closed, as `hook_unavailable`
+ * for a tool this isolate last knew with a hook, else `workspace_unavailable`
+ * (a block or a first deployment may be pending either way).
  */
-function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, caller: Caller, run: ToolCallRun, callIndex?: number): void {
-  const write = (entries: CallLogEntry[]) => writeLogs(env, caller, run.captureDetails, entries);
-  if (run.logs.length) afterResponse(waitUntil, "call log write", () => write(run.logs));
-  const shadow = run.shadow;
-  if (shadow) {
-    // A Code Mode inner call's shadow rows carry its index, like its live rows.
-    afterResponse(waitUntil, "shadow run", async () => write((await runShadow(shadow)).map((entry) => ({ ...entry, callIndex }))));
+function unavailableCall(workspaceId: string, name: string): CallToolResult {
+  const known = isolateCatalogs.lastRead(workspaceId);
+  const uid = known?.tools.get(name)?.uid;
+  if (uid && known?.deployments.get(uid)?.active) {
+    return refusal("hook_unavailable", "The tool's hook could not be confirmed current, so the call was stopped", {
+      tool: echoedName(name),
+    });
   }
+  return refusal("workspace_unavailable", "The workspace's current policy could not be confirmed, so the call was stopped", {
+    tool: echoedName(name),
+  });
 }
 
 /** A call's outcome as MCP puts it on the wire. */
@@ -166,9 +245,4 @@ function urlElicitation(outcome: Extract<CallOutcome, { kind: "refused" }>, capa
   const url = outcome.details.authorizationUrl;
   if (typeof url !== "string" || !capabilities?.elicitation?.url) return;
   throw new UrlElicitationRequiredError([{ mode: "url", elicitationId: newId("eli"), url, message: outcome.message }], outcome.message);
-}
-
-async function writeLogs(env: Env, caller: Caller, captureDetails: boolean, entries: CallLogEntry[]): Promise<void> {
-  if (!entries.length) return;
-  await env.DB.batch(insertLogStatements(env.DB, caller.workspaceId, caller.actor, entries, captureDetails, new Date().toISOString()));
 }

@@ -1,7 +1,8 @@
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { authenticateMcp } from "../auth/mcp-caller.ts";
+import { LeaseUnavailable } from "../leases/holder.ts";
 import { readJsonBody } from "./mcp.body.ts";
-import type { Caller, GatewayCore } from "./mcp.core.ts";
+import { WORKSPACE_UNAVAILABLE, type Caller, type GatewayCore } from "./mcp.core.ts";
 import { jsonRpcError } from "./mcp.errors.ts";
 import { BATCH_REFUSAL_CODE, batchRefusal, withWildcardAcceptSpelledOut } from "./mcp.hygiene.ts";
 import { serveLegacy } from "./mcp.legacy.ts";
@@ -20,6 +21,16 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
       allow: "POST",
     });
   }
+  try {
+    return await serveMcp(env, request, ctx);
+  } catch (error) {
+    if (!(error instanceof LeaseUnavailable)) throw error;
+    console.error("no lease for /mcp", error);
+    return jsonRpcError(503, ErrorCode.InternalError, WORKSPACE_UNAVAILABLE, { "retry-after": "1" });
+  }
+}
+
+async function serveMcp(env: Env, request: Request, ctx: ExecutionContext): Promise<Response> {
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   const auth = await authenticateMcp(env, request, waitUntil);
   if (auth.kind === "refused") return jsonRpcError(auth.status, ErrorCode.InvalidRequest, auth.message, auth.headers);
@@ -27,6 +38,8 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
     workspaceId: auth.workspaceId,
     keyId: auth.actorId,
     actor: auth.actor,
+    grantedBy: auth.grantedBy,
+    credential: auth.credential,
     profileId: auth.profileId,
     grantSubject: auth.grantSubject,
     origin: new URL(request.url).origin,
@@ -36,6 +49,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
         again.kind === "caller" &&
         again.workspaceId === auth.workspaceId &&
         again.actorId === auth.actorId &&
+        again.credential === auth.credential &&
         again.profileId === auth.profileId
       );
     },

@@ -33,7 +33,7 @@ export async function serveLegacy(core: GatewayCore, request: Request, body: Rea
   const { env, caller } = core;
   const session = await resolveSession(env, request, caller, "parsedBody" in body ? body.parsedBody : undefined);
   if (session instanceof Response) return session;
-  const routeKey = routeKeyOf(caller.keyId, session.routeSignature);
+  const routeKey = routeKeyOf(caller, session.routeSignature);
   let parsedBody = "parsedBody" in body ? body.parsedBody : undefined;
   if (parsedBody !== undefined) {
     // Cancellations and answers to relayed requests go to the call waiting for them, wherever it runs.

@@ -3,6 +3,7 @@ import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/ap
 import { CreateProfileBody, ProfileParams, ProfileSchema, UpdateProfileBody } from "../../schema/api/workspaces.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { createProfile, listProfiles, updateProfile } from "./profiles.store.ts";
 
@@ -36,6 +37,7 @@ profileRoutes.openapi(
     const profile = await createProfile(c.env.DB, c.req.valid("param").ws, body);
     if (!profile)
       throw new ApiError("conflict", { message: `A profile named '${body.name}' already exists`, details: { field: "json.name" } });
+    await changeInForce(c);
     return c.json(profile, 201);
   },
 );
@@ -47,7 +49,7 @@ profileRoutes.openapi(
     tags: ["policy"],
     summary: "Change an access profile's default mode, risk rules or discovery",
     description:
-      "Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the " +
+      "Answers once the change is in force for every call (`rayrun-effective-at`). `riskRules` replaces the " +
       "profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. The name cannot be changed.",
     middleware: guard("admin"),
     request: { params: ProfileParams, body: jsonBody(UpdateProfileBody) },
@@ -57,6 +59,7 @@ profileRoutes.openapi(
     const { ws, profileId } = c.req.valid("param");
     const profile = await updateProfile(c.env.DB, ws, profileId, { ...c.req.valid("json"), updatedBy: c.get("actor").id });
     if (!profile) throw notFound("Access profile");
+    await changeInForce(c);
     return c.json(profile, 200);
   },
 );

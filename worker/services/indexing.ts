@@ -2,6 +2,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { ApiError } from "../http/errors.ts";
 import { indexStatements, listTools, type IndexSummary } from "../tools/tools.store.ts";
 import {
+  findService,
   insertServiceStatement,
   markServiceIndexed,
   upstreamTargetFor,
@@ -111,19 +112,33 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
-  const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], listing.requirements);
+  const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], {
+    requirements: listing.requirements,
+    newTools: service.reviewInitialTools ? "review_required" : "active",
+  });
   const { server, truncated } = indexedServer(listing);
   await env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements]);
   return withTruncation(summary, truncated);
 }
 
-/** Re-indexes a stored service through `target` (its own, or one carrying an OAuth token). */
+/**
+ * Re-indexes a stored service through `target` (its own, or one carrying an OAuth token). A service indexed
+ * before has every tool the upstream adds now reviewed before it reaches any agent; one stored but never indexed
+ * (an OAuth service's first listing, after its authorization) is newly connected, and its setting decides.
+ */
 export async function reindexService(env: Env, workspaceId: string, serviceId: string, target: UpstreamTarget): Promise<IndexSummary> {
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
-  const existing = await listTools(env.DB, workspaceId, { serviceId });
-  const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing, listing.requirements);
+  const [existing, service] = await Promise.all([
+    listTools(env.DB, workspaceId, { serviceId }),
+    findService(env.DB, workspaceId, serviceId),
+  ]);
+  const firstIndexing = service?.indexedAt === null;
+  const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing, {
+    requirements: listing.requirements,
+    newTools: firstIndexing && !service.reviewInitialTools ? "active" : "review_required",
+  });
   if (statements.length) await env.DB.batch(statements);
   const { server, truncated } = indexedServer(listing);
   await markServiceIndexed(env.DB, serviceId, server);

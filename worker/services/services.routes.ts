@@ -4,6 +4,7 @@ import { HookHistoryToolSchema } from "../../schema/api/hooks.ts";
 import { CreateServiceBody, IndexSummarySchema, ServiceParams, ServiceSchema, UpdateServiceBody } from "../../schema/api/services.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { toolsWithHookHistory } from "../hooks/lifecycle/events.store.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
@@ -65,6 +66,7 @@ serviceRoutes.openapi(
       url: body.url,
       headers: body.headers ?? {},
       payloadCapture: body.payloadCapture ?? false,
+      reviewInitialTools: body.reviewInitialTools ?? false,
     });
     let index: IndexSummary | null = null;
     try {
@@ -75,6 +77,7 @@ serviceRoutes.openapi(
     }
     const service = await findService(c.env.DB, ws, pending.id);
     if (!service) throw new Error("service vanished after insert");
+    await changeInForce(c);
     return c.json({ service, index }, 201);
   },
 );
@@ -140,6 +143,7 @@ serviceRoutes.openapi(
     }
     const service = await updateService(c.env, ws, svc, body);
     if (!service) throw notFound("Service");
+    await changeInForce(c);
     return c.json(service, 200);
   },
 );
@@ -151,8 +155,8 @@ serviceRoutes.openapi(
     tags: ["services"],
     summary: "Re-index a service's tools",
     description:
-      "Changed definitions go to review (calls blocked); tools no longer listed are marked removed. An OAuth service is " +
-      "listed with the workspace's grant (shared) or the grant of the admin who authorized it (per user).",
+      "Changed definitions and new tools go to review (calls blocked until approved); tools no longer listed are marked removed. " +
+      "An OAuth service is listed with the workspace's grant (shared) or the grant of the admin who authorized it (per user).",
     middleware: guard("admin"),
     request: { params: ServiceParams },
     responses: { 200: json(IndexSummarySchema, "What changed"), ...errorResponses(400, 404, 409, 413, 502) },
@@ -182,6 +186,7 @@ serviceRoutes.openapi(
       const { code, message, details } = refreshed.refusal;
       throw new ApiError(code, { message, details });
     }
+    await changeInForce(c);
     return c.json(refreshed.value, 200);
   },
 );
@@ -214,6 +219,7 @@ serviceRoutes.openapi(
     if (!(await softDeleteService(c.env.DB, ws, svc))) throw notFound("Service");
     // Its grants go with it, revoked where the authorization server offers revocation.
     await disconnectGrants(c.env, ws, svc, oauth);
+    await changeInForce(c);
     return c.body(null, 204);
   },
 );

@@ -59,6 +59,8 @@ export interface ServiceRecord {
   requiresAuthorization: boolean;
   authorization: ServiceAuthorization;
   payloadCapture: boolean;
+  /** Whether the tools of the first indexing started in review; tools a refresh adds always do. */
+  reviewInitialTools: boolean;
   serverInfo: unknown;
   indexedAt: string | null;
   createdAt: string;
@@ -74,6 +76,7 @@ interface ServiceRow extends OAuthColumns {
   secret_header_names: string;
   requires_authorization: number;
   payload_capture: number;
+  review_initial_tools: number;
   server_info: string | null;
   indexed_at: string | null;
   created_at: string;
@@ -88,6 +91,7 @@ const toRecord = (row: ServiceRow): ServiceRecord => ({
   requiresAuthorization: awaitsAuthorization(row),
   authorization: authorizationView(serviceOAuth(row)),
   payloadCapture: row.payload_capture === 1,
+  reviewInitialTools: row.review_initial_tools === 1,
   serverInfo: row.server_info ? (JSON.parse(row.server_info) as unknown) : null,
   indexedAt: row.indexed_at,
   createdAt: row.created_at,
@@ -99,6 +103,7 @@ export interface NewService {
   url: string;
   headers: Record<string, string>;
   payloadCapture: boolean;
+  reviewInitialTools: boolean;
 }
 
 /** A service not yet stored: it is only written once its first indexing succeeded. */
@@ -126,8 +131,8 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
   return db
     .prepare(
       `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization,
-         payload_capture, server_info, instructions, indexed_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+         payload_capture, review_initial_tools, server_info, instructions, indexed_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       service.id,
@@ -137,6 +142,7 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
       service.sealedHeaders,
       JSON.stringify(Object.keys(service.headers).sort()),
       service.payloadCapture ? 1 : 0,
+      service.reviewInitialTools ? 1 : 0,
       JSON.stringify(server.serverInfo ?? null),
       server.instructions,
       now,
@@ -156,8 +162,9 @@ export async function insertOAuthService(
   await db
     .prepare(
       `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization, payload_capture,
-         authorization_kind, oauth_mode, oauth_status, oauth_pending_reason, oauth_server, oauth_client_secret, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, 0, ?, 'oauth', ?, 'pending', ?, ?, ?, ?)`,
+         review_initial_tools, authorization_kind, oauth_mode, oauth_status, oauth_pending_reason, oauth_server, oauth_client_secret,
+         created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, 'oauth', ?, 'pending', ?, ?, ?, ?)`,
     )
     .bind(
       service.id,
@@ -167,6 +174,7 @@ export async function insertOAuthService(
       service.sealedHeaders,
       JSON.stringify(Object.keys(service.headers).sort()),
       service.payloadCapture ? 1 : 0,
+      service.reviewInitialTools ? 1 : 0,
       oauth.mode,
       JSON.stringify({ code: "connected", message: "Connected; an admin must authorize it", at: nowIso() }),
       JSON.stringify(oauth.server),

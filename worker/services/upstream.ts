@@ -376,7 +376,10 @@ export async function callUpstreamTool(
     for (let attempt = 0; ; attempt++) {
       const relay = options.relay;
       const client = relay ? await relaySession(target, relay, deadline) : await session(target);
+      let sent = false;
       try {
+        await options.beforeSend?.();
+        sent = true;
         const call = () =>
           client.callTool({ name, arguments: args }, undefined, {
             signal: deadline.signal,
@@ -390,6 +393,7 @@ export async function callUpstreamTool(
         const failure = (error: Error) => deadline.fail(error);
         return (await withRequestScope({ fail: failure, rawResult: options.rawResult }, call)) as CallToolResult;
       } catch (error) {
+        if (!sent) throw error;
         // The client still waits for this answer; one that cancelled or went away does not, and its request may be gone.
         if (deadline.tripped || deadline.failure) await cancellationsSent(client);
         if (deadline.failure) throw deadline.failure;

@@ -12,6 +12,7 @@ import {
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { listToolPolicies, setToolPolicy } from "../policy/policy.store.ts";
 import { findProfile } from "../policy/profiles.store.ts";
 import { approveDefinition, findTool, listTools, setProjection } from "./tools.store.ts";
@@ -78,6 +79,7 @@ toolRoutes.openapi(
         },
       });
     }
+    await changeInForce(c);
     return c.json((await findTool(c.env.DB, ws, toolUid))!, 200);
   },
 );
@@ -115,6 +117,7 @@ toolRoutes.openapi(
     if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
     if (!(await findProfile(c.env.DB, ws, body.profileId))) throw notFound("Access profile");
     const policy = await setToolPolicy(c.env.DB, ws, { ...body, toolUid, updatedBy: c.get("actor").id });
+    await changeInForce(c);
     return c.json(policy, 200);
   },
 );
@@ -149,6 +152,7 @@ toolRoutes.openapi(
       });
     }
     await setProjection(c.env.DB, ws, toolUid, fields);
+    await changeInForce(c);
     return c.json((await findTool(c.env.DB, ws, toolUid))!, 200);
   },
 );

@@ -215,7 +215,7 @@ async function refusalFor(
         code: "invalid_grant",
         message: `The grant ended: ${answer.reason}`,
       });
-      invalidateCatalog(call.workspaceId);
+      await invalidateCatalog(call.env, call.workspaceId);
     }
     return {
       code: "upstream_authorization_required",

@@ -292,7 +292,7 @@ upstreamOAuthRoutes.get(CALLBACK_PATH, async (c) => {
     });
     if (!indexed.ok) indexNote = ` Indexing its tools failed (${indexed.refusal.code}: ${indexed.refusal.message}); use Refresh.`;
   }
-  invalidateCatalog(workspaceId);
+  await invalidateCatalog(c.env, workspaceId);
   if (flow.returnTo) return c.redirect(flow.returnTo, 302);
   return page(c, 200, "Authorized", `The service ${stored.slug} is authorized. You can close this page.${indexNote}`);
 });

@@ -240,3 +240,18 @@ describe("an OAuth-protected upstream, end to end", () => {
     expect(JSON.stringify(context)).not.toMatch(/at_|rt_|Bearer/);
   });
 });
+
+describe("finding 9 (issue 26): an OAuth service's first indexing is its connection's", () => {
+  it("indexes its tools active after authorization, or in review when connected with reviewInitialTools", async ({ expect }) => {
+    for (const reviewInitialTools of [false, true]) {
+      const lab = await newLab();
+      const workspace = await createWorkspace();
+      const { serviceId } = await authorizedService(workspace, lab, { reviewInitialTools });
+      expect((await serviceOf(workspace, serviceId)).reviewInitialTools).toBe(reviewInitialTools);
+      const tools = (await api(`/v1/workspaces/${workspace.ws}/tools`, { key: workspace.adminKey })).body.tools;
+      expect(tools.map((tool: { name: string; status: string }) => [tool.name, tool.status])).toEqual([
+        ["whoami", reviewInitialTools ? "review_required" : "active"],
+      ]);
+    }
+  });
+});

@@ -9,7 +9,8 @@ import type {
   SaveDraftResult,
   WorkspaceHookUsage,
 } from "../hooks/lifecycle/lifecycle.do.ts";
-import type { DeploymentPointer, ToolDeployments, ToolPointers } from "../hooks/lifecycle/deployments.do.ts";
+import type { DeploymentPointer, ToolDeployments } from "../hooks/lifecycle/deployments.do.ts";
+import type { ChangeInForce, LeaseGrant, LeaseStatus } from "../leases/lease.types.ts";
 import type { HookActor, Outcome } from "../hooks/lifecycle/lifecycle.types.ts";
 import type { RevisionRecord } from "../hooks/lifecycle/revisions.store.ts";
 import type {
@@ -42,10 +43,13 @@ function serialisable<R>(result: R, ..._refused: [R] extends [never] ? [rpcResul
 export function workspaceClient(env: Env, workspaceId: string) {
   const stub = env.WORKSPACE.getByName(workspaceId);
   return {
-    /** The call path's one read per call: the tool's active and shadow pointers. */
+    /** A read lease on the call-affecting state (worker/leases/holder.ts is the one caller). */
+    grantLease: (holder: string, heldToken: string | null): Promise<LeaseGrant> => serialisable(stub.grantLease(holder, heldToken)),
+    beginChange: (): Promise<string> => serialisable(stub.beginChange()),
+    endChange: (id: string, relinquishedBy: string | null): Promise<ChangeInForce> => serialisable(stub.endChange(id, relinquishedBy)),
+    leaseStatus: (): Promise<LeaseStatus> => serialisable(stub.leaseStatus()),
+    /** The tool's active and shadow pointers. */
     toolDeployments: (toolUid: string): Promise<ToolDeployments> => serialisable(stub.toolDeployments(toolUid)),
-    /** Every tool that has a pointer, with its pointers. */
-    allToolDeployments: (): Promise<ToolPointers[]> => serialisable(stub.allToolDeployments()),
 
     hookDraft: (toolUid: string): Promise<DraftView> => serialisable(stub.hookDraft(toolUid)),
     precheckHookDraftSave: (input: DraftSavePrecheck): Promise<Outcome<object>> => serialisable(stub.precheckHookDraftSave(input)),

@@ -9,6 +9,10 @@ const TABLES = [
   "hook_deployments",
   "hook_drafts",
   "hook_history_usage",
+  "lease_changes",
+  "lease_epoch",
+  "lease_grants",
+  "lease_versions",
   "quota_events",
   "upstream_grants",
   "upstream_oauth_flows",
@@ -134,7 +138,7 @@ describe("workspace Durable Object schema", () => {
       const sql = state.storage.sql;
       expect(CURRENT_SCHEMA_VERSION).toBe(WORKSPACE_MIGRATIONS.length);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4]);
+      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
       expect(names(sql, "table")).toEqual(["_schema_migrations", ...TABLES]);
       expect(names(sql, "index")).toEqual(INDEXES);
       expect(columns(sql, "approvals")).toContain("message");

@@ -104,6 +104,26 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
       UNIQUE (service_id, subject)
     )`,
   ],
+  // 5: read leases on the call-affecting state (worker/leases/grants.do.ts): each version with the latest
+  // expiry granted on it, each holder's latest expiry, the changes being written, and the random name of
+  // this object's version sequence.
+  [
+    `CREATE TABLE lease_grants (
+      holder     TEXT PRIMARY KEY,
+      expires_at INTEGER NOT NULL -- the latest expiry granted to this holder, on the object's clock
+    )`,
+    `CREATE TABLE lease_versions (
+      version       INTEGER PRIMARY KEY,
+      effective_at  INTEGER NOT NULL, -- epoch ms on the object's clock
+      granted_until INTEGER NOT NULL, -- the latest expiry granted on this version
+      grants        INTEGER NOT NULL
+    )`,
+    `CREATE TABLE lease_changes (
+      id        TEXT PRIMARY KEY,
+      opened_at INTEGER NOT NULL
+    )`,
+    "CREATE TABLE lease_epoch (epoch TEXT NOT NULL)",
+  ],
 ];
 
 export const CURRENT_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;

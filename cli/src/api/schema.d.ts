@@ -35,8 +35,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -107,8 +116,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -161,7 +179,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -172,6 +190,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -229,7 +256,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -240,6 +267,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -290,7 +326,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -301,6 +337,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -354,7 +399,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -365,6 +410,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -390,7 +444,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Revoke an API key */
+    /**
+     * Revoke an API key
+     * @description Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true).
+     */
     delete: {
       parameters: {
         query?: never;
@@ -421,7 +478,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -432,6 +489,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -485,7 +551,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -496,6 +562,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -553,7 +628,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -571,8 +646,94 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/lease": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The version of the state calls depend on, when it took effect, and how many leases isolates hold on it
+     * @description See docs/leases.md. `grants` counts every Durable Object request the call path made on this version.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Lease status */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["LeaseStatus"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
     post?: never;
     delete?: never;
     options?: never;
@@ -619,7 +780,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -630,6 +791,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -683,7 +853,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -703,6 +873,15 @@ export interface paths {
         };
         /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -733,7 +912,7 @@ export interface paths {
     head?: never;
     /**
      * Change an access profile's default mode, risk rules or discovery
-     * @description Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. The name cannot be changed.
+     * @description Answers once the change is in force for every call (`rayrun-effective-at`). `riskRules` replaces the profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. The name cannot be changed.
      */
     patch: {
       parameters: {
@@ -778,7 +957,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -789,6 +968,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -841,7 +1029,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -852,6 +1040,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -911,7 +1108,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -949,6 +1146,15 @@ export interface paths {
         };
         /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large`, `oauth_discovery_failed`, `oauth_metadata_invalid`, `oauth_token_request_failed` */
         502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1002,7 +1208,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1013,6 +1219,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1053,7 +1268,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1073,6 +1288,15 @@ export interface paths {
         };
         /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1131,7 +1355,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1158,6 +1382,15 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
     trace?: never;
@@ -1173,7 +1406,7 @@ export interface paths {
     put?: never;
     /**
      * Re-index a service's tools
-     * @description Changed definitions go to review (calls blocked); tools no longer listed are marked removed. An OAuth service is listed with the workspace's grant (shared) or the grant of the admin who authorized it (per user).
+     * @description Changed definitions and new tools go to review (calls blocked until approved); tools no longer listed are marked removed. An OAuth service is listed with the workspace's grant (shared) or the grant of the admin who authorized it (per user).
      */
     post: {
       parameters: {
@@ -1214,7 +1447,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1252,6 +1485,15 @@ export interface paths {
         };
         /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large`, `oauth_discovery_failed`, `oauth_metadata_invalid`, `oauth_token_request_failed` */
         502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1311,7 +1553,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1322,6 +1564,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1395,7 +1646,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1415,6 +1666,15 @@ export interface paths {
         };
         /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1474,7 +1734,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1494,6 +1754,15 @@ export interface paths {
         };
         /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1547,7 +1816,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1558,6 +1827,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1619,7 +1897,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1630,6 +1908,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1687,7 +1974,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1698,6 +1985,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1770,7 +2066,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1781,6 +2077,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1848,7 +2153,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1859,6 +2164,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1914,7 +2228,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1925,6 +2239,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1995,7 +2318,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2015,6 +2338,15 @@ export interface paths {
         };
         /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2070,7 +2402,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2081,6 +2413,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2134,7 +2475,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2145,6 +2486,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2216,7 +2566,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2227,6 +2577,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2281,7 +2640,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2292,6 +2651,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2351,7 +2719,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2407,6 +2775,15 @@ export interface paths {
         };
         /** @description Over a rate quota; see `Retry-After`: `rate_limited` */
         429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2474,7 +2851,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2485,6 +2862,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2541,7 +2927,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2552,6 +2938,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2611,7 +3006,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2622,6 +3017,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2699,7 +3103,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2762,6 +3166,15 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
     delete?: never;
@@ -2811,7 +3224,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2822,6 +3235,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2877,7 +3299,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2897,6 +3319,15 @@ export interface paths {
         };
         /** @description The hook does not compile, or its tool's declarations are too large to generate: `compile_failed`, `declarations_too_large` */
         422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2970,7 +3401,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3024,7 +3455,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The compiler failed and is being restarted; retry: `compiler_unavailable` */
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
         503: {
           headers: {
             [name: string]: unknown;
@@ -3097,7 +3528,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3151,7 +3582,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The compiler failed and is being restarted; retry: `compiler_unavailable` */
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
         503: {
           headers: {
             [name: string]: unknown;
@@ -3219,7 +3650,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3230,6 +3661,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3287,7 +3727,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3341,7 +3781,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The compiler failed and is being restarted; retry: `compiler_unavailable` */
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
         503: {
           headers: {
             [name: string]: unknown;
@@ -3396,7 +3836,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3407,6 +3847,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3480,7 +3929,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3516,6 +3965,15 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
     post?: never;
@@ -3541,6 +3999,8 @@ export interface paths {
           content: {
             "application/json": {
               event: components["schemas"]["HookDeploymentEvent"];
+              /** @description When the change took effect for every call (ISO 8601); the answer comes after it. Also the `rayrun-effective-at` header. */
+              effectiveAt: string;
             };
           };
         };
@@ -3553,7 +4013,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3564,6 +4024,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3612,6 +4081,8 @@ export interface paths {
           content: {
             "application/json": {
               reset: components["schemas"]["HookResetEvent"];
+              /** @description When the change took effect for every call (ISO 8601); the answer comes after it. Also the `rayrun-effective-at` header. */
+              effectiveAt: string;
             };
           };
         };
@@ -3624,7 +4095,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3635,6 +4106,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3689,7 +4169,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3700,6 +4180,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3754,7 +4243,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3765,6 +4254,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3836,7 +4334,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3847,6 +4345,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3902,7 +4409,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3913,6 +4420,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3970,7 +4486,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3990,6 +4506,15 @@ export interface paths {
         };
         /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4045,7 +4570,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4065,6 +4590,15 @@ export interface paths {
         };
         /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4143,7 +4677,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4154,6 +4688,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4233,7 +4776,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4244,6 +4787,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4321,8 +4873,302 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/logs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every call through the gateway (tools/call, Code Mode inner calls, run_code, resources/read, prompts/get), newest first */
+    get: {
+      parameters: {
+        query?: {
+          since?: string;
+          until?: string;
+          kind?: "tools/call" | "resources/read" | "prompts/get" | "run_code";
+          /** @description A tool uid */
+          tool?: string;
+          /** @description A service id */
+          service?: string;
+          /** @description `key:<key id>` or `oauth:<client_id>` */
+          actor?: string;
+          /** @description An access profile id */
+          profile?: string;
+          outcome?:
+            | "ok"
+            | "approved"
+            | "upstream_error"
+            | "upstream_failed"
+            | "refused"
+            | "hidden"
+            | "cancelled"
+            | "approval_required"
+            | "timed_out"
+            | "error";
+          code?: string;
+          requestId?: string;
+          limit?: number;
+          /** @description `nextCursor` of the previous page (of the same workspace) */
+          cursor?: string;
+          /** @description jsonl: one record per line (application/x-ndjson) */
+          format?: "json" | "jsonl";
+        };
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Calls as JSON, or JSON lines with format=jsonl (the next cursor in `x-next-cursor`) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              calls: components["schemas"]["Call"][];
+              nextCursor: string | null;
+            };
+            "application/x-ndjson": string;
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/logs/{requestId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One call with its hook stage runs, its shadow comparison and, for detail readers, its captured details */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          requestId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The call (a run_code with its inner calls) and its stage rows */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["CallDetail"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Calls per step by outcome, p50/p99 duration and bytes, from the per-minute rollups */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Default: one hour before `until` */
+          since?: string;
+          /** @description Default: now */
+          until?: string;
+          /** @description Minutes per point */
+          step?: number;
+          kind?: "tools/call" | "resources/read" | "prompts/get" | "run_code";
+          tool?: string;
+          actor?: string;
+        };
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One point per step, and the totals */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Metrics"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4379,7 +5225,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4390,6 +5236,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4448,7 +5303,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4459,6 +5314,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4516,6 +5380,7 @@ export interface components {
           | "projection_requires_output_schema"
           | "unauthorized"
           | "forbidden"
+          | "csrf_refused"
           | "not_found"
           | "conflict"
           | "no_review_pending"
@@ -4551,7 +5416,8 @@ export interface components {
           | "oauth_discovery_failed"
           | "oauth_metadata_invalid"
           | "oauth_token_request_failed"
-          | "compiler_unavailable";
+          | "compiler_unavailable"
+          | "workspace_unavailable";
         message: string;
         details?: {
           [key: string]: unknown;
@@ -4621,6 +5487,18 @@ export interface components {
       /** @enum {string} */
       role: "admin" | "editor" | "viewer";
     };
+    LeaseStatus: {
+      /** @description The version of the state calls depend on; every change moves it */
+      version: number;
+      /** @description When the current version took effect everywhere */
+      effectiveAt: string;
+      /** @description The latest lease expiry granted on it; null before the first */
+      grantedUntil: string | null;
+      /** @description Leases granted on it: first grants and renewals, from every isolate */
+      grants: number;
+      /** @description Changes being written right now */
+      openChanges: number;
+    };
     AccessProfile: {
       id: string;
       name: string;
@@ -4688,6 +5566,8 @@ export interface components {
       requiresAuthorization: boolean;
       authorization: components["schemas"]["ServiceAuthorization"];
       payloadCapture: boolean;
+      /** @description Whether the tools of the service's first indexing started in review */
+      reviewInitialTools: boolean;
       serverInfo?: unknown;
       indexedAt: string | null;
       createdAt: string;
@@ -4731,6 +5611,8 @@ export interface components {
       changed: string[];
       removed: string[];
       unchanged: number;
+      /** @description Tools this pass put in review, refused `tool_review_required` until an admin approves them: changed definitions, and new tools (always on a refresh; on connecting, when `reviewInitialTools` is set) */
+      review: string[];
       /** @description Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex` */
       schemaTooComplex: {
         name: string;
@@ -4761,6 +5643,8 @@ export interface components {
       requiresAuthorization?: false;
       oauth?: components["schemas"]["ServiceOAuthOptions"];
       payloadCapture?: boolean;
+      /** @description Whether the tools this first indexing finds start in review (refused `tool_review_required` until an admin approves each) instead of active. Default false. Tools a later refresh adds always start in review. */
+      reviewInitialTools?: boolean;
     };
     /** @description Used when the upstream answers 401 with a Bearer challenge: the service is then stored pending authorization */
     ServiceOAuthOptions: {
@@ -5168,6 +6052,8 @@ export interface components {
     HookDeployed: {
       deployment: components["schemas"]["HookDeploymentPointer"];
       event: components["schemas"]["HookDeploymentEvent"];
+      /** @description When the change took effect for every call (ISO 8601); the answer comes after it. Also the `rayrun-effective-at` header. */
+      effectiveAt: string;
     };
     DeployHook: {
       revisionId: string;
@@ -5265,7 +6151,7 @@ export interface components {
       /** @description The upstream resource URI or prompt name (≤ 512 characters). A URI may be a template filled with the client's values, so it is shown, like call log details, only to hooks:write keys and admins */
       item?: string;
       /** @enum {string} */
-      outcome: "ok" | "blocked" | "upstream_error" | "upstream_failed";
+      outcome: "ok" | "blocked" | "upstream_error" | "upstream_failed" | "error";
       /** @description Upstream failure code, or the upstream's JSON-RPC error code */
       code: string | null;
       durationMs: number;
@@ -5287,6 +6173,95 @@ export interface components {
       programBytes: number | null;
       durationMs: number;
       createdAt: string;
+    };
+    Call: {
+      id: number;
+      /** @description A run_code's inner calls carry the run's request id, with their `callIndex` */
+      requestId: string;
+      /** @enum {string} */
+      kind: "tools/call" | "resources/read" | "prompts/get" | "run_code";
+      /** @description A Code Mode inner call's 0-based index in its run; null otherwise */
+      callIndex: number | null;
+      /** @description When the call started */
+      createdAt: string;
+      /** @description `key:<key id>` for an API key, `oauth:<client_id>` for an OAuth access token */
+      actor: string;
+      /** @description An OAuth caller: the user whose grant the token holds */
+      grantedBy: string | null;
+      profileId: string | null;
+      serviceId: string | null;
+      /** @description null for a name that matches no tool, and for content and run_code */
+      toolUid: string | null;
+      /** @description The public name called: tool, prompt, or gateway resource URI (≤ 512 characters) */
+      name: string;
+      /** @description Content only: the upstream URI or prompt name; only for hooks:write keys and admins, like details */
+      item?: string | null;
+      /** @enum {string} */
+      outcome:
+        | "ok"
+        | "approved"
+        | "upstream_error"
+        | "upstream_failed"
+        | "refused"
+        | "hidden"
+        | "cancelled"
+        | "approval_required"
+        | "timed_out"
+        | "error";
+      /** @description The refusal, failure or hook reason code; the upstream's JSON-RPC code */
+      code: string | null;
+      durationMs: number;
+      gatewayMs: number;
+      hooksMs: number;
+      upstreamMs: number;
+      bytesIn: number;
+      bytesOut: number;
+      /** @description The active hook revision that ran */
+      revisionId: string | null;
+      /**
+       * @description The shadow revision's verdict; null without one
+       * @enum {string|null}
+       */
+      shadow: "same" | "differed" | "not_run" | null;
+      innerCalls: number | null;
+      programSha256: string | null;
+      programBytes: number | null;
+    };
+    CallDetail: {
+      /** @description The call; for a run_code, the run then its inner calls by index */
+      calls: components["schemas"]["Call"][];
+      /** @description Its hook stage runs and refusals, active and shadow; a shadow row that differed carries `details.comparison` (`active` and `shadow` verdicts) when payload capture stored it */
+      stages: components["schemas"]["CallLog"][];
+    };
+    Metrics: {
+      stepMinutes: number;
+      points: {
+        at: string;
+        calls: number;
+        /** @description Calls by outcome */
+        outcomes: {
+          [key: string]: number;
+        };
+        p50Ms: number | null;
+        p99Ms: number | null;
+        bytesIn: number;
+        bytesOut: number;
+        /** @description Call-log messages the gateway could not queue (workspace-wide) */
+        lost: number;
+      }[];
+      totals: {
+        calls: number;
+        /** @description Calls by outcome */
+        outcomes: {
+          [key: string]: number;
+        };
+        p50Ms: number | null;
+        p99Ms: number | null;
+        bytesIn: number;
+        bytesOut: number;
+        /** @description Call-log messages the gateway could not queue (workspace-wide) */
+        lost: number;
+      };
     };
     OAuthGrant: {
       id: string;

@@ -3,6 +3,7 @@ import { href } from "../router.ts";
 import { bytes } from "../ui/format.ts";
 import { useLoad } from "../ui/load.ts";
 import { ErrorNote, Loading } from "../ui/status.tsx";
+import { MetricsChart } from "./MetricsChart.tsx";
 import type { ScreenProps } from "./screen.ts";
 
 export function Overview({ ws }: ScreenProps) {
@@ -36,6 +37,8 @@ export function Overview({ ws }: ScreenProps) {
               <a href={href(ws, "approvals")}>{data.data.pending} pending approvals</a>
             </li>
           </ul>
+          <h2>Calls</h2>
+          <MetricsChart ws={ws} label="Chart of the workspace's calls per minute by outcome and p50/p99 duration" />
           <h2>Allowances in use</h2>
           <table>
             <thead>

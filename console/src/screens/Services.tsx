@@ -7,6 +7,12 @@ import type { ScreenProps } from "./screen.ts";
 
 type Service = Schemas["Service"];
 
+/** What an indexing pass put in review, said after its counts (calls to these tools are refused until approved). */
+const inReview = (tools: string[]) =>
+  tools.length
+    ? ` ${tools.length === 1 ? "1 tool awaits" : `${tools.length} tools await`} review on the Tools screen: ${tools.join(", ")}.`
+    : "";
+
 export function Services({ ws }: ScreenProps) {
   const services = useLoad(
     async () =>
@@ -34,7 +40,7 @@ export function Services({ ws }: ScreenProps) {
   const refresh = (svc: Service) =>
     act(async () => {
       const index = await call(api.POST("/v1/workspaces/{ws}/services/{svc}/refresh", path(svc)));
-      return `Indexed ${svc.slug}: ${index.added.length} added, ${index.changed.length} changed, ${index.removed.length} removed, ${index.unchanged} unchanged.`;
+      return `Indexed ${svc.slug}: ${index.added.length} added, ${index.changed.length} changed, ${index.removed.length} removed, ${index.unchanged} unchanged.${inReview(index.review)}`;
     });
   const setCapture = (svc: Service, payloadCapture: boolean) =>
     act(async () => {
@@ -90,6 +96,7 @@ export function Services({ ws }: ScreenProps) {
                 <th scope="col">Authorization</th>
                 <th scope="col">Indexed</th>
                 <th scope="col">Payload capture</th>
+                <th scope="col">New tools</th>
                 <th scope="col">Actions</th>
               </tr>
             </thead>
@@ -111,6 +118,7 @@ export function Services({ ws }: ScreenProps) {
                       <span class="visually-hidden">Payload capture for {svc.slug}</span>
                     </label>
                   </td>
+                  <td>{svc.reviewInitialTools ? "reviewed, from the first indexing" : "reviewed when a refresh adds them"}</td>
                   <td>
                     {svc.authorization.kind === "oauth" && (
                       <>
@@ -199,6 +207,7 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
   const [slug, setSlug] = useState("");
   const [url, setUrl] = useState("");
   const [headers, setHeaders] = useState<{ name: string; value: string }[]>([]);
+  const [reviewInitialTools, setReviewInitialTools] = useState(false);
   const [oauthMode, setOauthMode] = useState<"shared" | "per_user">("shared");
   const [clientId, setClientId] = useState("");
   const [clientSecret, setClientSecret] = useState("");
@@ -212,7 +221,7 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
     try {
       const secretHeaders = Object.fromEntries(headers.filter((h) => h.name).map((h) => [h.name, h.value]));
       const oauth = { mode: oauthMode, ...(clientId ? { clientId } : {}), ...(clientId && clientSecret ? { clientSecret } : {}) };
-      const body = { slug, url, oauth, ...(headers.length ? { headers: secretHeaders } : {}) };
+      const body = { slug, url, oauth, reviewInitialTools, ...(headers.length ? { headers: secretHeaders } : {}) };
       const created = await call(api.POST("/v1/workspaces/{ws}/services", { params: { path: { ws } }, body }));
       // The header values leave the page now; the API never returns them.
       setSlug("");
@@ -220,9 +229,10 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
       setHeaders([]);
       setClientId("");
       setClientSecret("");
+      setReviewInitialTools(false);
       onAdded(
         created.index
-          ? `Added ${created.service.slug}: ${created.index.added.length} tools indexed.`
+          ? `Added ${created.service.slug}: ${created.index.added.length} tools indexed.${inReview(created.index.review)}`
           : `Added ${created.service.slug}: its server asks for OAuth, so nothing is indexed yet. Authorize it below.`,
       );
     } catch (failure) {
@@ -288,6 +298,11 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
           <input type="password" autocomplete="off" value={clientSecret} onInput={(e) => setClientSecret(e.currentTarget.value)} />
         </label>
       </fieldset>
+      <label class="check">
+        <input type="checkbox" checked={reviewInitialTools} onChange={(e) => setReviewInitialTools(e.currentTarget.checked)} />
+        Review its tools before agents can call them
+      </label>
+      <p class="muted">Tools a later refresh adds always wait for review; this also holds back the ones found now.</p>
       <button type="submit" disabled={busy}>
         Add service
       </button>

@@ -1,6 +1,7 @@
 import type { ComponentType } from "preact";
 import { useState } from "preact/hooks";
 import type { HooksTabProps } from "../hooks/HooksTab.tsx";
+import { MetricsChart } from "./MetricsChart.tsx";
 import { api, call, type Schemas } from "../api.ts";
 import { href } from "../router.ts";
 import { json, when } from "../ui/format.ts";
@@ -13,6 +14,15 @@ const loadTools = async (ws: string) => (await call(api.GET("/v1/workspaces/{ws}
 /** As the list route answers it (openapi-fetch's view of `previousDefinition` differs from the component's). */
 type Tool = Awaited<ReturnType<typeof loadTools>>[number];
 type Mode = Schemas["ToolPolicy"]["mode"];
+
+/** A tool in review is a new one (nothing approved yet) or a changed one; the admin needs to know which. */
+const isNewInReview = (tool: Tool) => tool.status === "review_required" && tool.approvedHash === null;
+const reviewState = (tool: Tool) =>
+  tool.status === "review_required"
+    ? isNewInReview(tool)
+      ? "review required: new tool"
+      : "review required: changed definition"
+    : tool.status;
 
 export function Tools({ ws, rest }: ScreenProps) {
   const tools = useLoad(() => loadTools(ws), [ws]);
@@ -45,7 +55,7 @@ export function Tools({ ws, rest }: ScreenProps) {
                     <a href={href(ws, "tools", t.publicName)}>{t.publicName}</a>
                   </td>
                   <td>{t.serviceSlug}</td>
-                  <td class={t.status === "review_required" ? "highlight" : undefined}>{t.status.replace("_", " ")}</td>
+                  <td class={t.status === "review_required" ? "highlight" : undefined}>{reviewState(t)}</td>
                   <td>{t.projection ? t.projection.join(", ") : "—"}</td>
                   <td>{when(t.updatedAt)}</td>
                 </tr>
@@ -77,6 +87,8 @@ function ToolDetail({ ws, tool, hooksTab, onChanged }: { ws: string; tool: Tool;
         <LazyHooksTab workspaceId={ws} toolName={tool.publicName} />
       ) : (
         <>
+          <h2>Calls</h2>
+          <MetricsChart ws={ws} tool={tool.uid} label={`Chart of ${tool.publicName}'s calls per minute by outcome and p50/p99 duration`} />
           <Review ws={ws} tool={tool} onChanged={onChanged} />
           <Policies ws={ws} tool={tool} />
           <Projection ws={ws} tool={tool} onChanged={onChanged} />
@@ -114,10 +126,20 @@ function Review({ ws, tool, onChanged }: { ws: string; tool: Tool; onChanged: ()
     <section aria-labelledby="review-title">
       <h2 id="review-title">Definition</h2>
       <p>
-        Review state: <strong>{tool.status.replace("_", " ")}</strong>
+        Review state: <strong>{reviewState(tool)}</strong>
         {tool.schemaBreach && <span class="error"> · {tool.schemaBreach.message}</span>}
       </p>
-      {tool.status === "review_required" ? (
+      {tool.status === "review_required" && isNewInReview(tool) ? (
+        <>
+          <p>This tool is new: agents cannot see or call it until its definition is approved.</p>
+          <pre tabIndex={0} aria-label="New definition">
+            {json(tool.definition)}
+          </pre>
+          <button type="button" onClick={approve}>
+            Approve new tool
+          </button>
+        </>
+      ) : tool.status === "review_required" ? (
         <>
           <p>The upstream changed this tool. Compare the definitions, then approve the new one to let agents call it again.</p>
           <div class="side-by-side">
