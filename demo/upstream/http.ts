@@ -18,6 +18,7 @@ import {
 import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
 import { exponentialRefTool } from "../../worker/hooks/compiler/compiler.attacks.fixtures.ts";
 import { interactiveSessions } from "./interactive.ts";
+import { modernUpstream } from "./modern.ts";
 import { pollingUpstream } from "./resilience.ts";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
 
@@ -52,6 +53,7 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
   /** OTLP/HTTP JSON trace exports received per tag, decoded (the call log's OpenTelemetry tests). */
   const traces = new Map<string, { headers: Record<string, string | string[] | undefined>; body: unknown }[]>();
   const serveInteractive = interactiveSessions((tag, call) => push(calls, tag, call));
+  const modernServers = new Map<string, ReturnType<typeof modernUpstream>>();
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -204,6 +206,16 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       const body = await readJson(req);
       noteMethods(tag, body, req);
       return serveInteractive(tag, req, res, body);
+    }
+    // A 2026-07-28 upstream on the v2 SDK (no 2025-era leg): its calls and their rounds under `modern-{tag}`.
+    const modern = /^\/fixtures\/modern\/([\w-]+)\/mcp$/.exec(path);
+    if (modern) {
+      const tag = `modern-${modern[1]!}`;
+      const serve = modernServers.get(tag) ?? modernUpstream((call) => push(calls, tag, call));
+      modernServers.set(tag, serve);
+      const body = await readJson(req);
+      noteMethods(tag, body, req);
+      return serve(req, res, body);
     }
     const sessionful = /^\/fixtures\/sessions\/([\w-]+)\/(mcp|state)$/.exec(path);
     if (sessionful) return serveSessionful(sessionful[1]!, sessionful[2] === "state", req, res);

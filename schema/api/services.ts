@@ -77,6 +77,10 @@ export const ServiceSchema = z
     payloadCapture: z.boolean(),
     reviewInitialTools: z.boolean().openapi({ description: "Whether the tools of the service's first indexing started in review" }),
     serverInfo: z.unknown(),
+    protocol: z.enum(["2026-07-28", "2025-era"]).openapi({
+      description:
+        "The MCP revision the gateway speaks to the upstream, found at indexing: `2026-07-28` when its `server/discover` offers it, else a 2025-era revision negotiated by `initialize`",
+    }),
     indexedAt: z.string().nullable(),
     createdAt: z.string(),
     deletedAt: z.string().nullable(),

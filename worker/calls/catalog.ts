@@ -153,6 +153,7 @@ interface ServiceRow extends OAuthColumns {
   url: string;
   secret_headers: string | null;
   instructions: string | null;
+  discover: string | null;
   requires_authorization: number;
 }
 
@@ -228,7 +229,10 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
     };
     catalog.services.set(row.slug, service);
     catalog.servicesById.set(row.id, service);
-    catalog.targets.set(row.id, await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers }));
+    catalog.targets.set(
+      row.id,
+      await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers, discover: row.discover }),
+    );
   }
   for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode; risk_rules: string; discovery: Discovery }[]) {
     catalog.profiles.set(row.id, {

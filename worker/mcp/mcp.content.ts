@@ -1,4 +1,3 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   ErrorCode,
@@ -28,7 +27,7 @@ import { newId } from "../lib/ids.ts";
 import { callLogMessage, contentCallRow } from "../calls/call-rows.ts";
 import type { CallRowOutcome } from "../logs/call-log.ts";
 import { sendCallLogs } from "../logs/call-log.send.ts";
-import { requestUpstream, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
+import { requestUpstream, UpstreamFailure, type UpstreamClient, type UpstreamTarget } from "../services/upstream.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { echoedName, UpstreamRpcError } from "./mcp.errors.ts";
 import { gatewayUri, mapContentBlock, mapResultLinks, parseGatewayUri } from "./mcp.uris.ts";
@@ -330,7 +329,7 @@ async function fromUpstream<T>(
   catalog: Catalog,
   service: CatalogService,
   row: ContentRowDraft,
-  send: (client: Client, options: RequestOptions) => Promise<T>,
+  send: (client: UpstreamClient, options: RequestOptions) => Promise<T>,
 ): Promise<T> {
   const target = catalog.targets.get(service.id);
   if (!target) throw new GatewayRpcError(ErrorCode.InternalError, "The service is not available", { code: "upstream_unreachable" });
@@ -351,7 +350,7 @@ async function requestService<T>(
   caller: ContentCaller,
   service: CatalogService,
   target: UpstreamTarget,
-  send: (client: Client, options: RequestOptions) => Promise<T>,
+  send: (client: UpstreamClient, options: RequestOptions) => Promise<T>,
 ): Promise<T> {
   const call = {
     env: caller.env,
@@ -418,7 +417,11 @@ async function mergedList<Item>(
   caller: ContentCaller,
   kind: ContentKind,
   cursor: string | undefined,
-  fetchPage: (client: Client, cursor: string | undefined, options: RequestOptions) => Promise<{ items: Item[]; nextCursor?: string }>,
+  fetchPage: (
+    client: UpstreamClient,
+    cursor: string | undefined,
+    options: RequestOptions,
+  ) => Promise<{ items: Item[]; nextCursor?: string }>,
   map: (item: Item, slug: string) => Item,
 ): Promise<{ items: Item[]; rest: { nextCursor?: string; _meta?: Record<string, unknown> } }> {
   const start = cursor === undefined ? undefined : decodeCursor(cursor);

@@ -10,7 +10,9 @@ import {
   type PendingService,
 } from "./services.store.ts";
 import type { ClientCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { DiscoverResult } from "@modelcontextprotocol/client";
 import {
+  discoverUpstream,
   listUpstreamTools,
   MAX_TOOL_LIST_BYTES,
   MAX_TOOLS_PER_SERVICE,
@@ -53,17 +55,20 @@ function indexingError(error: unknown): unknown {
  */
 export const MAX_SERVICE_INSTRUCTIONS_CHARS = 4096;
 
-function indexedServer(listing: { serverInfo: unknown; instructions: string | undefined }): {
+function indexedServer(listing: { serverInfo: unknown; instructions: string | undefined; discover: DiscoverResult | null }): {
   server: IndexedServer;
   truncated: boolean;
 } {
   const text = listing.instructions?.trim() || null;
   if (text === null || text.length <= MAX_SERVICE_INSTRUCTIONS_CHARS)
-    return { server: { serverInfo: listing.serverInfo, instructions: text }, truncated: false };
+    return { server: { serverInfo: listing.serverInfo, instructions: text, discover: listing.discover }, truncated: false };
   // Never end on half of a surrogate pair.
   let end = MAX_SERVICE_INSTRUCTIONS_CHARS - 1;
   if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--;
-  return { server: { serverInfo: listing.serverInfo, instructions: `${text.slice(0, end)}…` }, truncated: true };
+  return {
+    server: { serverInfo: listing.serverInfo, instructions: `${text.slice(0, end)}…`, discover: listing.discover },
+    truncated: true,
+  };
 }
 
 const withTruncation = (summary: IndexSummary, truncated: boolean): IndexSummary =>
@@ -77,9 +82,14 @@ const declaring = (names: readonly RelayedCapability[]): ClientCapabilities => O
  * The upstream is listed as a client without them and as one with all three;
  * only when the second shows more tools is it listed once per capability, to
  * find the one each extra tool needs (all three when no single one shows it).
- * The bounds hold for the tools of all listings together.
+ * The bounds hold for the tools of all listings together. First the upstream
+ * is asked `server/discover`: one that offers 2026-07-28 is listed, and
+ * afterwards called, in that revision (the result is stored with the service).
  */
-async function listForEveryClient(target: UpstreamTarget) {
+async function listForEveryClient(stored: UpstreamTarget) {
+  const discover = await discoverUpstream(stored);
+  const { discover: _old, ...legacy } = stored;
+  const target: UpstreamTarget = discover ? { ...legacy, discover } : legacy;
   const [plain, capable] = await Promise.all([listUpstreamTools(target), listUpstreamTools(target, declaring(RELAYED_CAPABILITIES))]);
   const plainNames = new Set(plain.tools.map((tool) => tool.name));
   const extra = capable.tools.filter((tool) => !plainNames.has(tool.name));
@@ -103,7 +113,7 @@ async function listForEveryClient(target: UpstreamTarget) {
   if (tools.reduce((sum, tool) => sum + JSON.stringify(tool).length, 0) > MAX_TOOL_LIST_BYTES) {
     throw new UpstreamFailure("tool_list_too_large", `The upstream's tool definitions exceed ${MAX_TOOL_LIST_BYTES} bytes`);
   }
-  return { tools, requirements, serverInfo: plain.serverInfo, instructions: plain.instructions };
+  return { tools, requirements, serverInfo: plain.serverInfo, instructions: plain.instructions, discover };
 }
 
 /** Indexes a new service and stores it with its tools in one batch: nothing is kept if indexing fails. */

@@ -1,3 +1,4 @@
+import type { DiscoverResult } from "@modelcontextprotocol/client";
 import { newId, nowIso } from "../lib/ids.ts";
 import { openHeaders, sealHeaders } from "./secrets.ts";
 import type { UpstreamTarget } from "./upstream.ts";
@@ -62,6 +63,8 @@ export interface ServiceRecord {
   /** Whether the tools of the first indexing started in review; tools a refresh adds always do. */
   reviewInitialTools: boolean;
   serverInfo: unknown;
+  /** The revision spoken to the upstream (services.discover). */
+  protocol: "2026-07-28" | "2025-era";
   indexedAt: string | null;
   createdAt: string;
   deletedAt: string | null;
@@ -78,6 +81,7 @@ interface ServiceRow extends OAuthColumns {
   payload_capture: number;
   review_initial_tools: number;
   server_info: string | null;
+  discover: string | null;
   indexed_at: string | null;
   created_at: string;
   deleted_at: string | null;
@@ -93,6 +97,7 @@ const toRecord = (row: ServiceRow): ServiceRecord => ({
   payloadCapture: row.payload_capture === 1,
   reviewInitialTools: row.review_initial_tools === 1,
   serverInfo: row.server_info ? (JSON.parse(row.server_info) as unknown) : null,
+  protocol: row.discover ? "2026-07-28" : "2025-era",
   indexedAt: row.indexed_at,
   createdAt: row.created_at,
   deletedAt: row.deleted_at,
@@ -124,6 +129,8 @@ export interface IndexedServer {
   serverInfo: unknown;
   /** The upstream's `initialize` instructions, already bounded; null when it sent none. */
   instructions: string | null;
+  /** Its `server/discover` result when it speaks 2026-07-28 (upstream.modern.ts); null for a 2025-era upstream. */
+  discover: DiscoverResult | null;
 }
 
 export function insertServiceStatement(db: D1Database, service: PendingService, server: IndexedServer): D1PreparedStatement {
@@ -131,8 +138,8 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
   return db
     .prepare(
       `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization,
-         payload_capture, review_initial_tools, server_info, instructions, indexed_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
+         payload_capture, review_initial_tools, server_info, instructions, discover, indexed_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       service.id,
@@ -145,6 +152,7 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
       service.reviewInitialTools ? 1 : 0,
       JSON.stringify(server.serverInfo ?? null),
       server.instructions,
+      server.discover ? JSON.stringify(server.discover) : null,
       now,
       now,
     );
@@ -251,8 +259,14 @@ export async function updateService(
 
 export async function markServiceIndexed(db: D1Database, serviceId: string, server: IndexedServer): Promise<void> {
   await db
-    .prepare("UPDATE services SET server_info = ?, instructions = ?, indexed_at = ? WHERE id = ?")
-    .bind(JSON.stringify(server.serverInfo ?? null), server.instructions, nowIso(), serviceId)
+    .prepare("UPDATE services SET server_info = ?, instructions = ?, discover = ?, indexed_at = ? WHERE id = ?")
+    .bind(
+      JSON.stringify(server.serverInfo ?? null),
+      server.instructions,
+      server.discover ? JSON.stringify(server.discover) : null,
+      nowIso(),
+      serviceId,
+    )
     .run();
 }
 
@@ -267,14 +281,17 @@ export async function softDeleteService(db: D1Database, workspaceId: string, ser
 /** Everything needed to reach the service, with its secret headers opened. */
 export async function upstreamTargetFor(
   env: Env,
-  service: { id: string; url: string; sealedHeaders: string | null },
+  service: { id: string; url: string; sealedHeaders: string | null; discover?: string | null },
 ): Promise<UpstreamTarget> {
   const headers = service.sealedHeaders ? await openHeaders(service.sealedHeaders, service.id, env.SECRETS_KEY) : {};
+  const discover = service.discover ? (JSON.parse(service.discover) as DiscoverResult) : undefined;
   return {
-    cacheKey: `${service.id}:${await sha256Hex(`${service.url}\n${service.sealedHeaders ?? ""}`)}`,
+    // The revision is part of the key: a re-indexing that finds another one leaves no client of the old behind.
+    cacheKey: `${service.id}:${discover ? "2026" : "2025"}:${await sha256Hex(`${service.url}\n${service.sealedHeaders ?? ""}`)}`,
     url: service.url,
     headers,
     allowList: parseAllowList(env.DEV_ALLOWED_HOSTS),
+    ...(discover ? { discover } : {}),
   };
 }
 
@@ -286,6 +303,6 @@ export async function storedUpstreamTarget(
 ): Promise<{ target: UpstreamTarget; oauth: ServiceOAuth | null; slug: string } | null> {
   const row = await findRow(env.DB, workspaceId, serviceId);
   if (!row || row.deleted_at) return null;
-  const target = await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers });
+  const target = await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers, discover: row.discover });
   return { target, oauth: serviceOAuth(row), slug: row.slug };
 }

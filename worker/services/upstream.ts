@@ -13,188 +13,26 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
-import { isStaleSession, resumesStream } from "./upstream-resilience.ts";
-import { divertingResult, type ByteCount } from "./upstream.passthrough.ts";
-import { failingFast, requestScope, withRequestScope } from "./upstream.scope.ts";
+import type { Client as ModernClient } from "@modelcontextprotocol/client";
+import { isStaleSession } from "./upstream-resilience.ts";
+import { guardedFetch, UpstreamFailure, type StandaloneStream, type UpstreamTarget } from "./upstream.fetch.ts";
+import { asModernFailure, callModernTool, listModernTools, sharedModernClient } from "./upstream.modern.ts";
+import { failingFast, withRequestScope } from "./upstream.scope.ts";
 import { CallCancelled, CallDeadline, MAX_CALL_DURATION_MS, UpstreamTimeout, type UpstreamCallOptions } from "./upstream.call.ts";
-import { checkUpstreamUrl } from "./url-guard.ts";
 
-/** Why talking to an upstream failed, in the terms the API and MCP endpoint report. */
-export type UpstreamFailureCode =
-  | "url_not_allowed"
-  | "upstream_unreachable"
-  /** The upstream answered 401: the credentials sent (none, secret headers or an OAuth token) were refused. */
-  | "upstream_unauthorized"
-  | "upstream_protocol_error"
-  | "upstream_response_too_large"
-  | "too_many_tools"
-  | "tool_list_too_large";
+export { MAX_UPSTREAM_RESPONSE_BYTES, UpstreamFailure, type UpstreamFailureCode, type UpstreamTarget } from "./upstream.fetch.ts";
+export { discoverUpstream } from "./upstream.modern.ts";
 
-export class UpstreamFailure extends Error {
-  constructor(
-    readonly code: UpstreamFailureCode,
-    message: string,
-    /** With `upstream_unauthorized`: the upstream's `WWW-Authenticate` challenge, where OAuth discovery starts. */
-    readonly challenge: string | null = null,
-  ) {
-    super(message);
-    this.name = "UpstreamFailure";
-  }
-}
-
-/** What the gateway needs to reach one upstream. Headers are already decrypted. */
-export interface UpstreamTarget {
-  /** Cache key: changes whenever URL or headers change (and, for OAuth, per grant subject). */
-  cacheKey: string;
-  url: string;
-  headers: Record<string, string>;
-  /** Names the per-call credential in `headers` (an OAuth token's version); a session is kept only while it is the same. */
-  credential?: string;
-  allowList: ReadonlySet<string>;
-}
+/** A client of one upstream: the v1 SDK's for a 2025-era upstream, the v2 SDK's for a 2026-07-28 one. */
+export type UpstreamClient = Client | ModernClient;
 
 export const MAX_TOOLS_PER_SERVICE = 1000;
-/**
- * Bytes of one upstream HTTP response (a tool result, a tools/list page). Counted
- * while the body streams in, so an oversized answer is cut off before it is
- * held in memory whole.
- */
-export const MAX_UPSTREAM_RESPONSE_BYTES = 8 * 1024 * 1024;
 /** Bytes of all tool definitions of one service, as stored and served by discovery. */
 export const MAX_TOOL_LIST_BYTES = 4 * 1024 * 1024;
 const MAX_LIST_PAGES = 200;
-const MAX_REDIRECTS = 5;
 const INDEX_TIMEOUT_MS = 15_000;
 /** Resources, prompts and completion: one answer, no progress, so one plain timeout. */
 const REQUEST_TIMEOUT_MS = 30_000;
-
-/**
- * fetch for upstream traffic: every redirect hop is checked against the URL
- * policy, and connection failures become `upstream_unreachable`. The optional
- * standalone SSE stream (GET without Last-Event-ID) is declined locally on
- * shared sessions, whose server-initiated messages belong to no one call; a
- * call's own relay session opens it (`standalone`), because upstreams (the
- * conformance suite's reference server among them) send sampling and
- * elicitation there rather than on the call's stream. A GET that resumes a
- * call's stream (Last-Event-ID: the upstream closed it to be polled, as the
- * 2025-11-25 spec allows) goes out under the same policy as the call.
- *
- * The SDK client transport calls it with a URL and a JSON string body. Both are
- * used as they are on every hop (a string can be sent again after a redirect),
- * which spares a Request copy and a body read on every call.
- */
-function guardedFetch(allowList: ReadonlySet<string>, standalone?: StandaloneStream): typeof fetch {
-  return async (input, init) => {
-    if (input instanceof Request || (init?.body != null && typeof init.body !== "string")) {
-      throw new TypeError("guardedFetch takes a URL and a string body, as the SDK transport sends them");
-    }
-    const method = (init?.method ?? "GET").toUpperCase();
-    if (method === "GET" && !resumesStream(init?.headers)) {
-      if (!standalone) return new Response(null, { status: 405 });
-      // Whatever the upstream answers (a stream, 405, nothing), the call need not wait any longer.
-      return guarded(input, init, method).finally(standalone.settled);
-    }
-    return guarded(input, init, method);
-  };
-
-  async function guarded(input: string | URL, init: RequestInit | undefined, method: string): Promise<Response> {
-    let url = new URL(input).href;
-    const request = { method, headers: init?.headers, body: init?.body ?? undefined };
-    const refuseUnless = (candidate: string) => {
-      const verdict = checkUpstreamUrl(candidate, allowList);
-      if (!verdict.ok) throw new UpstreamFailure("url_not_allowed", `Upstream URL refused: ${verdict.reason}`);
-    };
-    refuseUnless(url);
-    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      let response: Response;
-      try {
-        response = await fetch(url, { ...request, redirect: "manual", signal: init?.signal });
-      } catch (error) {
-        if (init?.signal?.aborted) throw error;
-        throw new UpstreamFailure("upstream_unreachable", `Could not connect to the upstream: ${(error as Error).message}`);
-      }
-      if (response.status === 401) {
-        await response.body?.cancel();
-        // Refused before it was processed: the request may be sent again with other credentials.
-        throw new UpstreamFailure(
-          "upstream_unauthorized",
-          "The upstream answered 401 Unauthorized",
-          response.headers.get("www-authenticate"),
-        );
-      }
-      const location = response.headers.get("location");
-      if (response.status < 300 || response.status >= 400 || !location) {
-        const count = responseBound(response);
-        const diverted = method === "POST" && typeof request.body === "string" ? divertingResult(request.body, response, count) : null;
-        return diverted ?? (count ? counted(response, count) : response);
-      }
-      await response.body?.cancel();
-      const next = new URL(location, url);
-      refuseUnless(next.toString());
-      // The request carries the service's secret headers and the call itself: never to another origin.
-      if (next.origin !== new URL(url).origin) {
-        throw new UpstreamFailure("url_not_allowed", `Upstream URL refused: it redirects to another origin (${next.origin})`);
-      }
-      // 301/302/303 would turn the POST into a GET and drop the call; only 307/308 keep it.
-      if (response.status !== 307 && response.status !== 308) {
-        throw new UpstreamFailure(
-          "upstream_protocol_error",
-          `The upstream answered ${response.status}; only 307/308 redirects are followed`,
-        );
-      }
-      url = next.toString();
-    }
-    throw new UpstreamFailure("upstream_protocol_error", `The upstream redirected more than ${MAX_REDIRECTS} times`);
-  }
-}
-
-/** A relay session's standalone SSE stream: `settled` is called once the upstream has answered its GET, however. */
-interface StandaloneStream {
-  settled: () => void;
-}
-
-/**
- * The bound on a response's body: MAX_UPSTREAM_RESPONSE_BYTES. A declared
- * length over it is refused before reading. Otherwise the body must be
- * counted as it streams (the count throws at the first byte past the bound);
- * null when there is nothing to count, as the runtime never delivers more
- * than the declared length of a body it does not decode.
- */
-function responseBound(response: Response): ByteCount | null {
-  const tooLarge = () =>
-    new UpstreamFailure("upstream_response_too_large", `The upstream's response is larger than ${MAX_UPSTREAM_RESPONSE_BYTES} bytes`);
-  const declared = response.headers.get("content-length");
-  if (declared !== null && Number(declared) > MAX_UPSTREAM_RESPONSE_BYTES) {
-    void response.body?.cancel();
-    throw tooLarge();
-  }
-  // The runtime decodes a compressed body, and the declared length is the encoded one: gzip turns 8 MiB
-  // into gigabytes. Only an unencoded body's declared length bounds what is read.
-  const encoding = response.headers.get("content-encoding");
-  if (declared !== null && (encoding === null || encoding === "identity")) return null;
-  if (!response.body) return null;
-  // Read by the SDK in the background, an SSE answer's error would not end the request: the scope does.
-  const scope = requestScope();
-  let received = 0;
-  return (bytes) => {
-    received += bytes;
-    if (received <= MAX_UPSTREAM_RESPONSE_BYTES) return;
-    const error = tooLarge();
-    scope?.fail(error);
-    throw error;
-  };
-}
-
-/** The response with `count` applied to its body as it streams; its error ends the stream. */
-function counted(response: Response, count: ByteCount): Response {
-  const counter = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      count(chunk.byteLength);
-      controller.enqueue(chunk);
-    },
-  });
-  return new Response(response.body!.pipeThrough(counter), response);
-}
 
 async function connect(target: UpstreamTarget, capabilities: ClientCapabilities = {}, standalone?: StandaloneStream): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
@@ -330,10 +168,21 @@ export async function listUpstreamTools(
   target: UpstreamTarget,
   capabilities: ClientCapabilities = {},
 ): Promise<{ tools: Tool[]; serverInfo: unknown; instructions: string | undefined }> {
+  const tools: Tool[] = [];
+  let listBytes = 0;
+  const onPage = (page: Tool[]) => {
+    tools.push(...page);
+    if (tools.length > MAX_TOOLS_PER_SERVICE) {
+      throw new UpstreamFailure("too_many_tools", `The upstream lists more than ${MAX_TOOLS_PER_SERVICE} tools`);
+    }
+    listBytes += page.reduce((sum, tool) => sum + JSON.stringify(tool).length, 0);
+    if (listBytes > MAX_TOOL_LIST_BYTES) {
+      throw new UpstreamFailure("tool_list_too_large", `The upstream's tool definitions exceed ${MAX_TOOL_LIST_BYTES} bytes`);
+    }
+  };
+  if (target.discover) return { tools, ...(await listModernTools(target, capabilities, onPage, MAX_LIST_PAGES)) };
   const client = await connect(target, capabilities);
   try {
-    const tools: Tool[] = [];
-    let listBytes = 0;
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const result = await failingFast(INDEX_TIMEOUT_MS, (options) => client.listTools(cursor ? { cursor } : {}, options)).catch(
@@ -341,14 +190,7 @@ export async function listUpstreamTools(
           throw asUpstreamFailure(error);
         },
       );
-      tools.push(...result.tools);
-      if (tools.length > MAX_TOOLS_PER_SERVICE) {
-        throw new UpstreamFailure("too_many_tools", `The upstream lists more than ${MAX_TOOLS_PER_SERVICE} tools`);
-      }
-      listBytes += result.tools.reduce((sum, tool) => sum + JSON.stringify(tool).length, 0);
-      if (listBytes > MAX_TOOL_LIST_BYTES) {
-        throw new UpstreamFailure("tool_list_too_large", `The upstream's tool definitions exceed ${MAX_TOOL_LIST_BYTES} bytes`);
-      }
+      onPage(result.tools);
       cursor = result.nextCursor;
       if (!cursor) return { tools, serverInfo: client.getServerVersion() ?? null, instructions: client.getInstructions() };
     }
@@ -371,6 +213,7 @@ export async function callUpstreamTool(
   args: Record<string, unknown>,
   options: UpstreamCallOptions = {},
 ): Promise<CallToolResult> {
+  if (target.discover) return callModernTool(target, name, args, options);
   const deadline = new CallDeadline(options.signal);
   try {
     for (let attempt = 0; ; attempt++) {
@@ -454,8 +297,17 @@ async function relaySession(
  */
 export async function requestUpstream<T>(
   target: UpstreamTarget,
-  send: (client: Client, options: RequestOptions) => Promise<T>,
+  send: (client: UpstreamClient, options: RequestOptions) => Promise<T>,
 ): Promise<T> {
+  if (target.discover) {
+    const client = await sharedModernClient(target);
+    // The gateway caches nothing of an upstream's answers: each request goes out.
+    return failingFast(REQUEST_TIMEOUT_MS, (options) => send(client, { ...options, cacheMode: "bypass" } as RequestOptions)).catch(
+      (error: unknown) => {
+        throw asModernFailure(error);
+      },
+    );
+  }
   for (let attempt = 0; ; attempt++) {
     const client = await session(target);
     try {

@@ -5569,6 +5569,11 @@ export interface components {
       /** @description Whether the tools of the service's first indexing started in review */
       reviewInitialTools: boolean;
       serverInfo?: unknown;
+      /**
+       * @description The MCP revision the gateway speaks to the upstream, found at indexing: `2026-07-28` when its `server/discover` offers it, else a 2025-era revision negotiated by `initialize`
+       * @enum {string}
+       */
+      protocol: "2026-07-28" | "2025-era";
       indexedAt: string | null;
       createdAt: string;
       deletedAt: string | null;
