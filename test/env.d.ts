@@ -12,6 +12,9 @@ declare module "vitest" {
     upstreamOrigin: string;
     /** Control server of the OAuth lab (test/oauth-lab/lab.ts): `POST /labs` starts an OAuth-protected upstream. */
     oauthLabOrigin: string;
+    /** `@modelcontextprotocol/server-everything` over Streamable HTTP (test/everything.ts), and its session counts. */
+    everythingOrigin: string;
+    everythingStatsOrigin: string;
     /** The QuickJS wasm file's memory layout, read by test/global-setup.ts. */
     quickjsLayout: import("./quickjs-layout.ts").QuickJSLayout;
   }

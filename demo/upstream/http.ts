@@ -307,6 +307,7 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       });
     }
     if (message.method === "tools/list") return reply({ result: { tools: HOSTILE_TOOLS } });
+    if (message.method !== "tools/call") return reply({ error: { code: -32601, message: "Method not found" } });
     const name = message.params?.name as string;
     push(calls, tag, { tool: name, arguments: message.params?.arguments, at: new Date().toISOString() });
     if (name === "stream_text") {

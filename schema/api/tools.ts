@@ -30,11 +30,11 @@ export const ToolSchema = z
       .nullable()
       .openapi({ description: "The validation bound the upstream's schemas break; while set, calls are refused `schema_too_complex`" }),
     clientCapabilities: z
-      .array(z.enum(["sampling", "elicitation", "roots"]))
+      .array(z.enum(["sampling", "elicitation", "roots", "elicitation.url"]))
       .nullable()
       .openapi({
         description:
-          "The client capabilities the upstream lists this tool for: only MCP clients that declare all of them see and can call it; null for every client",
+          "The client capabilities the upstream lists this tool for (`elicitation.url`: URL-mode elicitation): only MCP clients that declare all of them see and can call it; null for every client",
       }),
     firstSeenAt: z.string(),
     updatedAt: z.string(),

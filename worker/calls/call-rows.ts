@@ -87,6 +87,7 @@ export function toolCallOutcome(outcome: CallOutcome, approved: boolean): { outc
       if (outcome.result.isError) return { outcome: "upstream_error", code: null };
       return { outcome: approved ? "approved" : "ok", code: null };
     case "raw_result":
+    case "task":
       return { outcome: approved ? "approved" : "ok", code: null };
     case "refused":
       if (outcome.source === "hook") return { outcome: "refused", code: outcome.code };

@@ -8,7 +8,7 @@ import type { ToolDeployments } from "./deployment.ts";
 import { awaitsAuthorization, upstreamTargetFor } from "../services/services.store.ts";
 import { serviceOAuth, type OAuthColumns, type ServiceOAuth } from "../upstream-auth/oauth.store.ts";
 import type { UpstreamTarget } from "../services/upstream.ts";
-import type { RelayedCapability } from "../services/upstream.call.ts";
+import type { ToolRequirement } from "../services/upstream.call.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import { definitionBreach, publicToolName, type ToolDefinition, type ToolStatus } from "../tools/tools.store.ts";
 
@@ -30,7 +30,7 @@ export interface CatalogTool {
   /** Hook-log details may be stored: the service captures payloads and the workspace policy allows it. */
   captureDetails: boolean;
   /** What a client must declare to see and call the tool; null: any client. */
-  clientCapabilities: RelayedCapability[] | null;
+  clientCapabilities: ToolRequirement[] | null;
 }
 
 export interface CatalogProfile {
@@ -216,7 +216,7 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
       serviceId: row.service_id,
       serviceRequiresAuthorization: awaitsAuthorization(row),
       captureDetails: row.payload_capture === 1 && row.detail_policy === "payloads",
-      clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as RelayedCapability[]) : null,
+      clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as ToolRequirement[]) : null,
     });
   }
   for (const row of (services?.results ?? []) as ServiceRow[]) {

@@ -1,4 +1,5 @@
-import type { CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, CreateTaskResult, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonObject } from "../../schema/hooks/contract.ts";
 import type { StageInput, StageRun } from "../hooks/isolate/index.ts";
 import type { StageCall } from "../hooks/stage-call.ts";
 import type { StageRow } from "../logs/call-log.ts";
@@ -18,6 +19,7 @@ export const GATEWAY_REFUSAL_CODES = [
   "approval_required",
   "approval_limit",
   "approval_key_limit",
+  "task_limit",
   "hook_failed",
   "hook_outdated",
   "hook_unavailable",
@@ -44,7 +46,12 @@ export type CallOutcome =
   | { kind: "upstream_rpc_error"; error: McpError }
   | { kind: "result"; result: CallToolResult }
   /** The upstream's result value as the bytes it sent, for the client unchanged (upstream.passthrough.ts). */
-  | { kind: "raw_result"; raw: RawResult };
+  | { kind: "raw_result"; raw: RawResult }
+  /**
+   * A task-augmented call the upstream accepted as a task: its upstream task and the upstream session it lives in,
+   * and the arguments it was created with (its result goes through `after` later, in `finishTaskResult`).
+   */
+  | { kind: "task"; created: CreateTaskResult; session: string | undefined; upstreamArguments: JsonObject };
 
 /** One stage as the active path ran it: the exact input, and what active decided (null: active has no such stage). */
 export interface ObservedStage {

@@ -1,4 +1,10 @@
-import { CallToolResultSchema, McpError, type CallToolResult, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  McpError,
+  type CallToolResult,
+  type ClientCapabilities,
+  type TaskCreationParams,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
 import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_KEY } from "../approvals/approvals.do.ts";
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
@@ -8,7 +14,7 @@ import { checkAgainstSchema } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import type { StageRow } from "../logs/call-log.ts";
 import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
-import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
+import { callUpstreamTool, createUpstreamTask, UpstreamFailure } from "../services/upstream.ts";
 import { CallCancelled, declaresAll, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { RawResultCapture } from "../services/raw-result.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
@@ -46,6 +52,11 @@ export interface ToolCallInput {
    * calls without I/O), so the lease is confirmed with a round trip first.
    */
   confirmLeaseBeforeDispatch?: boolean;
+  /**
+   * A task-augmented call (2025-11-25 experimental tasks): steps 1–4 as for any call, then the upstream is asked to
+   * create the task, and step 5 waits for its result (`finishTaskResult`).
+   */
+  task?: TaskCreationParams;
 }
 
 /** One call in progress: its input, the tool, the stage metadata, and what it has produced so far. */
@@ -95,7 +106,40 @@ class LeaseLapsed extends Error {
  * upstream. Returns data only: the caller shapes the wire answer, writes the
  * log rows and starts the shadow run, both after the response.
  */
-export async function runToolCall(input: ToolCallInput): Promise<ToolCallRun> {
+export function runToolCall(input: ToolCallInput): Promise<ToolCallRun> {
+  return runCall(input, runSteps);
+}
+
+/**
+ * Step 5 of a task-augmented call, once the upstream's task has its result: the tool is still one the caller may
+ * use, under the same active revision that ran `before` when the task was created (else `revision_changed`), and
+ * its result goes through `after`, output validation and projection as a direct call's would.
+ */
+export function finishTaskResult(
+  input: ToolCallInput,
+  task: { upstreamArguments: JsonObject; revisionId: string | null },
+  upstreamResult: CallToolResult,
+): Promise<ToolCallRun> {
+  return runCall(input, async (state) => {
+    const access = stepOne(state);
+    if (!("allowed" in access)) return access;
+    let active: DeployedRevision | null;
+    try {
+      active = await withBundle(input.env, pointersOf(state).active);
+    } catch (error) {
+      console.error("hook bundle unreadable", error);
+      return refuse(state, "hook_unavailable", "The tool's hook could not be loaded, so the task's result was withheld", task.revisionId);
+    }
+    if ((active?.revisionId ?? null) !== task.revisionId || (active && active.definitionHash !== state.tool.definitionHash)) {
+      return refuse(state, "revision_changed", "The tool's active hook changed while the task ran; call the tool again", task.revisionId);
+    }
+    state.revisionId = task.revisionId;
+    const publicOutput = active?.contract?.outputSchema ?? state.tool.definition.outputSchema;
+    return stepFive(state, active, task.upstreamArguments, upstreamResult, publicOutput);
+  });
+}
+
+async function runCall(input: ToolCallInput, steps: (state: CallState) => Promise<CallOutcome>): Promise<ToolCallRun> {
   const startedAt = Date.now();
   const started = performance.now();
   const tool = input.catalog.tools.get(input.publicName);
@@ -129,7 +173,7 @@ export async function runToolCall(input: ToolCallInput): Promise<ToolCallRun> {
     observed: {},
     clockFresh: !input.confirmLeaseBeforeDispatch,
   };
-  const outcome = await runSteps(state);
+  const outcome = await steps(state);
   const { shadow, observed } = state;
   const shadowRun: ShadowWork | null =
     shadow && (observed.before || observed.after)
@@ -355,18 +399,27 @@ async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutco
     const renewed = await state.catalog.lease.renew(input.env);
     if (renewed !== state.catalog) throw new LeaseLapsed(renewed);
   };
+  const call = {
+    env: input.env,
+    workspaceId: input.workspaceId,
+    serviceId: service.id,
+    serviceSlug: service.slug,
+    oauth: service.oauth,
+    callerSubject: input.grantSubject,
+  };
   try {
-    const sent = await withUpstreamAuthorization(
-      {
-        env: input.env,
-        workspaceId: input.workspaceId,
-        serviceId: service.id,
-        serviceSlug: service.slug,
-        oauth: service.oauth,
-        callerSubject: input.grantSubject,
-      },
-      target,
-      (authorized) => callUpstreamTool(authorized, tool.name, upstreamArguments, { ...input.upstream, beforeSend, rawResult }),
+    const task = input.task;
+    if (task) {
+      const created = await withUpstreamAuthorization(call, target, (authorized) =>
+        createUpstreamTask(authorized, tool.name, upstreamArguments, task, { signal: input.upstream?.signal, beforeSend }),
+      );
+      state.upstreamMs = elapsed(state) - state.upstreamOffsetMs;
+      if (!created.ok) return refuse(state, created.refusal.code, created.refusal.message, revisionId, created.refusal.details);
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "ok", revisionId, durationMs: state.upstreamMs }));
+      return { kind: "task", ...created.value, upstreamArguments };
+    }
+    const sent = await withUpstreamAuthorization(call, target, (authorized) =>
+      callUpstreamTool(authorized, tool.name, upstreamArguments, { ...input.upstream, beforeSend, rawResult }),
     );
     state.upstreamMs = elapsed(state) - state.upstreamOffsetMs;
     if (!sent.ok) return refuse(state, sent.refusal.code, sent.refusal.message, revisionId, sent.refusal.details);
@@ -403,6 +456,19 @@ async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutco
   // answered with only when the SDK client took its stub (not an earlier result for the same id).
   const raw = rawResult?.taken(upstreamResult);
   if (raw) return { kind: "raw_result", raw };
+  return stepFive(state, active, upstreamArguments, upstreamResult, publicOutput);
+}
+
+/** 5. The upstream's result through the active `after`, public output validation and projection. */
+async function stepFive(
+  state: CallState,
+  active: DeployedRevision | null,
+  upstreamArguments: JsonObject,
+  upstreamResult: CallToolResult,
+  publicOutput: CatalogTool["definition"]["outputSchema"],
+): Promise<CallOutcome> {
+  const { input, tool } = state;
+  const revisionId = active?.revisionId ?? null;
   // The upstream never speaks for the gateway: its own `dev.rayrun/*` metadata is dropped.
   upstreamResult = withoutGatewayMeta(upstreamResult);
   if (upstreamResult.isError) {
@@ -411,7 +477,6 @@ async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutco
     return { kind: "result", result: projectResult(upstreamResult, tool.projection) };
   }
 
-  // 5. Active `after`, public output validation, projection.
   let result = upstreamResult;
   const stageInput = afterInput(input.arguments, upstreamArguments, afterResult(tool.definition, upstreamResult));
   let afterRun: StageRun | null = null;

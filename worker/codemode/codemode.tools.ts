@@ -322,6 +322,9 @@ async function innerCall(
     case "raw_result":
       // One plain tool result (no output schema, nothing to change), as parsed when it qualified.
       return record(run, resultAnswer(call.name, false, outcome.raw.parse()));
+    case "task":
+      // A program's calls are never task-augmented.
+      throw new Error("a Code Mode call became a task");
   }
 }
 

@@ -2,7 +2,7 @@ import { createRequestStateCodec, inputRequired, type RequestStateCodec, type Se
 import type { CallToolResult, ClientCapabilities, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
-import type { Caller, GatewayCore } from "./mcp.core.ts";
+import type { Caller, GatewayCore } from "./mcp.caller.ts";
 import { isRecord } from "./mcp.errors.ts";
 import { ERROR_META_KEY } from "./mcp.results.ts";
 

@@ -3,6 +3,8 @@ import {
   UrlElicitationRequiredError,
   type CallToolResult,
   type ClientCapabilities,
+  type CreateTaskResult,
+  type TaskCreationParams,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
@@ -10,11 +12,11 @@ import { toolCallMessage } from "../calls/call-record.ts";
 import { callLogMessage, gatewayCallRow, type CallActor } from "../calls/call-rows.ts";
 import { isolateCatalogs, loadCatalog, type Catalog } from "../calls/catalog.ts";
 import type { CallOutcome, ToolCallRun } from "../calls/outcome.ts";
-import { runToolCall } from "../calls/pipeline.ts";
+import { finishTaskResult, runToolCall } from "../calls/pipeline.ts";
 import { codeRunMessages } from "../codemode/codemode.record.ts";
 import { callCodeModeTool, isCodeModeCall, isDirectCallOffered, RUN_CODE, toolsForDiscovery } from "../codemode/codemode.tools.ts";
 import { LeaseUnavailable } from "../leases/holder.ts";
-import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
+import { afterResponse } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
 import type { CallRowOutcome } from "../logs/call-log.ts";
 import { sendCallLogs } from "../logs/call-log.send.ts";
@@ -22,7 +24,9 @@ import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import { withGatewayLinks } from "./mcp.content.ts";
 import { echoedName, UpstreamRpcError } from "./mcp.errors.ts";
 import { ProtocolError } from "./mcp.hygiene.ts";
-import type { PassThroughs } from "./mcp.passthrough.ts";
+import type { Caller, GatewayCore } from "./mcp.caller.ts";
+import { PassThroughs } from "./mcp.passthrough.ts";
+import { findTask, recordTask, taskBoundRefusal, upstreamTaskResult } from "./mcp.tasks.ts";
 import { refusal, refusalCode } from "./mcp.results.ts";
 
 /**
@@ -32,34 +36,6 @@ import { refusal, refusalCode } from "./mcp.results.ts";
  * call options its transport allows, and calls these; the pipeline, its
  * policy, hooks, approvals, logs and bounds run here the same for every one.
  */
-
-/** Who is calling /mcp: an API key with tools:call or an OAuth grant, bound to one workspace and profile. */
-export interface Caller {
-  workspaceId: string;
-  keyId: string;
-  /** Who made the call, as its log rows record it: `key:<key id>` or `oauth:<client_id>`. */
-  actor: string;
-  /** An OAuth caller's grant, named by the user who gave it; null for a key. */
-  grantedBy: string | null;
-  /** The API key or OAuth grant behind the call (mcp-caller.ts): relay routes and request states are scoped by it. */
-  credential: string;
-  profileId: string | null;
-  /** Whose upstream grants the caller's calls use on services authorized per user (mcp-caller.ts). */
-  grantSubject: string;
-  origin: string;
-  /**
-   * Whether the request's credentials still authenticate this same caller (not revoked, same profile): a Code
-   * Mode run asks before each inner call, since a run lasts up to a minute and a key may be revoked meanwhile.
-   */
-  stillAuthorized: () => Promise<boolean>;
-}
-
-/** One request's caller with what every handler needs to reach the workspace. */
-export interface GatewayCore {
-  env: Env;
-  caller: Caller;
-  waitUntil: WaitUntil;
-}
 
 export const WORKSPACE_UNAVAILABLE =
   "The workspace's current policy could not be confirmed (its Durable Object did not answer); retry shortly";
@@ -95,6 +71,8 @@ export interface ToolCallRequest {
    * way of sending the user to a URL; 2026-07-28 asks for URLs in an input-required result instead.
    */
   urlElicitationError: boolean;
+  /** A task-augmented call (2025-11-25 experimental tasks): the answer is the task, its result fetched later. */
+  task?: TaskCreationParams;
 }
 
 /**
@@ -102,7 +80,12 @@ export interface ToolCallRequest {
  * Every call gets its row, sent after the response: one that ends before or outside the pipeline (Code Mode's
  * own tools, a profile without direct tools, no lease, a gateway failure) as the gateway's.
  */
-export async function callTool(core: GatewayCore, call: ToolCallRequest): Promise<CallToolResult> {
+export function callTool(
+  core: GatewayCore,
+  call: ToolCallRequest & { task: TaskCreationParams },
+): Promise<CallToolResult | CreateTaskResult>;
+export function callTool(core: GatewayCore, call: ToolCallRequest): Promise<CallToolResult>;
+export async function callTool(core: GatewayCore, call: ToolCallRequest): Promise<CallToolResult | CreateTaskResult> {
   const { env, caller, waitUntil } = core;
   const { name, arguments: args } = call;
   const requestId = newId("req");
@@ -158,6 +141,13 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
       gatewayCall(null, "hidden", null);
       return toWire({ kind: "hidden" }, name, call);
     }
+    if (call.task) {
+      const refused = await taskBoundRefusal(core, name, args);
+      if (refused) {
+        gatewayCall(refused, "refused", refusalCode(refused));
+        return refused;
+      }
+    }
     run = await runToolCall({
       env,
       catalog,
@@ -171,11 +161,17 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
       upstream: call.upstream,
       clientCapabilities: call.clientCapabilities,
       grantSubject: caller.grantSubject,
+      ...(call.task ? { task: call.task } : {}),
     });
     const finished = run;
     const raw = run.outcome.kind === "raw_result" ? run.outcome.raw.bytes : null;
-    let wire: CallToolResult | null = null;
+    let wire: CallToolResult | CreateTaskResult | null = null;
     try {
+      if (run.outcome.kind === "task" && run.tool) {
+        const stored = { name, serviceId: run.tool.serviceId, arguments: args, revisionId: run.revisionId };
+        wire = await recordTask(core, stored, run.outcome);
+        return wire;
+      }
       wire = withGatewayLinks(toWire(run.outcome, name, call), name);
       return wire;
     } finally {
@@ -189,6 +185,49 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
     throw error;
   }
 }
+
+/**
+ * `tasks/result`: the upstream task's result (waited for), through the pipeline's step 5 under the revision that
+ * ran `before` at creation, as the result of the call that created it. It gets its own call row.
+ */
+export async function taskResult(core: GatewayCore, taskId: string): Promise<CallToolResult> {
+  const { env, caller, waitUntil } = core;
+  const catalog = await coreCatalog(core);
+  const task = await findTask(core, taskId);
+  const upstreamResult = await upstreamTaskResult(core, catalog, task);
+  const requestId = newId("req");
+  const run = await finishTaskResult(
+    {
+      env,
+      catalog,
+      publicName: task.publicName,
+      workspaceId: caller.workspaceId,
+      keyId: caller.keyId,
+      profileId: caller.profileId,
+      arguments: task.arguments,
+      requestId,
+      approvalsUrl: `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`,
+      grantSubject: caller.grantSubject,
+    },
+    task,
+    upstreamResult,
+  );
+  let wire: CallToolResult | null = null;
+  try {
+    wire = withGatewayLinks(toWire(run.outcome, task.publicName, TASK_RESULT_WIRE), task.publicName);
+    return wire;
+  } finally {
+    const recorded = { requestId, callIndex: null, name: task.publicName, arguments: task.arguments, answer: wire };
+    afterResponse(waitUntil, "call log", async () => sendCallLogs(env, [await toolCallMessage(callActor(caller), recorded, run)]));
+  }
+}
+
+/** How a task's result is put on the wire: always parsed (it never passes through as bytes), no URL-mode error. */
+const TASK_RESULT_WIRE: Pick<ToolCallRequest, "passThroughs" | "urlElicitationError" | "clientCapabilities"> = {
+  passThroughs: PassThroughs.parsing(),
+  urlElicitationError: false,
+  clientCapabilities: undefined,
+};
 
 /** Who made a call, as its call rows record it. */
 const callActor = (caller: Caller): CallActor => ({
@@ -218,7 +257,11 @@ function unavailableCall(workspaceId: string, name: string): CallToolResult {
 }
 
 /** A call's outcome as MCP puts it on the wire. */
-function toWire(outcome: CallOutcome, publicName: string, call: ToolCallRequest): CallToolResult {
+function toWire(
+  outcome: CallOutcome,
+  publicName: string,
+  call: Pick<ToolCallRequest, "passThroughs" | "urlElicitationError" | "clientCapabilities">,
+): CallToolResult {
   switch (outcome.kind) {
     case "result":
       return outcome.result;
@@ -232,6 +275,8 @@ function toWire(outcome: CallOutcome, publicName: string, call: ToolCallRequest)
       throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${echoedName(publicName)}`);
     case "upstream_rpc_error":
       throw new UpstreamRpcError(outcome.error);
+    case "task":
+      throw new Error("a task outcome has no tool result: recordTask answers it");
   }
 }
 

@@ -58,6 +58,7 @@ export class ProtocolError extends Error {
   constructor(
     readonly code: number,
     message: string,
+    readonly data?: Record<string, unknown>,
   ) {
     super(message);
     this.name = "ProtocolError";

@@ -2,6 +2,9 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
   CallToolRequestSchema,
+  CancelTaskRequestSchema,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
   CompleteRequestSchema,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -16,9 +19,11 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import { MAX_BODY_BYTES, type ReadBody } from "./mcp.body.ts";
 import { CONTENT_CAPABILITIES, isInitialize, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
-import { callTool, coreCatalog, listTools, type GatewayCore } from "./mcp.core.ts";
+import type { GatewayCore } from "./mcp.caller.ts";
+import { callTool, coreCatalog, listTools, taskResult } from "./mcp.core.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
+import { cancelTask, getTask, TASK_CAPABILITIES } from "./mcp.tasks.ts";
 import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
 import { resolveSession } from "./mcp.session.ts";
 import { answerOut, streamedCallOptions, wantsEventStream, type CallStreaming } from "./mcp.streaming.ts";
@@ -73,7 +78,7 @@ function legacyServer(core: GatewayCore, instructions: string | undefined, strea
   const server = new Server(
     { name: "rayrun", version: "0.1.0" },
     {
-      capabilities: { tools: { listChanged: false }, ...CONTENT_CAPABILITIES },
+      capabilities: { tools: { listChanged: false }, ...CONTENT_CAPABILITIES, tasks: TASK_CAPABILITIES },
       jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
       instructions,
     },
@@ -88,17 +93,24 @@ function legacyServer(core: GatewayCore, instructions: string | undefined, strea
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(core, stream.session?.capabilities) }));
 
+  // Tasks the gateway created for this caller (mcp.tasks.ts); `tasks/list` is not offered.
+  server.setRequestHandler(GetTaskRequestSchema, async (request) => getTask(core, await coreCatalog(core), request.params.taskId));
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request) => taskResult(core, request.params.taskId));
+  server.setRequestHandler(CancelTaskRequestSchema, async (request) => cancelTask(core, await coreCatalog(core), request.params.taskId));
+
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const upstream = streamedCallOptions(request, extra, stream.route, stream.session, stream.disconnected);
     try {
-      return await callTool(core, {
+      const call = {
         name: request.params.name,
         arguments: (request.params.arguments ?? {}) as JsonObject,
         upstream,
         clientCapabilities: stream.session?.capabilities,
         passThroughs: stream.passThroughs,
         urlElicitationError: true,
-      });
+      };
+      const task = request.params.task;
+      return task ? await callTool(core, { ...call, task }) : await callTool(core, call);
     } finally {
       stream.route.leave(extra.requestId);
     }

@@ -21,7 +21,8 @@ import {
 } from "./mcp.bridge.ts";
 import { relayedCapabilities } from "./mcp.capabilities.ts";
 import { CONTENT_CAPABILITIES, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
-import { callTool, coreCatalog, listTools, type GatewayCore } from "./mcp.core.ts";
+import type { GatewayCore } from "./mcp.caller.ts";
+import { callTool, coreCatalog, listTools } from "./mcp.core.ts";
 import { isRecord } from "./mcp.errors.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";

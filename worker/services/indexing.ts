@@ -20,7 +20,7 @@ import {
   UpstreamFailure,
   type UpstreamTarget,
 } from "./upstream.ts";
-import { RELAYED_CAPABILITIES, type RelayedCapability } from "./upstream.call.ts";
+import { declaring, TOOL_REQUIREMENTS, type ToolRequirement } from "./upstream.call.ts";
 
 /** The bound each indexing failure code reports in `details.limit`. */
 const LIMIT_OF: Partial<Record<UpstreamFailure["code"], number>> = {
@@ -74,14 +74,13 @@ function indexedServer(listing: { serverInfo: unknown; instructions: string | un
 const withTruncation = (summary: IndexSummary, truncated: boolean): IndexSummary =>
   truncated ? { ...summary, instructionsTruncated: true } : summary;
 
-const declaring = (names: readonly RelayedCapability[]): ClientCapabilities => Object.fromEntries(names.map((name) => [name, {}]));
-
 /**
  * Every tool the upstream lists to some client, and what a client must declare
- * to see the ones it lists only to clients with sampling, elicitation or roots.
- * The upstream is listed as a client without them and as one with all three;
- * only when the second shows more tools is it listed once per capability, to
- * find the one each extra tool needs (all three when no single one shows it).
+ * to see the ones it lists only to clients with sampling, elicitation (form or
+ * URL mode) or roots. The upstream is listed as a client without them and as
+ * one with all of them; only when the second shows more tools is it listed
+ * once per capability, to find the one each extra tool needs (all of them when
+ * no single one shows it).
  * The bounds hold for the tools of all listings together. First the upstream
  * is asked `server/discover`: one that offers 2026-07-28 is listed, and
  * afterwards called, in that revision (the result is stored with the service).
@@ -90,20 +89,20 @@ async function listForEveryClient(stored: UpstreamTarget) {
   const discover = await discoverUpstream(stored);
   const { discover: _old, ...legacy } = stored;
   const target: UpstreamTarget = discover ? { ...legacy, discover } : legacy;
-  const [plain, capable] = await Promise.all([listUpstreamTools(target), listUpstreamTools(target, declaring(RELAYED_CAPABILITIES))]);
+  const [plain, capable] = await Promise.all([listUpstreamTools(target), listUpstreamTools(target, declaring(TOOL_REQUIREMENTS))]);
   const plainNames = new Set(plain.tools.map((tool) => tool.name));
   const extra = capable.tools.filter((tool) => !plainNames.has(tool.name));
-  const requirements = new Map<string, RelayedCapability[]>();
+  const requirements = new Map<string, ToolRequirement[]>();
   if (extra.length) {
     const singles = await Promise.all(
-      RELAYED_CAPABILITIES.map(async (name) => {
+      TOOL_REQUIREMENTS.map(async (name) => {
         const listing = await listUpstreamTools(target, declaring([name]));
         return { name, tools: new Set(listing.tools.map((tool) => tool.name)) };
       }),
     );
     for (const tool of extra) {
       const single = singles.find((listing) => listing.tools.has(tool.name));
-      requirements.set(tool.name, single ? [single.name] : [...RELAYED_CAPABILITIES]);
+      requirements.set(tool.name, single ? [single.name] : [...TOOL_REQUIREMENTS]);
     }
   }
   const tools: Tool[] = [...plain.tools, ...extra];

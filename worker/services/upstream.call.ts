@@ -3,11 +3,30 @@ import type { ClientCapabilities, LoggingMessageNotification, Progress, Result, 
 
 /** The client capabilities whose requests the gateway relays; an upstream may list some tools only to clients declaring them. */
 export const RELAYED_CAPABILITIES = ["sampling", "elicitation", "roots"] as const;
-export type RelayedCapability = (typeof RELAYED_CAPABILITIES)[number];
+/**
+ * What a client may have to declare to see a tool: one of those, or URL-mode elicitation in particular (an upstream
+ * lists a tool that sends the user to a URL only to clients that declare `elicitation.url`).
+ */
+export const TOOL_REQUIREMENTS = [...RELAYED_CAPABILITIES, "elicitation.url"] as const;
+export type ToolRequirement = (typeof TOOL_REQUIREMENTS)[number];
+
+const declares = (capabilities: ClientCapabilities | undefined, name: ToolRequirement) =>
+  name === "elicitation.url" ? capabilities?.elicitation?.url !== undefined : capabilities?.[name] !== undefined;
 
 /** Whether a client declaring `capabilities` may see and call a tool that needs `required` (null: any client). */
-export const declaresAll = (capabilities: ClientCapabilities | undefined, required: readonly RelayedCapability[] | null) =>
-  !required || required.every((name) => capabilities?.[name] !== undefined);
+export const declaresAll = (capabilities: ClientCapabilities | undefined, required: readonly ToolRequirement[] | null) =>
+  !required || required.every((name) => declares(capabilities, name));
+
+/** The capabilities a client declaring exactly `names` sends (form-mode elicitation is `elicitation: {}`). */
+export function declaring(names: readonly ToolRequirement[]): ClientCapabilities {
+  const capabilities: ClientCapabilities = {};
+  for (const name of names) {
+    if (name === "elicitation.url") capabilities.elicitation = { ...capabilities.elicitation, url: {} };
+    else if (name === "elicitation") capabilities.elicitation = { ...capabilities.elicitation, form: {} };
+    else capabilities[name] = {};
+  }
+  return capabilities;
+}
 
 /**
  * A call may run while the upstream keeps talking: each progress notification,

@@ -2,9 +2,17 @@ import { waitUntil } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult, ClientCapabilities, ServerRequest, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  CreateTaskResult,
+  ServerRequest,
+  TaskCreationParams,
+  Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import {
   CreateMessageRequestSchema,
+  CreateTaskResultSchema,
   ElicitRequestSchema,
   ErrorCode,
   isJSONRPCNotification,
@@ -34,10 +42,17 @@ const INDEX_TIMEOUT_MS = 15_000;
 /** Resources, prompts and completion: one answer, no progress, so one plain timeout. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
-async function connect(target: UpstreamTarget, capabilities: ClientCapabilities = {}, standalone?: StandaloneStream): Promise<Client> {
+async function connect(
+  target: UpstreamTarget,
+  capabilities: ClientCapabilities = {},
+  standalone?: StandaloneStream,
+  sessionId?: string,
+): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     fetch: guardedFetch(target.allowList, standalone),
     requestInit: { headers: target.headers },
+    // An existing session (a task's): the SDK client sends no initialize on it.
+    ...(sessionId ? { sessionId } : {}),
   });
   const client = new Client(
     { name: "rayrun-gateway", version: "0.1.0" },
@@ -319,4 +334,59 @@ export async function requestUpstream<T>(
       throw asUpstreamFailure(error);
     }
   }
+}
+
+/**
+ * A task-augmented tools/call (the 2025-11-25 experimental form): the upstream answers with a task at once and
+ * runs the call in the background. A task lives in the upstream session that created it, so the call goes over a
+ * session of its own, left open: its id comes back with the task, for the requests that follow it
+ * (`upstreamTaskRequest`) and for the DELETE that ends it once the task is done (`endTaskSession`).
+ */
+export async function createUpstreamTask(
+  target: UpstreamTarget,
+  name: string,
+  args: Record<string, unknown>,
+  task: TaskCreationParams,
+  options: Pick<UpstreamCallOptions, "signal" | "beforeSend">,
+): Promise<{ created: CreateTaskResult; session: string | undefined }> {
+  const client = await connect(target);
+  try {
+    await options.beforeSend?.();
+    const created = await failingFast(REQUEST_TIMEOUT_MS, (requestOptions) =>
+      client.request({ method: "tools/call", params: { name, arguments: args, task } }, CreateTaskResultSchema, {
+        ...requestOptions,
+        ...(options.signal ? { signal: AbortSignal.any([options.signal, requestOptions.signal!]) } : {}),
+      }),
+    );
+    const session = transports.get(client)?.sessionId;
+    await client.close().catch(() => {});
+    return { created, session };
+  } catch (error) {
+    void endSession(client);
+    throw asUpstreamFailure(error);
+  }
+}
+
+/** One request about a task, over the upstream session it lives in (none: the upstream keeps no sessions). */
+export async function upstreamTaskRequest<T>(
+  target: UpstreamTarget,
+  session: string | undefined,
+  timeoutMs: number,
+  send: (client: Client, options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  const client = await connect(target, {}, undefined, session);
+  try {
+    return await failingFast(timeoutMs, (options) => send(client, options));
+  } catch (error) {
+    throw asUpstreamFailure(error);
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+/** The task is done with: the session it lived in is ended upstream (DELETE). */
+export async function endTaskSession(target: UpstreamTarget, session: string | undefined): Promise<void> {
+  if (!session) return;
+  const client = await connect(target, {}, undefined, session).catch(() => null);
+  if (client) await endSession(client);
 }

@@ -4,7 +4,7 @@ import { newId, nowIso } from "../lib/ids.ts";
 import { schemaBreach } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
-import type { RelayedCapability } from "../services/upstream.call.ts";
+import type { ToolRequirement } from "../services/upstream.call.ts";
 
 export type ToolStatus = "active" | "review_required" | "removed";
 
@@ -45,7 +45,7 @@ export interface ToolRecord {
   /** The validation bound the upstream's input or output schema breaks; calls are refused while it does. */
   schemaBreach: SchemaBoundBreach | null;
   /** What a client must declare to see and call the tool (the upstream lists it only to such clients); null: any client. */
-  clientCapabilities: RelayedCapability[] | null;
+  clientCapabilities: ToolRequirement[] | null;
   firstSeenAt: string;
   updatedAt: string;
 }
@@ -88,7 +88,7 @@ function toRecord(row: ToolRow): ToolRecord {
     status: row.status,
     projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
     schemaBreach: definitionBreach(definition),
-    clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as RelayedCapability[]) : null,
+    clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as ToolRequirement[]) : null,
     firstSeenAt: row.first_seen_at,
     updatedAt: row.updated_at,
   };
@@ -204,12 +204,12 @@ export async function indexStatements(
   existing: ToolRecord[],
   options: {
     /** Tool name → what a client must declare to see it; absent: any client. */
-    requirements?: ReadonlyMap<string, RelayedCapability[]>;
+    requirements?: ReadonlyMap<string, ToolRequirement[]>;
     /** How a tool the upstream lists for the first time starts. */
     newTools: "active" | "review_required";
   },
 ): Promise<{ statements: D1PreparedStatement[]; summary: IndexSummary }> {
-  const requirements = options.requirements ?? new Map<string, RelayedCapability[]>();
+  const requirements = options.requirements ?? new Map<string, ToolRequirement[]>();
   const now = nowIso();
   const byName = new Map(existing.map((tool) => [tool.name, tool]));
   const seen = new Set<string>();

@@ -78,9 +78,9 @@ describe("an OAuth-protected upstream, end to end", () => {
       { grantType: "authorization_code", resource: lab.mcpUrl, clientId: state.tokenRequests[0]!.clientId },
     ]);
     // The gateway's own credentials never reach the upstream: only the upstream's bearer tokens do.
-    // Only the connect-time probes (listing as clients with and without capabilities) went without credentials.
+    // Only the connect-time probe (its `server/discover`, answered 401) went without credentials.
     const firstAuthorized = state.mcpAuthorizations.findIndex(Boolean);
-    expect(state.mcpAuthorizations.slice(0, firstAuthorized)).toEqual(["", ""]);
+    expect(state.mcpAuthorizations.slice(0, firstAuthorized)).toEqual([""]);
     const authorized = state.mcpAuthorizations.slice(firstAuthorized);
     expect(authorized.length).toBeGreaterThan(0);
     expect(authorized.every((header) => /^Bearer at_/.test(header))).toBe(true);

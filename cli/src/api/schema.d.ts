@@ -5760,8 +5760,8 @@ export interface components {
         limit?: number;
         message: string;
       } | null;
-      /** @description The client capabilities the upstream lists this tool for: only MCP clients that declare all of them see and can call it; null for every client */
-      clientCapabilities: ("sampling" | "elicitation" | "roots")[] | null;
+      /** @description The client capabilities the upstream lists this tool for (`elicitation.url`: URL-mode elicitation): only MCP clients that declare all of them see and can call it; null for every client */
+      clientCapabilities: ("sampling" | "elicitation" | "roots" | "elicitation.url")[] | null;
       firstSeenAt: string;
       updatedAt: string;
     };

@@ -1,0 +1,242 @@
+import {
+  CallToolResultSchema,
+  CancelTaskResultSchema,
+  ErrorCode,
+  GetTaskResultSchema,
+  McpError,
+  type CallToolResult,
+  type CancelTaskResult,
+  type CreateTaskResult,
+  type GetTaskResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { JsonObject } from "../../schema/hooks/contract.ts";
+import type { Catalog } from "../calls/catalog.ts";
+import type { CallOutcome } from "../calls/outcome.ts";
+import { newId, nowIso } from "../lib/ids.ts";
+import { endTaskSession, upstreamTaskRequest, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
+import { MAX_CALL_DURATION_MS } from "../services/upstream.call.ts";
+import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
+import type { GatewayCore } from "./mcp.caller.ts";
+import { ProtocolError } from "./mcp.hygiene.ts";
+import { refusal } from "./mcp.results.ts";
+
+/**
+ * Task-augmented tool calls (the 2025-11-25 experimental tasks), passed
+ * through to upstreams that offer them. The client never sees the upstream's
+ * task id: it gets one of the gateway's, whose row (gateway_tasks) names the
+ * workspace and credential that created it, the upstream task and session,
+ * and what the `after` stage needs once the result is fetched. A task id is
+ * found only by that workspace and credential; to anyone else it does not
+ * exist. Once its result is delivered or it is cancelled, the row goes and the
+ * upstream session it lived in is ended (DELETE).
+ */
+
+/** What `initialize` advertises: task-augmented tools/call, and tasks/get, tasks/result and tasks/cancel. */
+export const TASK_CAPABILITIES = { cancel: {}, requests: { tools: { call: {} } } };
+
+/** Tasks one workspace may have open at once; past it a task-augmented call is refused `task_limit`. */
+export const MAX_OPEN_TASKS_PER_WORKSPACE = 1000;
+/** The arguments a task row keeps for its `after` stage, as JSON. */
+export const MAX_TASK_ARGUMENTS_BYTES = 256 * 1024;
+/** How long a task row is kept at most, whatever `ttl` the upstream gives it (and when it gives none). */
+export const MAX_TASK_TTL_MS = 24 * 60 * 60 * 1000;
+/** tasks/get and tasks/cancel: one plain answer. */
+const TASK_REQUEST_TIMEOUT_MS = 30_000;
+
+interface TaskRow {
+  id: string;
+  service_id: string;
+  public_name: string;
+  upstream_task_id: string;
+  upstream_session: string | null;
+  arguments: string;
+  upstream_arguments: string;
+  revision_id: string | null;
+}
+
+/** What a task's result needs to go through the pipeline's step 5. */
+export interface StoredTask {
+  id: string;
+  serviceId: string;
+  publicName: string;
+  arguments: JsonObject;
+  upstreamArguments: JsonObject;
+  revisionId: string | null;
+}
+
+const bytesOf = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
+
+/** The refusal for a task-augmented call past a bound, before the upstream is asked for anything; null within them. */
+export async function taskBoundRefusal(core: GatewayCore, name: string, args: JsonObject): Promise<CallToolResult | null> {
+  const bytes = bytesOf(args);
+  if (bytes > MAX_TASK_ARGUMENTS_BYTES) {
+    return refusal("task_limit", `A task's arguments are kept until its result is fetched, and these are too large (${bytes} bytes)`, {
+      tool: name,
+      limit: "task_arguments_bytes",
+      bytes,
+      max: MAX_TASK_ARGUMENTS_BYTES,
+    });
+  }
+  const { env, caller } = core;
+  await env.DB.prepare("DELETE FROM gateway_tasks WHERE workspace_id = ? AND expires_at < ?").bind(caller.workspaceId, nowIso()).run();
+  const open = await env.DB.prepare("SELECT COUNT(*) AS n FROM gateway_tasks WHERE workspace_id = ?")
+    .bind(caller.workspaceId)
+    .first<{ n: number }>();
+  if ((open?.n ?? 0) >= MAX_OPEN_TASKS_PER_WORKSPACE) {
+    return refusal("task_limit", `The workspace already has ${MAX_OPEN_TASKS_PER_WORKSPACE} tasks open; fetch or cancel some first`, {
+      tool: name,
+      limit: "open_tasks",
+      max: MAX_OPEN_TASKS_PER_WORKSPACE,
+    });
+  }
+  return null;
+}
+
+/** Stores a task the upstream created and answers the client with it under the gateway's own id. */
+export async function recordTask(
+  core: GatewayCore,
+  call: { name: string; serviceId: string; arguments: JsonObject; revisionId: string | null },
+  outcome: Extract<CallOutcome, { kind: "task" }>,
+): Promise<CreateTaskResult | CallToolResult> {
+  const { env, caller } = core;
+  const upstreamTask = outcome.created.task;
+  if (bytesOf(outcome.upstreamArguments) > MAX_TASK_ARGUMENTS_BYTES) {
+    return refusal("task_limit", "The hook's arguments for this task are too large to keep until its result is fetched", {
+      tool: call.name,
+      limit: "task_arguments_bytes",
+      max: MAX_TASK_ARGUMENTS_BYTES,
+    });
+  }
+  const id = newId("tsk", 32);
+  const createdAt = Date.now();
+  const ttl = Math.min(typeof upstreamTask.ttl === "number" ? upstreamTask.ttl : MAX_TASK_TTL_MS, MAX_TASK_TTL_MS);
+  await env.DB.prepare(
+    `INSERT INTO gateway_tasks (id, workspace_id, credential, service_id, public_name, upstream_task_id, upstream_session,
+       arguments, upstream_arguments, revision_id, created_at, expires_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+    .bind(
+      id,
+      caller.workspaceId,
+      caller.credential,
+      call.serviceId,
+      call.name,
+      upstreamTask.taskId,
+      outcome.session ?? null,
+      JSON.stringify(call.arguments),
+      JSON.stringify(outcome.upstreamArguments),
+      call.revisionId,
+      new Date(createdAt).toISOString(),
+      new Date(createdAt + ttl).toISOString(),
+    )
+    .run();
+  return { ...outcome.created, task: { ...upstreamTask, taskId: id } };
+}
+
+const taskNotFound = () => new ProtocolError(ErrorCode.InvalidParams, "Task not found");
+
+/** The caller's task, or the error a task that does not exist gets (another workspace's or credential's included). */
+export async function findTask(
+  core: GatewayCore,
+  taskId: string,
+): Promise<StoredTask & { upstreamTaskId: string; session: string | undefined }> {
+  const row = await core.env.DB.prepare(
+    `SELECT id, service_id, public_name, upstream_task_id, upstream_session, arguments, upstream_arguments, revision_id
+     FROM gateway_tasks WHERE id = ? AND workspace_id = ? AND credential = ? AND expires_at >= ?`,
+  )
+    .bind(taskId, core.caller.workspaceId, core.caller.credential, nowIso())
+    .first<TaskRow>();
+  if (!row) throw taskNotFound();
+  return {
+    id: row.id,
+    serviceId: row.service_id,
+    publicName: row.public_name,
+    arguments: JSON.parse(row.arguments) as JsonObject,
+    upstreamArguments: JSON.parse(row.upstream_arguments) as JsonObject,
+    revisionId: row.revision_id,
+    upstreamTaskId: row.upstream_task_id,
+    session: row.upstream_session ?? undefined,
+  };
+}
+
+/** One request about the task to its upstream, with the service's credentials; failures as the client sees them. */
+async function toUpstream<T>(
+  core: GatewayCore,
+  catalog: Catalog,
+  task: Awaited<ReturnType<typeof findTask>>,
+  timeoutMs: number,
+  send: Parameters<typeof upstreamTaskRequest<T>>[3],
+): Promise<T> {
+  const { target, authorization } = serviceOf(core, catalog, task.serviceId);
+  try {
+    const sent = await withUpstreamAuthorization(authorization, target, (authorized) =>
+      upstreamTaskRequest(authorized, task.session, timeoutMs, send),
+    );
+    if (!sent.ok) throw new ProtocolError(ErrorCode.InternalError, sent.refusal.message, { code: sent.refusal.code });
+    return sent.value;
+  } catch (error) {
+    if (error instanceof McpError) throw new ProtocolError(error.code, error.message.replace(/^MCP error -?\d+: /, ""), { upstream: true });
+    if (error instanceof UpstreamFailure) throw new ProtocolError(ErrorCode.InternalError, error.message, { code: error.code });
+    throw error;
+  }
+}
+
+function serviceOf(core: GatewayCore, catalog: Catalog, serviceId: string) {
+  const service = catalog.servicesById.get(serviceId);
+  const target = catalog.targets.get(serviceId);
+  // A service deleted since: its tasks are gone with it.
+  if (!service || !target) throw taskNotFound();
+  const authorization = {
+    env: core.env,
+    workspaceId: core.caller.workspaceId,
+    serviceId,
+    serviceSlug: service.slug,
+    oauth: service.oauth,
+    callerSubject: core.caller.grantSubject,
+  };
+  return { target, authorization };
+}
+
+/** `tasks/get`: the upstream task's status, under the gateway's id. */
+export async function getTask(core: GatewayCore, catalog: Catalog, taskId: string): Promise<GetTaskResult> {
+  const task = await findTask(core, taskId);
+  const status = await toUpstream(core, catalog, task, TASK_REQUEST_TIMEOUT_MS, (client, options) =>
+    client.request({ method: "tasks/get", params: { taskId: task.upstreamTaskId } }, GetTaskResultSchema, options),
+  );
+  return { ...status, taskId: task.id };
+}
+
+/** The upstream task's result (`tasks/result` waits for it), then the task is done with. */
+export async function upstreamTaskResult(core: GatewayCore, catalog: Catalog, task: Awaited<ReturnType<typeof findTask>>) {
+  try {
+    return (await toUpstream(core, catalog, task, MAX_CALL_DURATION_MS, (client, options) =>
+      client.request({ method: "tasks/result", params: { taskId: task.upstreamTaskId } }, CallToolResultSchema, options),
+    )) as CallToolResult;
+  } finally {
+    forgetTask(core, catalog, task);
+  }
+}
+
+/** `tasks/cancel`: passed on, then the task is done with. */
+export async function cancelTask(core: GatewayCore, catalog: Catalog, taskId: string): Promise<CancelTaskResult> {
+  const task = await findTask(core, taskId);
+  try {
+    const cancelled = await toUpstream(core, catalog, task, TASK_REQUEST_TIMEOUT_MS, (client, options) =>
+      client.request({ method: "tasks/cancel", params: { taskId: task.upstreamTaskId } }, CancelTaskResultSchema, options),
+    );
+    return { ...cancelled, taskId: task.id };
+  } finally {
+    forgetTask(core, catalog, task);
+  }
+}
+
+/** The row goes, and the upstream session the task lived in is ended, after the response. */
+function forgetTask(core: GatewayCore, catalog: Catalog, task: Awaited<ReturnType<typeof findTask>>): void {
+  const target: UpstreamTarget | undefined = catalog.targets.get(task.serviceId);
+  core.waitUntil(
+    Promise.all([
+      core.env.DB.prepare("DELETE FROM gateway_tasks WHERE id = ?").bind(task.id).run(),
+      target ? endTaskSession(target, task.session) : Promise.resolve(),
+    ]).catch((error: unknown) => console.error("task cleanup failed", error)),
+  );
+}
