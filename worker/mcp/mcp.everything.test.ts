@@ -34,6 +34,43 @@ async function connect(key: string, capabilities: ClientCapabilities = {}): Prom
   return client;
 }
 
+/** Rewrites the topic before the task is created, and marks the result it returns. */
+const RESEARCH_HOOK = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args }) {
+    return { action: "continue", arguments: { ...args, topic: "hooked " + args.topic } };
+  },
+  after({ result }) {
+    return { action: "return", result: { content: [{ type: "text", text: "after saw " + result.content.length + " blocks" }, ...result.content] } };
+  },
+});
+`;
+
+/** Saves, tests both stages, creates a revision of `source` for the tool, and deploys it active. */
+async function deployHook(gateway: Awaited<ReturnType<typeof everythingGateway>>, toolName: string, source: string) {
+  const tools = (await api(`/v1/workspaces/${gateway.ws}/tools`, { key: gateway.adminKey })).body.tools as { uid: string; name: string }[];
+  const uid = tools.find((tool) => tool.name === toolName)!.uid;
+  const writer = await createKey(gateway, ["hooks:write", "hooks:read"]);
+  const base = `/v1/workspaces/${gateway.ws}/tools/${uid}/hook`;
+  const draft = await api(`${base}/draft`, { key: writer });
+  const saved = await api(`${base}/draft`, {
+    method: "PUT",
+    key: writer,
+    body: { source, config: {} },
+    headers: draft.body.etag ? { "if-match": draft.body.etag } : {},
+  });
+  if (saved.status !== 200) throw new Error(`save: ${JSON.stringify(saved.body)}`);
+  const before = await api(`${base}/test`, { key: writer, body: { stage: "before", arguments: { topic: "t" } } });
+  const after = await api(`${base}/test`, {
+    key: writer,
+    body: { stage: "after", arguments: { topic: "t" }, result: { content: [{ type: "text", text: "r" }] } },
+  });
+  if (!before.body.passed || !after.body.passed) throw new Error(`tests: ${JSON.stringify([before.body, after.body])}`);
+  const revision = await api(`${base}/revisions`, { key: writer, body: { versionId: saved.body.versionId } });
+  const deployed = await api(`${base}/deployments/active`, { method: "PUT", key: writer, body: { revisionId: revision.body.revisionId } });
+  if (deployed.status !== 200) throw new Error(`deploy: ${JSON.stringify(deployed.body)}`);
+}
+
 const sessions = async () => (await (await fetch(`${inject("everythingStatsOrigin")}/`)).json()) as { opened: number; open: number };
 const RESEARCH = "every__simulate-research-query";
 
@@ -103,6 +140,22 @@ describe("server-everything behind the gateway", () => {
     );
     expect(rows.filter((call) => call.name === RESEARCH).map((call) => call.outcome)).toEqual(["ok", "ok"]);
     await Promise.all([client.close(), strangerClient.close(), colleague.close()]);
+  });
+
+  it("runs the tool's hook: before when the task is created, after on its result", async ({ expect }) => {
+    const gateway = await everythingGateway();
+    await deployHook(gateway, "simulate-research-query", RESEARCH_HOOK);
+    const client = await connect(gateway.key);
+    const created = await client.request(
+      { method: "tools/call", params: { name: RESEARCH, arguments: { topic: "tides" }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
+    const result = await client.request({ method: "tasks/result", params: { taskId: created.task.taskId } }, CallToolResultSchema);
+    const texts = (result.content as { text: string }[]).map((block) => block.text);
+    expect(texts[0]).toMatch(/^after saw \d+ blocks$/);
+    // The upstream researched the topic `before` wrote.
+    expect(texts.slice(1).join("\n")).toContain("Research Report: hooked tides");
+    await client.close();
   });
 
   it("passes a cancellation on, and refuses a task id it never issued", async ({ expect }) => {
