@@ -2,6 +2,7 @@ import { SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { api, connectMcp, demoGateway, eventually, gatewayError, ORIGIN, upstreamReceived } from "../../test/helpers.ts";
+import { hookGateway, SEARCH_HOOK } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 
 /** What a test needs of a client, whichever SDK and revision it speaks. */
 interface AnyClient {
@@ -68,6 +69,19 @@ for (const [revision, connect] of revisions) {
         (res) => res.body.logs.length >= 2,
       );
       expect(logs.body.logs.map((row: { code: string | null }) => row.code).sort()).toEqual(["approval_required", "approval_required"]);
+      await client.close();
+    });
+
+    it("runs the tool's active hook: before rewrites what reaches the upstream, after what the client gets", async ({ expect }) => {
+      const gateway = await hookGateway();
+      const { revisionId } = await gateway.tested(SEARCH_HOOK, { prefix: "release " });
+      expect((await gateway.deploy("active", revisionId)).status).toBe(200);
+      const client = await connect(gateway.clientKey);
+      const result = await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
+      expect(result.structuredContent).toEqual({
+        items: [{ version: "2.2.0", date: "2026-05-11", title: "SSO", summary: "SAML single sign-on for enterprise plans." }],
+      });
+      expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ query: "release sso" }]);
       await client.close();
     });
 
