@@ -141,6 +141,12 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
       gatewayCall(null, "hidden", null);
       return toWire({ kind: "hidden" }, name, call);
     }
+    // A tool the upstream runs only as a task, called by a client that did not ask for one (2026-07-28 clients
+    // cannot): the gateway asks for the task itself and answers with its result, so every client can call it.
+    if (!call.task && catalog.tools.get(name)?.definition.execution?.taskSupport === "required") {
+      const created = await callTool(core, { ...call, task: {} });
+      return isCreatedTask(created) ? await taskResult(core, created.task.taskId) : created;
+    }
     if (call.task) {
       const refused = await taskBoundRefusal(core, name, args);
       if (refused) {
@@ -228,6 +234,10 @@ const TASK_RESULT_WIRE: Pick<ToolCallRequest, "passThroughs" | "urlElicitationEr
   urlElicitationError: false,
   clientCapabilities: undefined,
 };
+
+/** Whether a task-augmented call's answer is its task (not a refusal). */
+const isCreatedTask = (answer: CallToolResult | CreateTaskResult): answer is CreateTaskResult =>
+  typeof (answer.task as { taskId?: unknown } | undefined)?.taskId === "string";
 
 /** Who made a call, as its call rows record it. */
 const callActor = (caller: Caller): CallActor => ({

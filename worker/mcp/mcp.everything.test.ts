@@ -1,4 +1,5 @@
 import { SELF } from "cloudflare:test";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { describe, inject, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -140,6 +141,23 @@ describe("server-everything behind the gateway", () => {
     );
     expect(rows.filter((call) => call.name === RESEARCH).map((call) => call.outcome)).toEqual(["ok", "ok"]);
     await Promise.all([client.close(), strangerClient.close(), colleague.close()]);
+  });
+
+  it("runs its task-only tool for a client that does not ask for a task, a 2026-07-28 client included", async ({ expect }) => {
+    const gateway = await everythingGateway();
+    const legacy = await connect(gateway.key);
+    const plain = await legacy.callTool({ name: RESEARCH, arguments: { topic: "reefs" } });
+    expect(JSON.stringify(plain.content)).toContain("Research Report: reefs");
+    const modern = new ModernClient({ name: "modern-agent", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    await modern.connect(
+      new ModernTransport(new URL(`${ORIGIN}/mcp`), {
+        fetch: (input, init) => SELF.fetch(input as string, init),
+        requestInit: { headers: { authorization: `Bearer ${gateway.key}` } },
+      }),
+    );
+    const result = await modern.callTool({ name: RESEARCH, arguments: { topic: "dunes" } });
+    expect(JSON.stringify(result.content)).toContain("Research Report: dunes");
+    await legacy.close();
   });
 
   it("runs the tool's hook: before when the task is created, after on its result", async ({ expect }) => {
