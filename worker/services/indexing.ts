@@ -87,8 +87,8 @@ const withTruncation = (summary: IndexSummary, truncated: boolean): IndexSummary
  */
 async function listForEveryClient(stored: UpstreamTarget) {
   const discover = await discoverUpstream(stored);
-  const { discover: _old, ...legacy } = stored;
-  const target: UpstreamTarget = discover ? { ...legacy, discover } : legacy;
+  // What the upstream answers now decides, not what it answered at the last indexing.
+  const target: UpstreamTarget = { ...stored, discover: discover ?? undefined };
   const [plain, capable] = await Promise.all([listUpstreamTools(target), listUpstreamTools(target, declaring(TOOL_REQUIREMENTS))]);
   const plainNames = new Set(plain.tools.map((tool) => tool.name));
   const extra = capable.tools.filter((tool) => !plainNames.has(tool.name));

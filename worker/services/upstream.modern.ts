@@ -30,7 +30,8 @@ export const MODERN_REVISION = "2026-07-28";
 const PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities";
 const SERVER_INFO_META = "io.modelcontextprotocol/serverInfo";
-const DISCOVER_TIMEOUT_MS = 15_000;
+/** Each indexing request (server/discover, a tools/list page), as for a 2025-era upstream. */
+const INDEX_TIMEOUT_MS = 15_000;
 /** Instructions kept of a discover result, as of an `initialize` (indexing cuts them again for clients). */
 const MAX_DISCOVER_INSTRUCTIONS_CHARS = 4096;
 
@@ -60,7 +61,7 @@ export async function discoverUpstream(target: UpstreamTarget): Promise<Discover
         method: "server/discover",
         params: { _meta: { [PROTOCOL_VERSION_META]: MODERN_REVISION, [CLIENT_CAPABILITIES_META]: {} } },
       }),
-      signal: AbortSignal.timeout(DISCOVER_TIMEOUT_MS),
+      signal: AbortSignal.timeout(INDEX_TIMEOUT_MS),
     });
   } catch (error) {
     if (error instanceof UpstreamFailure) throw error;
@@ -123,16 +124,16 @@ interface Relay {
 
 /**
  * Clients of 2026-07-28 upstreams, reused across calls in this isolate: there is no session to keep or end, so
- * one client per target serves every call that answers no input request.
+ * one client per target serves every call that answers no input request. Only connected clients are kept (never
+ * a pending promise, which would tie one request's work to another's).
  */
-const clients = new Map<string, { client: Promise<ModernClient>; credential: string | undefined }>();
+const clients = new Map<string, { client: ModernClient; credential: string | undefined }>();
 
-export function sharedModernClient(target: UpstreamTarget): Promise<ModernClient> {
+export async function sharedModernClient(target: UpstreamTarget): Promise<ModernClient> {
   const cached = clients.get(target.cacheKey);
   if (cached && cached.credential === target.credential) return cached.client;
-  const client = connectModern(target, {});
+  const client = await connectModern(target, {});
   clients.set(target.cacheKey, { client, credential: target.credential });
-  client.catch(() => clients.delete(target.cacheKey));
   return client;
 }
 
@@ -159,7 +160,7 @@ export async function listModernTools(
     let cursor: string | undefined;
     for (let page = 0; page < maxPages; page++) {
       const result = await client
-        .listTools(cursor ? { cursor } : {}, { cacheMode: "bypass", timeout: DISCOVER_TIMEOUT_MS })
+        .listTools(cursor ? { cursor } : {}, { cacheMode: "bypass", timeout: INDEX_TIMEOUT_MS })
         .catch((error: unknown) => {
           throw asModernFailure(error);
         });
