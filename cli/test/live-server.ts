@@ -59,6 +59,9 @@ export async function startFixtureServer(): Promise<FixtureServer> {
           return json(404, { error: "no such record" });
         case "/status/500":
           return res.writeHead(500, { "content-type": "text/plain" }).end("upstream exploded");
+        case "/lone-brackets":
+          // 2 MB of `<` that open no tag, and of `</` that close none: markup a reader must pass in one scan.
+          return html(`<html><body>${"< ".repeat(500_000)}${"</ ".repeat(333_000)}<p>end</p></body></html>`);
         case "/not-json":
           return html("<html><body>this is not JSON</body></html>");
         case "/hang":

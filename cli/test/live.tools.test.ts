@@ -358,6 +358,15 @@ max_bytes = 50000
     expect(await tools.fetch!({ url: `${origin}/status/404` })).toMatchObject({ status: 404 });
   });
 
+  it("reads 2 MB of lone < and </ as text in one pass (it took seconds per megabyte, quadratic, with the thread held)", async ({
+    expect,
+  }) => {
+    const { tools } = await runOf(`[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nparse = "text"\nmax_bytes = 4194304\n`);
+    const page = (await tools.fetch!({ url: `${origin}/lone-brackets` })) as { text: string; truncated: boolean };
+    expect(page.truncated).toBe(false);
+    expect(page.text).toBe(`${"< ".repeat(500_000)}${"</ ".repeat(333_000)}`.trim() + "\nend");
+  }, 10_000);
+
   it("URL holes are percent-encoded and can never change the scheme, host or path the template fixes", async ({ expect }) => {
     const { tools } = await runOf(`
 [tools.echo]
