@@ -36,6 +36,18 @@ function contentNames(slug: string) {
   };
 }
 
+/** The tool, prompt or resource URI one request's body names (what Mcp-Name repeats), if it names one. */
+function targetName(text: string): { from: string } | null {
+  try {
+    const message = JSON.parse(text) as Json;
+    if (!isObject(message) || !isObject(message.params)) return null;
+    const value = message.params.name ?? message.params.uri;
+    return typeof value === "string" ? { from: value } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A client message with the tool, prompt or resource it names renamed to the gateway's name. */
 function toGateway(message: JsonObject, names: NameMap): JsonObject {
   const params = message.params;
@@ -129,7 +141,11 @@ export async function startKeyProxy(
       const body = inbound ? mapJson(inbound, (message) => toGateway(message, names)) : "";
       // No compression between proxy and gateway: the proxy rewrites bodies as text.
       const { "transfer-encoding": _chunked, "accept-encoding": _compression, ...inboundHeaders } = req.headers;
-      const headers = { ...inboundHeaders, authorization: `Bearer ${clientKey}` };
+      const headers: Record<string, string | string[] | undefined> = { ...inboundHeaders, authorization: `Bearer ${clientKey}` };
+      // 2026-07-28's Mcp-Name repeats the body's name: renamed with it when it agreed with the body, left as it came
+      // when it did not (the header-validation scenarios send one that disagrees on purpose).
+      const named = inbound ? targetName(inbound) : null;
+      if (named && headers["mcp-name"] === named.from) headers["mcp-name"] = targetName(body)?.from ?? named.from;
       if (inbound) headers["content-length"] = String(Buffer.byteLength(body));
       const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (answer) => {
         const type = answer.headers["content-type"] ?? "";

@@ -14,7 +14,14 @@ import { startFixtureServer } from "./fixture-server.ts";
 import { startKeyProxy, type NameMap } from "./key-proxy.ts";
 
 const root = join(import.meta.dirname, "../..");
-const expectationsFile = join(import.meta.dirname, "expectations.json");
+/**
+ * Which suite: with no argument the pinned 0.1.16 (the 2025-era revisions, every scenario); with `2026-07-28`
+ * the 0.2.0 prerelease, exactly the scenarios that revision requires, each judged by its own expectations file.
+ */
+const revision = process.argv[2];
+if (revision !== undefined && revision !== "2026-07-28") throw new Error(`unknown revision ${revision}; only 2026-07-28`);
+const suitePackage = revision ? "@modelcontextprotocol/conformance-2026" : "@modelcontextprotocol/conformance";
+const expectationsFile = join(import.meta.dirname, revision ? `expectations-${revision}.json` : "expectations.json");
 const BOOTSTRAP = "conformance-bootstrap-secret";
 
 /**
@@ -86,8 +93,9 @@ async function seed(gatewayOrigin: string, fixtureOrigin: string): Promise<{ cli
 
 /** Runs the whole suite against `url`; returns each scenario's checks. */
 async function runSuite(url: string, outputDir: string): Promise<Map<string, Check[]>> {
-  const bin = join(root, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
-  const suite = spawn(process.execPath, [bin, "server", "--url", url, "--suite", "all", "-o", outputDir], {
+  const bin = join(root, "node_modules", suitePackage, "dist/index.js");
+  const select = revision ? ["--requirements", revision] : ["--suite", "all"];
+  const suite = spawn(process.execPath, [bin, "server", "--url", url, ...select, "-o", outputDir], {
     cwd: root,
     env: quietEnv,
     stdio: ["ignore", "pipe", "pipe"],
@@ -148,9 +156,9 @@ async function main(): Promise<void> {
     proxy = await startKeyProxy(gatewayOrigin, clientKey, names);
     const results = await runSuite(proxy.url, join(work, "results"));
     const problems = compare(expectations, results);
-    console.log(`\nConformance: ${results.size} scenarios in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    console.log(`\nConformance (${revision ?? "2025-era"}): ${results.size} scenarios in ${((Date.now() - started) / 1000).toFixed(0)} s`);
     if (problems.length) {
-      console.error(`\n${problems.length} scenario(s) differ from test/conformance/expectations.json:\n  ${problems.join("\n  ")}`);
+      console.error(`\n${problems.length} scenario(s) differ from ${expectationsFile}:\n  ${problems.join("\n  ")}`);
       process.exitCode = 1;
     }
   } finally {

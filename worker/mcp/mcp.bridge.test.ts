@@ -194,3 +194,17 @@ describe("an approval asked in-band", () => {
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
   });
 });
+
+describe("progress at 2026-07-28", () => {
+  it("reaches a 2026-07-28 client under its own token while the call runs", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const client = await connectModern(gateway.key, {});
+    const seen: number[] = [];
+    const result = await client.callTool(
+      { name: "live__slow_count", arguments: { seconds: 2, every: 0.5 } },
+      { onprogress: (progress) => void seen.push(progress.progress) },
+    );
+    expect(result.isError).toBeFalsy();
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+  });
+});

@@ -142,19 +142,29 @@ function modernServer(exchange: ModernExchange): Server {
     const state = ctx.mcpReq.requestState<BridgeState>();
     const call = (upstream: UpstreamCallOptions, held: PassThroughs) =>
       callTool(core, { name, arguments: args, upstream, clientCapabilities: declared, passThroughs: held, urlElicitationError: false });
+    // Progress goes out before the result: an upstream that sends both at once must not see its progress dropped.
+    const streamed = (upstream: ProgressOptions, held: PassThroughs) =>
+      call(upstream.options, held).finally(() => Promise.all(upstream.notifying));
     const asked = { name, arguments: args, capabilities: declared };
     if (state !== undefined && isApprovalState(state)) {
       return (await resumedApproval(core, asked, state, ctx.mcpReq.inputResponses, () =>
-        call(callOptions(ctx, exchange.disconnected), passThroughs),
+        streamed(callOptions(ctx, exchange.disconnected), passThroughs),
       )) as never;
     }
     // A retry: its answers go to the call waiting for them, wherever it runs.
     if (state !== undefined) return (await resumedCall(core, asked, state, ctx.mcpReq.inputResponses)) as never;
     const bridged = relayedCapabilities(declared);
-    if (!Object.keys(bridged).length) return (await call(callOptions(ctx, exchange.disconnected), passThroughs)) as never;
+    if (!Object.keys(bridged).length) return (await streamed(callOptions(ctx, exchange.disconnected), passThroughs)) as never;
     // The upstream may ask for input mid-call: the call runs with a relay that turns each request into a round. It
     // may outlive this POST, so nothing of this POST's (its signal, its answer's bytes) is tied to it.
-    const result = await bridgedCall(core, { ...asked, capabilities: bridged }, (relay) => call({ relay }, PassThroughs.parsing()));
+    // Its progress reaches the client while this POST answers (the first round); past that it has nowhere to go.
+    const progress = callOptions(ctx, exchange.disconnected);
+    let answering = true;
+    const onProgress = progress.options.onProgress;
+    const result = await bridgedCall(core, { ...asked, capabilities: bridged }, (relay) =>
+      call({ relay, ...(onProgress ? { onProgress: (update) => answering && onProgress(update) } : {}) }, PassThroughs.parsing()),
+    ).finally(() => Promise.all(progress.notifying));
+    answering = false;
     return (await withApprovalInBand(core, asked, result)) as never;
   });
   return server;
@@ -168,17 +178,26 @@ function declaredCapabilities(ctx: ServerContext): ClientCapabilities {
   return (isRecord(declared) ? declared : {}) as ClientCapabilities;
 }
 
+/** A call's upstream options, and the progress notifications on their way to the client. */
+interface ProgressOptions {
+  options: UpstreamCallOptions;
+  notifying: Promise<void>[];
+}
+
 /** The upstream request's progress (under the client's token) and cancellation (the client going away). */
-function callOptions(ctx: ServerContext, disconnected: AbortSignal): UpstreamCallOptions {
+function callOptions(ctx: ServerContext, disconnected: AbortSignal): ProgressOptions {
   const options: UpstreamCallOptions = { signal: AbortSignal.any([ctx.mcpReq.signal, disconnected]) };
+  const notifying: Promise<void>[] = [];
   const progressToken = ctx.mcpReq._meta?.progressToken;
   if (progressToken !== undefined) {
     options.onProgress = (progress) =>
-      void ctx.mcpReq
-        .notify({ method: "notifications/progress", params: { ...progress, progressToken } })
-        .catch((error: unknown) => console.error("progress not delivered", error));
+      void notifying.push(
+        ctx.mcpReq
+          .notify({ method: "notifications/progress", params: { ...progress, progressToken } })
+          .catch((error: unknown) => console.error("progress not delivered", error)),
+      );
   }
-  return options;
+  return { options, notifying };
 }
 
 /** The content handlers on the v2 server, under their method names. */
