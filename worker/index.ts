@@ -1,6 +1,7 @@
 import { createApp } from "./app.ts";
 import { consumeCallLogs } from "./logs/call-log.consumer.ts";
 import { applyLogRetention } from "./logs/logs.store.ts";
+import { forgetExpiredTasks } from "./mcp/mcp.tasks.ts";
 
 export { CallRelayDO } from "./mcp/call-relay.do.ts";
 export { OAuthRegistryDO } from "./oauth/registry.do.ts";
@@ -15,8 +16,9 @@ export default {
   async queue(batch, env) {
     await consumeCallLogs(batch, env);
   },
-  /** Hourly (wrangler.toml): clears captured log details and old rows and rollups past their retention. */
+  /** Hourly (wrangler.toml): clears captured log details and old rows and rollups past their retention, and expired tasks. */
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(applyLogRetention(env.DB));
+    ctx.waitUntil(forgetExpiredTasks(env.DB));
   },
 } satisfies ExportedHandler<Env>;

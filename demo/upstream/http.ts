@@ -207,6 +207,15 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       noteMethods(tag, body, req);
       return serveInteractive(tag, req, res, body);
     }
+    // A 2026-07-28 upstream whose server/discover result is 1 MiB of capabilities.
+    if (path === "/fixtures/huge-discover/mcp") {
+      const message = (await readJson(req)) as { id?: number } | undefined;
+      return sendJson(res, 200, {
+        jsonrpc: "2.0",
+        id: message?.id ?? null,
+        result: { supportedVersions: ["2026-07-28"], capabilities: { experimental: { junk: { text: "x".repeat(1024 * 1024) } } } },
+      });
+    }
     // A 2026-07-28 upstream on the v2 SDK (no 2025-era leg): its calls and their rounds under `modern-{tag}`.
     const modern = /^\/fixtures\/modern\/([\w-]+)\/mcp$/.exec(path);
     if (modern) {

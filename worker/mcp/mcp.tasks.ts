@@ -240,3 +240,12 @@ function forgetTask(core: GatewayCore, catalog: Catalog, task: Awaited<ReturnTyp
     ]).catch((error: unknown) => console.error("task cleanup failed", error)),
   );
 }
+
+/**
+ * The hourly job's share: rows of tasks past their expiry, whose result nobody fetched. (Their upstream sessions
+ * end when the upstream expires them; the gateway no longer has a call to end them from.)
+ */
+export async function forgetExpiredTasks(db: D1Database, now = Date.now()): Promise<number> {
+  const deleted = await db.prepare("DELETE FROM gateway_tasks WHERE expires_at < ?").bind(new Date(now).toISOString()).run();
+  return deleted.meta.changes;
+}

@@ -129,6 +129,17 @@ describe("a 2026-07-28 upstream", () => {
     await client.close();
   });
 
+  it("refuses at indexing an upstream whose server/discover result is over the bound, and stores nothing", async ({ expect }) => {
+    const ws = await createWorkspace();
+    const res = await api(`/v1/workspaces/${ws.ws}/services`, {
+      key: ws.adminKey,
+      body: { slug: "huge", url: `${upstreamOrigin()}/fixtures/huge-discover/mcp` },
+    });
+    expect(res.status).toBe(502);
+    expect(res.body.error).toMatchObject({ code: "upstream_protocol_error", message: expect.stringContaining("server/discover result") });
+    expect((await api(`/v1/workspaces/${ws.ws}/services`, { key: ws.adminKey })).body.services).toEqual([]);
+  });
+
   it("keeps the stored revision per service: a 2025-era service beside it is still spoken to in 2025-era", async ({ expect }) => {
     const gateway = await modernGateway();
     const tag = newTag();

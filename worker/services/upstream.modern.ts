@@ -34,6 +34,8 @@ const SERVER_INFO_META = "io.modelcontextprotocol/serverInfo";
 const INDEX_TIMEOUT_MS = 15_000;
 /** Instructions kept of a discover result, as of an `initialize` (indexing cuts them again for clients). */
 const MAX_DISCOVER_INSTRUCTIONS_CHARS = 4096;
+/** The discover result stored with the service (capabilities, server info, instructions), as JSON. */
+export const MAX_DISCOVER_BYTES = 64 * 1024;
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -82,12 +84,21 @@ export async function discoverUpstream(target: UpstreamTarget): Promise<Discover
   if (!isRecord(result) || !Array.isArray(result.supportedVersions) || !result.supportedVersions.includes(MODERN_REVISION)) return null;
   const instructions = typeof result.instructions === "string" ? result.instructions.slice(0, MAX_DISCOVER_INSTRUCTIONS_CHARS) : undefined;
   const serverInfo = isRecord(result._meta) ? result._meta[SERVER_INFO_META] : undefined;
-  return {
+  const discover = {
     supportedVersions: [MODERN_REVISION],
     capabilities: isRecord(result.capabilities) ? result.capabilities : {},
     ...(instructions ? { instructions } : {}),
     ...(isRecord(serverInfo) ? { _meta: { [SERVER_INFO_META]: serverInfo } } : {}),
   } as DiscoverResult;
+  // It is stored with the service and read with every catalog: an upstream does not get to make that large.
+  const bytes = new TextEncoder().encode(JSON.stringify(discover)).byteLength;
+  if (bytes > MAX_DISCOVER_BYTES) {
+    throw new UpstreamFailure(
+      "upstream_protocol_error",
+      `The upstream's server/discover result is ${bytes} bytes, over the ${MAX_DISCOVER_BYTES} the gateway keeps`,
+    );
+  }
+  return discover;
 }
 
 /** The upstream requests a relay forwards, by the method a 2026-07-28 input request names. */
