@@ -206,14 +206,20 @@ export async function getTask(core: GatewayCore, catalog: Catalog, taskId: strin
   return { ...status, taskId: task.id };
 }
 
-/** The upstream task's result (`tasks/result` waits for it), then the task is done with. */
+/**
+ * The upstream task's result (`tasks/result` waits for it), then the task is done with. So is a task the upstream
+ * answers with an error; one whose upstream could not be reached (or timed out) is kept, to be asked again.
+ */
 export async function upstreamTaskResult(core: GatewayCore, catalog: Catalog, task: Awaited<ReturnType<typeof findTask>>) {
   try {
-    return (await toUpstream(core, catalog, task, MAX_CALL_DURATION_MS, (client, options) =>
+    const result = (await toUpstream(core, catalog, task, MAX_CALL_DURATION_MS, (client, options) =>
       client.request({ method: "tasks/result", params: { taskId: task.upstreamTaskId } }, CallToolResultSchema, options),
     )) as CallToolResult;
-  } finally {
     forgetTask(core, catalog, task);
+    return result;
+  } catch (error) {
+    if (error instanceof ProtocolError && error.data?.upstream === true) forgetTask(core, catalog, task);
+    throw error;
   }
 }
 
