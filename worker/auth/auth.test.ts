@@ -181,6 +181,7 @@ describe("whoami", () => {
       kind: "key",
       id: expect.stringMatching(/^key_/),
       channel: "cli",
+      mcpUrl: "https://rayrun.test/mcp",
       workspaces: [{ id: workspace.ws, name: "Whoami workspace", role: null, scopes: ["hooks:write"] }],
     });
     expect(JSON.stringify(res.body)).not.toContain(writer);
@@ -208,5 +209,10 @@ describe("whoami", () => {
     const anonymous = await api("/v1/whoami");
     expect(anonymous.status).toBe(401);
     expect(anonymous.body.error.code).toBe("unauthorized");
+
+    // Sign out ends the dev session: the cookie is cleared, and the console then answers as signed out.
+    const out = await api("/dev/logout", { method: "POST", headers: { cookie } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get("set-cookie")).toMatch(/Max-Age=0/);
   });
 });

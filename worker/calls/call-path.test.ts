@@ -202,7 +202,7 @@ async function demoHookGateway() {
       profileId: gateway.defaultProfileId,
       arguments: { query: "sso" },
       requestId: `req_${newTag()}`,
-      approvalsUrl: "https://rayrun.test/approvals",
+      approvalLinks: { pages: "https://rayrun.test/#/w/ws/approvals", api: "https://rayrun.test/approvals" },
     });
   const snapshot = () => loadCatalog(env, gateway.ws, () => {});
   return { ...gateway, tag, uid, call, snapshot };

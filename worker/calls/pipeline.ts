@@ -1,6 +1,7 @@
 import { CallToolResultSchema, McpError, type CallToolResult, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
 import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS } from "../approvals/approvals.do.ts";
+import { linksFor, type ApprovalLinks } from "../approvals/approval-links.ts";
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
 import { afterInput, afterResult, beforeInput, stageContext, type StageCall } from "../hooks/stage-call.ts";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
@@ -31,7 +32,7 @@ export interface ToolCallInput {
   arguments: JsonObject;
   requestId: string;
   /** Where an approver acts on approvals, shown to the agent. */
-  approvalsUrl: string;
+  approvalLinks: ApprovalLinks;
   /** Progress, cancellation and server-to-client relaying for the upstream request, when the client streams. */
   upstream?: UpstreamCallOptions;
   /** What the client declared in its session's `initialize` (none without a session). */
@@ -168,7 +169,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
           reason,
           ...(hookApproval?.message ? { message: hookApproval.message } : {}),
           expiresAt: claim.approval.expiresAt,
-          approveAt: `${input.approvalsUrl}/${claim.approval.id}/approve`,
+          ...linksFor(input.approvalLinks, claim.approval.id),
         },
       );
     }

@@ -31,6 +31,7 @@ import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
 import { resolveSession } from "./mcp.session.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
 import { answerOut, streamedCallOptions, wantsEventStream, type CallStreaming } from "./mcp.streaming.ts";
+import { approvalLinks } from "../approvals/approval-links.ts";
 
 /** Who is calling /mcp: an API key with tools:call or an OAuth grant, bound to one workspace and profile. */
 interface Caller {
@@ -148,7 +149,7 @@ function createGatewayServer(
       const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
       const name = request.params.name;
       const args = (request.params.arguments ?? {}) as JsonObject;
-      const approvalsUrl = `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`;
+      const links = approvalLinks(env, caller.origin, caller.workspaceId);
       if (isCodeModeCall(catalog, caller.profileId, name)) {
         const requestId = newId("req");
         const started = Date.now();
@@ -159,7 +160,7 @@ function createGatewayServer(
             loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil),
             ...caller,
             requestId,
-            approvalsUrl,
+            approvalLinks: links,
             signal: upstream.signal,
           },
           name,
@@ -186,7 +187,7 @@ function createGatewayServer(
         profileId: caller.profileId,
         arguments: args,
         requestId: newId("req"),
-        approvalsUrl,
+        approvalLinks: links,
         upstream,
         clientCapabilities: stream.session?.capabilities,
       });

@@ -6,6 +6,7 @@ import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
 import { toolsWithHookHistory } from "../hooks/lifecycle/events.store.ts";
 import { ApiError, notFound } from "../http/errors.ts";
+import { publicToolName } from "../tools/tools.store.ts";
 import { indexNewService, refreshService } from "./indexing.ts";
 import { findService, listServices, prepareService, slugTaken, softDeleteService, updateService } from "./services.store.ts";
 import { checkUpstreamUrl, parseAllowList } from "./url-guard.ts";
@@ -148,6 +149,7 @@ serviceRoutes.openapi(
         message: "Tools of this service have hook history; export and reset their hooks first",
         details: {
           tools: withHistory.map((tool) => tool.toolUid),
+          toolNames: withHistory.map((tool) => publicToolName(service.slug, tool.name)),
         },
       });
     }

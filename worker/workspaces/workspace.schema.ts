@@ -70,6 +70,8 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
   ["ALTER TABLE approvals ADD COLUMN message TEXT", "DELETE FROM quota_events WHERE quota = 'compile_attempts'"],
   // 3: pending approvals are counted against the workspace's allowance; this index reads only those rows.
   ["CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (expires_at) WHERE status = 'pending'"],
+  // 4: the approver's optional note on a decision, shown with who decided.
+  ["ALTER TABLE approvals ADD COLUMN decision_note TEXT"],
 ];
 
 export const CURRENT_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;

@@ -580,6 +580,76 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/workspaces/{ws}/actors": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Names for the ids that history, approvals and deployments record: members by email, keys by name
+     * @description Every current member and every key of the workspace, revoked ones included, so records read by name. An id that is not listed (a former member, `bootstrap`) is shown as recorded.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Actors */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              actors: components["schemas"]["Actor"][];
+            };
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/workspaces/{ws}/profiles": {
     parameters: {
       query?: never;
@@ -640,7 +710,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create an access profile; client keys belong to one */
+    /**
+     * Create an access profile; client keys belong to one
+     * @description `defaultMode` defaults to `block`: a new profile reaches no tool until an admin allows tools (per tool, or by changing the default). A workspace holds at most 50 profiles (`too_many_profiles`).
+     */
     post: {
       parameters: {
         query?: never;
@@ -701,8 +774,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        413: {
           headers: {
             [name: string]: unknown;
           };
@@ -728,12 +810,72 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Delete an access profile that no unrevoked key belongs to
+     * @description Removes the profile with its per-tool and per-service modes. Refused with `profile_in_use` (`details.keys`: id and name of each) while an unrevoked key belongs to it; revoke or move those keys first. An OAuth grant bound to a deleted profile is refused on /mcp (`no_access_profile`) until the app is granted again.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          profileId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     /**
-     * Change an access profile's default mode, risk rules or discovery
-     * @description Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. The name cannot be changed.
+     * Rename an access profile, or change its default mode, risk rules or discovery
+     * @description Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. A rename keeps every key in the profile.
      */
     patch: {
       parameters: {
@@ -796,8 +938,107 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/policy/matrix": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every tool's effective mode under every access profile, searchable and paged
+     * @description Each cell is what /mcp enforces: the strictest of the tool's override (else the profile's default mode) and every risk rule it matches, with the override and the risk floor that hold it. Columns are all the workspace's profiles (at most 50); rows are tools in service then name order, filtered by `q`, `serviceId`, `status` and `mode`.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Case-insensitive text in the tool's public name, title or description */
+          q?: string;
+          serviceId?: string;
+          /** @description Review state */
+          status?: "active" | "review_required" | "removed";
+          /** @description Only tools with this effective mode under `profileId`, or under at least one profile when it is absent */
+          mode?: "allow" | "block" | "approval";
+          /** @description The profile `mode` filters on; 400 if it is not in the workspace */
+          profileId?: string;
+          limit?: number;
+          /** @description `nextCursor` of the previous page */
+          cursor?: string;
+        };
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The matrix page */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["PolicyMatrix"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   "/v1/workspaces/{ws}/services": {
@@ -929,7 +1170,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -938,7 +1179,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1071,7 +1312,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1214,7 +1455,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1477,6 +1718,8 @@ export interface paths {
       parameters: {
         query?: {
           serviceId?: string;
+          /** @description Only the tool clients call by this name */
+          publicName?: string;
           status?: "active" | "review_required" | "removed";
         };
         header?: never;
@@ -1681,7 +1924,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1824,6 +2067,74 @@ export interface paths {
     };
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/tools/{toolUid}/policy/{profileId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a tool's override for one access profile, so the profile's default mode applies again
+     * @description Idempotent: 204 whether or not the tool had an override under the profile.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          toolUid: string;
+          profileId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No override any more */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -2037,7 +2348,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2055,7 +2366,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -2385,7 +2696,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2403,7 +2714,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -2656,7 +2967,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2665,7 +2976,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -2783,7 +3094,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2792,7 +3103,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -2973,7 +3284,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2982,7 +3293,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3166,7 +3477,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3175,7 +3486,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3607,7 +3918,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Approve one exact call; the client repeats it once */
+    /**
+     * Approve one exact call; the client repeats it once
+     * @description The body is optional: `{ "note": "…" }` records why, listed with the decision (`decisionNote`).
+     */
     post: {
       parameters: {
         query?: never;
@@ -3618,7 +3932,11 @@ export interface paths {
         };
         cookie?: never;
       };
-      requestBody?: never;
+      requestBody?: {
+        content: {
+          "application/json": components["schemas"]["DecideApproval"];
+        };
+      };
       responses: {
         /** @description The decided approval */
         200: {
@@ -3627,6 +3945,15 @@ export interface paths {
           };
           content: {
             "application/json": components["schemas"]["Approval"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -3656,7 +3983,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3682,7 +4009,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Deny a pending call */
+    /**
+     * Deny a pending call
+     * @description The body is optional: `{ "note": "…" }` records why, listed with the decision (`decisionNote`).
+     */
     post: {
       parameters: {
         query?: never;
@@ -3693,7 +4023,11 @@ export interface paths {
         };
         cookie?: never;
       };
-      requestBody?: never;
+      requestBody?: {
+        content: {
+          "application/json": components["schemas"]["DecideApproval"];
+        };
+      };
       responses: {
         /** @description The decided approval */
         200: {
@@ -3702,6 +4036,15 @@ export interface paths {
           };
           content: {
             "application/json": components["schemas"]["Approval"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -3731,7 +4074,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4192,9 +4535,11 @@ export interface components {
           | "incompatible_revision"
           | "service_deleted"
           | "hook_reset"
+          | "profile_in_use"
           | "precondition_failed"
           | "payload_too_large"
           | "too_many_tools"
+          | "too_many_profiles"
           | "tool_list_too_large"
           | "source_too_large"
           | "config_too_large"
@@ -4280,6 +4625,16 @@ export interface components {
       /** @enum {string} */
       role: "admin" | "editor" | "viewer";
     };
+    Actor: {
+      /** @description As history, approvals and deployments record it: `usr_…` or `key_…` */
+      id: string;
+      /** @enum {string} */
+      kind: "user" | "key";
+      /** @description A member's email, or a key's name */
+      name: string;
+      /** @description A key that was revoked (kept so old records still read by name) */
+      revoked: boolean;
+    };
     AccessProfile: {
       id: string;
       name: string;
@@ -4321,8 +4676,8 @@ export interface components {
     CreateAccessProfile: {
       name: string;
       /**
-       * @description The mode of a tool without a per-tool override (`PUT …/tools/{toolUid}/policy`)
-       * @default allow
+       * @description The mode of a tool without a per-tool override (`PUT …/tools/{toolUid}/policy`). Defaults to `block` (until this release: `allow`), so a new profile reaches no tool until an admin allows it; send `allow` to keep the old behaviour
+       * @default block
        * @enum {string}
        */
       defaultMode: "allow" | "block" | "approval";
@@ -4330,6 +4685,8 @@ export interface components {
       discovery?: components["schemas"]["Discovery"];
     };
     UpdateAccessProfile: {
+      /** @description A new name, unique in the workspace; keys keep their profile (by id) */
+      name?: string;
       /**
        * @description The mode of a tool without a per-tool override (`PUT …/tools/{toolUid}/policy`)
        * @enum {string}
@@ -4338,6 +4695,46 @@ export interface components {
       riskRules?: components["schemas"]["RiskRules"] & unknown;
       discovery?: components["schemas"]["Discovery"];
     };
+    PolicyMatrix: {
+      /** @description Every profile of the workspace, in name order: the matrix's columns */
+      profiles: components["schemas"]["AccessProfile"][];
+      /** @description The page of tools that match, in service then name order */
+      tools: {
+        uid: string;
+        publicName: string;
+        serviceId: string;
+        serviceSlug: string;
+        /** @enum {string} */
+        status: "active" | "review_required" | "removed";
+        description: string | null;
+        /** @description One cell per profile, in the order of `profiles` */
+        modes: components["schemas"]["ToolMode"][];
+      }[];
+      /** @description Tools matching the filters, over every page */
+      total: number;
+      nextCursor: string | null;
+    };
+    ToolMode: {
+      profileId: string;
+      /**
+       * @description The effective mode /mcp enforces for this tool under this profile
+       * @enum {string}
+       */
+      mode: "allow" | "block" | "approval";
+      /**
+       * @description The per-tool override; null when the profile's default mode applies
+       * @enum {string|null}
+       */
+      override: "allow" | "block" | "approval" | null;
+      floor: components["schemas"]["RiskFloor"];
+    };
+    /** @description The profile's risk rule that holds the tool's mode at least this strict: no override or hook can lift it */
+    RiskFloor: {
+      /** @enum {string} */
+      hint: "destructiveHint" | "openWorldHint";
+      /** @enum {string} */
+      mode: "approval" | "block";
+    } | null;
     Service: {
       id: string;
       slug: string;
@@ -4530,6 +4927,8 @@ export interface components {
     };
     HookVersionSummary: {
       versionId: string;
+      /** @description The tool's version number (v1, v2, …); a reset starts them again at 1 */
+      number: number;
       toolUid: string;
       /** @description SHA-256 of canonical { source, config } */
       contentHash: string;
@@ -4545,6 +4944,8 @@ export interface components {
     };
     HookVersion: {
       versionId: string;
+      /** @description The tool's version number (v1, v2, …); a reset starts them again at 1 */
+      number: number;
       toolUid: string;
       /** @description SHA-256 of canonical { source, config } */
       contentHash: string;
@@ -4669,6 +5070,8 @@ export interface components {
     };
     HookRevision: {
       revisionId: string;
+      /** @description The tool's revision number (r1, r2, …); a reset starts them again at 1 */
+      number: number;
       toolUid: string;
       versionId: string;
       contentHash: string;
@@ -4796,9 +5199,16 @@ export interface components {
       status: "pending" | "approved" | "denied" | "used" | "expired";
       createdAt: string;
       expiresAt: string;
+      /** @description Who decided: a user id or key id (`GET …/actors` names them) */
       decidedBy: string | null;
       decidedAt: string | null;
+      /** @description The approver's note on the decision; null when none was given */
+      decisionNote: string | null;
       usedAt: string | null;
+    };
+    DecideApproval: {
+      /** @description Why, for the record (1–1,000 characters); listed with the decision */
+      note?: string;
     };
     CallLog: {
       id: number;
