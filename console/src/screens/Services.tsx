@@ -131,13 +131,14 @@ export function Services({ ws }: ScreenProps) {
 /** Deleting a service whose tools have hook history is refused; say which tools hold it. */
 function DeleteRefusal({ error }: { error: unknown }) {
   if (!(error instanceof ApiRequestError) || error.code !== "hook_history_exists") return <ErrorNote error={error} />;
-  const tools = Array.isArray(error.details?.tools) ? (error.details.tools as unknown[]) : [];
+  // The tools by the names agents call them (`details.toolNames`), not their ids.
+  const names = Array.isArray(error.details?.toolNames) ? error.details.toolNames.filter((t): t is string => typeof t === "string") : [];
   return (
     <div class="error" role="alert">
       <p>
         {error.message} ({error.code})
       </p>
-      {tools.length > 0 && <p>Tools with hook history: {tools.map((t) => (typeof t === "string" ? t : JSON.stringify(t))).join(", ")}</p>}
+      {names.length > 0 && <p>Tools with hook history: {names.join(", ")}</p>}
     </div>
   );
 }
