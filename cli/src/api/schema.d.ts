@@ -4498,6 +4498,8 @@ export interface components {
        * @enum {string}
        */
       channel: "browser" | "api" | "cli";
+      /** @description The MCP endpoint agents connect to: `<PUBLIC_URL>/mcp` (else this origin's) */
+      mcpUrl: string;
       /** @description Only for a user */
       email?: string;
       /** @description Where the caller has standing: a key's one workspace, a user's memberships */

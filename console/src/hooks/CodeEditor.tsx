@@ -5,14 +5,7 @@
 // a value a keystroke or two old, and overwrite what was just typed.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { CodeEditor as MonacoCodeEditor, Monaco } from "./monaco.ts";
-
-/** A problem in the text, 1-based as editors count. */
-export interface Problem {
-  line: number;
-  column: number;
-  message: string;
-  source: string;
-}
+import type { Problem } from "./problem.ts";
 
 export interface CodeEditorProps {
   monaco: Monaco;
@@ -28,7 +21,7 @@ export interface CodeEditorProps {
   markers?: { owner: string; problems: Problem[] };
   /** A second set, under its own owner (the shape rules beside the compiler's diagnostics). */
   extraMarkers?: { owner: string; problems: Problem[] };
-  /** Every marker on the model, whatever its owner, as it changes. */
+  /** Every error marker on the model, whatever its owner, as it changes. */
   onProblems?: (problems: Problem[]) => void;
   height?: string;
   readOnly?: boolean;
@@ -58,10 +51,12 @@ export function CodeEditor(props: CodeEditorProps) {
       fixedOverflowWidgets: true,
     });
     const edits = model.onDidChangeContent(() => latest.current.onChange(model.getValue()));
+    // Errors only: the TypeScript service also marks hints (an unused name is faded, not a problem).
     const reportProblems = () =>
       latest.current.onProblems?.(
         monaco.editor
           .getModelMarkers({ resource: modelUri })
+          .filter((marker) => marker.severity === monaco.MarkerSeverity.Error)
           .map((marker) => ({ line: marker.startLineNumber, column: marker.startColumn, message: marker.message, source: marker.owner })),
       );
     const markerChanges = monaco.editor.onDidChangeMarkers((uris) => {

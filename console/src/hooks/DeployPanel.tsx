@@ -26,6 +26,8 @@ interface DeployPanelProps {
   generation: number;
   /** A person's or key's name for an actor id. */
   name: (id: string | null | undefined) => string;
+  /** A revision or a deployment changed here: the other panels (History marks live and shadow) re-read. */
+  onChanged: () => void;
 }
 
 const when = (iso: string) => new Date(iso).toLocaleString();
@@ -41,7 +43,7 @@ function describePointer(pointer: Pointer, revisions: Revision[], labels: Labels
   return revision ? describeRevision(revision, labels) : `revision ${labels.revision(pointer.revisionId)}`;
 }
 
-export function DeployPanel({ ws, tool, draftVersionId, draftVersionLabel, dirty, generation, name }: DeployPanelProps) {
+export function DeployPanel({ ws, tool, draftVersionId, draftVersionLabel, dirty, generation, name, onChanged }: DeployPanelProps) {
   const params = { path: { ws, toolUid: tool.uid } };
   const [changes, setChanges] = useState(0);
   const data = useLoad(async () => {
@@ -62,6 +64,7 @@ export function DeployPanel({ ws, tool, draftVersionId, draftVersionLabel, dirty
     setNotice(undefined);
     try {
       setNotice(await what());
+      onChanged();
     } catch (failure) {
       setError(failure);
     } finally {

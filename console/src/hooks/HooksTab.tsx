@@ -177,6 +177,7 @@ function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monac
               dirty={draft.state.dirty}
               generation={generation}
               name={name}
+              onChanged={bump}
             />
           )}
           {item.id === "history" && (

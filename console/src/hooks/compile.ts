@@ -4,7 +4,7 @@
 // still hold that text: an edit clears it (markers too) until the next compile.
 import { useState } from "preact/hooks";
 import { api, ApiRequestError, call, type Schemas } from "../api.ts";
-import type { Problem } from "./CodeEditor.tsx";
+import type { Problem } from "./problem.ts";
 import type { DraftText } from "./draft.ts";
 
 export type CompileState =

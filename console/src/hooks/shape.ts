@@ -5,7 +5,7 @@
 // is sure of, so a default export of a variable is left to the compiler, which
 // evaluates it. Everything here the compiler also refuses, with the same code.
 import { SHAPE_MESSAGES } from "../../../schema/hooks/shape-rules.ts";
-import type { Problem } from "./CodeEditor.tsx";
+import type { Problem } from "./problem.ts";
 
 interface Token {
   kind: "word" | "string" | "punct";

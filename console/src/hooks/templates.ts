@@ -15,9 +15,10 @@ export const TEMPLATES: { id: TemplateId; label: string }[] = [
   { id: "trim", label: "Trim the result" },
 ];
 
-const BEFORE_SIGNATURE = "before({ arguments: args, context }: Rayrun.BeforeInput<UpstreamArguments>): Rayrun.BeforeReturn";
-const AFTER_SIGNATURE =
-  "after({ result, context }: Rayrun.AfterInput<UpstreamArguments, UpstreamResult>): Rayrun.AfterReturn<UpstreamResult>";
+// Short names for the stages' typed inputs keep every line within Prettier's 80 columns, so a save
+// stores the template as generated.
+const BEFORE_SIGNATURE = "before({ arguments: args, context }: BeforeInput): Rayrun.BeforeReturn";
+const AFTER_SIGNATURE = "after({ result, context }: AfterInput): Rayrun.AfterReturn<UpstreamResult>";
 const PASS_BEFORE = `  ${BEFORE_SIGNATURE.replace("{ arguments: args, context }", "{ arguments: args }")} {
     return { action: "continue", arguments: args };
   },`;
@@ -55,11 +56,29 @@ const describeArguments = (properties: Property[]) =>
     ? "no declared properties"
     : properties.map((p) => `${p.name} (${p.type ?? "any"}${p.required ? "" : ", optional"})`).join(", ");
 
+/** `text` as `// ` comment lines of at most 80 columns (a longer word keeps its own line). */
+function comment(text: string): string {
+  const lines: string[] = [];
+  let line = "//";
+  for (const word of text.split(/\s+/)) {
+    if (line.length + 1 + word.length > 80 && line !== "//") {
+      lines.push(line);
+      line = "//";
+    }
+    line += ` ${word}`;
+  }
+  lines.push(line);
+  return lines.join("\n");
+}
+
 function wrap(tool: HookTool, intro: string, stages: string[]): string {
   const args = propertiesOf(tool.definition.inputSchema);
-  return `// ${intro}
-// Hook for ${tool.publicName}. Arguments: ${describeArguments(args)}.
-// UpstreamArguments and UpstreamResult are this tool's types, generated from its schemas.
+  return `${comment(intro)}
+${comment(`Hook for ${tool.publicName}. Arguments: ${describeArguments(args)}.`)}
+${comment("UpstreamArguments and UpstreamResult are this tool's own types, generated from its schemas.")}
+type BeforeInput = Rayrun.BeforeInput<UpstreamArguments>;
+type AfterInput = Rayrun.AfterInput<UpstreamArguments, UpstreamResult>;
+
 export default defineToolAdapter({
   apiVersion: "rayrun.hooks/v1",
 ${stages.join("\n")}
@@ -71,7 +90,10 @@ function rewriteStage(tool: HookTool): string {
   const text = propertiesOf(tool.definition.inputSchema).find((p) => p.type === "string");
   const body = text
     ? `    // Tidy the client's ${text.name} before it goes upstream.
-    return { action: "continue", arguments: { ...args, ${key(text.name)}: ${callOn("args", text, "trim()")} } };`
+    return {
+      action: "continue",
+      arguments: { ...args, ${key(text.name)}: ${callOn("args", text, "trim()")} },
+    };`
     : `    // Change what goes upstream here.
     return { action: "continue", arguments: { ...args } };`;
   return `  ${BEFORE_SIGNATURE.replace("{ arguments: args, context }", "{ arguments: args }")} {
@@ -80,17 +102,23 @@ ${body}
 }
 
 const REJECT_STAGE = `  ${BEFORE_SIGNATURE} {
-    // Refuse calls whose arguments are larger than config.maxArgumentBytes (default 4,096) as JSON.
+    // Refuse arguments over config.maxArgumentBytes (default 4,096) as JSON.
     const limit = Number(context.config.maxArgumentBytes ?? 4096);
     if (JSON.stringify(args).length > limit) {
-      return { action: "reject", reason: "arguments_too_large", message: \`The arguments are over \${limit} bytes of JSON.\` };
+      return {
+        action: "reject",
+        reason: "arguments_too_large",
+        message: \`The arguments are over \${limit} bytes of JSON.\`,
+      };
     }
     return { action: "continue", arguments: args };
   },`;
 
 const APPROVAL_STAGE = `  ${BEFORE_SIGNATURE} {
     // Every call waits for a person's approval, unless config.approve is false.
-    if (context.config.approve === false) return { action: "continue", arguments: args };
+    if (context.config.approve === false) {
+      return { action: "continue", arguments: args };
+    }
     return {
       action: "require_approval",
       arguments: args,
@@ -105,17 +133,27 @@ function trimStage(tool: HookTool): string {
   const list = propertiesOf(output).find((p) => p.type === "array");
   const text = propertiesOf(output).find((p) => p.type === "string");
   const body = !output
-    ? `    // The tool has no outputSchema: the result is the MCP CallToolResult. Keep its first config.limit (default 3) blocks.
+    ? `    // No outputSchema: the result is the MCP CallToolResult.
+    // Keep its first config.limit (default 3) content blocks.
 ${limit}
-    return { action: "return", result: { ...result, content: result.content.slice(0, limit) } };`
+    return {
+      action: "return",
+      result: { ...result, content: result.content.slice(0, limit) },
+    };`
     : list
       ? `    // Keep the first config.limit (default 3) of ${list.name}.
 ${limit}
-    return { action: "return", result: { ...result, ${key(list.name)}: ${callOn("result", list, "slice(0, limit)")} } };`
+    return {
+      action: "return",
+      result: { ...result, ${key(list.name)}: ${callOn("result", list, "slice(0, limit)")} },
+    };`
       : text
         ? `    // Cut ${text.name} to config.maxLength (default 1,000) characters.
     const maxLength = Number(context.config.maxLength ?? 1000);
-    return { action: "return", result: { ...result, ${key(text.name)}: ${callOn("result", text, "slice(0, maxLength)")} } };`
+    return {
+      action: "return",
+      result: { ...result, ${key(text.name)}: ${callOn("result", text, "slice(0, maxLength)")} },
+    };`
         : `    // The result has no list or text to trim: change it here.
     return { action: "return", result };`;
   return `  ${AFTER_SIGNATURE} {

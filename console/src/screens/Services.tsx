@@ -65,7 +65,7 @@ export function Services({ ws }: ScreenProps) {
       {services.data && live.length === 0 && <Empty>No services yet: add one above.</Empty>}
       {live.length > 0 && (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th scope="col">Slug</th>
@@ -79,19 +79,19 @@ export function Services({ ws }: ScreenProps) {
             <tbody>
               {live.map((svc) => (
                 <tr key={svc.id}>
-                  <td>{svc.slug}</td>
-                  <td>
+                  <td data-label="Slug">{svc.slug}</td>
+                  <td data-label="URL">
                     <code>{svc.url}</code>
                   </td>
-                  <td>{svc.secretHeaderNames.length ? svc.secretHeaderNames.join(", ") : "—"}</td>
-                  <td>{when(svc.indexedAt)}</td>
-                  <td>
+                  <td data-label="Secret headers">{svc.secretHeaderNames.length ? svc.secretHeaderNames.join(", ") : "—"}</td>
+                  <td data-label="Indexed">{when(svc.indexedAt)}</td>
+                  <td data-label="Payload capture">
                     <label class="check">
                       <input type="checkbox" checked={svc.payloadCapture} onChange={(e) => setCapture(svc, e.currentTarget.checked)} />
                       <span class="visually-hidden">Payload capture for {svc.slug}</span>
                     </label>
                   </td>
-                  <td>
+                  <td data-label="Actions">
                     <button type="button" class="secondary" aria-label={`Refresh index of ${svc.slug}`} onClick={() => refresh(svc)}>
                       Refresh index
                     </button>{" "}
