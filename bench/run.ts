@@ -10,6 +10,7 @@ import { benchProxy, printProxy } from "./proxy.bench.ts";
 import { quietEnv } from "./lib.ts";
 import { benchRules, printRules } from "./rules.bench.ts";
 import { benchAlias, printAlias } from "./alias.bench.ts";
+import { benchLive, printLive } from "./live.bench.ts";
 
 const root = join(import.meta.dirname, "..");
 
@@ -23,6 +24,7 @@ const parts: Record<string, () => Promise<void>> = {
   rules: async () => printRules(await benchRules()),
   codemode: async () => printCodeMode(await benchCodeMode()),
   alias: async () => printAlias(await benchAlias()),
+  live: async () => printLive(await benchLive()),
 };
 
 // `npm run bench -- <part>` (one of the names above) runs only that part; no argument runs everything.

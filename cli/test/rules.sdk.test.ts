@@ -143,8 +143,8 @@ describe("the rules file is validated when the run starts", () => {
     expect([missing.code, missing.path, missing.line]).toEqual(["rules_missing_key", "hooks.pre_tool_call[0].handlers", 1]);
     const type = await loadError(`[[hooks.pre_tool_call]]\nhandlers = [{ type = "webhook" }]\n`);
     expect([type.code, type.path]).toEqual(["rules_unknown_handler", "hooks.pre_tool_call[0].handlers[0].type"]);
-    const top = await loadError(`[live]\nrecord = "x"\n`);
-    expect([top.code, top.path, top.line]).toEqual(["rules_unknown_key", "live", 1]);
+    const top = await loadError(`[hosts]\nrecord = "x"\n`);
+    expect([top.code, top.path, top.line]).toEqual(["rules_unknown_key", "hosts", 1]);
   });
 
   it("accepts JSON, with lines in its errors too", async ({ expect }) => {

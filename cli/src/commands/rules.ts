@@ -15,29 +15,38 @@ export function registerRules(hooks: Command): void {
     .option("--tool <name>", "the sample's tool name (the request path for pre_request/post_response)")
     .option("--input <json>", "the sample's tool_input as a JSON object")
     .option("--seed <file>", "seed the alias door first from a JSON list of { type, value, role?, identity? }")
-    .action(async (file: string, options: { event: string; tool?: string; input?: string; seed?: string }, command: Command) => {
-      const out = createPrinter(command.optsWithGlobals<{ json?: boolean }>().json ?? false);
-      try {
-        if (!eventNamed(options.event)) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
-        const report = await checkRulesFile(file, {
-          event: options.event,
-          tool: options.tool,
-          input: parseInput(options.input),
-          seed: options.seed,
-        });
-        out.result(report, () => describeReport(report));
-        if (!report.ok) process.exitCode = EXIT.refused;
-      } catch (error) {
-        const failure = describeFailure(error);
-        const code = (error as { code?: unknown }).code;
-        if (out.json)
-          process.stdout.write(
-            `${JSON.stringify({ error: { code: typeof code === "string" ? code : failure.code, message: failure.message } }, null, 2)}\n`,
-          );
-        else process.stderr.write(`rayrun: ${failure.message}\n`);
-        process.exitCode = error instanceof CliError ? error.exitCode : EXIT.refused;
-      }
-    });
+    .option(
+      "--probe <tool>",
+      "make one real call of a declared tool with --input, instead of the sample (it uses the network and any key the tool reads)",
+    )
+    .action(
+      async (file: string, options: { event: string; tool?: string; input?: string; seed?: string; probe?: string }, command: Command) => {
+        const out = createPrinter(command.optsWithGlobals<{ json?: boolean }>().json ?? false);
+        try {
+          if (!eventNamed(options.event)) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
+          if (options.probe !== undefined)
+            process.stderr.write(`rayrun: --probe ${options.probe} makes one real call: it uses the network and any key the tool reads\n`);
+          const report = await checkRulesFile(file, {
+            event: options.event,
+            tool: options.tool,
+            input: parseInput(options.input),
+            seed: options.seed,
+            probe: options.probe,
+          });
+          out.result(report, () => describeReport(report));
+          if (!report.ok) process.exitCode = EXIT.refused;
+        } catch (error) {
+          const failure = describeFailure(error);
+          const code = (error as { code?: unknown }).code;
+          if (out.json)
+            process.stdout.write(
+              `${JSON.stringify({ error: { code: typeof code === "string" ? code : failure.code, message: failure.message } }, null, 2)}\n`,
+            );
+          else process.stderr.write(`rayrun: ${failure.message}\n`);
+          process.exitCode = error instanceof CliError ? error.exitCode : EXIT.refused;
+        }
+      },
+    );
 
   hooks
     .command("run")

@@ -6,6 +6,10 @@ import { RulesFileError, type RulesFileErrorCode } from "./errors.ts";
 import { eventNamed, type EventName } from "./events.ts";
 import { formatPath, jsonLines, tomlLines, type KeyPath, type LineMap } from "./locate.ts";
 import { compileMatcher } from "./matcher.ts";
+import { envNames } from "./env.ts";
+import { liveConfig, type LiveConfig } from "./live/config.ts";
+
+export { envNames, interpolateEnv } from "./env.ts";
 
 interface HandlerBase {
   name?: string;
@@ -39,6 +43,8 @@ export interface RulesConfig {
   /** Vendor name → tool-name matcher. */
   vendors: Record<string, string>;
   alias?: { slugs?: string[]; public_layer_wins?: boolean; public_mailbox_domains?: string[] };
+  /** The declared live tools: `[live]` and `[tools.<name>]` (docs/rules-file.md#declared-live-tools). */
+  live?: LiveConfig;
 }
 
 type FieldType = "string" | "string[]" | "number" | "boolean" | "string-table";
@@ -65,6 +71,8 @@ const ALIAS_DIRECTION: Record<EventName, "out" | "in" | "check"> = {
 };
 const RULE_FIELDS: Record<string, FieldType> = { matcher: "string", vendor: "string", arg: "string" };
 const ALIAS_FIELDS: Record<string, FieldType> = { slugs: "string[]", public_layer_wins: "boolean", public_mailbox_domains: "string[]" };
+
+const TOP_LEVEL_KEYS = ["hooks", "vendors", "alias", "live", "tools"];
 
 export type RulesFormat = "toml" | "json";
 
@@ -139,9 +147,10 @@ class Validator {
     const root = this.table(document, []);
     const config: RulesConfig = { rules: [], vendors: {} };
     for (const key of Object.keys(root)) {
-      if (key !== "hooks" && key !== "vendors" && key !== "alias")
-        this.fail("rules_unknown_key", [key], "unknown top-level key (allowed: hooks, vendors, alias)");
+      if (!TOP_LEVEL_KEYS.includes(key))
+        this.fail("rules_unknown_key", [key], `unknown top-level key (allowed: ${TOP_LEVEL_KEYS.join(", ")})`);
     }
+    if (root.live !== undefined || root.tools !== undefined) config.live = liveConfig(root.live, root.tools, this.lines, this.file);
     if (root.vendors !== undefined) {
       const vendors = this.table(root.vendors, ["vendors"]);
       for (const [name, pattern] of Object.entries(vendors)) {
@@ -252,17 +261,6 @@ class Validator {
       }
     }
   }
-}
-
-const ENV_REFERENCE = /\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g;
-
-export function envNames(value: string): string[] {
-  return [...value.matchAll(ENV_REFERENCE)].map((match) => match[1]!);
-}
-
-/** A header value with `$NAME` / `${NAME}` replaced from `env` (names already checked against allowed_env). */
-export function interpolateEnv(value: string, env: Readonly<Record<string, string | undefined>>): string {
-  return value.replace(ENV_REFERENCE, (_, name: string) => env[name] ?? "");
 }
 
 /** The door's options from a file's [alias] table. */

@@ -27,7 +27,14 @@ export type RulesFileErrorCode =
   | "rules_env_not_allowed"
   | "rules_bad_matcher"
   | "rules_callable_missing"
-  | "rules_handler_unavailable";
+  | "rules_handler_unavailable"
+  // Declared live tools ([live], [tools.<name>], connector files, recordings).
+  | "rules_bad_template"
+  | "rules_bad_pattern"
+  | "rules_bad_jsonpath"
+  | "rules_connector_unreadable"
+  | "rules_replay_unreadable"
+  | "rules_replay_bad_line";
 
 /** Why a handler failed: a hook error, recorded on the run and never silent. */
 export type HookFailureCode =

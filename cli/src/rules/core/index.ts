@@ -20,7 +20,10 @@ export type {
   Dispatched,
   AgentTexts,
   ToolFunction,
+  ToolLike,
+  ToolObject,
   WrappedTool,
+  WrappedTools,
   RequestFn,
   SessionLike,
   OnOptions,
@@ -36,3 +39,27 @@ export type { AliasHandlerOptions } from "./alias/handler.ts";
 export { AliasError, MAX_SEEDS, MAX_SEED_VALUE, KINDS as ALIAS_KINDS } from "./alias/seeds.ts";
 export type { SeedEntity, AliasErrorCode } from "./alias/seeds.ts";
 export type { HandlerFactory, CoreFactoryOptions } from "./build.ts";
+export { LiveTools } from "./live/table.ts";
+export type { BuiltTool, LiveCall, LiveExecutor, LiveRun, LiveToolsOptions } from "./live/table.ts";
+export { LiveToolError } from "./live/errors.ts";
+export type { LiveToolErrorCode } from "./live/errors.ts";
+export { liveConfig, parseConnector, resolveConnector, DEFAULT_LIVE_TIMEOUT, DEFAULT_MAX_BYTES, MAX_LIVE_BYTES } from "./live/config.ts";
+export type {
+  CallableTool,
+  ConnectorAuth,
+  ConnectorRef,
+  ConnectorSpec,
+  HttpRequestSpec,
+  HttpTool,
+  LiveConfig,
+  LiveSettings,
+  ResolvedTool,
+  ToolSpec,
+} from "./live/config.ts";
+export { ReplayBook, Redactor, isDenial, canonicalJson, MIN_REDACTED_LENGTH } from "./live/record.ts";
+export type { LiveLine } from "./live/record.ts";
+export { toolDefinition, InputChecker, withDefaults } from "./live/schema.ts";
+export type { AnthropicToolDefinition, DefinitionShape, InputSchema, JsonSchema, OpenAiToolDefinition } from "./live/schema.ts";
+export { parsePage, textPage, MAX_MATCHES, MAX_PATTERN_INPUT } from "./live/parse.ts";
+export type { FieldMap, FieldSource, Page, ParseSpec, TextPage } from "./live/parse.ts";
+export { fillUrl, fillJson, fillQuery, fillLimit, urlTemplate } from "./live/template.ts";

@@ -20,6 +20,9 @@ import {
 } from "./events.ts";
 import { FunctionHandler, type Handler, type HookFunction } from "./handlers.ts";
 import { compileMatcher, valueAt } from "./matcher.ts";
+import { wrapToolkit, wrapToolLike, type ToolFunction, type ToolLike, type WrappedTool, type WrappedTools } from "./tool-shapes.ts";
+
+export type { ToolFunction, ToolLike, ToolObject, WrappedTool, WrappedTools } from "./tool-shapes.ts";
 
 export interface Rule {
   event: EventName;
@@ -107,14 +110,13 @@ export interface AgentTexts {
   reason?: string;
 }
 
-export type ToolFunction = (input: ToolInput, ...rest: unknown[]) => unknown;
-/** A tool with the rules around it; its result may carry the hooks' context (`hook_context`). */
-export type WrappedTool = (input?: ToolInput, ...rest: unknown[]) => Promise<unknown>;
 export type RequestFn = (request: RequestShape) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
 
 /** A world session, or anything that calls tools by name and/or makes HTTP requests. */
 export interface SessionLike {
   call?: (tool: string, input: ToolInput) => unknown;
+  /** Its tools: a name → function (or tool object) map, or a toolkit with such a map as `impls`. */
+  toolkit?: () => unknown;
   /** Where `request()` sends its requests when no `requestFn` is given. */
   baseUrl?: string;
   headers?: Record<string, string>;
@@ -366,14 +368,22 @@ export class HookRun {
     return { rewrite: rewrites[0]?.answer, contexts };
   }
 
-  /** The same map of tools, each call going through pre_tool_call and post_tool_call. */
-  wrapTools<T extends Record<string, ToolFunction>>(tools: T, options: { vendor?: string } = {}): { [K in keyof T]: WrappedTool } {
-    const wrapped: Record<string, WrappedTool> = {};
-    for (const [name, fn] of Object.entries(tools)) {
-      if (typeof fn !== "function") throw new TypeError(`wrapTools: ${name} is not a function`);
-      wrapped[name] = (input = {}, ...rest) => this.callTool(name, fn, input, rest, options.vendor);
+  /**
+   * The same map of tools, each call going through pre_tool_call and post_tool_call. A tool is a function,
+   * or an agent SDK's tool object (`execute` or `invoke`), returned with that method wrapped and the rest as it was.
+   */
+  wrapTools<T extends Record<string, ToolLike>>(tools: T, options: { vendor?: string } = {}): WrappedTools<T> {
+    const wrapped: Record<string, unknown> = {};
+    for (const [name, tool] of Object.entries(tools)) {
+      wrapped[name] = wrapToolLike(
+        name,
+        tool,
+        (fn): WrappedTool =>
+          (input = {}, ...rest) =>
+            this.callTool(name, fn, input, rest, options.vendor),
+      );
     }
-    return wrapped as { [K in keyof T]: WrappedTool };
+    return wrapped as WrappedTools<T>;
   }
 
   async callTool(name: string, fn: ToolFunction, input: ToolInput, rest: unknown[] = [], vendor?: string): Promise<unknown> {
@@ -413,13 +423,17 @@ export class HookRun {
     return attachContext(post.event.tool_result, [...preShown.contexts, ...postShown.contexts]);
   }
 
-  /** Puts the rules on a session: `call()` fires the tool-call events, `request()` fires pre_request and post_response. */
+  /** Puts the rules on a session: `call()` and `toolkit()`'s tools fire the tool-call events, `request()` fires pre_request and post_response. */
   session(session: SessionLike, options: { vendor?: string; requestFn?: RequestFn } = {}) {
     const requestFn = options.requestFn ?? fetchRequest(session);
     return {
       call: (tool: string, input: ToolInput) => {
         if (!session.call) throw new TypeError("this session has no call()");
         return this.callTool(tool, (args) => session.call!(tool, args), input, [], options.vendor);
+      },
+      toolkit: async () => {
+        if (!session.toolkit) throw new TypeError("this session has no toolkit()");
+        return wrapToolkit(await session.toolkit(), (tools) => this.wrapTools(tools, { vendor: options.vendor }));
       },
       request: (method: string, path: string, init: { query?: Record<string, string>; body?: unknown } = {}) =>
         this.#request({ method, path, ...init }, requestFn, options.vendor),

@@ -4,6 +4,7 @@ import { AliasError } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, type EventName, type HookEvent, type ToolInput } from "../core/events.ts";
 import { HookRun } from "../index.ts";
+import { describeTools, listTools, probeTool, type ProbeReport, type ToolListing } from "./live/check.ts";
 import { loadRulesFile, readSeedFile } from "./load.ts";
 
 export interface CheckOptions {
@@ -12,6 +13,8 @@ export interface CheckOptions {
   input?: ToolInput;
   /** A seed file: the alias door is seeded from it before the sample runs. */
   seed?: string;
+  /** A declared tool to call for real with `input`, instead of the sample event. */
+  probe?: string;
 }
 
 export interface CheckProblem {
@@ -33,6 +36,10 @@ export interface CheckReport {
     handlers: { type: string; name?: string; async: boolean }[];
   }[];
   vendors: Record<string, string>;
+  /** The declared tools ([tools.<name>]) with each one's input. */
+  tools: ToolListing[];
+  /** `--probe`: the one real call made. */
+  probe?: ProbeReport;
   sample?: {
     event: EventName;
     tool_name?: string;
@@ -49,7 +56,7 @@ export interface CheckReport {
 }
 
 export async function checkRulesFile(file: string, options: CheckOptions): Promise<CheckReport> {
-  const report: CheckReport = { file, ok: false, rules: [], vendors: {}, problems: [] };
+  const report: CheckReport = { file, ok: false, rules: [], vendors: {}, tools: [], problems: [] };
   const event = eventNamed(options.event ?? "pre_tool_call");
   if (!event) throw new RulesFileError("rules_unknown_event", `--event ${options.event} is not an event`);
   let run: HookRun;
@@ -64,6 +71,7 @@ export async function checkRulesFile(file: string, options: CheckOptions): Promi
       handlers: rule.handlers.map((handler) => ({ type: handler.type, name: handler.name, async: handler.async ?? false })),
     }));
     run = await HookRun.fromConfig(file);
+    report.tools = await listTools(config, run);
   } catch (error) {
     if (!(error instanceof RulesFileError)) throw error;
     report.problems.push({ code: error.code, message: error.message, path: error.path, line: error.line });
@@ -81,8 +89,14 @@ export async function checkRulesFile(file: string, options: CheckOptions): Promi
     }
   }
 
-  const toolName = options.tool ?? "example_tool";
   const input = options.input ?? {};
+  if (options.probe !== undefined) {
+    report.probe = await probeTool(run, options.probe, input);
+    if (report.probe.error) report.problems.push({ code: report.probe.error.code ?? "probe_failed", message: report.probe.error.message });
+    report.ok = report.problems.length === 0;
+    return report;
+  }
+  const toolName = options.tool ?? "example_tool";
   const sample: Omit<HookEvent, "run_id" | "matcher"> =
     event === "pre_tool_call"
       ? { hook_event_name: event, tool_name: toolName, tool_input: input, vendor: run.vendorOf(toolName) }
@@ -143,6 +157,7 @@ export function describeReport(report: CheckReport): string[] {
       `  ${rule.event}  ${scope}: ${rule.handlers.map((h) => `${h.type}${h.name ? ` (${h.name})` : ""}${h.async ? " async" : ""}`).join(", ")}`,
     );
   }
+  lines.push(...describeTools(report.tools, report.probe));
   if (report.sample) {
     const s = report.sample;
     lines.push(

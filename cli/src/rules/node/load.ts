@@ -91,8 +91,17 @@ export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory 
 }
 
 async function importCallable(spec: Extract<HandlerSpec, { type: "callable" }>, at: (path: string) => string): Promise<HookFunction> {
-  const [file, exportName = "default"] = spec.target.split("#") as [string, string?];
   const missing = (why: string) => new RulesFileError("rules_callable_missing", why, `${spec.at.path}.target`, spec.at.line);
+  return (await importFunction(spec.target, at, missing)) as HookFunction;
+}
+
+/** The function a `"./file.mjs#export"` target names (the default export without `#`), imported now. */
+export async function importFunction(
+  target: string,
+  at: (path: string) => string,
+  missing: (why: string) => Error,
+): Promise<(...args: never[]) => unknown> {
+  const [file, exportName = "default"] = target.split("#") as [string, string?];
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(at(file)).href)) as Record<string, unknown>;
@@ -101,7 +110,7 @@ async function importCallable(spec: Extract<HandlerSpec, { type: "callable" }>, 
   }
   const fn = module[exportName];
   if (typeof fn !== "function") throw missing(`${file} has no exported function "${exportName}"`);
-  return fn as HookFunction;
+  return fn as (...args: never[]) => unknown;
 }
 
 export interface FromConfigOptions {
