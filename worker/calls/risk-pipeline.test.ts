@@ -235,7 +235,7 @@ describe("profile API input", () => {
     const cases: [unknown, string, string][] = [
       [{}, "json", "give name, defaultMode, riskRules, discovery or a combination"],
       [{ discovery: "hybrid" }, "json.discovery", 'Invalid option: expected one of "direct"|"code"|"both"'],
-      [{ name: "renamed", defaultMode: "block" }, "json", 'Unrecognized key: "name"'],
+      [{ label: "renamed", defaultMode: "block" }, "json", 'Unrecognized key: "label"'],
       [{ riskRules: { readOnlyHint: { mode: "block" } } }, "json.riskRules", 'Unrecognized key: "readOnlyHint"'],
       [
         { riskRules: { destructiveHint: { mode: "allow" } } },
