@@ -200,7 +200,9 @@ describe("writing a hook from scratch", () => {
     await openHooks(TOOL_A);
     await replaceText(source(), "export const leak_marker = 1;\n");
     await page.getByRole("button", { name: "Save draft" }).click();
-    await poll(() => problems().textContent()).toContain("leak_marker");
+    // Saved (so leaving asks nothing), and the compiler's refusal is on screen.
+    await poll(() => problems().textContent()).toContain('(compiler): export "leak_marker" is not allowed');
+    expect(await status().textContent()).not.toContain("unsaved changes");
     await openNewestDiff();
 
     const clean = async (how: string) => {
