@@ -1,12 +1,15 @@
-// `npm run bench` part 2 (issue 12): while one workspace runs an attack whose
-// size it controls, another workspace's tools/call keeps its latency. One
+// `npm run bench` part 2 (issues 12 and 26): while one workspace runs an attack
+// whose size it controls, another workspace's tools/call keeps its latency. One
 // gateway under wrangler dev (one isolate, as in production), a calm tenant
 // calling the demo upstream's tool, and an attacker with a hostile upstream.
 // Each figure is the calm tenant's p50 under the attack ÷ its p50 at rest,
-// measured in the same run (target ≤ 1.5×).
+// measured in the same run (target ≤ 1.5×). The Code Mode rows (issue 26) come
+// from one attacker workspace (two for held sandboxes, as in the finding); the
+// held-sandbox row times the calm tenant's own `run_code` of `return 1`.
 import { startDemoUpstream } from "../demo/upstream/http.ts";
 import { startGatewayWorker } from "../test/node/gateway.ts";
 import { nestedBracketsSource, prettierPathologicalSource, unrelatedVersions } from "../worker/hooks/compiler/compiler.attacks.fixtures.ts";
+import { bigProgram } from "../worker/codemode/codemode.attacks.fixtures.ts";
 import { evilPatternSubject, uniqueItemsArguments } from "../worker/lib/schema-bounds.fixtures.ts";
 import { fmt, ratio, summarise, type Figures } from "./lib.ts";
 
@@ -28,15 +31,21 @@ const MAX_IN_FLIGHT = 4;
  * workspaces, so what is measured is the bounded work, not the rate limit.
  */
 const ATTACKER_WORKSPACES = 8;
+/** Long enough for a Code Mode row's attacker workspace to earn its whole allowance back (1.5 s at 100 ms/s). */
+const ALLOWANCE_REFILL_MS = 15_000;
 const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 interface Attack {
-  /** Issue 12's item number and what the attacker sends. */
+  /** Issue 12's item number (or 26's finding) and what the attacker sends. */
   label: string;
   /** One attack request; resolves to the error code the gateway answered with (or "ok"). */
   send(target: AttackerTarget): Promise<string>;
   /** The code(s) that show the bound did its job. */
   expected: string[];
+  /** How many of the attacker workspaces the requests go to, in turn (default: all of them). */
+  workspaces?: number;
+  /** What the calm tenant does meanwhile (default: a direct tools/call). */
+  calm?: "direct" | "run_code";
 }
 
 interface AttackerTarget {
@@ -52,6 +61,8 @@ interface AttackerTarget {
 export interface FairnessAttackFigures {
   label: string;
   calm: Figures;
+  /** Which of the calm tenant's calls was timed, so which figure at rest it is compared with. */
+  calmCall: "direct" | "run_code";
   /** The attack requests' own latency. */
   attack: Figures;
   /** Answers by code, to show that the bound (not a rate limit) answered. */
@@ -61,6 +72,8 @@ export interface FairnessAttackFigures {
 
 export interface FairnessBench {
   rest: Figures;
+  /** The calm tenant's `run_code` of `return 1` at rest. */
+  restRunCode: Figures;
   attacks: FairnessAttackFigures[];
 }
 
@@ -72,6 +85,8 @@ export async function benchFairness(): Promise<FairnessBench> {
 
     const calm = await createTenant(origin, "calm");
     await calm.addService("demo", `${upstream.origin}/mcp`);
+    // `both`: the calm tenant calls its tool directly and, for the held-sandbox row, runs a program.
+    await calm.request("PATCH", `/v1/workspaces/${calm.ws}/profiles/${calm.defaultProfileId}`, { discovery: "both" });
     const calmKey = await calm.clientKey();
     const calmBody = JSON.stringify({
       jsonrpc: "2.0",
@@ -88,12 +103,29 @@ export async function benchFairness(): Promise<FairnessBench> {
       const text = await res.text();
       if (!res.ok || !text.includes("structuredContent")) throw new Error(`calm call failed ${res.status}: ${text.slice(0, 200)}`);
     };
+    const calmRunBody = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "run_code", arguments: { code: "return 1;" } },
+    });
+    const calmRun = async () => {
+      const res = await fetch(`${origin}/mcp`, {
+        method: "POST",
+        headers: { ...mcpHeaders, authorization: `Bearer ${calmKey}` },
+        body: calmRunBody,
+      });
+      const text = await res.text();
+      if (!res.ok || !text.includes('"result":1')) throw new Error(`calm run_code failed ${res.status}: ${text.slice(0, 200)}`);
+    };
 
     const targets: AttackerTarget[] = [];
     for (let n = 0; n < ATTACKER_WORKSPACES; n++) targets.push(await prepareAttacker(origin, upstream.origin, n));
 
     await timeCalm(calmCall, 100); // warm-up
     const rest = summarise(await timeCalm(calmCall, CALM_CALLS));
+    await timeCalm(calmRun, 20); // warm-up: esbuild, the sandbox, the compiled program
+    const restRunCode = summarise(await timeCalm(calmRun, CALM_CALLS));
     const attacks: FairnessAttackFigures[] = [];
     for (const attack of attackList(origin)) {
       const codes: Record<string, number> = {};
@@ -102,7 +134,7 @@ export async function benchFairness(): Promise<FairnessBench> {
       let turn = 0;
       const fire = () => {
         if (inFlight.size >= MAX_IN_FLIGHT) return;
-        const target = targets[turn++ % targets.length]!;
+        const target = targets[turn++ % (attack.workspaces ?? targets.length)]!;
         const t0 = performance.now();
         const request = attack
           .send(target)
@@ -118,12 +150,22 @@ export async function benchFairness(): Promise<FairnessBench> {
       const pacer = setInterval(fire, ATTACK_INTERVAL_MS);
       // Let the attack reach its pace before the calm tenant is timed.
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const samples = await timeCalm(calmCall, CALM_CALLS);
+      const calmCallKind = attack.calm ?? "direct";
+      const samples = await timeCalm(calmCallKind === "direct" ? calmCall : calmRun, CALM_CALLS);
       clearInterval(pacer);
       await Promise.all(inFlight);
-      attacks.push({ label: attack.label, calm: summarise(samples), attack: summarise(attackSamples), codes, expected: attack.expected });
+      attacks.push({
+        label: attack.label,
+        calm: summarise(samples),
+        calmCall: calmCallKind,
+        attack: summarise(attackSamples),
+        codes,
+        expected: attack.expected,
+      });
+      // Each workspace's Code Mode allowance earns back before the next row.
+      if (attack.workspaces) await new Promise((resolve) => setTimeout(resolve, ALLOWANCE_REFILL_MS));
     }
-    return { rest, attacks };
+    return { rest, restRunCode, attacks };
   } finally {
     await gateway.stop();
     await upstream.close();
@@ -161,6 +203,20 @@ function attackList(origin: string): Attack[] {
     return codeOf(
       await fetch(`${origin}/mcp`, { method: "POST", headers: { ...mcpHeaders, authorization: `Bearer ${t.clientKey}` }, body }),
     );
+  };
+  const runCode = (code: (n: number) => string) => {
+    let n = 0;
+    return async (t: AttackerTarget) => {
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "run_code", arguments: { code: code(n++) } },
+      });
+      return codeOf(
+        await fetch(`${origin}/mcp`, { method: "POST", headers: { ...mcpHeaders, authorization: `Bearer ${t.clientKey}` }, body }),
+      );
+    };
   };
   let saveCounter = 0;
   return [
@@ -226,6 +282,31 @@ function attackList(origin: string): Attack[] {
         return res.ok ? "ok" : codeOf(res);
       },
     },
+    {
+      label: "26.4 run_code spinning to the work budget",
+      expected: ["isError timeout", "isError code_mode_busy"],
+      workspaces: 1,
+      send: runCode(() => "while (true) {}"),
+    },
+    {
+      label: "26.4 run_code of one 95 KiB program",
+      expected: ["ok", "isError code_mode_busy"],
+      workspaces: 1,
+      send: runCode(() => bigProgram(0)),
+    },
+    {
+      label: "26.4 run_code of a new 95 KiB program",
+      expected: ["ok", "isError code_mode_busy"],
+      workspaces: 1,
+      send: runCode((n) => bigProgram(n + 1)),
+    },
+    {
+      label: "26.5 two tenants hold sandboxes on slow tools",
+      expected: ["ok"],
+      workspaces: 2,
+      calm: "run_code",
+      send: runCode(() => "for (let i = 0; i < 3; i++) await tools.slow__wait({ ms: 1000 });\nreturn 'held';"),
+    },
   ];
 }
 
@@ -234,7 +315,10 @@ async function prepareAttacker(origin: string, upstreamOrigin: string, n: number
   const tools = {
     ...(await tenant.addService("hostile", `${upstreamOrigin}/fixtures/hostile-schemas/mcp`)),
     ...(await tenant.addService("refs", `${upstreamOrigin}/fixtures/exponential-refs/mcp`)),
+    ...(await tenant.addService("slow", `${upstreamOrigin}/fixtures/slow/bench-${n}/mcp`)),
   };
+  // `both`: the same key sends the direct-call attacks and runs programs.
+  await tenant.request("PATCH", `/v1/workspaces/${tenant.ws}/profiles/${tenant.defaultProfileId}`, { discovery: "both" });
   const save = async (tool: string, source: string) => {
     const url = `/v1/workspaces/${tenant.ws}/tools/${tools[tool]}/hook/draft`;
     const draft = await tenant.request("GET", url);
@@ -265,6 +349,7 @@ async function createTenant(origin: string, name: string) {
   return {
     ws,
     admin,
+    defaultProfileId: created.defaultProfileId as string,
     request,
     /** Connects an upstream and returns its tools' uids by upstream name. */
     async addService(slug: string, url: string): Promise<Record<string, string>> {
@@ -287,21 +372,23 @@ async function createTenant(origin: string, name: string) {
 
 export function printFairness(result: FairnessBench): void {
   console.log(
-    `\nFairness (issue 12): another workspace's tools/call (${CALM_CALLS} sequential calls per row) while one workspace sends an attack request every ${ATTACK_INTERVAL_MS} ms (at most ${MAX_IN_FLIGHT} in flight)`,
+    `\nFairness (issues 12, 26): another workspace's tools/call (${CALM_CALLS} sequential calls per row) while one workspace sends an attack request every ${ATTACK_INTERVAL_MS} ms (at most ${MAX_IN_FLIGHT} in flight)`,
   );
   console.log("                                                 calm p50 calm p99  p50/at rest  attack p50  attack answers");
   console.log(`  at rest                                       ${fmt(result.rest.p50)}  ${fmt(result.rest.p99)}`);
+  console.log(`  at rest, run_code of \`return 1\`               ${fmt(result.restRunCode.p50)}  ${fmt(result.restRunCode.p99)}`);
+  const restOf = (attack: FairnessAttackFigures) => (attack.calmCall === "direct" ? result.rest : result.restRunCode);
   for (const attack of result.attacks) {
     const answers = Object.entries(attack.codes)
       .map(([code, count]) => `${count} ${code}`)
       .join(", ");
     const unexpected = Object.keys(attack.codes).some((code) => !attack.expected.includes(code));
     console.log(
-      `  ${attack.label.padEnd(45)} ${fmt(attack.calm.p50)}  ${fmt(attack.calm.p99)}   ${ratio(attack.calm.p50, result.rest.p50)}     ${fmt(attack.attack.p50)}   ${answers}${unexpected ? `  (EXPECTED ONLY ${attack.expected.join(" / ")})` : ""}`,
+      `  ${attack.label.padEnd(45)} ${fmt(attack.calm.p50)}  ${fmt(attack.calm.p99)}   ${ratio(attack.calm.p50, restOf(attack).p50)}     ${fmt(attack.attack.p50)}   ${answers}${unexpected ? `  (EXPECTED ONLY ${attack.expected.join(" / ")})` : ""}`,
     );
   }
   const worst = Math.max(
-    ...result.attacks.filter((attack) => !attack.label.startsWith("-")).map((attack) => attack.calm.p50 / result.rest.p50),
+    ...result.attacks.filter((attack) => !attack.label.startsWith("-")).map((attack) => attack.calm.p50 / restOf(attack).p50),
   );
   console.log(`  worst p50 under attack / at rest: ${worst.toFixed(2)}× (target ≤ 1.5×)`);
 }

@@ -4,6 +4,8 @@ import { it } from "vitest";
 import { benchCompile } from "../worker/hooks/compiler/compiler.bench.ts";
 import { benchIsolate } from "../worker/hooks/isolate/isolate.bench.ts";
 import { benchLifecycle } from "../worker/hooks/lifecycle/lifecycle.bench.ts";
+import { benchLeases } from "../worker/leases/leases.bench.ts";
+import { benchCallLogIngestion } from "./calllog.ingest.ts";
 
 const report = (name: string, figures: unknown) => console.log(`BENCH ${JSON.stringify({ name, figures })}`);
 
@@ -17,4 +19,12 @@ it("compiler", async () => {
 
 it("lifecycle", async () => {
   report("lifecycle", await benchLifecycle());
+});
+
+it("leases", async () => {
+  report("leases", await benchLeases());
+});
+
+it("call log ingestion", async () => {
+  report("callLog", await benchCallLogIngestion());
 });

@@ -1,6 +1,7 @@
 // `npm run bench`: every performance figure, each printed against a baseline measured in the same run.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { benchCallLog, printCallLog } from "./calllog.bench.ts";
 import { benchCli, printCli } from "./cli.bench.ts";
 import { benchCodeMode, printCodeMode } from "./codemode.bench.ts";
 import { benchConsoleSize, printConsoleSize } from "./console-size.bench.ts";
@@ -24,6 +25,7 @@ const parts: Record<string, () => Promise<void>> = {
   rules: async () => printRules(await benchRules()),
   codemode: async () => printCodeMode(await benchCodeMode()),
   alias: async () => printAlias(await benchAlias()),
+  calllog: async () => printCallLog(await benchCallLog()),
   live: async () => printLive(await benchLive()),
 };
 
@@ -87,5 +89,32 @@ if (lifecycle) {
   console.log(`  draft save                 p50 ${ms(lifecycle.draftSaveP50Ms)} over ${lifecycle.saves} saves`);
   console.log(
     `  list ${lifecycle.versions} versions        p50 ${ms(lifecycle.versionPageP50Ms)} per page of ${lifecycle.pageSize}, ${ms(lifecycle.versionListTotalMs)} for all (${(lifecycle.versionListTotalMs / lifecycle.versions).toFixed(3)} ms per version)`,
+  );
+}
+const leases = figures.get("leases");
+if (leases) {
+  console.log("\nLeases (inside workerd, real clock and Durable Object)");
+  console.log(
+    `  deploy request to answer, another isolate renewing its lease   p50 ${ms(leases.deployWithOtherHolder.p50Ms)}  max ${ms(leases.deployWithOtherHolder.maxMs)}  over ${leases.deploys} deploys (target ≤ ${ms(leases.targetMs)}: a lease, the margin and one round trip)`,
+  );
+  console.log(
+    `  deploy request to answer, no other isolate holding one          p50 ${ms(leases.deployAlone.p50Ms)}  max ${ms(leases.deployAlone.maxMs)}  (the deploying isolate gives its own lease up)`,
+  );
+  console.log(`  one lease grant (a Durable Object round trip)                   p50 ${ms(leases.grantRoundTripP50Ms)}`);
+}
+const callLog = figures.get("callLog");
+if (callLog) {
+  console.log("\nCall-log ingestion (the queue consumer's D1 writes, batches of 100, inside workerd)");
+  for (const [label, f] of [
+    ["no hook (1 call row)", callLog.plain],
+    ["hooked (+2 stage rows)", callLog.hooked],
+    ["one INSERT per call", callLog.perCallInsert],
+  ] as const) {
+    console.log(
+      `  ${label.padEnd(24)} ${Math.round(f.callsPerSecond).toString().padStart(7)} calls/s  ${f.statementsPer1000.toFixed(1).padStart(7)} D1 statements per 1,000 calls`,
+    );
+  }
+  console.log(
+    `  batching: ${(callLog.plain.callsPerSecond / callLog.perCallInsert.callsPerSecond).toFixed(1)}× the calls per second of one INSERT per call (target ≤ 20 statements per 1,000 calls)`,
   );
 }

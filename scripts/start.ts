@@ -1,7 +1,10 @@
 // `npm start`: the whole product on this machine. Applies local D1 migrations,
 // starts the demo upstream MCP server and the gateway (wrangler dev, local mode),
 // seeds a demo workspace once, connects and indexes the demo upstream, and prints
-// (and saves) the URLs and keys. A second run reuses the same data.
+// (and saves) the URLs and keys. A second run reuses the same data, and updates what it
+// seeded itself (the demo service's URL, the saved URLs) when RAYRUN_PORT or
+// DEMO_UPSTREAM_PORT changed. A start that fails stops every process it started.
+// RAYRUN_STATE_DIR (default .rayrun/) keeps a second local instance's data apart.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -9,12 +12,14 @@ import { join } from "node:path";
 import { startDemoUpstream } from "../demo/upstream/http.ts";
 
 const root = join(import.meta.dirname, "..");
-const stateDir = join(root, ".rayrun");
+const stateDir = process.env.RAYRUN_STATE_DIR ?? join(root, ".rayrun");
 const credentialsFile = join(stateDir, "dev-credentials.json");
 const devVarsFile = join(stateDir, "dev.vars");
 const gatewayPort = Number(process.env.RAYRUN_PORT ?? 8787);
 const upstreamPort = Number(process.env.DEMO_UPSTREAM_PORT ?? 8788);
 const apiUrl = `http://127.0.0.1:${gatewayPort}`;
+/** The URL npm start gives the demo service: the local demo upstream on some port. */
+const SEEDED_DEMO_URL = /^http:\/\/127\.0\.0\.1:\d+\/mcp$/;
 // No metrics, no update check (it rides on the banner), no fetch of the `Request.cf` placeholder: localhost only.
 const quietWrangler = {
   ...process.env,
@@ -37,6 +42,7 @@ run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist
 run("npm", ["run", "console:build"]);
 
 const upstream = await startDemoUpstream({ port: upstreamPort });
+// Its own process group (npx → wrangler → workerd), so stopping it stops all of them and frees the port.
 const gateway = spawn(
   "npx",
   [
@@ -66,13 +72,21 @@ const gateway = spawn(
     "MCP_ALLOWED_HOSTS:localhost,127.0.0.1",
     "--show-interactive-dev-session=false",
   ],
-  { cwd: root, env: quietWrangler, stdio: ["ignore", "inherit", "inherit"] },
+  { cwd: root, env: quietWrangler, stdio: ["ignore", "inherit", "inherit"], detached: true },
 );
-stopWith(gateway, () => upstream.close());
+const stop = stopWith(gateway, () => upstream.close());
 
-await waitForGateway();
-const credentials = await seed();
-writeOwnerOnly(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`);
+let credentials: DevCredentials;
+try {
+  await waitForGateway();
+  credentials = await seed();
+  writeOwnerOnly(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`);
+} catch (error) {
+  // Nothing it started may outlive a failed start (a wrangler dev left running holds its port).
+  console.error(`npm start failed: ${error instanceof Error ? error.message : String(error)}`);
+  await stop(1);
+  throw error;
+}
 console.log(`
 Rayrun is running.
   Console          ${apiUrl}/
@@ -116,17 +130,28 @@ function run(command: string, args: string[]): void {
   if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed with exit code ${result.status}`);
 }
 
-function stopWith(child: ChildProcess, cleanup: () => Promise<void>): void {
-  const stop = () => {
-    child.kill("SIGTERM");
-    void cleanup().finally(() => process.exit(0));
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+/** Stops the gateway's whole process group and the upstream, then exits: on Ctrl-C, on SIGTERM, on a failed start, or when wrangler dies. */
+function stopWith(child: ChildProcess, cleanup: () => Promise<void>): (code: number) => Promise<never> {
+  let stopping: Promise<never> | undefined;
+  const stop = (code: number) =>
+    (stopping ??= (async () => {
+      try {
+        if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGTERM");
+      } catch {
+        // already gone
+      }
+      await Promise.race([new Promise((resolve) => child.once("close", resolve)), new Promise((resolve) => setTimeout(resolve, 5000))]);
+      await cleanup().catch(() => undefined);
+      process.exit(code);
+    })());
+  process.on("SIGINT", () => void stop(0));
+  process.on("SIGTERM", () => void stop(0));
   child.on("exit", (code) => {
+    if (stopping) return;
     console.error(`wrangler dev exited (${code ?? "signal"})`);
-    void cleanup().finally(() => process.exit(code ?? 1));
+    void stop(code ?? 1);
   });
+  return stop;
 }
 
 async function waitForGateway(): Promise<void> {
@@ -180,11 +205,20 @@ async function createDemoWorkspace(): Promise<DevCredentials> {
   return { workspace, adminKey, clientKey: client.body.secret, apiUrl, mcpUrl: `${apiUrl}/mcp` };
 }
 
-/** Registers the demo upstream as service `demo`, or re-indexes it when it already exists. */
+/**
+ * Registers the demo upstream as service `demo`, or re-indexes it when it already exists. A demo
+ * service npm start made on another DEMO_UPSTREAM_PORT is pointed at this one first; one whose URL
+ * someone changed to anything else is theirs, and left as it is.
+ */
 async function connectDemoUpstream({ workspace, adminKey }: DevCredentials): Promise<void> {
   const listed = await call(`/v1/workspaces/${workspace}/services`, { key: adminKey });
-  const existing = (listed.body.services as { id: string; slug: string }[]).find((service) => service.slug === "demo");
+  if (listed.status !== 200) throw new Error(`Could not list the services: ${JSON.stringify(listed.body)}`);
+  const existing = (listed.body.services as { id: string; slug: string; url: string }[]).find((service) => service.slug === "demo");
   const url = `http://127.0.0.1:${upstreamPort}/mcp`;
+  if (existing && existing.url !== url && SEEDED_DEMO_URL.test(existing.url)) {
+    const moved = await call(`/v1/workspaces/${workspace}/services/${existing.id}`, { key: adminKey, method: "PATCH", body: { url } });
+    if (moved.status !== 200) throw new Error(`Could not point the demo service at ${url}: ${JSON.stringify(moved.body)}`);
+  }
   const result = existing
     ? await call(`/v1/workspaces/${workspace}/services/${existing.id}/refresh`, { key: adminKey, method: "POST" })
     : await call(`/v1/workspaces/${workspace}/services`, { key: adminKey, body: { slug: "demo", url } });

@@ -37,6 +37,19 @@ export async function api<T = any>(
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
+/**
+ * What the console's browser adds to every request it sends (fetch from the console's page, a form on the gateway's
+ * own page): a request authenticated by the session cookie is refused `csrf_refused` without one of them.
+ */
+export const CONSOLE_HEADERS = { origin: ORIGIN, "sec-fetch-site": "same-origin" } as const;
+
+/** Signs an existing member in through the dev login, as the console does; returns the session cookie (`name=value`). */
+export async function devLogin(email: string): Promise<string> {
+  const login = await api("/dev/login", { body: { email }, headers: CONSOLE_HEADERS });
+  if (login.status !== 200) throw new Error(`dev login: ${login.status} ${JSON.stringify(login.body)}`);
+  return login.headers.get("set-cookie")!.split(";")[0]!;
+}
+
 export interface TestWorkspace {
   ws: string;
   adminKey: string;
@@ -74,10 +87,7 @@ export async function upstreamReceived(tag: string): Promise<{ calls: ReceivedCa
   return (await res.json()) as { calls: ReceivedCall[]; methods: ReceivedRequest[] };
 }
 
-export async function addService(
-  workspace: TestWorkspace,
-  body: { slug: string; url: string; headers?: Record<string, string>; requiresAuthorization?: boolean },
-) {
+export async function addService(workspace: TestWorkspace, body: { slug: string; url: string; headers?: Record<string, string> }) {
   const res = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body });
   if (res.status !== 201) throw new Error(`service creation failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { service: { id: string; slug: string }; index: { added: string[] } };
@@ -110,14 +120,19 @@ export async function connectMcp(key: string): Promise<Client> {
   return client;
 }
 
-/** Shadow runs and log writes finish after the response; wait for them as a client would. */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let attempt = 0; attempt < 100; attempt++) {
+/**
+ * Shadow runs and log writes finish after the response, and call rows arrive through the queue in batches
+ * (up to `max_batch_timeout`, 1 s, after the call); wait for them as a client would. The deadline is generous
+ * because a loaded machine stretches the queue's delivery, not because delivery is slow.
+ */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
     const value = await read();
     if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error("timed out waiting");
 }
 
 /** The gateway's error in a tool result (`_meta["dev.rayrun/error"]`: code, message, details), if it holds one. */

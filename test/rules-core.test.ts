@@ -100,4 +100,27 @@ describe("the rules core in workerd", () => {
     expect(got).toEqual([{ who: vector.seeds[0]!.value }]);
     expect((await run.end({ text: vector.seeds[0]!.value })).passed).toBe(false);
   });
+
+  it("normalises real values as Node does: every pinned spelling rewritten, counted and mapped back alike", async () => {
+    const vectors = (await import("../fixtures/hooks/alias-vectors.json")).default as {
+      cases: {
+        run_key: string;
+        seeds: { type: string; value: string }[];
+        expected: {
+          spellings?: {
+            inbound: { text: string; inbound: string; real_values: number }[];
+            outbound: { text: string; outbound: string }[];
+          };
+        };
+      }[];
+    };
+    const vector = vectors.cases.find((candidate) => candidate.expected.spellings)!;
+    const door = new AliasDoor({ key: vector.run_key });
+    await door.seed(vector.seeds);
+    const { inbound, outbound } = vector.expected.spellings!;
+    expect(inbound.map(({ text }) => [door.toAlias(text).value, door.countReal(text)])).toEqual(
+      inbound.map((spelling) => [spelling.inbound, spelling.real_values]),
+    );
+    expect(outbound.map(({ text }) => door.toReal(text).value)).toEqual(outbound.map((spelling) => spelling.outbound));
+  });
 });

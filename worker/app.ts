@@ -2,10 +2,11 @@ import { approvalRoutes } from "./approvals/approvals.routes.ts";
 import { devLoginRoutes } from "./auth/dev-login.routes.ts";
 import { whoamiRoutes } from "./auth/whoami.routes.ts";
 import { createRouter } from "./http/app.ts";
+import { refuseCrossSiteRequests } from "./http/csrf.ts";
 import { ApiError, handleError } from "./http/errors.ts";
 import { hookRoutes } from "./hooks/lifecycle/hooks.routes.ts";
 import { jsonBody } from "./http/json-body.ts";
-import { dropCatalogAfterWrites } from "./http/catalog-writes.ts";
+import { leaseRoutes } from "./leases/lease.routes.ts";
 import { logRoutes } from "./logs/logs.routes.ts";
 import { serveMcpWithBrowserChecks } from "./mcp/mcp.browser.ts";
 import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
@@ -16,6 +17,7 @@ import { profileRoutes } from "./policy/profiles.routes.ts";
 import { servicePolicyRoutes } from "./policy/service-policies.routes.ts";
 import { serviceRoutes } from "./services/services.routes.ts";
 import { toolRoutes } from "./tools/tools.routes.ts";
+import { upstreamOAuthRoutes } from "./upstream-auth/oauth.routes.ts";
 import { workspaceRoutes } from "./workspaces/workspaces.routes.ts";
 
 /** The whole HTTP surface: REST API under /v1, the client MCP endpoint, OAuth for MCP clients, dev login. */
@@ -26,13 +28,16 @@ export function createApp() {
     throw new ApiError("not_found", { message: "No such route" });
   });
 
+  // First, before any body is read or any route runs: a page of another origin riding on the console's session.
+  app.use("*", refuseCrossSiteRequests());
   app.use("/v1/*", jsonBody());
-  app.use("/v1/workspaces/:ws/*", dropCatalogAfterWrites());
   app.route("/", whoamiRoutes);
   app.route("/", workspaceRoutes);
+  app.route("/", leaseRoutes);
   app.route("/", profileRoutes);
   app.route("/", policyMatrixRoutes);
   app.route("/", serviceRoutes);
+  app.route("/", upstreamOAuthRoutes);
   app.route("/", servicePolicyRoutes);
   app.route("/", toolRoutes);
   app.route("/", hookRoutes);

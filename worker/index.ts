@@ -1,7 +1,9 @@
 import { createApp } from "./app.ts";
+import { consumeCallLogs } from "./logs/call-log.consumer.ts";
 import { applyLogRetention } from "./logs/logs.store.ts";
 
 export { CallRelayDO } from "./mcp/call-relay.do.ts";
+export { OAuthRegistryDO } from "./oauth/registry.do.ts";
 export { ActorQuotaDO } from "./quotas/actor-quota.do.ts";
 export { WorkspaceDO } from "./workspaces/workspace.do.ts";
 
@@ -9,7 +11,11 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  /** Hourly (wrangler.toml): clears captured hook-log details and old log rows past their retention. */
+  /** The call-log queue (wrangler.toml): batches of call rows into D1, and OpenTelemetry when configured. */
+  async queue(batch, env) {
+    await consumeCallLogs(batch, env);
+  },
+  /** Hourly (wrangler.toml): clears captured log details and old rows and rollups past their retention. */
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(applyLogRetention(env.DB));
   },

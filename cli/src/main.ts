@@ -7,6 +7,7 @@ import { registerApprovals } from "./commands/approvals.ts";
 import { registerCatalog } from "./commands/catalog.ts";
 import { registerCodeMode } from "./commands/codemode.ts";
 import { registerHooks } from "./commands/hooks.ts";
+import { registerLogs } from "./commands/logs.ts";
 import { registerRules } from "./commands/rules.ts";
 import { createContext, type Context, type GlobalOptions } from "./context.ts";
 import { describeFailure, EXIT } from "./errors.ts";
@@ -21,7 +22,7 @@ export function buildProgram(): Command {
     .option("--api-url <url>", "the gateway's origin (default: $RAYRUN_API_URL)")
     .option("--api-key <key>", "an API key, rr_… (default: $RAYRUN_API_KEY); never printed")
     .option("--workspace <id>", "the workspace (default: $RAYRUN_WORKSPACE, else the key's only workspace)")
-    .option("--json", "print one JSON document (JSON lines for `hooks logs`)")
+    .option("--json", "print one JSON document (JSON lines for `logs` and `hooks logs`)")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
 
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerRules(hooks);
   registerApprovals(program, run);
   registerCodeMode(program, run);
+  registerLogs(program, run);
   for (const command of allCommands(program)) command.exitOverride();
   return program;
 }

@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, it } from "vitest";
 import { AliasDoor, AliasError, HookDenied, HookRun, MAX_ALIAS_TEXT, MAX_SEEDS, type SeedEntity } from "../src/rules/index.ts";
 
@@ -29,7 +30,7 @@ handlers = [{ type = "alias" }]
 handlers = [{ type = "alias" }]
 
 [[hooks.post_tool_call]]
-matcher = "^(?!unguarded)"
+matcher = "^[^u]"
 handlers = [{ type = "alias" }]
 
 [[hooks.post_tool_call]]
@@ -61,6 +62,23 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   throw new Error("it resolved");
 }
 
+/** A fixture case's spellings: each text rewritten inbound (with its real values counted), or mapped back outbound. */
+interface Spellings {
+  inbound: { name: string; text: string; inbound: string; real_values: number }[];
+  outbound: { name: string; text: string; outbound: string }[];
+}
+
+/** What the door does to a case's spellings, in the fixture's shape; the run_end check must find each inbound one. */
+function spelt(door: AliasDoor, spellings: Spellings): Spellings {
+  return {
+    inbound: spellings.inbound.map(({ name, text }) => {
+      const found = door.check({ text }, {}).total;
+      return { name, text, inbound: door.toAlias(text).value, real_values: found === door.countReal(text) ? found : -1 };
+    }),
+    outbound: spellings.outbound.map(({ name, text }) => ({ name, text, outbound: door.toReal(text).value })),
+  };
+}
+
 describe("derivation", () => {
   it("reproduces fixtures/hooks/alias-vectors.json: aliases, attempts and every variant", async ({ expect }) => {
     const vectors = JSON.parse(readFileSync(join(import.meta.dirname, "../../fixtures/hooks/alias-vectors.json"), "utf8")) as {
@@ -69,16 +87,20 @@ describe("derivation", () => {
         run_key: string;
         options: ConstructorParameters<typeof AliasDoor>[0];
         seeds: SeedEntity[];
-        expected: { aliases: unknown[]; variants: unknown[] };
+        expected: { aliases: unknown[]; variants: unknown[]; spellings?: Spellings };
       }[];
     };
-    expect(vectors.cases.length).toBeGreaterThanOrEqual(4);
+    expect(vectors.cases.length).toBeGreaterThanOrEqual(6);
     for (const vector of vectors.cases) {
       const door = new AliasDoor({ ...vector.options, key: vector.run_key });
       await door.seed(vector.seeds);
       const aliases = door.legend().entries.map(({ type, value, alias, attempt }) => ({ type, value, alias, attempt }));
-      expect({ name: vector.name, aliases, variants: door.variants() }).toEqual({ name: vector.name, ...vector.expected });
+      const { spellings, ...derivation } = vector.expected;
+      expect({ name: vector.name, aliases, variants: door.variants() }).toEqual({ name: vector.name, ...derivation });
+      if (spellings) expect(spelt(door, spellings)).toEqual(spellings);
     }
+    const spellingCase = vectors.cases.find((vector) => vector.expected.spellings)!;
+    expect(spellingCase.expected.spellings!.inbound.length).toBeGreaterThanOrEqual(14);
     // The collision case really collides: its second identity took a second draw.
     expect(vectors.cases.some((vector) => (vector.expected.aliases as { attempt: number }[]).some((alias) => alias.attempt > 0))).toBe(
       true,
@@ -112,9 +134,31 @@ describe("derivation", () => {
     const entries = door.legend().entries;
     expect(new Set(entries.map((entry) => entry.alias.toLowerCase())).size).toBe(2000);
     expect(entries.filter((entry) => entry.attempt > 0).length).toBeGreaterThan(0);
+    // No minted name has a compound surname: half of one would map back and half not (Delphine Verity → Matthew Verity).
+    expect(entries.filter((entry) => /-/.test(entry.alias))).toEqual([]);
+    const companies = new AliasDoor({ key: KEY });
+    await companies.seed(Array.from({ length: 500 }, (_, i) => ({ type: "company", value: `Firm${i} Ltd`, identity: `c${i}` })));
+    expect(companies.legend().entries.filter((entry) => /-/.test(entry.alias))).toEqual([]);
     const ips = new AliasDoor({ key: KEY });
     await ips.seed(Array.from({ length: 50 }, (_, i) => ({ type: "ip", value: `10.0.0.${i}` })));
     for (const entry of ips.legend().entries) expect(entry.alias).toMatch(/^(192\.0\.2|198\.51\.100|203\.0\.113)\.\d+$/);
+  });
+
+  it("maps every part of a real compound surname to the persona, alone or after the given name, in the meter and the check too", async ({
+    expect,
+  }) => {
+    const door = new AliasDoor({ key: KEY });
+    await door.seed([{ type: "person_name", value: "Ann Smith-Jones" }]);
+    const alias = door.legend().entries[0]!.alias;
+    const text = "Ann Smith-Jones wrote to Ms Jones; Ann Smith replied. SMITH agreed.";
+    const shown = door.toAlias(text).value;
+    expect(shown).toBe(`${alias} wrote to Ms ${alias.split(" ")[1]}; ${alias} replied. ${alias.split(" ")[1]!.toUpperCase()} agreed.`);
+    expect(door.countReal(text)).toBe(4);
+    expect(door.check({ text: "Ms Jones" }, {}).findings).toEqual([
+      { check: "alias_leak", kind: "person_name", where: "report.text", count: 1 },
+    ]);
+    // The way back is whole: the persona's surname is one word and maps to the real surname.
+    expect(door.toReal(`Dear ${alias.split(" ")[1]}`).value).toBe("Dear Smith-Jones");
   });
 
   it("refuses bad seeds with rules_alias_bad_seed and too many with rules_alias_too_many_seeds", async ({ expect }) => {
@@ -420,5 +464,96 @@ describe("run_end check", () => {
     const { run } = await doorRun();
     const verdict = await run.end({ summary: `${aliasOf(run, "Matthew Nowell")} runs ${aliasOf(run, "Nowell Ltd")}` });
     expect(verdict).toMatchObject({ passed: true, reasons: [] });
+  });
+});
+
+describe("one normalisation for real values, over random mixes of spellings", () => {
+  /** One character, spelt another way a reader still reads as the same: a look-alike, fullwidth, an entity, percent-encoded, with a mark or a format character after it. */
+  const LOOK_ALIKES: Record<string, string> = {
+    a: "а",
+    c: "с",
+    e: "е",
+    o: "о",
+    p: "р",
+    x: "х",
+    A: "А",
+    E: "Е",
+    O: "О",
+    M: "М",
+    H: "Н",
+    T: "Т",
+  };
+  const FORMAT = ["\u200b", "\u00ad", "\u2060", "\u200c", "\ufeff"];
+  const character = (char: string) =>
+    fc.constantFrom(
+      ...[
+        char,
+        char,
+        String.fromCharCode(char.charCodeAt(0) + 0xfee0),
+        `&#${char.charCodeAt(0)};`,
+        `&#x${char.charCodeAt(0).toString(16)};`,
+        `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
+        ...(LOOK_ALIKES[char] ? [LOOK_ALIKES[char]!, encodeURIComponent(LOOK_ALIKES[char]!)] : []),
+        ...(/[aeiou]/i.test(char) ? [`${char}\u0301`, `${char}\u0308`] : []),
+        ...FORMAT.map((format) => `${char}${format}`),
+      ],
+    );
+  const space = fc.constantFrom(" ", "  ", "%20", "&nbsp;", "&#32;", "\u00a0", "\u3000", "\t", " \u200b");
+  const separator = fc.constantFrom(" ", ".", "-", "\u2013", "\u2014", "/", "&#45;", "\u200b-");
+  /** A spelling of `text`: each letter spelt one of the ways above, each space one of the spaces. */
+  const spelling = (text: string) =>
+    fc
+      .tuple(...[...text].map((char) => (char === " " ? space : /[A-Za-z0-9]/.test(char) ? character(char) : fc.constant(char))))
+      .map((parts) => parts.join(""));
+  /** A phone's digits in groups, with any of the separators (a digit spelt another way now and then). */
+  const phone = (groups: string[]) =>
+    fc.tuple(...groups.map((group) => spelling(group)), ...groups.slice(1).map(() => separator)).map((parts) => {
+      const digits = parts.slice(0, groups.length);
+      const seps = parts.slice(groups.length);
+      return digits.map((group, i) => (i === 0 ? group : `${seps[i - 1]}${group}`)).join("");
+    });
+  const before = fc.constantFrom("", "Met ", "(", "Call: ", "Notes:\n", "« ");
+  const after = fc.constantFrom("", " in Leeds.", ").", "\n", ", twice", " »");
+
+  it("rewrites every spelling of a real value inbound with the text around it intact, meters it and fails run_end on it", async ({
+    expect,
+  }) => {
+    const door = new AliasDoor({ key: KEY });
+    await door.seed(SUBJECT);
+    const reals = fc.oneof(
+      spelling("Matthew Nowell"),
+      spelling("Nowell"),
+      spelling("MATTHEW NOWELL"),
+      phone(["020", "7946", "0958"]),
+      phone(["+44", "20", "7946", "0958"]),
+    );
+    fc.assert(
+      fc.property(before, reals, after, (head, real, tail) => {
+        const text = `${head}${real}${tail}`;
+        expect(door.countReal(text)).toBeGreaterThanOrEqual(1);
+        expect(door.check({ text }, {}).total).toBeGreaterThanOrEqual(1);
+        const shown = door.toAlias(text).value;
+        expect(door.countReal(shown)).toBe(0);
+        expect(shown.startsWith(head) && shown.endsWith(tail)).toBe(true);
+      }),
+      { seed: 25, numRuns: 400 },
+    );
+  });
+
+  it("maps every spelling of an alias back to the real value outbound, the text around it intact", async ({ expect }) => {
+    const door = new AliasDoor({ key: KEY });
+    await door.seed(SUBJECT);
+    const [name, , , phoneAlias] = door.legend().entries.map((entry) => entry.alias) as string[];
+    const national = phoneAlias!.replace("+1 ", "").split(" ");
+    const aliases = fc.oneof(spelling(name!), spelling(name!.split(" ")[1]!), phone(national));
+    fc.assert(
+      fc.property(before, aliases, after, (head, alias, tail) => {
+        const out = door.toReal(`${head}${alias}${tail}`);
+        expect(out.refusals).toEqual([]);
+        expect(door.countReal(out.value)).toBeGreaterThanOrEqual(1);
+        expect(out.value.startsWith(head) && out.value.endsWith(tail)).toBe(true);
+      }),
+      { seed: 25, numRuns: 400 },
+    );
   });
 });

@@ -445,10 +445,11 @@ describe("the npm package", () => {
     const packed = spawnSync("npm", ["pack", "-w", "cli", "--pack-destination", packs, "--json"], { cwd: root, encoding: "utf8" });
     expect(packed.status, packed.stderr).toBe(0);
     const { filename, files } = (JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
-    // The command, the rayrun/hooks library (Node and runtime-neutral core) with its declarations, and nothing else.
+    // The command (its launcher and bundle), the rayrun/hooks library (Node and runtime-neutral core) with its declarations, and nothing else.
     const paths = files.map((file) => file.path).sort();
     expect(paths.filter((path) => !path.startsWith("dist/types/"))).toEqual([
       "README.md",
+      "bin/rayrun.js",
       "dist/hooks-core.js",
       "dist/hooks.js",
       "dist/rayrun.js",

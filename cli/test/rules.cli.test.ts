@@ -293,7 +293,7 @@ for (const [version, node] of Object.entries(nodes)) {
         cwd: dir,
         stdin: JSON.stringify({ hook_event_name: "Stop", session_id: "../x" }),
       });
-      expect(noSession.status).toBe(1);
+      expect(noSession.status).toBe(2);
       expect(noSession.stderr).toContain("invalid_session_id");
     });
   });
@@ -335,6 +335,46 @@ for (const [version, node] of Object.entries(nodes)) {
           .stdout,
       );
       expect(post.sample.contexts).toEqual([expect.stringMatching(/^\[hook provenance\] web_search answered in run run-/)]);
+    });
+
+    it("writes no real sink: a record handler's line is shown, not appended; --result supplies the sample's tool_result", ({ expect }) => {
+      const dir = exampleCopy();
+      const result = { hits: [{ title: "Release 1.2" }] };
+      const check = rayrun(
+        [
+          "hooks",
+          "check",
+          "gateway-hooks.toml",
+          "--event",
+          "PostToolUse",
+          "--tool",
+          "web_search",
+          "--result",
+          JSON.stringify(result),
+          "--json",
+        ],
+        { node, cwd: dir },
+      );
+      expect([check.status, check.stderr]).toEqual([0, ""]);
+      const report = JSON.parse(check.stdout);
+      // The example's record rule (sink runs/{run_id}/transcript.jsonl) would have written this line; nothing was.
+      expect(report.sample.records).toEqual([
+        {
+          sink: expect.stringMatching(/\/runs\/run-[0-9a-f]{6}\/transcript\.jsonl$/),
+          line: expect.objectContaining({ event: "post_tool_call", source: "example", tool_name: "web_search", tool_result: result }),
+        },
+      ]);
+      expect(existsSync(join(dir, "runs"))).toBe(false);
+      const text = rayrun(["hooks", "check", "gateway-hooks.toml", "--event", "post_tool_call", "--result", "null"], { node, cwd: dir });
+      expect(text.stdout).toMatch(/\n {2}record \(not written\) → .*transcript\.jsonl: \{.*"tool_result":null/);
+      expect(existsSync(join(dir, "runs"))).toBe(false);
+      const misplaced = rayrun(["hooks", "check", "gateway-hooks.toml", "--result", "{}", "--json"], { node, cwd: dir });
+      expect([misplaced.status, JSON.parse(misplaced.stdout)]).toEqual([
+        2,
+        { error: { code: "usage", message: "--result is for post_tool_call, post_response or run_end, not pre_tool_call" } },
+      ]);
+      const notJson = rayrun(["hooks", "check", "gateway-hooks.toml", "--event", "run_end", "--result", "{", "--json"], { node, cwd: dir });
+      expect([notJson.status, JSON.parse(notJson.stdout).error.message]).toEqual([2, "--result must be JSON"]);
     });
 
     it("seeds the alias door with --seed before the sample, and names a bad seed file", ({ expect }) => {
@@ -466,6 +506,17 @@ function hookProcess(dir: string, event: object, args: string[] = []): Promise<{
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 
+/** The PostToolUse answer of an event rayrun refused: blocked, and the model reads `[withheld: code]` instead of the output. */
+const blocked = (reason: unknown, code: string) => ({
+  decision: "block",
+  reason,
+  hookSpecificOutput: {
+    hookEventName: "PostToolUse",
+    updatedToolOutput: `[withheld: ${code}]`,
+    updatedMCPToolOutput: `[withheld: ${code}]`,
+  },
+});
+
 describe("rayrun hooks run, the session's files", () => {
   // Every kind of run file: findings, a hook error, an async answer, seeds, counts, the verdict and the legend.
   const rules = `
@@ -537,7 +588,14 @@ export function broken() {
     chmodSync(state, 0o755);
     const earlier = { check: "seen", n: 0, payload: "0", hook: "note", event: "post_tool_call" };
     writeFileSync(join(state, "findings.jsonl"), `${JSON.stringify(earlier)}\n`, { mode: 0o644 });
-    writeFileSync(join(state, "verdict.json"), "{}\n", { mode: 0o644 });
+    // A verdict as versions before run_end events were recorded wrote it: one end, passed.
+    writeFileSync(
+      join(state, "verdict.json"),
+      `${JSON.stringify({ passed: true, reasons: [], findings: [], ended_at: "2026-01-01T00:01:00.000Z" })}\n`,
+      {
+        mode: 0o644,
+      },
+    );
     writeFileSync(join(state, "legend.json"), "{}\n", { mode: 0o666 });
     chmodSync(join(state, "legend.json"), 0o666);
     const key = "ab".repeat(32);
@@ -553,6 +611,10 @@ export function broken() {
     await hookProcess(dir, { session_id: "old-session", cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
     const verdict = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
     expect(verdict.findings.map((finding: { n: number }) => finding.n)).toEqual([0, 1]);
+    expect(verdict.ends.map((end: { event: string; at: string }) => [end.event, end.at.slice(0, 4)])).toEqual([
+      ["run_end", "2026"],
+      ["Stop", expect.stringMatching(/^\d{4}$/)],
+    ]);
     expect(JSON.parse(readFileSync(join(state, "legend.json"), "utf8")).run_key).toBe(key);
     expect([modeOf(join(state, "verdict.json")), modeOf(join(state, "legend.json"))]).toEqual([0o600, 0o600]);
   });
@@ -571,11 +633,10 @@ export function broken() {
       "",
       `rayrun hooks run: run_state_unsafe: ${join(state, "findings.jsonl")} is not a regular file (a symlink is never followed)`,
     ]);
+    // After the tool ran: blocked, its output withheld (exit 1 would leave the model the real output).
     const post = await hookProcess(dir, read(dir, "linked-session", 1));
-    expect([post.status, post.stderr.trim()]).toEqual([
-      1,
-      `rayrun hooks run: run_state_unsafe: ${join(state, "findings.jsonl")} is not a regular file (a symlink is never followed)`,
-    ]);
+    const unsafe = `rayrun hooks run: run_state_unsafe: ${join(state, "findings.jsonl")} is not a regular file (a symlink is never followed)`;
+    expect([post.status, JSON.parse(post.stdout), post.stderr.trim()]).toEqual([0, blocked(unsafe, "run_state_unsafe"), unsafe]);
     expect([readFileSync(elsewhere, "utf8"), modeOf(elsewhere)]).toEqual(["not a run file\n", 0o644]);
 
     // The session folder itself a link to another folder.
@@ -624,7 +685,9 @@ export function broken() {
 });
 
 describe("rayrun hooks run, an unforeseen failure", () => {
-  it("refuses the guarded call (exit 2 on PreToolUse, 1 after it) when the session's state is damaged", ({ expect }) => {
+  it("refuses the guarded call (exit 2 on PreToolUse, a block with the output withheld after it) when the session's state is damaged", ({
+    expect,
+  }) => {
     const dir = mkdtempSync(join(tmpdir(), "rayrun-damaged-"));
     writeFileSync(
       join(dir, "gateway-hooks.toml"),
@@ -645,8 +708,8 @@ describe("rayrun hooks run, an unforeseen failure", () => {
       hook_event_name: "PostToolUse",
       tool_response: { type: "text", file: { filePath: "/notes.md", content: "x" } },
     });
-    expect(post.status).toBe(1);
-    expect(post.stderr).toMatch(/^rayrun hooks run: hooks_run_failed: /);
+    expect(post.status).toBe(0);
+    expect(JSON.parse(post.stdout)).toEqual(blocked(expect.stringMatching(/^rayrun hooks run: hooks_run_failed: /), "hooks_run_failed"));
 
     // A damaged line of what the session found is not read as nothing found.
     rmSync(join(dir, ".rayrun/hooks", session), { recursive: true });
@@ -787,5 +850,175 @@ describe("rayrun hooks --help", () => {
     expect(help).toContain(" check [options] <file> Local rules file: validate it");
     expect(help).toContain(" run [options] Local rules file as a Claude Code hook");
     for (const verb of ["pull", "push", "apply", "logs", "history"]) expect(help).toContain(` ${verb} `);
+  });
+
+  it("says in what order hooks logs prints its rows (each page oldest first)", ({ expect }) => {
+    const help = rayrun(["hooks", "logs", "--help"], { node: nodes["20"], cwd: root }).stdout.replace(/\s+/g, " ");
+    expect(help).toContain("the newest rows (--limit), printed oldest first, in time order");
+    expect(help).not.toContain("newest first");
+  });
+});
+
+describe("rayrun hooks run never fails open", () => {
+  // An alias rule on every call, and a command that reads the whole event (so its JSON must be written out).
+  const rules = `
+[[hooks.PreToolUse]]
+handlers = [{ type = "alias" }]
+
+[[hooks.PostToolUse]]
+matcher = "^WebSearch$"
+handlers = [{ type = "alias" }]
+
+[[hooks.PostToolUse]]
+handlers = [{ type = "command", command = "cat > /dev/null", name = "reader" }]
+`;
+  function project(): string {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-closed-"));
+    writeFileSync(join(dir, "gateway-hooks.toml"), rules);
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    return dir;
+  }
+  /** The raw stdin of a PostToolUse whose output names the subject beside an array nested `levels` deep. */
+  const nestedOutput = (dir: string, session: string, tool: string, levels: number) =>
+    `{"session_id":${JSON.stringify(session)},"cwd":${JSON.stringify(dir)},"hook_event_name":"PostToolUse","tool_name":"${tool}",` +
+    `"tool_input":{"query":"x"},"tool_response":{"who":"Matthew Nowell","nested":${"[".repeat(levels)}${"]".repeat(levels)}}}`;
+  const counts = (dir: string, session: string) => JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "counts.json"), "utf8"));
+  const tooDeep = "event_too_deep: the event's tool_result nests objects and arrays deeper than 64 levels";
+
+  for (const levels of [2_000, 3_000, 100_000])
+    it(`blocks a PostToolUse output nested ${levels} levels deep, withheld, metered, with or without an alias rule`, ({ expect }) => {
+      const dir = project();
+      for (const tool of ["WebSearch", "Read"]) {
+        const session = `deep-${tool}`;
+        const reply = rayrun(["hooks", "run", "--seed", "seeds.json"], {
+          node: nodes["22"],
+          cwd: dir,
+          stdin: nestedOutput(dir, session, tool, levels),
+        });
+        expect([reply.status, reply.stderr]).toEqual([0, ""]);
+        expect(JSON.parse(reply.stdout)).toEqual(blocked(tooDeep, "event_too_deep"));
+        expect(reply.stdout).not.toMatch(/nowell/i);
+        // Counted as refused; nothing real reached the model, so the meter counts none.
+        expect(counts(dir, session)).toMatchObject({ denied: 1, leak_through_inbound: 0 });
+        const errors = readFileSync(join(dir, ".rayrun/hooks", session, "errors.jsonl"), "utf8");
+        expect(JSON.parse(errors)).toMatchObject({ hook: "rayrun", code: "event_too_deep", event: "post_tool_call" });
+      }
+    });
+
+  it("rewrites output nested exactly 64 levels as usual, and refuses a PreToolUse input nested 100,000 levels with exit 2", ({
+    expect,
+  }) => {
+    const dir = project();
+    const at64 = rayrun(["hooks", "run", "--seed", "seeds.json"], {
+      node: nodes["22"],
+      cwd: dir,
+      stdin: nestedOutput(dir, "s64", "WebSearch", 63),
+    });
+    expect(at64.status).toBe(0);
+    const shown = JSON.parse(at64.stdout).hookSpecificOutput.updatedToolOutput as { who: string };
+    expect(shown.who).not.toMatch(/nowell/i);
+    const deepInput = `{"session_id":"pre","cwd":${JSON.stringify(dir)},"hook_event_name":"PreToolUse","tool_name":"WebSearch","tool_input":{"q":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`;
+    const pre = rayrun(["hooks", "run", "--seed", "seeds.json"], { node: nodes["22"], cwd: dir, stdin: deepInput });
+    expect([pre.status, pre.stdout, pre.stderr.trim()]).toEqual([
+      2,
+      "",
+      "event_too_deep: the event's tool_input nests objects and arrays deeper than 64 levels",
+    ]);
+  });
+
+  it("withholds output at the size bounds: past the door's text bound, and an event past 64 MiB on stdin", ({ expect }) => {
+    const dir = project();
+    const event = (session: string, tool: string, text: string) =>
+      JSON.stringify({
+        session_id: session,
+        cwd: dir,
+        hook_event_name: "PostToolUse",
+        tool_name: tool,
+        tool_input: {},
+        tool_response: { text },
+      });
+    // 16 Mi characters and one more, naming the subject: the alias rule cannot read it, so nobody sees it.
+    const large = rayrun(["hooks", "run", "--seed", "seeds.json"], {
+      node: nodes["22"],
+      cwd: dir,
+      stdin: event("text-bound", "WebSearch", `Matthew Nowell ${"x".repeat(16 * 1024 * 1024)}`),
+    });
+    expect(large.status).toBe(0);
+    expect(JSON.parse(large.stdout)).toMatchObject({
+      decision: "block",
+      reason: expect.stringMatching(/^rules_alias_text_too_large: /),
+      hookSpecificOutput: { updatedToolOutput: "[withheld: rules_alias_text_too_large]" },
+    });
+    const huge = rayrun(["hooks", "run"], {
+      node: nodes["22"],
+      cwd: dir,
+      stdin: event("stdin-bound", "Read", "y".repeat(64 * 1024 * 1024)),
+    });
+    const message = `rayrun hooks run: hook_input_too_large: the event on stdin is larger than ${64 * 1024 * 1024} bytes; it was not read`;
+    expect([huge.status, JSON.parse(huge.stdout), huge.stderr.trim()]).toEqual([0, blocked(message, "hook_input_too_large"), message]);
+  });
+
+  it("refuses a session_id that is not a plain name, closed on every event", ({ expect }) => {
+    const dir = project();
+    const ids: unknown[] = [".", "..", "...", "a/b", "..\\\\x", "a\u0000b", "tab\there", "x".repeat(129), "é", "", 7];
+    for (const id of ids) {
+      const common = { session_id: id, cwd: dir, tool_name: "Read", tool_input: {} };
+      const message =
+        "rayrun hooks run: invalid_session_id: session_id must be a plain name: 1–128 letters, digits, '.', '_' or '-', and not only dots";
+      const post = rayrun(["hooks", "run"], {
+        node: nodes["22"],
+        cwd: dir,
+        stdin: JSON.stringify({ ...common, hook_event_name: "PostToolUse", tool_response: { who: "Matthew Nowell" } }),
+      });
+      expect([id, post.status, JSON.parse(post.stdout)]).toEqual([id, 0, blocked(message, "invalid_session_id")]);
+      const pre = rayrun(["hooks", "run"], {
+        node: nodes["22"],
+        cwd: dir,
+        stdin: JSON.stringify({ ...common, hook_event_name: "PreToolUse" }),
+      });
+      expect([id, pre.status, pre.stderr.trim()]).toEqual([id, 2, message]);
+      const stop = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: JSON.stringify({ ...common, hook_event_name: "Stop" }) });
+      expect([id, stop.status]).toEqual([id, 2]);
+    }
+    // Nothing was written above or beside the sessions.
+    expect(existsSync(join(dir, ".rayrun"))).toBe(false);
+    expect(
+      rayrun(["hooks", "run"], {
+        node: nodes["22"],
+        cwd: dir,
+        stdin: JSON.stringify({ session_id: "x".repeat(128), cwd: dir, hook_event_name: "PreToolUse", tool_name: "Read", tool_input: {} }),
+      }).status,
+    ).toBe(0);
+  });
+
+  it("blocks a PostToolUse whose stdin is not JSON, and answers ^(a+)+$ against a hostile tool name within the hook's timeout", ({
+    expect,
+  }) => {
+    const dir = project();
+    const garbled = rayrun(["hooks", "run"], {
+      node: nodes["22"],
+      cwd: dir,
+      stdin: `{"hook_event_name":"PostToolUse","tool_response":{"who":"Matthew Nowell"`,
+    });
+    const message = "rayrun hooks run: invalid_hook_input: stdin must be the agent's hook event as a JSON object";
+    expect([garbled.status, JSON.parse(garbled.stdout)]).toEqual([0, blocked(message, "invalid_hook_input")]);
+    expect(rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: "not json" }).status).toBe(2);
+
+    writeFileSync(
+      join(dir, "backtrack.toml"),
+      `[[hooks.PreToolUse]]\nmatcher = "^(a+)+$"\nhandlers = [{ type = "deny", reason = "all a" }]\n`,
+    );
+    const hook = (tool: string) =>
+      spawnSync(nodes["22"], [bundle, "hooks", "run", "--config", "backtrack.toml"], {
+        cwd: dir,
+        input: JSON.stringify({ session_id: "backtrack", cwd: dir, hook_event_name: "PreToolUse", tool_name: tool, tool_input: {} }),
+        encoding: "utf8",
+        // Claude Code's hook timeout is 60 s; a backtracking engine would still be at it then.
+        timeout: 20_000,
+      });
+    const hostile = hook(`${"a".repeat(40)}!`);
+    expect([hostile.status, hostile.signal, hostile.stderr]).toEqual([0, null, ""]);
+    const matching = hook("a".repeat(40));
+    expect([matching.status, matching.stderr.trim()]).toEqual([2, "all a"]);
   });
 });

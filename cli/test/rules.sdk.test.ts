@@ -139,6 +139,15 @@ describe("the rules file is validated when the run starts", () => {
     expect([event.code, event.path, event.line]).toEqual(["rules_unknown_event", "hooks.BeforeTool", 1]);
     const regex = await loadError(`[[hooks.pre_tool_call]]\nmatcher = "a | (b"\nhandlers = [{ type = "deny" }]\n`);
     expect([regex.code, regex.path, regex.line]).toEqual(["rules_bad_matcher", "hooks.pre_tool_call[0].matcher", 2]);
+    // A pattern the linear-time engine cannot run is a load error naming the rule, not a matcher that may hang.
+    const lookaround = await loadError(
+      `[[hooks.pre_tool_call]]\nhandlers = [{ type = "deny" }]\n\n[[hooks.pre_tool_call]]\nmatcher = "^(?!safe_)"\nhandlers = [{ type = "deny" }]\n`,
+    );
+    expect([lookaround.code, lookaround.path, lookaround.line]).toEqual(["rules_bad_matcher", "hooks.pre_tool_call[1].matcher", 5]);
+    expect(lookaround.message).toContain('hooks.pre_tool_call[1].matcher: cannot be a matcher: "^(?!safe_)" uses lookaround');
+    const backreference = await loadError(`[vendors]\nsearch = "(a)\\\\1"\n`);
+    expect([backreference.code, backreference.path, backreference.line]).toEqual(["rules_bad_matcher", "vendors.search", 2]);
+    expect(backreference.message).toContain("uses a backreference");
     const missing = await loadError(`[[hooks.pre_tool_call]]\nmatcher = "a"\n`);
     expect([missing.code, missing.path, missing.line]).toEqual(["rules_missing_key", "hooks.pre_tool_call[0].handlers", 1]);
     const type = await loadError(`[[hooks.pre_tool_call]]\nhandlers = [{ type = "webhook" }]\n`);
@@ -211,6 +220,23 @@ describe("matchers", () => {
     ]);
   });
 
+  it("run in linear time: ^(a+)+$ against forty a's and a ! answers at once; a name past the step budget fails closed", async ({
+    expect,
+  }) => {
+    const run = await runOf(`[[hooks.pre_tool_call]]\nmatcher = "^(a+)+$"\nhandlers = [{ type = "deny", reason = "all a" }]\n`);
+    const hostile = `${"a".repeat(40)}!`;
+    // A backtracking engine takes 2^40 steps here; the hook would be killed and the call let through.
+    const tools = run.wrapTools({ [hostile]: async () => "ran", [hostile.slice(0, -1)]: async () => "ran" });
+    expect(await tools[hostile]!({})).toBe("ran");
+    expect(await rejection(tools[hostile.slice(0, -1)]!({}))).toMatchObject({ reason: "all a" });
+    // Linear is still work: a name of two million characters runs out of MATCHER_STEP_BUDGET, and the call never runs.
+    let ran = false;
+    const huge = run.wrapTools({ ["a".repeat(2_000_000)]: async () => (ran = true) });
+    const failed = await rejection(Object.values(huge)[0]!({}));
+    expect(failed).toMatchObject({ name: "MatcherBudgetExceeded", message: expect.stringContaining('matcher "^(a+)+$" spent its') });
+    expect(ran).toBe(false);
+  });
+
   it("match a vendor through [vendors] or wrapTools, and an arg by dotted path", async ({ expect }) => {
     const run = await runOf(
       `[vendors]\nspycloud = "^spycloud_"\n[[hooks.pre_tool_call]]\nvendor = "spycloud"\narg = "filter.email"\nhandlers = [{ type = "deny", reason = "vendor+arg" }]\n`,
@@ -221,6 +247,50 @@ describe("matchers", () => {
     expect(await tools.other({ filter: { email: "a@b.test" } })).toBe("ran");
     const asVendor = run.wrapTools({ other: async () => "ran" }, { vendor: "spycloud" });
     expect(await rejection(asVendor.other({ filter: { email: "x" } }))).toBeInstanceOf(HookDenied);
+  });
+});
+
+describe("bounded walks over event data", () => {
+  const deep = (levels: number): unknown => JSON.parse(`${"[".repeat(levels)}${"]".repeat(levels)}`);
+
+  it("refuse a result, input or report nested past 64 levels before any handler walks it: closed, recorded", async ({ expect }) => {
+    const dir = folder({});
+    const sink = join(dir, "calls.jsonl");
+    const run = await runOf(`[[hooks.post_tool_call]]\nhandlers = [{ type = "record", sink = ${toml(sink)} }]\n`);
+    const seen: string[] = [];
+    run.on("pre_tool_call", (event) => void seen.push(event.tool_name!));
+    for (const levels of [65, 2_000, 100_000]) {
+      const tools = run.wrapTools({ nested: async () => ({ who: "x", nested: deep(levels) }) });
+      const denied = await rejection(tools.nested({}));
+      expect(denied).toBeInstanceOf(HookDenied);
+      expect(denied).toMatchObject({
+        failure: "event_too_deep",
+        reason: "event_too_deep: the event's tool_result nests objects and arrays deeper than 64 levels",
+      });
+    }
+    const input = await rejection(run.wrapTools({ t: async () => 1 }).t({ q: deep(100_000) }));
+    expect(input).toMatchObject({ failure: "event_too_deep", reason: expect.stringContaining("tool_input") });
+    // The record handler never ran on them (it would have had to write the JSON out).
+    expect(() => readFileSync(sink, "utf8")).toThrow();
+    // Three results, the input, and the post_tool_call that reports the refused call (it carries the same input).
+    expect(run.errors.map((error) => [error.event, error.code])).toEqual([
+      ...[1, 2, 3].map(() => ["post_tool_call", "event_too_deep"]),
+      ["pre_tool_call", "event_too_deep"],
+      ["post_tool_call", "event_too_deep"],
+    ]);
+    const verdict = await run.end({ nested: deep(100_000) });
+    expect(verdict).toMatchObject({ passed: false, reasons: [expect.stringContaining("the event's report nests")] });
+  });
+
+  it("refuse an answer nested past the bound as a malformed answer, and the door refuses such a value itself", async ({ expect }) => {
+    const run = new HookRun();
+    run.on("post_tool_call", () => ({ decision: "rewrite", updated_result: deep(100_000) }), { name: "deep" });
+    expect(await run.wrapTools({ t: async () => "ok" }).t({})).toBe("ok");
+    expect(run.errors).toMatchObject([
+      { hook: "deep", code: "hook_malformed_answer", message: "the answer nests objects and arrays deeper than 64 levels" },
+    ]);
+    expect(() => run.alias.toAlias(deep(100_000))).toThrow(expect.objectContaining({ code: "rules_alias_too_deep" }));
+    expect(() => run.alias.check(deep(100_000), {})).toThrow(expect.objectContaining({ code: "rules_alias_too_deep" }));
   });
 });
 
@@ -538,6 +608,32 @@ describe("sessions and the end of the run", () => {
     expect(verdict.passed).toBe(false);
     expect(verdict.reasons[0]).toContain("hook grader failed (hook_exit)");
     expect(failing.summary()).toMatchObject({ run_id: failing.runId, hook_errors: 1, ended: true });
+  });
+
+  it("holds a failed verdict: every end after a failed one is recorded, adds findings, and never passes the run again", async ({
+    expect,
+  }) => {
+    const run = new HookRun();
+    run.on("run_end", (event) => {
+      const text = JSON.stringify(event.report);
+      return text.includes("leak")
+        ? { decision: "deny", reason: "a leak", findings: [{ check: "leak" }] }
+        : { findings: [{ check: "clean" }] };
+    });
+    expect(run.verdict()).toMatchObject({ passed: true, ends: [] });
+    const first = await run.end({ text: "a leak" }, {}, "Stop");
+    expect(first).toMatchObject({ passed: false, reasons: ["a leak"], ends: [{ event: "Stop", passed: false, reasons: ["a leak"] }] });
+    const second = await run.end({ text: "all clean" }, {}, "SessionEnd");
+    expect(second).toMatchObject({
+      passed: false,
+      reasons: ["a leak"],
+      findings: [{ check: "leak" }, { check: "clean" }],
+      ends: [
+        { event: "Stop", passed: false },
+        { event: "SessionEnd", passed: true, reasons: [] },
+      ],
+    });
+    for (const end of second.ends) expect(new Date(end.at).toISOString()).toBe(end.at);
   });
 
   it("counts calls, denials and rewrites in the summary", async ({ expect }) => {

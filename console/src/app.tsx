@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiRequestError, api, call } from "./api.ts";
 import { href, mayLeave, navigate, useRoute, type Screen } from "./router.ts";
 import { Approvals } from "./screens/Approvals.tsx";
+import { CodeRuns } from "./screens/CodeRuns.tsx";
 import { Keys } from "./screens/Keys.tsx";
 import { Logs } from "./screens/Logs.tsx";
 import { Overview } from "./screens/Overview.tsx";
@@ -23,6 +24,7 @@ const NAV: { screen: Screen; label: string; view: ComponentType<ScreenProps> }[]
   { screen: "keys", label: "Keys", view: Keys },
   { screen: "approvals", label: "Approvals", view: Approvals },
   { screen: "logs", label: "Logs", view: Logs },
+  { screen: "runs", label: "Code Mode runs", view: CodeRuns },
 ];
 
 /** How often the nav re-reads the pending approvals count. */

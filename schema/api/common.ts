@@ -29,15 +29,16 @@ const STATUS_SUMMARIES: Record<ErrorStatus, string> = {
   429: "Over a rate quota; see `Retry-After`",
   500: "A bug; details go to the Worker log only",
   502: "The upstream MCP server failed",
-  503: "The compiler failed and is being restarted; retry",
+  503: "The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry",
 };
 
 /**
  * Standard error responses, so every route documents the shape it fails with;
  * each status lists the codes it may carry (all codes with that status in `ERROR_STATUS`).
+ * Any authenticated route can answer 503: a key is checked under its workspace's lease.
  */
 export function errorResponses(...statuses: ErrorStatus[]) {
-  const documented: ErrorStatus[] = [401, 403, ...statuses];
+  const documented: ErrorStatus[] = [...new Set<ErrorStatus>([401, 403, ...statuses, 503])];
   return Object.fromEntries(
     documented.map((status) => {
       const codes = codesWithStatus(status).map((code) => `\`${code}\``);

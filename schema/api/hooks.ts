@@ -255,7 +255,14 @@ export const DeploymentsSchema = z
   .object({ active: PointerSchema.nullable(), shadow: PointerSchema.nullable(), events: z.array(DeploymentEventSchema) })
   .openapi("HookDeployments");
 
-export const DeployedSchema = z.object({ deployment: PointerSchema, event: DeploymentEventSchema }).openapi("HookDeployed");
+/** When a change took effect for every call: its answer waits for it (docs/leases.md). */
+export const EffectiveAt = z.string().openapi({
+  description: "When the change took effect for every call (ISO 8601); the answer comes after it. Also the `rayrun-effective-at` header.",
+});
+
+export const DeployedSchema = z
+  .object({ deployment: PointerSchema, event: DeploymentEventSchema, effectiveAt: EffectiveAt })
+  .openapi("HookDeployed");
 
 export const ResetEventSchema = z
   .object({

@@ -54,6 +54,7 @@ export const PolicyMatrixSchema = z
           serviceId: z.string(),
           serviceSlug: z.string(),
           status: ToolStatusSchema,
+          approvedHash: z.string().nullable().openapi({ description: "null while nothing was ever approved: a tool in review is new" }),
           description: z.string().nullable(),
           modes: z.array(ToolModeSchema).openapi({ description: "One cell per profile, in the order of `profiles`" }),
         }),

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ServiceAuthorizationSchema, ServiceOAuthOptions } from "./upstream-oauth.ts";
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 /** Tab, space and visible ASCII: CR, LF and NUL break every request, and non-ASCII is sent as whatever bytes the runtime picks. */
@@ -33,8 +34,21 @@ export const CreateServiceBody = z
       .openapi({ description: "Immutable; prefixes public tool names as `{slug}__{tool}`", example: "docs" }),
     url: z.string().max(2048).openapi({ example: "https://mcp.example.com/mcp" }),
     headers: SecretHeadersSchema.optional(),
-    requiresAuthorization: z.boolean().optional(),
+    requiresAuthorization: z.literal(false).optional().openapi({
+      description: "No longer set by hand: a service needs authorization when its upstream asks for OAuth (see `oauth`)",
+    }),
+    oauth: ServiceOAuthOptions.optional().openapi({
+      description: "Used when the upstream answers 401 with a Bearer challenge: the service is then stored pending authorization",
+    }),
     payloadCapture: z.boolean().optional(),
+    reviewInitialTools: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "Whether the tools this first indexing finds start in review (refused `tool_review_required` until an admin approves each) " +
+          "instead of active. Default false. Tools a later refresh adds always start in review.",
+      }),
   })
   .openapi("CreateService");
 
@@ -42,7 +56,9 @@ export const UpdateServiceBody = z
   .object({
     url: z.string().max(2048).optional(),
     headers: SecretHeadersSchema.optional(),
-    requiresAuthorization: z.boolean().optional(),
+    requiresAuthorization: z.literal(false).optional().openapi({
+      description: "Lifts a hold set by hand before upstream OAuth existed; `true` is refused (authorization follows the upstream's OAuth)",
+    }),
     payloadCapture: z.boolean().optional(),
   })
   .openapi("UpdateService");
@@ -53,8 +69,13 @@ export const ServiceSchema = z
     slug: z.string(),
     url: z.string(),
     secretHeaderNames: z.array(z.string()),
-    requiresAuthorization: z.boolean(),
+    requiresAuthorization: z.boolean().openapi({
+      description:
+        "Calls are refused `upstream_authorization_required`: an OAuth service is pending (or a hold from before upstream OAuth)",
+    }),
+    authorization: ServiceAuthorizationSchema,
     payloadCapture: z.boolean(),
+    reviewInitialTools: z.boolean().openapi({ description: "Whether the tools of the service's first indexing started in review" }),
     serverInfo: z.unknown(),
     indexedAt: z.string().nullable(),
     createdAt: z.string(),
@@ -68,6 +89,11 @@ export const IndexSummarySchema = z
     changed: z.array(z.string()),
     removed: z.array(z.string()),
     unchanged: z.number().int(),
+    review: z.array(z.string()).openapi({
+      description:
+        "Tools this pass put in review, refused `tool_review_required` until an admin approves them: changed definitions, and new tools " +
+        "(always on a refresh; on connecting, when `reviewInitialTools` is set)",
+    }),
     schemaTooComplex: z.array(z.object({ name: z.string(), bound: z.string() })).openapi({
       description: "Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex`",
     }),

@@ -146,3 +146,13 @@ export const UpdateWorkspaceBody = z
       .openapi({ description: "payloads: hook-log details may be stored for services with payload capture on" }),
   })
   .openapi("UpdateWorkspace");
+
+export const LeaseStatusSchema = z
+  .object({
+    version: z.number().int().openapi({ description: "The version of the state calls depend on; every change moves it" }),
+    effectiveAt: z.string().openapi({ description: "When the current version took effect everywhere" }),
+    grantedUntil: z.string().nullable().openapi({ description: "The latest lease expiry granted on it; null before the first" }),
+    grants: z.number().int().openapi({ description: "Leases granted on it: first grants and renewals, from every isolate" }),
+    openChanges: z.number().int().openapi({ description: "Changes being written right now" }),
+  })
+  .openapi("LeaseStatus");

@@ -13,7 +13,7 @@ import { connectAgent, refusal } from "./mcp-agent.ts";
 
 const fixture = inject("fixture");
 const TOOL = "demo__search_release_notes";
-const SCREENS = ["Overview", "Services", "Tools", "Profiles", "Keys", "Approvals", "Logs"];
+const SCREENS = ["Overview", "Services", "Tools", "Profiles", "Keys", "Approvals", "Logs", "Code Mode runs"];
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -198,34 +198,57 @@ describe("the console", () => {
     await agent.close();
   });
 
-  it("lists the agent's held calls in Logs, filters them, and charts them", async ({ expect }) => {
-    // A call without a hook writes a row only when the gateway refuses it before dispatch, as the
-    // approval_required calls above were; a hooked call's stage runs are covered with the Hooks tab.
+  it("lists the agent's ordinary calls in Logs with its key, filters by key, opens a row, and charts the rollups", async ({ expect }) => {
+    // Ordinary calls without any hook: each is a row now, whatever its outcome. A second key's call must not show
+    // under the agent's key.
+    const other = await request(fixture.origin, "POST", `/v1/workspaces/${fixture.ws}/keys`, fixture.adminKey, {
+      name: "someone else",
+      scopes: ["tools:call"],
+      profileId: fixture.defaultProfileId,
+    });
+    const elsewhere = await connectAgent(fixture.origin, other.secret);
+    await elsewhere.callTool({ name: "demo__lookup_customer", arguments: { email: "ada@example.com" } });
+    await elsewhere.close();
+    const agent = await connectAgent(fixture.origin, agentKey);
+    for (const email of ["ada@example.com", "grace@example.com", "nobody@example.com"]) {
+      await agent.callTool({ name: "demo__lookup_customer", arguments: { email } });
+    }
+    await agent.close();
+
     await openScreen(page, "Logs");
-    await page.getByLabel("Tool", { exact: true }).selectOption({ label: TOOL });
-    // The Hooks tab's spec may run first and leave hooked calls' before/after rows on the same tool.
-    await page.getByLabel("Stage", { exact: true }).selectOption("pre_dispatch");
-    const table = page.getByRole("table", { name: "Stage runs" });
+    await page.getByLabel("Tool", { exact: true }).selectOption({ label: "demo__lookup_customer" });
+    const table = page.getByRole("table", { name: "Calls" });
     const rows = table.locator("tbody tr");
-    // Rows are written after the response; the view polls.
+    // Rows arrive through the queue after the response; the view polls.
+    await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(4);
+    expect(await table.textContent()).toContain("someone else");
+    await page.getByLabel("Key", { exact: true }).selectOption({ label: "agent" });
     await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(3);
-    expect(await rows.first().textContent()).toMatch(/pre_dispatch.*approval_required/);
+    const texts = await rows.allTextContents();
+    expect(texts.every((text) => text.includes("agent") && !text.includes("someone else"))).toBe(true);
+    expect(texts.filter((text) => /tools\/call.*demo__lookup_customer.*ok/.test(text))).toHaveLength(2);
+    expect(texts.filter((text) => text.includes("upstream_error"))).toHaveLength(1);
+    await page.getByLabel("Outcome", { exact: true }).selectOption("upstream_error");
+    await expect.poll(() => rows.count()).toBe(1);
+
+    // Open the row: the call's facts, and its one stage row, the upstream's error (no hook ran).
+    await rows
+      .first()
+      .getByRole("button", { name: /^Open req_/ })
+      .click();
+    const detail = page.getByRole("region", { name: /^Call req_/ });
+    await detail.waitFor();
+    await expect.poll(() => detail.textContent()).toMatch(/tools\/call demo__lookup_customer.*upstream_error.*agent/s);
+    const stages = detail.getByRole("table", { name: "Stage runs of this call" }).locator("tbody tr");
+    expect(await stages.allTextContents()).toEqual([expect.stringMatching(/upstream\s*active\s*upstream_error/)]);
+
     await page
-      .getByRole("img", { name: /Chart of outcomes/ })
+      .getByRole("img", { name: /Chart of calls per minute/ })
       .locator("canvas")
       .waitFor();
+    await expect.poll(() => page.getByLabel("Calls in the last hour").textContent()).toMatch(/\d+ calls/);
     await expectAccessible(page, "Logs with rows");
     await screenshot(page, "logs-chart");
-
-    await page.getByLabel("Stage", { exact: true }).selectOption("upstream");
-    await page.getByText("No stage runs match.").waitFor();
-    await page.getByLabel("Stage", { exact: true }).selectOption("pre_dispatch");
-    await expect.poll(() => rows.count()).toBe(3);
-    const requestId = (await rows.first().locator("td").nth(1).textContent())!;
-    await page.getByLabel("Request id", { exact: true }).fill(requestId);
-    await page.getByLabel("Request id", { exact: true }).press("Enter");
-    await expect.poll(() => rows.count()).toBe(1);
-    expect(await rows.first().textContent()).toContain(requestId);
   });
 
   it("creates a key with the default profile preselected, shows it once with a copy button, then revokes it, and /mcp refuses it", async ({

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { BOOTSTRAP, freePort, request, startGateway, type RunningGateway } from "../node/gateway.ts";
+import { startOAuthLab } from "../oauth-lab/lab.ts";
 
 const root = join(import.meta.dirname, "../..");
 export const ADMIN_EMAIL = "admin@rayrun.test";
@@ -20,6 +21,8 @@ export interface BrowserFixture {
   /** The console as Pages serves it, forwarding /v1 to the gateway. */
   pagesOrigin: string;
   upstreamOrigin: string;
+  /** The OAuth lab's control server (test/oauth-lab/lab.ts): `POST /labs` starts an OAuth-protected upstream. */
+  oauthLabOrigin: string;
   ws: string;
   adminKey: string;
   defaultProfileId: string;
@@ -34,6 +37,7 @@ declare module "vitest" {
 let gateway: RunningGateway | undefined;
 let pages: ChildProcess | undefined;
 let registry: string | undefined;
+let oauthLab: Awaited<ReturnType<typeof startOAuthLab>> | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   const built = spawnSync("npx", ["vite", "build", "console", "--logLevel", "warn"], { cwd: root, encoding: "utf8" });
@@ -41,7 +45,8 @@ export async function setup(project: TestProject): Promise<void> {
   registry = mkdtempSync(join(tmpdir(), "rayrun-registry-"));
   // Wrangler reads the first, Miniflare the second; both processes must agree.
   const env = { WRANGLER_REGISTRY_PATH: registry, CLOUDFLARE_DEV_REGISTRY_PATH: registry };
-  gateway = await startGateway({ assets: "console/dist", devLogin: true, env, fixtures: true });
+  gateway = await startGateway({ assets: "console/dist", devLogin: true, env, fixtures: true, publicUrl: true });
+  oauthLab = await startOAuthLab();
   const pagesOrigin = await startPages(env);
   const created = await request(gateway.origin, "POST", "/v1/workspaces", BOOTSTRAP, { name: "Browser tests", adminEmail: ADMIN_EMAIL });
   const ws = created.workspace.id as string;
@@ -54,6 +59,7 @@ export async function setup(project: TestProject): Promise<void> {
     origin: gateway.origin,
     pagesOrigin,
     upstreamOrigin: gateway.upstream.origin,
+    oauthLabOrigin: oauthLab.origin,
     ws,
     adminKey,
     defaultProfileId: created.defaultProfileId,
@@ -67,6 +73,7 @@ export async function teardown(): Promise<void> {
     // already gone
   }
   await gateway?.stop();
+  await oauthLab?.close();
   if (registry) rmSync(registry, { recursive: true, force: true });
 }
 

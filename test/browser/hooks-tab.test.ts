@@ -199,13 +199,14 @@ describe("the Hooks tab", () => {
     await poll(beforeRows).toContainEqual(expect.objectContaining({ outcome: "continue", revisionId: second }));
     const { requestId } = (await beforeRows()).find((row) => row.revisionId === second)!;
 
-    // The same call in the console's Logs: its before and after runs on the active revision.
+    // The same call in the console's Logs: opened from the list, its before and after runs on the active revision.
     const logs = await context.newPage();
     await logs.goto(`${fixture.origin}/#/w/${fixture.ws}/logs`);
     await logs.getByLabel("Tool", { exact: true }).selectOption({ label: TOOL });
     await logs.getByLabel("Request id", { exact: true }).fill(requestId);
     await logs.getByLabel("Request id", { exact: true }).press("Enter");
-    const callRows = logs.getByRole("table", { name: "Stage runs" }).locator("tbody tr");
+    await logs.getByRole("button", { name: `Open ${requestId}` }).click();
+    const callRows = logs.getByRole("table", { name: "Stage runs of this call" }).locator("tbody tr");
     await poll(() => callRows.allTextContents()).toEqual(
       expect.arrayContaining([
         expect.stringMatching(new RegExp(`before\\s*active\\s*continue.*${second}`)),
@@ -262,6 +263,51 @@ describe("the Hooks tab", () => {
     await expectAccessible(page, "hooks tab at 800 px");
     await context.close();
   }, 90_000); // about 35 s alone; two cores shared with other work can slow it
+
+  it("shows, with payload capture on, a shadow run that differed from active and the JSON diff of the two", async () => {
+    // Active is the first revision (limit 3) since the rollback above; the second (limit 1) goes to shadow.
+    const hook = await toolHookPath();
+    const { revisions } = (await request(fixture.origin, "GET", `${hook}/revisions`, fixture.adminKey)) as {
+      revisions: { revisionId: string; createdAt: string }[];
+    };
+    const deployments = (await request(fixture.origin, "GET", `${hook}/deployments`, fixture.adminKey)) as {
+      active: { revisionId: string } | null;
+    };
+    const shadow = revisions.find((revision) => revision.revisionId !== deployments.active?.revisionId)!;
+    await request(fixture.origin, "PUT", `${hook}/deployments/shadow`, fixture.adminKey, { revisionId: shadow.revisionId });
+    const services = (await request(fixture.origin, "GET", `/v1/workspaces/${fixture.ws}/services`, fixture.adminKey)).services as {
+      id: string;
+      slug: string;
+    }[];
+    const demo = services.find((service) => service.slug === "demo")!;
+    await request(fixture.origin, "PATCH", `/v1/workspaces/${fixture.ws}`, fixture.adminKey, { detailPolicy: "payloads" });
+    await request(fixture.origin, "PATCH", `/v1/workspaces/${fixture.ws}/services/${demo.id}`, fixture.adminKey, { payloadCapture: true });
+    try {
+      expect(await searchThroughMcp("search export")).toHaveLength(2);
+      const { context, page } = await adminPage();
+      await page.getByRole("tab", { name: "Logs" }).click();
+      await page.getByLabel("Channel", { exact: true }).selectOption("shadow");
+      const rows = page.getByRole("table", { name: "Hook stage runs" }).locator("tbody tr");
+      const differed = rows.filter({ hasText: "differed" }).first();
+      await poll(() => differed.count()).toBe(1);
+      expect(await differed.textContent()).toMatch(/after\s*shadow\s*return/);
+      expect(await differed.textContent()).toContain(shadow.revisionId);
+      // Active kept two notes, shadow one: the second note's lines are active's only.
+      const diff = differed.getByLabel("Diff of active and shadow for after");
+      await poll(() => diff.locator(".removed").count()).toBeGreaterThan(0);
+      expect(await diff.locator(".removed").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('"2.3.0"')]));
+      expect(await diff.locator(".added").count()).toBe(0);
+      await expectAccessible(page, "hooks tab logs panel");
+      await screenshot(page, "hooks-tab-shadow-diff");
+      await context.close();
+    } finally {
+      await request(fixture.origin, "DELETE", `${hook}/deployments/shadow`, fixture.adminKey);
+      await request(fixture.origin, "PATCH", `/v1/workspaces/${fixture.ws}/services/${demo.id}`, fixture.adminKey, {
+        payloadCapture: false,
+      });
+      await request(fixture.origin, "PATCH", `/v1/workspaces/${fixture.ws}`, fixture.adminKey, { detailPolicy: "metadata" });
+    }
+  }, 90_000);
 
   it("keeps both texts when a second browser saved first, and overwrites only when asked", async () => {
     const mine = await adminPage();

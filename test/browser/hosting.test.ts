@@ -36,6 +36,17 @@ describe("signing in", () => {
     await signIn(page, fixture.pagesOrigin, ADMIN_EMAIL);
     expect(forwarded).toContain(200);
     expect(await page.getByLabel("Workspace", { exact: true }).inputValue()).toBe(fixture.ws);
+    // A state-changing request from the console's page passes the gateway's CSRF check through the Function:
+    // the browser's Origin and Sec-Fetch-Site reach the gateway unchanged.
+    const created = await page.evaluate(async (ws) => {
+      const res = await fetch(`/v1/workspaces/${ws}/profiles`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: `via-pages-${crypto.randomUUID().slice(0, 8)}` }),
+      });
+      return res.status;
+    }, fixture.ws);
+    expect(created).toBe(201);
     await context.close();
   });
 });

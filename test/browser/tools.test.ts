@@ -19,9 +19,9 @@ beforeAll(async () => {
 });
 afterAll(async () => browser?.close());
 
-const setVariant = (variant: number) =>
-  fetch(`${fixture.upstreamOrigin}/fixtures/mutable/browser-review/state`, { method: "POST", body: JSON.stringify({ variant }) }).then(
-    (r) => r.arrayBuffer(),
+const setVariant = (variant: number, key = "browser-review") =>
+  fetch(`${fixture.upstreamOrigin}/fixtures/mutable/${key}/state`, { method: "POST", body: JSON.stringify({ variant }) }).then((r) =>
+    r.arrayBuffer(),
   );
 
 describe("tools", () => {
@@ -111,5 +111,58 @@ describe("tools", () => {
       headers: { authorization: `Bearer ${fixture.adminKey}` },
     });
     expect(removed.status).toBe(204);
+  });
+
+  it("holds back a tool a refresh adds as a new tool in review, and approving it makes it active", async ({ expect }) => {
+    await setVariant(0, "browser-new-tool");
+    await request(fixture.origin, "POST", `/v1/workspaces/${fixture.ws}/services`, fixture.adminKey, {
+      slug: "grow",
+      url: `${fixture.upstreamOrigin}/fixtures/mutable/browser-new-tool/mcp`,
+    });
+    await setVariant(3, "browser-new-tool");
+
+    await openScreen(page, "Services");
+    expect(await page.getByRole("row", { name: /grow/ }).textContent()).toContain("reviewed when a refresh adds them");
+    await page.getByRole("button", { name: "Refresh index of grow" }).click();
+    await page
+      .getByRole("status")
+      .filter({
+        hasText:
+          /^Indexed grow: 1 added, 0 changed, 0 removed, 3 unchanged\. 1 tool awaits review on the Tools screen: delete_everything\.$/,
+      })
+      .waitFor();
+
+    await openScreen(page, "Tools");
+    expect(await page.getByRole("row", { name: /grow__delete_everything/ }).textContent()).toContain("review required: new tool");
+    expect(await page.getByRole("row", { name: /grow__echo/ }).textContent()).not.toContain("review");
+    await page.getByRole("link", { name: "grow__delete_everything" }).click();
+    await page.getByText("This tool is new: agents cannot see or call it until its definition is approved.").waitFor();
+    expect(await page.getByLabel("New definition").textContent()).toContain("Deletes every record.");
+    await expectAccessible(page, "new tool review");
+    await page.getByRole("button", { name: "Approve new tool" }).click();
+    await page.getByText("Review state: active").waitFor();
+  });
+
+  it("connects a service whose first tools wait for review when the admin asks for it", async ({ expect }) => {
+    await setVariant(0, "browser-held");
+    await openScreen(page, "Services");
+    await page.getByLabel("Slug").fill("held");
+    await page.getByLabel("MCP URL").fill(`${fixture.upstreamOrigin}/fixtures/mutable/browser-held/mcp`);
+    await page.getByLabel("Review its tools before agents can call them").check();
+    await page.getByRole("button", { name: "Add service" }).click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: "Added held: 3 tools indexed. 3 tools await review on the Tools screen: echo, retired, stable." })
+      .waitFor();
+    expect(await page.getByRole("row", { name: /held/ }).textContent()).toContain("reviewed, from the first indexing");
+    const held = (await request(fixture.origin, "GET", `/v1/workspaces/${fixture.ws}/services`, fixture.adminKey)).services.find(
+      (service: { slug: string }) => service.slug === "held",
+    );
+    expect(held.reviewInitialTools).toBe(true);
+
+    await openScreen(page, "Tools");
+    for (const name of ["held__echo", "held__retired", "held__stable"]) {
+      expect(await page.getByRole("row", { name: new RegExp(name) }).textContent()).toContain("review required: new tool");
+    }
   });
 });

@@ -98,6 +98,11 @@ describe("Markdown links", () => {
     expect(broken).toEqual([]);
   });
 
+  it("holds no merge conflict markers (Prettier turns them into quote and table lines, so it cannot catch them)", ({ expect }) => {
+    const marked = pages.filter((page) => /^(<{7}|={7}|>{7})( |$)|^(> ){7}|^\| ={7} /m.test(readFileSync(join(root, page), "utf8")));
+    expect(marked).toEqual([]);
+  });
+
   it("reports a missing file, a missing heading and a link out of the repository", ({ expect }) => {
     expect(brokenBecause({ page: "README.md", href: "docs/nowhere.md" })).toBe("docs/nowhere.md does not exist");
     expect(brokenBecause({ page: "docs/limits.md", href: "errors.md#no-such-heading" })).toBe(

@@ -37,6 +37,8 @@ export interface GatewayOptions extends WorkerOptions {
 /** The gateway Worker under `wrangler dev`, without any upstream of its own. */
 export interface RunningWorker {
   origin: string;
+  /** The `wrangler dev` process, whose tree holds workerd (the benchmarks read its memory). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -52,8 +54,12 @@ export interface WorkerOptions {
   assets?: string;
   /** Turns on /dev/login (the browser sign-in that stands in for Cloudflare Access locally). */
   devLogin?: boolean;
+  /** Sets PUBLIC_URL to the gateway's own origin (OAuth: the issuer, and the upstream OAuth callback's origin). */
+  publicUrl?: boolean;
   /** Extra environment for `wrangler dev`, e.g. WRANGLER_REGISTRY_PATH so a Pages dev server can bind to it. */
   env?: Record<string, string>;
+  /** Extra Worker variables (`--var NAME:value`), e.g. an OpenTelemetry endpoint. */
+  vars?: Record<string, string>;
 }
 
 /**
@@ -97,6 +103,8 @@ export async function startGatewayWorker(options: WorkerOptions = {}): Promise<R
       `SECRETS_KEY:${Buffer.alloc(32, options.secretsKeyByte ?? 3).toString("base64")}`,
       ...(options.assets ? ["--assets", options.assets] : []),
       ...(options.devLogin ? ["--var", "DEV_LOGIN:on"] : []),
+      ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
+      ...(options.publicUrl ? ["--var", `PUBLIC_URL:http://127.0.0.1:${port}`] : []),
       "--show-interactive-dev-session=false",
     ],
     { cwd: root, env: { ...quiet, ...options.env }, stdio: ["ignore", "pipe", "pipe"], detached: true },
@@ -127,7 +135,7 @@ export async function startGatewayWorker(options: WorkerOptions = {}): Promise<R
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { origin, stop };
+  return { origin, pid: child.pid, stop };
 }
 
 /** The gateway and the demo upstream beside it, on free ports. */

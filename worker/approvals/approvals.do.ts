@@ -12,6 +12,11 @@ export const APPROVAL_TTL_MS = 60 * 60 * 1000;
 
 /** Unexpired pending requests one workspace may hold; a new request past it is refused with `approval_limit`. */
 export const MAX_PENDING_APPROVALS = 100;
+/**
+ * Unexpired pending requests one key (or OAuth client) may hold, below the workspace's cap: one agent asking for
+ * many distinct calls must not fill the queue and lock every other agent out. Refused with `approval_key_limit`.
+ */
+export const MAX_PENDING_APPROVALS_PER_KEY = 20;
 /** The largest transformed arguments (UTF-8 JSON) held for an approver; the call path refuses larger ones with `approval_limit`. */
 export const MAX_APPROVAL_ARGUMENTS_BYTES = 64 * 1024;
 
@@ -49,8 +54,11 @@ export const MAX_DECISION_NOTE_LENGTH = 1000;
 export type ClaimResult =
   | { claimed: true; approval: Approval }
   | { claimed: false; approval: Approval }
-  /** No approval for this call yet, and the workspace already holds MAX_PENDING_APPROVALS pending requests. */
-  | { claimed: false; pendingFull: true };
+  /**
+   * No approval for this call yet, and no room for a new request: the key already holds
+   * MAX_PENDING_APPROVALS_PER_KEY pending requests (`key`), or the workspace MAX_PENDING_APPROVALS (`workspace`).
+   */
+  | { claimed: false; pendingFull: "key" | "workspace" };
 
 interface ApprovalRow {
   id: string;
@@ -108,8 +116,9 @@ export class ApprovalStore {
   /**
    * For one exact call (key, tool, active revision, transformed-call hash):
    * consume an approved, unused, unexpired approval if there is one; otherwise
-   * return the pending request for it, creating one if needed and the
-   * workspace holds fewer than MAX_PENDING_APPROVALS pending requests.
+   * return the pending request for it, creating one if needed and the key
+   * holds fewer than MAX_PENDING_APPROVALS_PER_KEY pending requests and the
+   * workspace fewer than MAX_PENDING_APPROVALS.
    */
   claimOrRequest(request: ApprovalRequest, newId: string, now = Date.now()): ClaimResult {
     const match = (status: ApprovalStatus) =>
@@ -135,9 +144,14 @@ export class ApprovalStore {
     if (pending) return { claimed: false, approval: toApproval(pending, now) };
 
     const waiting = this.#sql
-      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM approvals WHERE status = 'pending' AND expires_at > ?", now)
-      .one().n;
-    if (waiting >= MAX_PENDING_APPROVALS) return { claimed: false, pendingFull: true };
+      .exec<{ n: number; own: number }>(
+        "SELECT COUNT(*) AS n, COUNT(CASE WHEN key_id = ? THEN 1 END) AS own FROM approvals WHERE status = 'pending' AND expires_at > ?",
+        request.keyId,
+        now,
+      )
+      .one();
+    if (waiting.own >= MAX_PENDING_APPROVALS_PER_KEY) return { claimed: false, pendingFull: "key" };
+    if (waiting.n >= MAX_PENDING_APPROVALS) return { claimed: false, pendingFull: "workspace" };
 
     this.#sql.exec(
       `INSERT INTO approvals (id, tool_uid, public_name, key_id, revision_id, call_hash, arguments, reason, message, source, status,

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from "jose";
-import { api, BOOTSTRAP_SECRET, createKey, createWorkspace, demoGateway } from "../../test/helpers.ts";
+import { api, BOOTSTRAP_SECRET, CONSOLE_HEADERS, createKey, createWorkspace, demoGateway, devLogin } from "../../test/helpers.ts";
 import { verifyAccessJwt } from "./access-jwt.ts";
 
 describe("workspace bootstrap", () => {
@@ -128,15 +128,13 @@ describe("browser users", () => {
       key: workspace.adminKey,
       body: { email: "viewer@example.com", role: "viewer" },
     });
-    const stranger = await api("/dev/login", { body: { email: "stranger@example.com" } });
+    const stranger = await api("/dev/login", { body: { email: "stranger@example.com" }, headers: CONSOLE_HEADERS });
     expect(stranger.status).toBe(401);
 
-    const login = await api("/dev/login", { body: { email: "viewer@example.com" } });
-    expect(login.status).toBe(200);
-    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const cookie = await devLogin("viewer@example.com");
     const read = await api(`/v1/workspaces/${workspace.ws}/tools`, { headers: { cookie } });
     expect(read.status).toBe(200);
-    const write = await api(`/v1/workspaces/${workspace.ws}/profiles`, { headers: { cookie }, body: { name: "p" } });
+    const write = await api(`/v1/workspaces/${workspace.ws}/profiles`, { headers: { cookie, ...CONSOLE_HEADERS }, body: { name: "p" } });
     expect(write.status).toBe(403);
 
     const forged = await api(`/v1/workspaces/${workspace.ws}/tools`, { headers: { cookie: `${cookie.slice(0, -3)}abc` } });
@@ -198,8 +196,7 @@ describe("whoami", () => {
     const email = `${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
     await api(`/v1/workspaces/${first.ws}/members`, { method: "PUT", key: first.adminKey, body: { email, role: "viewer" } });
     await api(`/v1/workspaces/${second.ws}/members`, { method: "PUT", key: second.adminKey, body: { email, role: "admin" } });
-    const login = await api("/dev/login", { body: { email } });
-    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const cookie = await devLogin(email);
     const res = await api("/v1/whoami", { headers: { cookie } });
     expect(res.body).toMatchObject({ kind: "user", email, channel: "browser" });
     expect(res.body.workspaces).toEqual([

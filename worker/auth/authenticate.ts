@@ -5,7 +5,7 @@ import { ApiError } from "../http/errors.ts";
 import type { WaitUntil } from "../lib/after-response.ts";
 import { ACCESS_JWT_HEADER, accessKeySet, verifyAccessJwt } from "./access-jwt.ts";
 import { DEV_SESSION_COOKIE, readDevSession } from "./dev-session.ts";
-import { findActiveKey } from "./keys.store.ts";
+import { isolateKeys } from "./keys.store.ts";
 import { effectiveScopes, type Channel, type Principal } from "./principal.ts";
 import { findUserByEmail } from "./users.store.ts";
 
@@ -19,7 +19,7 @@ export async function resolvePrincipal(env: Env, request: Request, waitUntil: Wa
   const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
   if (bearer) {
     if (!bearer.startsWith("rr_")) return null;
-    const key = await findActiveKey(env.DB, bearer, waitUntil);
+    const key = await isolateKeys.findActive(env, bearer, waitUntil);
     if (!key) return null;
     return {
       kind: "key",
@@ -28,6 +28,7 @@ export async function resolvePrincipal(env: Env, request: Request, waitUntil: Wa
       scopes: effectiveScopes(key.scopes),
       profileId: key.profileId,
       channel: keyChannel(request.headers.get("x-rayrun-client") ?? undefined),
+      createdBy: key.createdBy,
     };
   }
 

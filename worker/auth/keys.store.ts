@@ -1,7 +1,7 @@
 import { base64UrlEncode, sha256Hex } from "../lib/crypto.ts";
 import { newId, nowIso } from "../lib/ids.ts";
 import type { WaitUntil } from "../lib/after-response.ts";
-import { RefreshAheadCache } from "../lib/refresh-ahead.ts";
+import { isolateLeases, type HeldLease, type LeaseHolder } from "../leases/holder.ts";
 import type { Scope } from "./principal.ts";
 
 export interface ApiKeyRecord {
@@ -99,30 +99,71 @@ export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: s
     .prepare(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE workspace_id = ? AND id = ? RETURNING *`)
     .bind(nowIso(), workspaceId, keyId)
     .first<ApiKeyRow>();
-  if (row) forgetCachedKeys();
   return row ? toRecord(row) : null;
 }
 
+/** How long an unknown secret is remembered as unknown: no lease covers it, and only a new key could change it. */
+const UNKNOWN_KEY_TTL_MS = 2_000;
+
 /**
- * Keys are looked up on every call, so each Worker isolate caches them briefly.
- * A revocation is immediate in the isolate that served it and takes effect
- * everywhere within KEY_CACHE_TTL_MS (documented in docs/services.md).
+ * Keys are looked up on every request, so each isolate keeps the ones it has
+ * read, each tagged with the lease on its workspace it was read under. A key
+ * is served from memory only while that lease's version lasts: a revocation
+ * moves the version, and its API answer waits until every isolate's lease on
+ * the older version has run out (docs/leases.md), so once it has answered the
+ * key is refused everywhere. A key is read from D1 only after its lease was
+ * granted, so the read includes every revocation the lease's version does.
  */
-const KEY_CACHE_TTL_MS = 2_000;
-const keyCache = new RefreshAheadCache<string, ApiKeyRecord | null>("API key lookup", KEY_CACHE_TTL_MS, 10_000);
+export class KeyCache {
+  readonly #known = new Map<string, { record: ApiKeyRecord; token: string }>();
+  /** Secrets that match no active key, with when they were read (bounded: any secret can be tried). */
+  readonly #unknown = new Map<string, number>();
 
-function forgetCachedKeys(): void {
-  keyCache.invalidate();
+  constructor(
+    readonly leases: LeaseHolder,
+    readonly maxEntries = 10_000,
+  ) {}
+
+  async findActive(env: Env, secret: string, waitUntil?: WaitUntil): Promise<ApiKeyRecord | null> {
+    const hash = await sha256Hex(secret);
+    const known = this.#known.get(hash);
+    if (known) {
+      const lease = await this.leases.lease(env, known.record.workspaceId, waitUntil);
+      return lease.token === known.token ? known.record : this.#readUnder(env, hash, lease);
+    }
+    const unknownSince = this.#unknown.get(hash);
+    if (unknownSince !== undefined && Date.now() - unknownSince < UNKNOWN_KEY_TTL_MS) return null;
+    const readAt = Date.now();
+    const record = await readActiveKey(env.DB, hash);
+    if (!record) {
+      remember(this.#unknown, hash, readAt, this.maxEntries);
+      return null;
+    }
+    // That read may predate a revocation the workspace's current lease already covers: read again under the lease.
+    return this.#readUnder(env, hash, await this.leases.lease(env, record.workspaceId, waitUntil));
+  }
+
+  async #readUnder(env: Env, hash: string, lease: HeldLease): Promise<ApiKeyRecord | null> {
+    const record = await readActiveKey(env.DB, hash);
+    if (record) {
+      remember(this.#known, hash, { record, token: lease.token }, this.maxEntries);
+      return record;
+    }
+    this.#known.delete(hash);
+    remember(this.#unknown, hash, Date.now(), this.maxEntries);
+    return null;
+  }
 }
 
-export async function findActiveKey(db: D1Database, secret: string, waitUntil: WaitUntil): Promise<ApiKeyRecord | null> {
-  const hash = await sha256Hex(secret);
-  return keyCache.get(
-    hash,
-    async () => {
-      const row = await db.prepare("SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL").bind(hash).first<ApiKeyRow>();
-      return row ? toRecord(row) : null;
-    },
-    waitUntil,
-  );
+function remember<V>(map: Map<string, V>, key: string, value: V, maxEntries: number): void {
+  if (!map.has(key) && map.size >= maxEntries) map.delete(map.keys().next().value!);
+  map.set(key, value);
 }
+
+async function readActiveKey(db: D1Database, hash: string): Promise<ApiKeyRecord | null> {
+  const row = await db.prepare("SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL").bind(hash).first<ApiKeyRow>();
+  return row ? toRecord(row) : null;
+}
+
+/** This isolate's keys, on this isolate's leases. */
+export const isolateKeys = new KeyCache(isolateLeases);

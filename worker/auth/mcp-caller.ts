@@ -15,7 +15,19 @@ export type McpAuthentication =
       actorId: string;
       /** Who made the call, as log rows record it: `key:<key id>` or `oauth:<client_id>`. */
       actor: string;
+      /** An OAuth caller's grant, named by the user who gave it (a client holds one grant per workspace); null for a key. */
+      grantedBy: string | null;
+      /**
+       * The one credential behind the call, inside its workspace: `key:<key id>`, or `grant:<consent id>` for an
+       * OAuth grant (one client holds a grant in each workspace that consented to it). Relay routes are scoped by it.
+       */
+      credential: string;
       profileId: string | null;
+      /**
+       * Whose upstream grants the caller uses on services authorized per user: the key's owner when a user
+       * created it (`user:<id>`), else the key itself (`key:<id>`); for OAuth, the user who consented, else the client.
+       */
+      grantSubject: string;
     }
   | { kind: "refused"; status: 401 | 403; message: string; headers: Record<string, string> };
 
@@ -39,7 +51,10 @@ export async function authenticateMcp(env: Env, request: Request, waitUntil: Wai
     workspaceId: principal.workspaceId,
     actorId: principal.id,
     actor: `key:${principal.id}`,
+    grantedBy: null,
+    credential: `key:${principal.id}`,
     profileId: principal.profileId,
+    grantSubject: principal.createdBy.startsWith("usr_") ? `user:${principal.createdBy}` : `key:${principal.id}`,
   };
 }
 
@@ -56,13 +71,17 @@ async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthe
       headers: { "www-authenticate": challenge(env, { error: "insufficient_scope" }) },
     };
   }
-  // The grant's id never reaches /mcp, but each client holds one grant per workspace (a new consent replaces it).
+  // Each client holds one grant per workspace (a new consent replaces it): approvals and sessions bind the client
+  // within the workspace, relay routes the grant itself.
   return {
     kind: "caller",
     workspaceId: validated.props.workspaceId,
     actorId: `oauth:${validated.clientId}`,
     actor: `oauth:${validated.clientId}`,
+    grantedBy: validated.userId,
+    credential: `grant:${validated.props.consentId ?? `client:${validated.clientId}`}`,
     profileId: validated.props.profileId,
+    grantSubject: validated.props.userId ? `user:${validated.props.userId}` : `oauth:${validated.clientId}`,
   };
 }
 

@@ -16,6 +16,8 @@ export type Principal =
       scopes: ReadonlySet<Scope>;
       profileId: string | null;
       channel: Channel;
+      /** Who created the key (`usr_…`, `key_…` or `bootstrap`): its owner, whose upstream grants it uses per user. */
+      createdBy: string;
     }
   | { kind: "user"; id: string; email: string; channel: "browser" };
 

@@ -28,11 +28,19 @@ export function decideAccess(catalog: Catalog, profileId: string | null, tool: C
   const mode = decideMode(profile, tool);
   if (!mode.allowed) return mode;
   if (tool.status === "review_required") {
-    return {
-      allowed: false,
-      code: "tool_review_required",
-      message: `The upstream changed ${tool.publicName}'s definition; an admin must review it before it can be called`,
-    };
+    return tool.neverApproved
+      ? {
+          allowed: false,
+          code: "tool_review_required",
+          message: `${tool.publicName} is new: an admin must review its definition before it can be called`,
+          details: { review: "new_tool" },
+        }
+      : {
+          allowed: false,
+          code: "tool_review_required",
+          message: `The upstream changed ${tool.publicName}'s definition; an admin must review it before it can be called`,
+          details: { review: "changed_definition" },
+        };
   }
   if (tool.schemaBreach) {
     // Validating this tool's calls would cost unbounded work: it is refused, and hidden from discovery like a tool in review.

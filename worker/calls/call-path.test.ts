@@ -14,52 +14,8 @@ import {
   upstreamReceived,
 } from "../../test/helpers.ts";
 import { RELEASE_NOTES_HOOK } from "../hooks/compiler/compiler.fixtures.ts";
-import { loadCatalog, type Catalog } from "./catalog.ts";
-import { runToolCall } from "./pipeline.ts";
-import { keyCaller, type Caller } from "../hooks/lifecycle/lifecycle.fixtures.ts";
-
-/** A workspace with one service at `url`, a client key, a hooks:write key, and hook helpers for one of its tools. */
-async function gatewayFor(slug: string, url: string, workspace?: TestWorkspace) {
-  const ws = workspace ?? (await createWorkspace());
-  const { service } = await addService(ws, { slug, url });
-  const clientKey = await createKey(ws, ["tools:call"], ws.defaultProfileId);
-  const writer = keyCaller(await createKey(ws, ["hooks:write", "hooks:read"]));
-  const tools = (await api(`/v1/workspaces/${ws.ws}/tools`, { key: ws.adminKey })).body.tools as { uid: string; name: string }[];
-  const uidOf = (name: string) => tools.find((tool) => tool.name === name)!.uid;
-  const hook = (uid: string) => `/v1/workspaces/${ws.ws}/tools/${uid}/hook`;
-  const as = (caller: Caller, path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) =>
-    api(path, { method: init.method, body: init.body, headers: { ...caller.headers, ...init.headers } });
-
-  async function save(uid: string, source: string, config: Record<string, unknown> = {}) {
-    const draft = await as(writer, `${hook(uid)}/draft`);
-    const saved = await as(writer, `${hook(uid)}/draft`, {
-      method: "PUT",
-      body: { source, config },
-      headers: { "if-match": draft.body.etag },
-    });
-    if (saved.status !== 200) throw new Error(`save: ${saved.status} ${JSON.stringify(saved.body)}`);
-    return saved;
-  }
-  /** Saves the source, runs the given tests (each must pass), creates a revision. */
-  async function revision(uid: string, source: string, tests: Record<string, unknown>[], config: Record<string, unknown> = {}) {
-    const saved = await save(uid, source, config);
-    const runs = [];
-    for (const test of tests) {
-      const run = await as(writer, `${hook(uid)}/test`, { body: test });
-      if (!run.body.passed) throw new Error(`test: ${run.status} ${JSON.stringify(run.body)}`);
-      runs.push(run.body);
-    }
-    const created = await as(writer, `${hook(uid)}/revisions`, { body: { versionId: saved.body.versionId } });
-    if (created.status !== 201) throw new Error(`revision: ${created.status} ${JSON.stringify(created.body)}`);
-    return { revisionId: created.body.revisionId as string, bundleKey: created.body.bundleKey as string, runs };
-  }
-  const deploy = async (uid: string, slot: "active" | "shadow", revisionId: string) => {
-    const res = await as(writer, `${hook(uid)}/deployments/${slot}`, { method: "PUT", body: { revisionId } });
-    if (res.status !== 200) throw new Error(`deploy: ${res.status} ${JSON.stringify(res.body)}`);
-  };
-  const logs = (uid: string) => api(`${hook(uid)}/logs`, { key: ws.adminKey }).then((res) => res.body.logs as Record<string, any>[]);
-  return { ...ws, service, clientKey, writer, uidOf, hook, as, save, revision, deploy, logs };
-}
+import { BEFORE_TEST, gatewayFor, PASS_THROUGH, prefixHook } from "./call-path.fixtures.ts";
+import { authorizedService, newLab } from "../upstream-auth/upstream-oauth.fixtures.ts";
 
 describe("one call path: hook tests and live calls see the same values", () => {
   it("runs the seed's own example live: public `query` in, upstream `q` out, and after sees both", async ({ expect }) => {
@@ -156,108 +112,14 @@ describe("one call path: hook tests and live calls see the same values", () => {
   });
 });
 
-/** A before-only hook that prefixes the query with `label`, so each revision's upstream arguments tell it apart. */
-const prefixHook = (label: string) => `export default defineToolAdapter({
-  apiVersion: "rayrun.hooks/v1",
-  before({ arguments: args }) {
-    return { action: "continue", arguments: { ...args, query: "${label} " + args.query } };
-  },
-});
-`;
-const BEFORE_TEST = [{ stage: "before", arguments: { query: "sso" } }];
-const PASS_THROUGH = `export default defineToolAdapter({
-  apiVersion: "rayrun.hooks/v1",
-  before({ arguments: args }) { return { action: "continue", arguments: args }; },
-});
-`;
-
-/** The env with the workspace Durable Object's pointer read wrapped: the real read, then `around` decides. */
-function withPointerRead(around: (read: () => Promise<unknown>) => Promise<unknown>): Env {
-  const namespace = env.WORKSPACE;
-  const wrapped = {
-    getByName(name: string) {
-      const stub = namespace.getByName(name);
-      return new Proxy(stub, {
-        get(target, property) {
-          if (property === "toolDeployments") return (toolUid: string) => around(() => target.toolDeployments(toolUid));
-          return Reflect.get(target, property);
-        },
-      });
-    },
-  };
-  return { ...env, WORKSPACE: wrapped as unknown as Env["WORKSPACE"] };
-}
-
 async function demoHookGateway() {
   const tag = newTag();
   const gateway = await gatewayFor("demo", `${upstreamOrigin()}/t/${tag}/mcp`);
-  const uid = gateway.uidOf("search_release_notes");
-  const call = (environment: Env, catalog: Catalog) =>
-    runToolCall({
-      env: environment,
-      catalog,
-      publicName: "demo__search_release_notes",
-      workspaceId: gateway.ws,
-      keyId: "key_direct",
-      profileId: gateway.defaultProfileId,
-      arguments: { query: "sso" },
-      requestId: `req_${newTag()}`,
-      approvalLinks: { pages: "https://rayrun.test/#/w/ws/approvals", api: "https://rayrun.test/approvals" },
-    });
-  const snapshot = () => loadCatalog(env, gateway.ws, () => {});
-  return { ...gateway, tag, uid, call, snapshot };
+  return { ...gateway, tag, uid: gateway.uidOf("search_release_notes") };
 }
 
 describe("every refusal of the call path", () => {
-  it("re-reads the active revision before dispatch and runs once more on the current one when the snapshot was stale", async ({
-    expect,
-  }) => {
-    const gateway = await demoHookGateway();
-    const a = await gateway.revision(gateway.uid, prefixHook("A"), BEFORE_TEST);
-    const b = await gateway.revision(gateway.uid, prefixHook("B"), BEFORE_TEST);
-    await gateway.deploy(gateway.uid, "active", a.revisionId);
-    const stale = await gateway.snapshot();
-    await gateway.deploy(gateway.uid, "active", b.revisionId);
-
-    const run = await gateway.call(env, stale);
-    expect(run.outcome.kind).toBe("result");
-    expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ query: "B sso" }]);
-    expect(run.logs.map((row) => [row.stage, row.outcome, row.revisionId])).toEqual([
-      ["before", "continue", a.revisionId],
-      ["before", "continue", b.revisionId],
-    ]);
-  });
-
-  it("fails closed with revision_changed when the active revision moves again during the retry", async ({ expect }) => {
-    const gateway = await demoHookGateway();
-    const [a, b, c] = [
-      await gateway.revision(gateway.uid, prefixHook("A"), BEFORE_TEST),
-      await gateway.revision(gateway.uid, prefixHook("B"), BEFORE_TEST),
-      await gateway.revision(gateway.uid, prefixHook("C"), BEFORE_TEST),
-    ];
-    await gateway.deploy(gateway.uid, "active", a.revisionId);
-    const stale = await gateway.snapshot();
-    await gateway.deploy(gateway.uid, "active", b.revisionId);
-    let reads = 0;
-    const moving = withPointerRead(async (read) => {
-      const pointers = await read();
-      // Right after the first re-read, another admin deploys C.
-      if (++reads === 1) await gateway.deploy(gateway.uid, "active", c.revisionId);
-      return pointers;
-    });
-
-    const run = await gateway.call(moving, stale);
-    expect(run.outcome).toMatchObject({ kind: "refused", source: "gateway", code: "revision_changed" });
-    expect(reads).toBe(2);
-    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
-    expect(run.logs.map((row) => [row.stage, row.code, row.revisionId])).toEqual([
-      ["before", null, a.revisionId],
-      ["before", null, b.revisionId],
-      ["pre_dispatch", "revision_changed", b.revisionId],
-    ]);
-  });
-
-  it("fails closed with hook_unavailable when the bundle is gone from R2 or the Durable Object cannot be read", async ({ expect }) => {
+  it("fails closed with hook_unavailable when the bundle is gone from R2", async ({ expect }) => {
     const gateway = await demoHookGateway();
     const a = await gateway.revision(gateway.uid, prefixHook("A"), BEFORE_TEST);
     await gateway.deploy(gateway.uid, "active", a.revisionId);
@@ -273,15 +135,6 @@ describe("every refusal of the call path", () => {
     );
     expect(rows[0]).toMatchObject({ stage: "pre_dispatch", outcome: "refused", code: "hook_unavailable" });
 
-    const b = await gateway.revision(gateway.uid, prefixHook("B"), BEFORE_TEST);
-    await gateway.deploy(gateway.uid, "active", b.revisionId);
-    const broken = withPointerRead(() => Promise.reject(new Error("storage unavailable")));
-    const unreadable = await gateway.call(broken, await gateway.snapshot());
-    expect(unreadable.outcome).toMatchObject({ kind: "refused", source: "gateway", code: "hook_unavailable" });
-    expect(unreadable.logs.map((row) => [row.stage, row.code])).toEqual([
-      ["before", null],
-      ["pre_dispatch", "hook_unavailable"],
-    ]);
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
   });
 
@@ -333,19 +186,25 @@ describe("every refusal of the call path", () => {
     ]);
   });
 
-  it("refuses a tool of a service that needs upstream authorization, and leaves it out of discovery", async ({ expect }) => {
-    const tag = newTag();
+  it("refuses a tool of a service that waits for upstream authorization, and leaves it out of discovery", async ({ expect }) => {
+    const lab = await newLab();
     const workspace = await createWorkspace();
-    await addService(workspace, { slug: "locked", url: `${upstreamOrigin()}/t/${tag}/mcp`, requiresAuthorization: true });
+    // Authorized (so its tools are indexed), then disconnected: pending again.
+    const { serviceId } = await authorizedService(workspace, lab);
+    await api(`/v1/workspaces/${workspace.ws}/services/${serviceId}/authorization`, { method: "DELETE", key: workspace.adminKey });
     const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
     expect((await client.listTools()).tools).toEqual([]);
-    const refused = await client.callTool({ name: "locked__search_release_notes", arguments: { query: "sso" } });
+    const refused = await client.callTool({ name: "lab__whoami", arguments: {} });
     expect(refused.isError).toBe(true);
-    expect(gatewayError(refused)).toMatchObject({
-      code: "upstream_authorization_required",
-      details: { tool: "locked__search_release_notes" },
+    expect(gatewayError(refused)).toMatchObject({ code: "upstream_authorization_required", details: { tool: "lab__whoami" } });
+    expect((await lab.state()).toolCallsBy).toEqual([]);
+    // The requirement follows the upstream's OAuth; it is no longer set by hand.
+    const byHand = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "held", url: `${upstreamOrigin()}/t/${newTag()}/mcp`, requiresAuthorization: true },
     });
-    expect((await upstreamReceived(tag)).calls).toEqual([]);
+    expect(byHand.status).toBe(400);
+    expect(byHand.body.error).toMatchObject({ code: "invalid_request", details: { issues: [{ field: "json.requiresAuthorization" }] } });
   });
 
   it("re-establishes a session the upstream forgot, and answers upstream_unreachable when the upstream is down", async ({ expect }) => {

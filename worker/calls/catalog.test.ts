@@ -2,8 +2,8 @@ import { describe, it } from "vitest";
 import { api, connectMcp, createKey, demoGateway } from "../../test/helpers.ts";
 
 /**
- * Each isolate keeps a catalog snapshot per workspace for 2 s. A write through
- * this isolate must reach the next MCP request at once, whichever route made it.
+ * Each isolate keeps a catalog per workspace under a read lease (docs/leases.md). A write
+ * must reach the next MCP request once it has answered, whichever route made it.
  */
 describe("catalog snapshot after API writes", () => {
   it("lets a key of a profile created a moment ago list and call tools", async ({ expect }) => {

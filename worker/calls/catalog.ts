@@ -1,10 +1,12 @@
 import type { WaitUntil } from "../lib/after-response.ts";
-import { RefreshAheadCache } from "../lib/refresh-ahead.ts";
+import { isolateLeases, type HeldLease, type LeaseHolder } from "../leases/holder.ts";
+import { workspaceClient } from "../workspaces/workspace.client.ts";
 import type { Discovery, PolicyMode } from "../policy/profiles.store.ts";
 import type { ServiceContentModes } from "../policy/service-policies.store.ts";
 import type { RiskRules } from "../policy/risk.ts";
-import { readAllPointers, type ToolDeployments } from "./deployment.ts";
-import { upstreamTargetFor } from "../services/services.store.ts";
+import type { ToolDeployments } from "./deployment.ts";
+import { awaitsAuthorization, upstreamTargetFor } from "../services/services.store.ts";
+import { serviceOAuth, type OAuthColumns, type ServiceOAuth } from "../upstream-auth/oauth.store.ts";
 import type { UpstreamTarget } from "../services/upstream.ts";
 import type { RelayedCapability } from "../services/upstream.call.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
@@ -16,6 +18,8 @@ export interface CatalogTool {
   publicName: string;
   name: string;
   status: ToolStatus;
+  /** No definition of the tool was ever approved: a tool in review is a new one, not a changed one. */
+  neverApproved: boolean;
   definition: ToolDefinition;
   definitionHash: string;
   projection: string[] | null;
@@ -45,16 +49,13 @@ export interface CatalogService {
   slug: string;
   instructions: string | null;
   requiresAuthorization: boolean;
+  /** The service's upstream OAuth (mode, server, sealed client secret); null when it has none. */
+  oauth: ServiceOAuth | null;
 }
 
 export interface Catalog {
   tools: Map<string, CatalogTool>;
-  /**
-   * Hook pointers of every tool that had one when the snapshot was taken. A call
-   * runs the snapshot's revision and then verifies it against the Durable Object
-   * before dispatch; a first deployment reaches other isolates within
-   * CATALOG_TTL_MS, like any policy change.
-   */
+  /** Hook pointers of every tool that has one, as the lease the catalog was read under carries them. */
   deployments: Map<string, ToolDeployments>;
   /** profileId → default mode, per-tool overrides and risk rules. */
   profiles: Map<string, CatalogProfile>;
@@ -62,26 +63,91 @@ export interface Catalog {
   targets: Map<string, UpstreamTarget>;
   /** slug → live service, in slug order. */
   services: Map<string, CatalogService>;
+  /** The same services by id. */
+  servicesById: Map<string, CatalogService>;
+  /** The lease the catalog was read under: while it holds, the catalog is the workspace's current state. */
+  lease: CatalogLease;
+}
+
+export interface CatalogLease {
+  readonly version: number;
+  /** The pre-dispatch recheck, without I/O: the lease (or a renewal on the same version) is valid past the margin. */
+  holds(): boolean;
+  /** The catalog under a new grant (one round trip): this same object while the version has not moved. */
+  renew(env: Env): Promise<Catalog>;
 }
 
 /**
- * The call path reads tools, policy and upstream targets on every request, so
- * each isolate keeps a snapshot per workspace for CATALOG_TTL_MS. Writes made
- * through this isolate drop the snapshot at once (`dropCatalogAfterWrites`, on
- * every write route); other isolates converge within the TTL (docs/services.md).
+ * Each isolate keeps one catalog per workspace, read from D1 after the lease
+ * it belongs to was granted and used for as long as that lease's version
+ * lasts (docs/leases.md): a change anywhere moves the version, and the
+ * change's API answer waits until no isolate can still act on an older one.
  */
-const CATALOG_TTL_MS = 2_000;
-const snapshots = new RefreshAheadCache<string, Catalog>("catalog", CATALOG_TTL_MS, 1_000);
+export class CatalogCache {
+  readonly #byWorkspace = new Map<string, { token: string; catalog: Promise<Catalog>; read?: Catalog }>();
 
-export function invalidateCatalog(workspaceId: string): void {
-  snapshots.invalidate(workspaceId);
+  constructor(
+    readonly leases: LeaseHolder,
+    readonly maxWorkspaces = 1_000,
+  ) {}
+
+  /** The workspace's catalog under a valid lease; a lease past half its life is renewed after the response. */
+  async load(env: Env, workspaceId: string, waitUntil?: WaitUntil): Promise<Catalog> {
+    return this.#under(env, await this.leases.lease(env, workspaceId, waitUntil));
+  }
+
+  #under(env: Env, lease: HeldLease): Promise<Catalog> {
+    const cached = this.#byWorkspace.get(lease.workspaceId);
+    if (cached?.token === lease.token) return cached.catalog;
+    const entry: { token: string; catalog: Promise<Catalog>; read?: Catalog } = { token: lease.token, catalog: this.#read(env, lease) };
+    if (!cached && this.#byWorkspace.size >= this.maxWorkspaces) this.#byWorkspace.delete(this.#byWorkspace.keys().next().value!);
+    this.#byWorkspace.set(lease.workspaceId, entry);
+    entry.catalog.then(
+      (catalog) => {
+        entry.read = catalog;
+      },
+      () => {
+        if (this.#byWorkspace.get(lease.workspaceId) === entry) this.#byWorkspace.delete(lease.workspaceId);
+      },
+    );
+    return entry.catalog;
+  }
+
+  /** The last catalog read for the workspace, valid or not: only to say how a call without a lease is refused. */
+  lastRead(workspaceId: string): Catalog | undefined {
+    return this.#byWorkspace.get(workspaceId)?.read;
+  }
+
+  async #read(env: Env, lease: HeldLease): Promise<Catalog> {
+    const catalog = await readCatalog(env, lease.workspaceId, {
+      version: lease.version,
+      holds: () => this.leases.holds(lease),
+      renew: async (current) => this.#under(current, await this.leases.renew(current, lease.workspaceId)),
+    });
+    catalog.deployments = new Map(lease.pointers.map(({ toolUid, ...pointers }) => [toolUid, pointers]));
+    return catalog;
+  }
 }
+
+/**
+ * A change to what the catalog holds made outside a change window (an upstream OAuth callback, a grant that
+ * ended during a call): moves the workspace's lease version, so every isolate reads it again once its lease
+ * runs out (within LEASE_MS + SKEW_MARGIN_MS); this isolate gives its own lease up at once.
+ */
+export async function invalidateCatalog(env: Env, workspaceId: string): Promise<void> {
+  isolateLeases.relinquish(workspaceId);
+  const objects = workspaceClient(env, workspaceId);
+  await objects.endChange(await objects.beginChange(), isolateLeases.id);
+}
+
+/** This isolate's catalogs, on this isolate's leases. */
+export const isolateCatalogs = new CatalogCache(isolateLeases);
 
 export function loadCatalog(env: Env, workspaceId: string, waitUntil: WaitUntil): Promise<Catalog> {
-  return snapshots.get(workspaceId, () => readCatalog(env, workspaceId), waitUntil);
+  return isolateCatalogs.load(env, workspaceId, waitUntil);
 }
 
-interface ServiceRow {
+interface ServiceRow extends OAuthColumns {
   id: string;
   slug: string;
   url: string;
@@ -90,10 +156,11 @@ interface ServiceRow {
   requires_authorization: number;
 }
 
-interface CatalogRow {
+interface CatalogRow extends Pick<OAuthColumns, "authorization_kind" | "oauth_status"> {
   uid: string;
   name: string;
   status: ToolStatus;
+  never_approved: number;
   definition: string;
   definition_hash: string;
   projection: string | null;
@@ -105,18 +172,19 @@ interface CatalogRow {
   detail_policy: "metadata" | "payloads";
 }
 
-async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
+async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): Promise<Catalog> {
   const [tools, profiles, policies, services, serviceModes] = await env.DB.batch([
     env.DB.prepare(
-      `SELECT t.uid, t.name, t.status, t.definition, t.definition_hash, t.projection, t.client_capabilities, t.service_id,
-              s.slug, s.requires_authorization, s.payload_capture, w.detail_policy
+      `SELECT t.uid, t.name, t.status, t.approved_hash IS NULL AS never_approved, t.definition, t.definition_hash, t.projection,
+              t.client_capabilities, t.service_id,
+              s.slug, s.requires_authorization, s.authorization_kind, s.oauth_status, s.payload_capture, w.detail_policy
        FROM tools t JOIN services s ON s.id = t.service_id JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.workspace_id = ? AND s.deleted_at IS NULL AND t.status != 'removed'`,
     ).bind(workspaceId),
     env.DB.prepare("SELECT id, default_mode, risk_rules, discovery FROM access_profiles WHERE workspace_id = ?").bind(workspaceId),
     env.DB.prepare("SELECT profile_id, tool_uid, mode FROM tool_policies WHERE workspace_id = ?").bind(workspaceId),
     env.DB.prepare(
-      `SELECT id, slug, url, secret_headers, instructions, requires_authorization FROM services
+      `SELECT * FROM services
        WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY slug`,
     ).bind(workspaceId),
     env.DB.prepare("SELECT profile_id, service_id, resources, prompts FROM service_policies WHERE workspace_id = ?").bind(workspaceId),
@@ -127,7 +195,9 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
     profiles: new Map(),
     targets: new Map(),
     services: new Map(),
-    deployments: await readAllPointers(env, workspaceId),
+    servicesById: new Map(),
+    deployments: new Map(),
+    lease,
   };
   for (const row of (tools?.results ?? []) as CatalogRow[]) {
     const publicName = publicToolName(row.slug, row.name);
@@ -137,23 +207,27 @@ async function readCatalog(env: Env, workspaceId: string): Promise<Catalog> {
       publicName,
       name: row.name,
       status: row.status,
+      neverApproved: row.never_approved === 1,
       definition,
       definitionHash: row.definition_hash,
       schemaBreach: definitionBreach(definition),
       projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
       serviceId: row.service_id,
-      serviceRequiresAuthorization: row.requires_authorization === 1,
+      serviceRequiresAuthorization: awaitsAuthorization(row),
       captureDetails: row.payload_capture === 1 && row.detail_policy === "payloads",
       clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as RelayedCapability[]) : null,
     });
   }
   for (const row of (services?.results ?? []) as ServiceRow[]) {
-    catalog.services.set(row.slug, {
+    const service: CatalogService = {
       id: row.id,
       slug: row.slug,
       instructions: row.instructions,
-      requiresAuthorization: row.requires_authorization === 1,
-    });
+      requiresAuthorization: awaitsAuthorization(row),
+      oauth: serviceOAuth(row),
+    };
+    catalog.services.set(row.slug, service);
+    catalog.servicesById.set(row.id, service);
     catalog.targets.set(row.id, await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers }));
   }
   for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode; risk_rules: string; discovery: Discovery }[]) {

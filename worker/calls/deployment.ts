@@ -1,7 +1,6 @@
 import type { HookStage, JsonObject } from "../../schema/hooks/contract.ts";
 import type { PublicContract } from "../hooks/compiler/index.ts";
 import type { DeploymentPointer, ToolDeployments } from "../hooks/lifecycle/deployments.do.ts";
-import { workspaceClient } from "../workspaces/workspace.client.ts";
 
 export type { ToolDeployments };
 
@@ -45,15 +44,4 @@ export async function withBundle(env: Env, pointer: DeploymentPointer | undefine
     config: pointer.config,
     definitionHash: pointer.definitionHash,
   };
-}
-
-/** The tool's active and shadow pointers, read fresh from the workspace Durable Object. */
-export function readPointers(env: Env, workspaceId: string, toolUid: string): Promise<ToolDeployments> {
-  return workspaceClient(env, workspaceId).toolDeployments(toolUid);
-}
-
-/** Every tool's pointers (only tools that have one), for the call catalog's snapshot. */
-export async function readAllPointers(env: Env, workspaceId: string): Promise<Map<string, ToolDeployments>> {
-  const tools = await workspaceClient(env, workspaceId).allToolDeployments();
-  return new Map(tools.map(({ toolUid, ...pointers }) => [toolUid, pointers]));
 }

@@ -1,10 +1,9 @@
 import type { CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { CallLogEntry } from "../logs/logs.store.ts";
-import type { RawResult } from "../services/upstream.passthrough.ts";
-import type { ShadowWork } from "./shadow.ts";
-
-/** The `_meta` namespace of the gateway's own signals; nothing from an upstream or a hook may use it. */
-export const GATEWAY_META_PREFIX = "dev.rayrun/";
+import type { StageInput, StageRun } from "../hooks/isolate/index.ts";
+import type { StageCall } from "../hooks/stage-call.ts";
+import type { StageRow } from "../logs/call-log.ts";
+import type { RawResult } from "../services/raw-result.ts";
+import type { DeployedRevision } from "./deployment.ts";
 
 /**
  * Every code the gateway itself refuses or fails a call with. docs/errors.md's
@@ -18,9 +17,11 @@ export const GATEWAY_REFUSAL_CODES = [
   "invalid_upstream_arguments",
   "approval_required",
   "approval_limit",
+  "approval_key_limit",
   "hook_failed",
   "hook_outdated",
   "hook_unavailable",
+  "workspace_unavailable",
   "revision_changed",
   "invalid_output",
   "schema_too_complex",
@@ -45,32 +46,47 @@ export type CallOutcome =
   /** The upstream's result value as the bytes it sent, for the client unchanged (upstream.passthrough.ts). */
   | { kind: "raw_result"; raw: RawResult };
 
+/** One stage as the active path ran it: the exact input, and what active decided (null: active has no such stage). */
+export interface ObservedStage {
+  input: StageInput;
+  active: StageRun | null;
+}
+
+/** What the caller runs after the live response: the shadow revision on the inputs the active path saw (calls/shadow.ts). */
+export interface ShadowWork {
+  call: StageCall;
+  revision: DeployedRevision;
+  /** The tool's current upstream definition hash: a shadow built for another one must not run. */
+  definitionHash: string;
+  before?: ObservedStage;
+  after?: ObservedStage;
+}
+
+/** Where a call's time went: hooks (active stages), the upstream request, and the rest, the gateway's. */
+export interface CallTiming {
+  /** Epoch ms. */
+  startedAt: number;
+  durationMs: number;
+  hooksMs: number;
+  upstreamMs: number;
+  /** When the upstream request started, in ms after the call started; null when none was made. */
+  upstreamOffsetMs: number | null;
+}
+
 /** Everything a tools/call produced: the outcome, the rows to log, and the shadow work still to do. */
 export interface ToolCallRun {
   outcome: CallOutcome;
-  /** Rows of the live path; the caller writes them after the response. */
-  logs: CallLogEntry[];
+  /** The tool the name resolved to; null for a name that matches none this client may see. */
+  tool: { uid: string; serviceId: string } | null;
+  /** Rows of the live path; the caller sends them with the call's row after the response. */
+  logs: StageRow[];
   /** A deployed shadow revision's run on the same inputs, for the caller to start after the response. */
   shadow: ShadowWork | null;
   /** Whether the rows may keep their details (service payload capture and workspace detail policy). */
   captureDetails: boolean;
-}
-
-/** The one way a call-log row is built, so every row has every field. */
-export function logEntry(
-  call: { toolUid: string; requestId: string },
-  row: Pick<CallLogEntry, "stage" | "outcome"> & Partial<Omit<CallLogEntry, "toolUid" | "requestId" | "stage" | "outcome">>,
-): CallLogEntry {
-  return {
-    toolUid: call.toolUid,
-    requestId: call.requestId,
-    stage: row.stage,
-    channel: row.channel ?? "active",
-    outcome: row.outcome,
-    code: row.code ?? null,
-    durationMs: row.durationMs ?? 0,
-    revisionId: row.revisionId ?? null,
-    shadowDiffered: row.shadowDiffered ?? null,
-    ...(row.details ? { details: row.details } : {}),
-  };
+  timing: CallTiming;
+  /** The active revision that ran, if any. */
+  revisionId: string | null;
+  /** Whether the call went through on a claimed human approval. */
+  approved: boolean;
 }

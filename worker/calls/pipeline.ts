@@ -1,25 +1,27 @@
 import { CallToolResultSchema, McpError, type CallToolResult, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
-import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS } from "../approvals/approvals.do.ts";
 import { linksFor, type ApprovalLinks } from "../approvals/approval-links.ts";
+import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_KEY } from "../approvals/approvals.do.ts";
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
 import { afterInput, afterResult, beforeInput, stageContext, type StageCall } from "../hooks/stage-call.ts";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
-import type { CallLogEntry } from "../logs/logs.store.ts";
+import type { StageRow } from "../logs/call-log.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import { callUpstreamTool, UpstreamFailure } from "../services/upstream.ts";
 import { CallCancelled, declaresAll, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
-import { RawResultCapture } from "../services/upstream.passthrough.ts";
+import { RawResultCapture } from "../services/raw-result.ts";
+import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
+import { LeaseUnavailable } from "../leases/holder.ts";
+import { CLOCK_TRUSTED_POLLS } from "../leases/lease.types.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
-import { decideAccess } from "./access.ts";
+import { decideAccess, type AccessDecision } from "./access.ts";
 import type { Catalog, CatalogTool } from "./catalog.ts";
-import { readPointers, withBundle, type DeployedRevision, type ToolDeployments } from "./deployment.ts";
-import { logEntry, type CallOutcome, type GatewayRefusalCode, type ToolCallRun } from "./outcome.ts";
-import { GATEWAY_META_PREFIX } from "./outcome.ts";
+import { withBundle, type DeployedRevision, type ToolDeployments } from "./deployment.ts";
+import type { CallOutcome, GatewayRefusalCode, ShadowWork, ToolCallRun } from "./outcome.ts";
 import { projectResult } from "./projection.ts";
-import type { ShadowWork } from "./shadow.ts";
-import { stageRunLog } from "./stage-log.ts";
+import { stageRow, stageRunRow } from "./call-rows.ts";
 
 export interface ToolCallInput {
   env: Env;
@@ -37,17 +39,55 @@ export interface ToolCallInput {
   upstream?: UpstreamCallOptions;
   /** What the client declared in its session's `initialize` (none without a session). */
   clientCapabilities?: ClientCapabilities;
+  /** The caller's own upstream grant subject (`user:…`, `key:…`, `oauth:…`), for services authorized per user. */
+  grantSubject: string;
+  /**
+   * The isolate's clock may lag real time by more than the lease margins when
+   * the call reaches dispatch (a Code Mode program computes between its tool
+   * calls without I/O), so the lease is confirmed with a round trip first.
+   */
+  confirmLeaseBeforeDispatch?: boolean;
 }
 
 /** One call in progress: its input, the tool, the stage metadata, and what it has produced so far. */
 interface CallState {
   input: ToolCallInput;
+  /** The catalog the call runs under; replaced when a renewed lease brings a newer version. */
+  catalog: Catalog;
   tool: CatalogTool;
   stageCall: StageCall;
-  logs: CallLogEntry[];
+  logs: StageRow[];
+  /** performance.now() when the call started, and where its time went so far. */
+  started: number;
+  hooksMs: number;
+  upstreamMs: number;
+  upstreamOffsetMs: number | null;
+  revisionId: string | null;
+  approved: boolean;
   /** The shadow revision read at step 4, and the stages as active ran them, for the run after the response. */
   shadow: DeployedRevision | null;
   observed: Pick<ShadowWork, "before" | "after">;
+  /**
+   * No long stretch of CPU since the last I/O: the clock can be trusted at the
+   * pre-dispatch check. Workers' clock stands still while code runs, so after a
+   * `before` that used much of its work budget the lease is confirmed with a
+   * round trip instead (docs/leases.md).
+   */
+  clockFresh: boolean;
+}
+
+/**
+ * How many times one call renews its lease onto a newer version before it
+ * gives up (`revision_changed`): each renewal follows a lapsed lease, so a call
+ * sees this many only while the workspace keeps changing under it.
+ */
+const MAX_RENEWALS = 3;
+
+/** Thrown right before the upstream request when a renewed lease brought a newer version: the call goes back to step 4. */
+class LeaseLapsed extends Error {
+  constructor(readonly renewed: Catalog) {
+    super("the lease moved to a newer version before dispatch");
+  }
 }
 
 /**
@@ -57,127 +97,250 @@ interface CallState {
  * log rows and starts the shadow run, both after the response.
  */
 export async function runToolCall(input: ToolCallInput): Promise<ToolCallRun> {
+  const startedAt = Date.now();
+  const started = performance.now();
   const tool = input.catalog.tools.get(input.publicName);
   // A tool listed only to clients with a capability this one lacks is as unknown to it as no tool at all.
   if (!tool || !declaresAll(input.clientCapabilities, tool.clientCapabilities)) {
-    return { outcome: { kind: "hidden" }, logs: [], shadow: null, captureDetails: false };
+    const timing = { startedAt, durationMs: performance.now() - started, hooksMs: 0, upstreamMs: 0, upstreamOffsetMs: null };
+    return {
+      outcome: { kind: "hidden" },
+      tool: null,
+      logs: [],
+      shadow: null,
+      captureDetails: false,
+      timing,
+      revisionId: null,
+      approved: false,
+    };
   }
   const state: CallState = {
     input,
+    catalog: input.catalog,
     tool,
-    stageCall: { calledAt: new Date().toISOString(), requestId: input.requestId, workspaceId: input.workspaceId, tool },
+    stageCall: { calledAt: new Date(startedAt).toISOString(), requestId: input.requestId, workspaceId: input.workspaceId, tool },
     logs: [],
+    started,
+    hooksMs: 0,
+    upstreamMs: 0,
+    upstreamOffsetMs: null,
+    revisionId: null,
+    approved: false,
     shadow: null,
     observed: {},
+    clockFresh: !input.confirmLeaseBeforeDispatch,
   };
   const outcome = await runSteps(state);
   const { shadow, observed } = state;
-  const shadowRun =
+  const shadowRun: ShadowWork | null =
     shadow && (observed.before || observed.after)
       ? { call: state.stageCall, revision: shadow, definitionHash: tool.definitionHash, ...observed }
       : null;
-  return { outcome, logs: state.logs, shadow: shadowRun, captureDetails: tool.captureDetails };
+  return {
+    outcome,
+    tool: { uid: tool.uid, serviceId: tool.serviceId },
+    logs: state.logs,
+    shadow: shadowRun,
+    captureDetails: tool.captureDetails,
+    timing: {
+      startedAt,
+      durationMs: performance.now() - started,
+      hooksMs: state.hooksMs,
+      upstreamMs: state.upstreamMs,
+      upstreamOffsetMs: state.upstreamOffsetMs,
+    },
+    revisionId: state.revisionId,
+    approved: state.approved,
+  };
+}
+
+/** ms since the call started: where a stage or the upstream request begins on the call's trace. */
+const elapsed = (state: CallState) => performance.now() - state.started;
+
+/** One active stage run, its time counted as the hooks' share of the call, and its row. */
+async function runActiveStage(
+  state: CallState,
+  active: DeployedRevision,
+  stage: "before" | "after",
+  input: Parameters<typeof runStage>[0]["input"],
+): Promise<StageRun> {
+  const offsetMs = elapsed(state);
+  const run = await runStage({ bundle: active.bundle, stage, input, context: stageContext(state.stageCall, active.config) });
+  state.hooksMs += run.usage.durationMs;
+  state.logs.push(stageRunRow(state.stageCall, stage, active, run, { offsetMs }));
+  return run;
 }
 
 async function runSteps(state: CallState): Promise<CallOutcome> {
-  const { input, tool } = state;
-
-  // 1. Access policy on the public tool: a refusal here ends the call, no hook runs.
-  const access = decideAccess(input.catalog, input.profileId, tool);
-  if (!access.allowed) {
-    if (access.code === "tool_blocked" || access.code === "no_access_profile") {
-      // Still a refusal worth an admin's eye, though the client only sees an unknown tool.
-      state.logs.push(refusalLog(state, access.code, access.message, null));
-      return { kind: "hidden" };
+  let access = stepOne(state);
+  if (!("allowed" in access)) return access;
+  let prepared = await prepare(state, pointersOf(state));
+  if ("kind" in prepared) return prepared;
+  state.shadow = await shadowRevision(state, pointersOf(state));
+  let approved = false;
+  let reran = false;
+  let renewals = 0;
+  /** A catalog under a lease renewed since the call last decided, not yet taken on. */
+  let renewed: Catalog | null = null;
+  for (;;) {
+    // 4. The lease the catalog was read under is the recheck: while it holds, the revision that ran is the active one
+    // everywhere. Once it lapses (or the clock cannot be trusted), one round trip renews it; a newer version is decided
+    // again from step 1, and a changed revision runs once more before the call gives up.
+    if (!renewed && (!state.clockFresh || !state.catalog.lease.holds())) {
+      try {
+        renewed = await state.catalog.lease.renew(state.input.env);
+      } catch (error) {
+        console.error("lease renewal failed before dispatch", error);
+        return unavailable(state);
+      }
+      state.clockFresh = true;
     }
-    return refuse(state, access.code, access.message, null, access.details);
+    if (renewed && renewed !== state.catalog) {
+      const ran = { revisionId: prepared.active?.revisionId ?? null, definitionHash: state.tool.definitionHash };
+      const tool = renewed.tools.get(state.input.publicName);
+      if (!tool || !declaresAll(state.input.clientCapabilities, tool.clientCapabilities)) return { kind: "hidden" };
+      state.catalog = renewed;
+      state.tool = tool;
+      state.stageCall.tool = tool;
+      renewed = null;
+      renewals += 1;
+      access = stepOne(state);
+      if (!("allowed" in access)) return access;
+      const changed = (pointersOf(state).active?.revisionId ?? null) !== ran.revisionId || tool.definitionHash !== ran.definitionHash;
+      if ((changed && reran) || renewals > MAX_RENEWALS) {
+        return refuse(state, "revision_changed", "The tool's active hook changed during the call; repeat the call", ran.revisionId);
+      }
+      if (changed) {
+        reran = true;
+        approved = false;
+        const again = await prepare(state, pointersOf(state));
+        if ("kind" in again) return again;
+        prepared = again;
+      }
+      state.shadow = await shadowRevision(state, pointersOf(state));
+      continue;
+    }
+    renewed = null;
+    // Approvals bind the active revision that ran and the exact transformed call; a claim is single-use.
+    // A policy approval holds even when the hook asks for none, and the hook's holds under an allowing policy.
+    if (!approved && (access.needsApproval || prepared.hookApproval)) {
+      const refused = await approvalGate(state, access, prepared);
+      if (refused) return refused;
+      approved = true;
+      state.clockFresh = true; // the claim was a round trip
+      continue;
+    }
+    state.revisionId = prepared.active?.revisionId ?? null;
+    const outcome = await dispatch(state, prepared);
+    if (!("renewed" in outcome)) return outcome;
+    renewed = outcome.renewed;
   }
+}
 
-  // 2–3 run the snapshot's revision; step 4 verifies it is still the active one.
-  let pointers: ToolDeployments = input.catalog.deployments.get(tool.uid) ?? {};
-  let prepared: Prepared;
-  for (let attempt = 0; ; attempt++) {
-    const outcome = await prepare(state, pointers);
-    if ("kind" in outcome) return outcome;
-    prepared = outcome;
-    if (!input.catalog.deployments.has(tool.uid)) break;
-    // 4. The revision that ran must still be the active one.
-    let current: ToolDeployments;
-    try {
-      current = await readPointers(input.env, input.workspaceId, tool.uid);
-    } catch (error) {
-      console.error("hook deployment unreadable", error);
-      return refuse(state, "hook_unavailable", "The tool's hook could not be loaded, so the call was stopped", null);
-    }
-    state.shadow = await shadowRevision(state, current);
-    if (current.active?.revisionId === prepared.active?.revisionId) break;
-    // The snapshot was stale: run once more on the revision that is active now, then give up.
-    if (attempt > 0) {
-      return refuse(
-        state,
-        "revision_changed",
-        "The tool's active hook changed during the call; repeat the call",
-        prepared.active?.revisionId ?? null,
-      );
-    }
-    pointers = current;
+/** The tool's pointers in the catalog the call runs under. */
+const pointersOf = (state: CallState): ToolDeployments => state.catalog.deployments.get(state.tool.uid) ?? {};
+
+type Allowed = Extract<AccessDecision, { allowed: true }>;
+
+/** Step 1, access policy on the public tool: a refusal here ends the call, no hook runs. */
+function stepOne(state: CallState): Allowed | CallOutcome {
+  const access = decideAccess(state.catalog, state.input.profileId, state.tool);
+  if (access.allowed) return access;
+  if (access.code === "tool_blocked" || access.code === "no_access_profile") {
+    // Still a refusal worth an admin's eye, though the client only sees an unknown tool.
+    state.logs.push(refusalLog(state, access.code, access.message, null));
+    return { kind: "hidden" };
   }
+  return refuse(state, access.code, access.message, null, access.details);
+}
+
+/** No lease, and the workspace's Durable Object did not answer: a hook, a block or a first deployment may be pending. */
+function unavailable(state: CallState): CallOutcome {
+  if (pointersOf(state).active) {
+    return refuse(state, "hook_unavailable", "The tool's hook could not be confirmed current, so the call was stopped", null);
+  }
+  return refuse(state, "workspace_unavailable", "The workspace's current policy could not be confirmed, so the call was stopped", null);
+}
+
+/** A policy or hook approval: claims this exact call's approval, or refuses with how to get one. */
+async function approvalGate(state: CallState, access: Allowed, prepared: Prepared): Promise<CallOutcome | null> {
+  const { input } = state;
   const { active, upstreamArguments, hookApproval } = prepared;
   const revisionId = active?.revisionId ?? null;
-
-  // Approvals bind the verified active revision and the exact transformed call; a claim is single-use.
-  // A policy approval holds even when the hook asks for none, and the hook's holds under an allowing policy.
-  if (access.needsApproval || hookApproval) {
-    const reason = hookApproval?.reason ?? (access.needsApproval ? access.approvalReason : "policy_approval");
-    const argumentsJson = JSON.stringify(upstreamArguments);
-    const argumentsBytes = new TextEncoder().encode(argumentsJson).byteLength;
-    if (argumentsBytes > MAX_APPROVAL_ARGUMENTS_BYTES) {
-      return refuse(
-        state,
-        "approval_limit",
-        `This call needs a human approval (${reason}), but its arguments are too large to hold for an approver (${argumentsBytes} bytes, at most ${MAX_APPROVAL_ARGUMENTS_BYTES})`,
-        revisionId,
-        { reason, limit: "approval_arguments_bytes", bytes: argumentsBytes, max: MAX_APPROVAL_ARGUMENTS_BYTES },
-      );
-    }
-    const claim = await claimApproval(
+  const reason = hookApproval?.reason ?? (access.needsApproval ? access.approvalReason : "policy_approval");
+  const argumentsJson = JSON.stringify(upstreamArguments);
+  const argumentsBytes = new TextEncoder().encode(argumentsJson).byteLength;
+  if (argumentsBytes > MAX_APPROVAL_ARGUMENTS_BYTES) {
+    return refuse(
       state,
-      active,
-      upstreamArguments,
-      argumentsJson,
-      hookApproval ? "hook" : "policy",
-      reason,
-      hookApproval?.message ?? null,
+      "approval_limit",
+      `This call needs a human approval (${reason}), but its arguments are too large to hold for an approver (${argumentsBytes} bytes, at most ${MAX_APPROVAL_ARGUMENTS_BYTES})`,
+      revisionId,
+      { reason, limit: "approval_arguments_bytes", bytes: argumentsBytes, max: MAX_APPROVAL_ARGUMENTS_BYTES },
     );
-    if ("pendingFull" in claim) {
-      return refuse(
-        state,
-        "approval_limit",
-        `This call needs a human approval (${reason}), but the workspace already has ${MAX_PENDING_APPROVALS} approvals waiting; ask an approver to decide them, or retry after they expire`,
-        revisionId,
-        { reason, limit: "pending_approvals", max: MAX_PENDING_APPROVALS },
-      );
-    }
-    if (!claim.claimed) {
-      return refuse(
-        state,
-        "approval_required",
-        `This call needs a human approval (${reason}). Ask an approver, then repeat the identical call.`,
-        revisionId,
-        {
-          approvalId: claim.approval.id,
-          reason,
-          ...(hookApproval?.message ? { message: hookApproval.message } : {}),
-          expiresAt: claim.approval.expiresAt,
-          ...linksFor(input.approvalLinks, claim.approval.id),
-        },
-      );
-    }
   }
+  const claim = await claimApproval(
+    state,
+    active,
+    upstreamArguments,
+    argumentsJson,
+    hookApproval ? "hook" : "policy",
+    reason,
+    hookApproval?.message ?? null,
+  );
+  if ("pendingFull" in claim && claim.pendingFull === "key") {
+    return refuse(
+      state,
+      "approval_key_limit",
+      `This call needs a human approval (${reason}), but this key already has ${MAX_PENDING_APPROVALS_PER_KEY} approvals waiting; ask an approver to decide them, or retry after they expire`,
+      revisionId,
+      { reason, limit: "pending_approvals_per_key", max: MAX_PENDING_APPROVALS_PER_KEY },
+    );
+  }
+  if ("pendingFull" in claim) {
+    return refuse(
+      state,
+      "approval_limit",
+      `This call needs a human approval (${reason}), but the workspace already has ${MAX_PENDING_APPROVALS} approvals waiting; ask an approver to decide them, or retry after they expire`,
+      revisionId,
+      { reason, limit: "pending_approvals", max: MAX_PENDING_APPROVALS },
+    );
+  }
+  if (!claim.claimed) {
+    return refuse(
+      state,
+      "approval_required",
+      `This call needs a human approval (${reason}). Ask an approver, then repeat the identical call.`,
+      revisionId,
+      {
+        approvalId: claim.approval.id,
+        reason,
+        ...(hookApproval?.message ? { message: hookApproval.message } : {}),
+        expiresAt: claim.approval.expiresAt,
+        ...linksFor(input.approvalLinks, claim.approval.id),
+      },
+    );
+  }
+  state.approved = true;
+  return null;
+}
 
-  // Exactly one upstream call.
-  const target = input.catalog.targets.get(tool.serviceId);
-  if (!target) return refuse(state, "upstream_unreachable", "The tool's service is not available", revisionId);
+/**
+ * Exactly one upstream call, then step 5. The lease is checked once more
+ * right before the request goes out, once the upstream session is ready
+ * (which may itself take round trips): if it lapsed meanwhile it is renewed,
+ * and the request goes out at once on the same version, or, on a newer one,
+ * not at all and the call goes back to step 4 with the renewed catalog.
+ */
+async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutcome | { renewed: Catalog }> {
+  const { input } = state;
+  const tool = state.tool;
+  const { active, upstreamArguments } = prepared;
+  const revisionId = active?.revisionId ?? null;
+  // Exactly one upstream call (sent again only after a 401, which the upstream refused before processing it).
+  const target = state.catalog.targets.get(tool.serviceId);
+  const service = state.catalog.servicesById.get(tool.serviceId);
+  if (!target || !service) return refuse(state, "upstream_unreachable", "The tool's service is not available", revisionId);
   const publicOutput = active?.contract?.outputSchema ?? tool.definition.outputSchema;
   // Nothing below would read or change the result: its bytes may go to the client as the upstream sent them.
   const rawResult =
@@ -185,31 +348,52 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
       ? new RawResultCapture()
       : undefined;
   let upstreamResult: CallToolResult;
+  state.upstreamOffsetMs = elapsed(state);
+  const beforeSend = async () => {
+    if (state.catalog.lease.holds()) return;
+    const renewed = await state.catalog.lease.renew(input.env);
+    if (renewed !== state.catalog) throw new LeaseLapsed(renewed);
+  };
   try {
-    upstreamResult = await callUpstreamTool(
+    const sent = await withUpstreamAuthorization(
+      {
+        env: input.env,
+        workspaceId: input.workspaceId,
+        serviceId: service.id,
+        serviceSlug: service.slug,
+        oauth: service.oauth,
+        callerSubject: input.grantSubject,
+      },
       target,
-      tool.name,
-      upstreamArguments,
-      rawResult ? { ...input.upstream, rawResult } : input.upstream,
+      (authorized) => callUpstreamTool(authorized, tool.name, upstreamArguments, { ...input.upstream, beforeSend, rawResult }),
     );
+    state.upstreamMs = elapsed(state) - state.upstreamOffsetMs;
+    if (!sent.ok) return refuse(state, sent.refusal.code, sent.refusal.message, revisionId, sent.refusal.details);
+    upstreamResult = sent.value;
   } catch (error) {
+    if (error instanceof LeaseLapsed) return { renewed: error.renewed };
+    if (error instanceof LeaseUnavailable) {
+      console.error("lease renewal failed at dispatch", error);
+      return unavailable(state);
+    }
+    state.upstreamMs = elapsed(state) - state.upstreamOffsetMs;
     if (error instanceof UpstreamTimeout) {
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_failed", code: "upstream_timeout", revisionId }));
       return refused(state, "upstream_timeout", error.message, { bound: error.bound });
     }
     if (error instanceof CallCancelled) {
       // The upstream was told; `after` does not run on a call nobody waits for.
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "cancelled", code: "cancelled", revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "cancelled", code: "cancelled", revisionId }));
       return refused(state, "cancelled", `The call was cancelled: ${error.message}`);
     }
     if (error instanceof UpstreamFailure) {
-      // The tool-list bounds belong to indexing; a tools/call cannot hit them.
-      const code = error.code === "too_many_tools" || error.code === "tool_list_too_large" ? "upstream_protocol_error" : error.code;
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_failed", code, revisionId }));
-      return refused(state, code, error.message);
+      const code = callFailureCode(error.code);
+      const message = error.code === "upstream_unauthorized" ? "The upstream refused the service's credentials (401)" : error.message;
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_failed", code, revisionId }));
+      return refused(state, code, message);
     }
     if (error instanceof McpError) {
-      state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", code: String(error.code), revisionId }));
+      state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_error", code: String(error.code), revisionId }));
       return { kind: "upstream_rpc_error", error };
     }
     throw error;
@@ -222,7 +406,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   upstreamResult = withoutGatewayMeta(upstreamResult);
   if (upstreamResult.isError) {
     // Upstream errors go back as the upstream's own, and `after` never sees them; projection still holds.
-    state.logs.push(logEntry(logKey(state), { stage: "upstream", outcome: "upstream_error", revisionId }));
+    state.logs.push(stageRow(logKey(state), { stage: "upstream", outcome: "upstream_error", revisionId }));
     return { kind: "result", result: projectResult(upstreamResult, tool.projection) };
   }
 
@@ -230,15 +414,7 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
   let result = upstreamResult;
   const stageInput = afterInput(input.arguments, upstreamArguments, afterResult(tool.definition, upstreamResult));
   let afterRun: StageRun | null = null;
-  if (active?.stages.includes("after")) {
-    afterRun = await runStage({
-      bundle: active.bundle,
-      stage: "after",
-      input: stageInput,
-      context: stageContext(state.stageCall, active.config),
-    });
-    state.logs.push(stageRunLog(state.stageCall, "after", active, afterRun));
-  }
+  if (active?.stages.includes("after")) afterRun = await runActiveStage(state, active, "after", stageInput);
   state.observed.after = { input: stageInput, active: afterRun };
   if (active && afterRun) {
     const value = afterRun.value as AfterReturn | undefined;
@@ -302,15 +478,9 @@ async function prepare(state: CallState, pointers: ToolDeployments): Promise<Pre
   let hookApproval: Prepared["hookApproval"] = null;
   let beforeRun: StageRun | null = null;
   const stageInput = beforeInput(input.arguments);
-  if (active?.stages.includes("before")) {
-    beforeRun = await runStage({
-      bundle: active.bundle,
-      stage: "before",
-      input: stageInput,
-      context: stageContext(state.stageCall, active.config),
-    });
-    state.logs.push(stageRunLog(state.stageCall, "before", active, beforeRun));
-  }
+  if (active?.stages.includes("before")) beforeRun = await runActiveStage(state, active, "before", stageInput);
+  // The clock stood still while the stage ran; a long run leaves it too far behind to judge the lease by.
+  if (beforeRun && beforeRun.usage.polls > CLOCK_TRUSTED_POLLS) state.clockFresh = false;
   state.observed.before = { input: stageInput, active: beforeRun };
   if (beforeRun) {
     const value = beforeRun.value as BeforeReturn | undefined;
@@ -332,6 +502,15 @@ async function prepare(state: CallState, pointers: ToolDeployments): Promise<Pre
   return { active, upstreamArguments, hookApproval };
 }
 
+/**
+ * A failure of the one upstream call as the client sees it. The tool-list bounds belong to indexing, which a
+ * tools/call cannot hit; a 401 from a service without OAuth means its secret headers were refused.
+ */
+function callFailureCode(code: UpstreamFailure["code"]): GatewayRefusalCode {
+  if (code === "too_many_tools" || code === "tool_list_too_large" || code === "upstream_unauthorized") return "upstream_protocol_error";
+  return code;
+}
+
 const tooComplexMessage = (what: "arguments" | "result") =>
   `Checking the ${what} against the tool's schema would exceed a validation bound, so the call was stopped`;
 
@@ -351,7 +530,7 @@ async function shadowRevision(state: CallState, pointers: ToolDeployments): Prom
     // Shadow is best-effort: the live call goes on, and the row says why shadow did not run.
     console.error("shadow bundle unreadable", error);
     state.logs.push(
-      logEntry(logKey(state), {
+      stageRow(logKey(state), {
         stage: "pre_dispatch",
         channel: "shadow",
         outcome: "refused",
@@ -412,9 +591,9 @@ function refusalLog(
   code: string,
   message: string,
   revisionId: string | null,
-  stage: CallLogEntry["stage"] = "pre_dispatch",
-): CallLogEntry {
-  return logEntry(logKey(state), { stage, outcome: "refused", code, revisionId, details: { message } });
+  stage: StageRow["stage"] = "pre_dispatch",
+): StageRow {
+  return stageRow(logKey(state), { stage, outcome: "refused", code, revisionId, offsetMs: elapsed(state), details: { message } });
 }
 
 /** A gateway refusal before dispatch: logged as a pre-dispatch row, answered with the code. */

@@ -1,7 +1,7 @@
 import { env, createScheduledController, createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, it } from "vitest";
 import worker from "../index.ts";
-import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS } from "../approvals/approvals.do.ts";
+import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_KEY } from "../approvals/approvals.do.ts";
 import { api, connectMcp, createKey, demoGateway, eventually, upstreamReceived } from "../../test/helpers.ts";
 
 const META = "dev.rayrun/error";
@@ -127,14 +127,22 @@ describe("approval allowances", () => {
   it("refuses with approval_limit once the workspace holds 100 pending approvals, and frees a slot on a decision", async ({ expect }) => {
     const gateway = await demoGateway();
     await setPolicy(gateway, "delete_record", "approval");
-    const client = await connectMcp(gateway.clientKey);
-    const call = (id: string) => client.callTool({ name: "demo__delete_record", arguments: { id } });
+    // Each key holds at most MAX_PENDING_APPROVALS_PER_KEY: enough keys to fill the workspace's queue.
+    const keys = [gateway.clientKey];
+    while (keys.length * MAX_PENDING_APPROVALS_PER_KEY < MAX_PENDING_APPROVALS) {
+      keys.push(await createKey(gateway, ["tools:call"], gateway.defaultProfileId));
+    }
+    const clients = await Promise.all(keys.map((key) => connectMcp(key)));
+    const callAs = (client: (typeof clients)[number], id: string) => client.callTool({ name: "demo__delete_record", arguments: { id } });
     const pendingIds: string[] = [];
     for (let n = 0; n < MAX_PENDING_APPROVALS; n++) {
-      const result = await call(`r${n}`);
+      const result = await callAs(clients[Math.floor(n / MAX_PENDING_APPROVALS_PER_KEY)]!, `r${n}`);
       expect((result._meta as Record<string, any>)[META].code).toBe("approval_required");
       pendingIds.push((result._meta as Record<string, any>)[META].details.approvalId);
     }
+    // A key that holds none: the workspace's cap is what refuses it.
+    const fresh = await connectMcp(await createKey(gateway, ["tools:call"], gateway.defaultProfileId));
+    const call = (id: string) => callAs(fresh, id);
     const full = await call("one-too-many");
     expect(full.isError).toBe(true);
     expect((full._meta as Record<string, any>)[META]).toEqual({
@@ -143,11 +151,54 @@ describe("approval allowances", () => {
       details: { tool: "demo__delete_record", reason: "policy_approval", limit: "pending_approvals", max: MAX_PENDING_APPROVALS },
     });
     // Asking again for a call that already waits is not a new request.
-    expect((await call("r0"))._meta).toMatchObject({ [META]: { code: "approval_required", details: { approvalId: pendingIds[0] } } });
+    expect((await callAs(clients[0]!, "r0"))._meta).toMatchObject({
+      [META]: { code: "approval_required", details: { approvalId: pendingIds[0] } },
+    });
 
     await api(`/v1/workspaces/${gateway.ws}/approvals/${pendingIds[0]}/deny`, { method: "POST", key: gateway.adminKey });
     expect((await call("one-too-many"))._meta).toMatchObject({ [META]: { code: "approval_required" } });
     expect((await call("and-another"))._meta).toMatchObject({ [META]: { code: "approval_limit" } });
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
+
+  it("finding 7: one key cannot fill its workspace's approval queue; past 20 pending it is refused approval_key_limit", async ({
+    expect,
+  }) => {
+    const gateway = await demoGateway();
+    await setPolicy(gateway, "delete_record", "approval");
+    const flooder = await connectMcp(gateway.clientKey);
+    const calls = await Promise.all(
+      Array.from({ length: MAX_PENDING_APPROVALS_PER_KEY + 10 }, (_, n) =>
+        flooder.callTool({ name: "demo__delete_record", arguments: { id: `flood-${n}` } }),
+      ),
+    );
+    const codes = calls.map((result) => (result._meta as Record<string, any>)[META].code as string);
+    expect(codes.filter((code) => code === "approval_required")).toHaveLength(MAX_PENDING_APPROVALS_PER_KEY);
+    expect(codes.filter((code) => code === "approval_key_limit")).toHaveLength(10);
+    const refused = calls.find((result) => (result._meta as Record<string, any>)[META].code === "approval_key_limit")!;
+    expect(refused.isError).toBe(true);
+    expect((refused._meta as Record<string, any>)[META]).toEqual({
+      code: "approval_key_limit",
+      message: `This call needs a human approval (policy_approval), but this key already has ${MAX_PENDING_APPROVALS_PER_KEY} approvals waiting; ask an approver to decide them, or retry after they expire`,
+      details: {
+        tool: "demo__delete_record",
+        reason: "policy_approval",
+        limit: "pending_approvals_per_key",
+        max: MAX_PENDING_APPROVALS_PER_KEY,
+      },
+    });
+    // Another agent of the workspace still gets its approval request.
+    const other = await connectMcp(await createKey(gateway, ["tools:call"], gateway.defaultProfileId));
+    const asked = await other.callTool({ name: "demo__delete_record", arguments: { id: "someone-else" } });
+    expect((asked._meta as Record<string, any>)[META]).toMatchObject({ code: "approval_required" });
+    // A decision frees one of the flooder's slots.
+    const pendingId = (
+      calls.find((result) => (result._meta as Record<string, any>)[META].code === "approval_required")!._meta as Record<string, any>
+    )[META].details.approvalId;
+    await api(`/v1/workspaces/${gateway.ws}/approvals/${pendingId}/deny`, { method: "POST", key: gateway.adminKey });
+    expect((await flooder.callTool({ name: "demo__delete_record", arguments: { id: "after-deny" } }))._meta).toMatchObject({
+      [META]: { code: "approval_required" },
+    });
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
   });
 

@@ -14,6 +14,7 @@ import {
   upstreamOrigin,
   upstreamReceived,
 } from "../../test/helpers.ts";
+import { authorizedService, newLab } from "../upstream-auth/upstream-oauth.fixtures.ts";
 
 /** The hostile gateway (test/helpers.ts) with an MCP client on its key, and its tools' uids by upstream name. */
 async function hostileClient() {
@@ -122,24 +123,21 @@ describe("hiding comes before every other refusal", () => {
   it("answers Unknown tool, not tool_review_required or upstream_authorization_required, to a profile that blocks the tool", async ({
     expect,
   }) => {
-    const tag = newTag();
     const workspace = await createWorkspace();
     const profile = await api(`/v1/workspaces/${workspace.ws}/profiles`, {
       key: workspace.adminKey,
       body: { name: "nothing", defaultMode: "block" },
     });
     expect(profile.status).toBe(201);
-    const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
-      key: workspace.adminKey,
-      body: { slug: "locked", url: `${upstreamOrigin()}/t/${tag}/mcp`, requiresAuthorization: true },
-    });
-    expect(created.status).toBe(201);
+    // An OAuth service, authorized (its tools indexed), then disconnected: waiting for authorization again.
+    const { serviceId } = await authorizedService(workspace, await newLab());
+    await api(`/v1/workspaces/${workspace.ws}/services/${serviceId}/authorization`, { method: "DELETE", key: workspace.adminKey });
     const blocked = await connectMcp(await createKey(workspace, ["tools:call"], profile.body.id));
-    const answer = await blocked.callTool({ name: "locked__search_release_notes", arguments: { query: "sso" } }).catch((error) => error);
+    const answer = await blocked.callTool({ name: "lab__whoami", arguments: {} }).catch((error) => error);
     expect(answer).toBeInstanceOf(McpError);
-    expect((answer as McpError).message).toContain("Unknown tool: locked__search_release_notes");
+    expect((answer as McpError).message).toContain("Unknown tool: lab__whoami");
     const allowed = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
-    const refused = await allowed.callTool({ name: "locked__search_release_notes", arguments: { query: "sso" } });
+    const refused = await allowed.callTool({ name: "lab__whoami", arguments: {} });
     expect(gatewayError(refused).code).toBe("upstream_authorization_required");
 
     // The same for a tool whose changed definition waits for review.

@@ -207,8 +207,8 @@ catch (error: any) { return { code: error.code, message: error.message }; }`,
           return error.message;
         });
     const hogRuns = hogClients.map((client, i) => timed(`hog ${i}`, client, "await tools.slow__wait({ ms: 3000 }); return 'hog';"));
-    // One hog run holds a slot once its call reached the upstream; the other waits, as a workspace holds at most
-    // RUNS_PER_WORKSPACE of the isolate's slots.
+    // One hog run holds a sandbox once its call reached the upstream; the other waits, as a workspace holds at most
+    // CODE_MODE_SHARE.parkedRunsPerWorkspace of the isolate's sandboxes.
     for (let i = 0; i < 100 && (await upstreamReceived(hog.slowTag)).calls.length < 1; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -220,11 +220,11 @@ catch (error: any) { return { code: error.code, message: error.message }; }`,
   }
 
   /**
-   * FOUND AND FIXED (high, availability): a run waiting for one of the RUNS_PER_ISOLATE slots was woken by the
+   * FOUND AND FIXED (high, availability): a run waiting for one of the isolate's slots was woken by the
    * finishing run resolving the waiter's promise, from another request's handler. workerd never delivers that
    * ("Cannot perform I/O on behalf of a different request", then "Promise will never complete"): every third
-   * concurrent run on an isolate hung until its client timed out. Fixed in codemode.sandbox.ts: the waiting run
-   * polls for a free slot from its own request.
+   * concurrent run on an isolate hung until its client timed out. Fixed: the waiting run polls for a free
+   * sandbox from its own request (codemode.turns.ts).
    */
   it("a run that waits for a slot held by another workspace's slow runs still answers", async ({ expect }) => {
     const { results } = await victimBehindTwoSlowRuns();
@@ -234,8 +234,9 @@ catch (error: any) { return { code: error.code, message: error.message }; }`,
   /**
    * FOUND AND FIXED (medium, cross-tenant): the slots are per isolate and held for the whole run, waiting on tools
    * included. One workspace with two runs that await slow tools took every slot for up to 60 s; every other
-   * tenant's run_code on that isolate waited behind them. Fixed in codemode.sandbox.ts: a workspace holds at most
-   * RUNS_PER_WORKSPACE (1) of the isolate's RUNS_PER_ISOLATE (2) slots.
+   * tenant's run_code on that isolate waited behind them. Fixed: a workspace holds at most 1 of the isolate's 2
+   * sandboxes (and since issue 26, finding 5, two workspaces holding both cannot keep a third waiting either:
+   * codemode.sharing.test.ts).
    */
   it("one workspace's slow runs do not make another workspace's trivial run wait for them", async ({ expect }) => {
     const { finished } = await victimBehindTwoSlowRuns();
@@ -250,8 +251,9 @@ describe("attack: forging the gateway's refusals", () => {
    * keeps upstreams out of (upstream.passthrough.ts, leaky_error). A ToolError is mutable, and the runtime's
    * `start` looks up `Promise.prototype.then` after the program's synchronous prefix ran, so the program can
    * replace the whole envelope. Instructions injected into a tool result can make an agent write such a program.
-   * Fixed in codemode.runtime.ts: `then` is captured before the program runs, and each ToolError's refusal as the
-   * host sent it is kept in a closure WeakMap that the envelope reads.
+   * Fixed first in codemode.runtime.ts (a captured `then`, a WeakMap of refusals), which toJSON still got around
+   * (issue 26, finding 2: codemode.readback.test.ts). Now the host reads the program's own promise from the engine
+   * and knows the ToolErrors it delivered by identity (codemode.run.ts): there is no envelope to replace.
    */
   it("a program cannot end its run with a gateway refusal it never received", async ({ expect }) => {
     const gateway = await codeGateway();
@@ -278,8 +280,9 @@ return "never";`,
       message: "Unknown tool: demo__nothing",
       details: { tool: "demo__nothing" },
     });
-    // The program's broken `then` still breaks its own promise (resolving with a thenable reads `then`): it fails closed.
-    expect(gatewayError(envelope).code).toBe("unresolved_promise");
+    // A replaced `then` changes nothing the host reads: the run returns what the program returned.
+    expect(envelope.isError).toBeFalsy();
+    expect(resultOf(envelope)).toBe("never");
     for (const forged of [rethrown, envelope]) expect(JSON.stringify(forged)).not.toContain("attacker.example");
   });
 });
@@ -367,8 +370,8 @@ return total;`,
 
 describe("attack: outliving a revoked key", () => {
   /**
-   * FOUND AND FIXED (medium, policy): a key was checked once, when run_code was called. The README promises a
-   * revoked key stops working everywhere within 2 s (the key cache), but a program already running kept making
+   * FOUND AND FIXED (medium, policy): a key was checked once, when run_code was called. A revoked key stops
+   * working everywhere once its revocation has answered (docs/leases.md), but a program already running kept making
    * inner calls with it for up to its 60 s of wall time (and with the profile the key had at the start).
    * Fixed: every inner call asks `stillAuthorized()` first (the same authentication as /mcp, same cache); a
    * revoked caller's call rejects with `unauthorized`.
@@ -395,7 +398,7 @@ return outcomes;`,
     const revoked = await api(`/v1/workspaces/${gateway.ws}/keys/${created.body.key.id}`, { method: "DELETE", key: gateway.adminKey });
     expect(revoked.status).toBe(200);
     const outcomes = resultOf(await running) as string[];
-    // Calls 0–2 start within 2 s of the revocation (other isolates may still hold the key); calls 3 and 4 do not.
+    // Calls 0–2 start before the revocation has answered (it waits out leases for up to 2.25 s); calls 3 and 4 do not.
     expect(outcomes.at(-1)).toBe("unauthorized");
     expect(outcomes.length).toBeLessThanOrEqual(3);
     expect((await upstreamReceived(gateway.slowTag)).calls.length).toBe(outcomes.length - 1);

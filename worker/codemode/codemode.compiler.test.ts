@@ -40,6 +40,7 @@ describe("run_code when the compiler is down", () => {
         workspaceId: "ws_compiler_down",
         keyId: "key_compiler_down",
         profileId: null,
+        grantSubject: "key:key_compiler_down",
         stillAuthorized: async () => true,
         requestId: "req_compiler_down",
         approvalLinks: { pages: "https://gateway.test/#/w/ws/approvals", api: "https://gateway.test/approvals" },

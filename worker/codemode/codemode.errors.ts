@@ -14,6 +14,7 @@ export const CODE_MODE_ERROR_CODES = [
   ...ISOLATE_ERROR_CODES,
   "too_many_tool_calls",
   "wall_time_exceeded",
+  "code_mode_busy",
   "unknown_tool",
   "unauthorized",
   "upstream_error",

@@ -1,30 +1,53 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
+import { toolCallMessage } from "../calls/call-record.ts";
+import { callLogMessage, codeRunRow, gatewayCallRow, type CallActor } from "../calls/call-rows.ts";
 import { utf8Length } from "../hooks/isolate/isolate.text.ts";
 import { sha256Hex } from "../lib/crypto.ts";
-import type { CodeRunEntry } from "../logs/code-runs.store.ts";
-import { ERROR_META_KEY } from "../mcp/mcp.results.ts";
+import type { CallLogMessage } from "../logs/call-log.ts";
+import { refusalCode } from "../mcp/mcp.results.ts";
+import type { InnerCall } from "./codemode.tools.ts";
 
 /**
- * The `code_runs` row of one run_code, from its arguments and its answer: how
- * it ended and with which code, how many tool calls it made, and the program
- * as a digest and a size (its text may hold anything, so it is never stored).
+ * The queue messages of one run_code, built after the response: a call row for each inner call (under the run's
+ * request id, with its index) and the run's own row, which says how it ended and with which code, how many tool
+ * calls it made, and the program as a digest and a size (its text may hold anything, so it is never stored).
  */
-export async function codeRunEntry(
-  caller: { keyId: string; actor: string; requestId: string },
+export async function codeRunMessages(
+  caller: CallActor,
+  run: { requestId: string; startedAt: number; durationMs: number },
   args: JsonObject,
   result: CallToolResult,
-  innerCalls: number,
-  durationMs: number,
-): Promise<CodeRunEntry> {
-  const error = result._meta?.[ERROR_META_KEY] as { code?: unknown } | undefined;
+  inner: InnerCall[],
+): Promise<CallLogMessage[]> {
+  const messages: CallLogMessage[] = [];
+  for (const call of inner) {
+    const recorded = { requestId: run.requestId, callIndex: call.index, name: call.tool, arguments: call.arguments };
+    if (call.run) messages.push(await toolCallMessage(caller, { ...recorded, answer: call.answer }, call.run));
+    else {
+      // No tool by that name (hidden, as on /mcp), or the caller's key went during the run (refused).
+      const unknown = call.code === "unknown_tool";
+      const row = gatewayCallRow(caller, {
+        ...recorded,
+        answer: call.answer,
+        startedAt: call.startedAt,
+        durationMs: call.durationMs,
+        outcome: unknown ? "hidden" : "refused",
+        code: unknown ? null : call.code,
+      });
+      messages.push(callLogMessage(row, [], false));
+    }
+  }
   const program = typeof args.code === "string" ? args.code : null;
-  return {
-    ...caller,
+  const row = codeRunRow(caller, {
+    ...run,
     outcome: result.isError ? "error" : "ok",
-    code: result.isError && typeof error?.code === "string" ? error.code : null,
-    innerCalls,
+    code: refusalCode(result),
+    innerCalls: inner.length,
     program: program === null ? null : { sha256: await sha256Hex(program), bytes: utf8Length(program) },
-    durationMs,
-  };
+    arguments: args,
+    answer: result,
+  });
+  messages.push(callLogMessage(row, [], false));
+  return messages;
 }

@@ -1,16 +1,21 @@
 /**
  * Trusted JavaScript evaluated in a Code Mode run's context before the
  * program's bundle. It evaluates to a function the host calls with its two
- * host functions; they stay in this closure, so the program reaches the host
- * only through `tools` and `console.log`. It returns `start(program)`, whose
- * promise always fulfils with an envelope the host reads:
- * `{ ok: true, value }` or `{ ok: false, error }`, where `error` is a tool's
- * (`{ tool: { code, message, details? } }`, the ToolError the program did not
- * catch) or anything else thrown (`{ thrown: { name, message } }`).
+ * host functions (they stay in this closure, so the program reaches the host
+ * only through `tools` and `console.log`) and returns `[start, toolError]`, an
+ * array literal the host reads before any program code exists:
+ *
+ * - `start(program)` calls the program and returns its own promise. The host
+ *   reads that promise's state from the engine, not from anything the program
+ *   can reach, so it decides how the run ended.
+ * - `toolError(json)` is called by the host, never by the program, to make the
+ *   ToolError an inner call's promise rejects with. The host keeps each one and
+ *   knows it again (by identity) if it ends the run; whatever the program does
+ *   to it (or to JSON, Promise or Object.prototype), the run ends with the
+ *   refusal the host sent, and only one the host sent.
  *
  * Inside, everything is the program's own: it may break these objects, but
- * only for itself, and it cannot make the run end with a tool refusal it did
- * not receive. What crosses to the host is bounded by the host.
+ * only for itself. What crosses to the host is bounded by the host.
  */
 export const CODE_MODE_RUNTIME_SOURCE = String.raw`(function (hostCall, hostLine, maxLineChars) {
   "use strict";
@@ -21,31 +26,12 @@ export const CODE_MODE_RUNTIME_SOURCE = String.raw`(function (hostCall, hostLine
   const defineProperty = Object.defineProperty;
   const freeze = Object.freeze;
   const ProxyOf = Proxy;
-  // Each ToolError's refusal as the host sent it, out of the program's reach: a program may change the error it
-  // caught and throw it again, but the run then ends with the refusal it received, never one it wrote.
-  const refusals = new WeakMap();
-  const setRefusal = WeakMap.prototype.set;
-  const getRefusal = WeakMap.prototype.get;
-  const hasRefusal = WeakMap.prototype.has;
-  const then = Promise.prototype.then;
-  const apply = Reflect.apply;
-
-  function toolError(info, original) {
-    const error = new ErrorOf(info.message);
-    defineProperty(error, "name", { value: "ToolError", writable: true, enumerable: false, configurable: true });
-    error.code = info.code;
-    if (info.details !== undefined) error.details = info.details;
-    apply(setRefusal, refusals, [error, original]);
-    return error;
-  }
 
   async function call(name, args) {
     const json = args === undefined ? "{}" : stringify(args);
     if (typeof json !== "string") throw new TypeError("tools." + name + ": arguments must be a JSON object");
-    const text = await hostCall(name, json);
-    const answer = parse(text);
-    if (answer.ok) return answer.value;
-    throw toolError(answer.error, parse(text).error);
+    // The host resolves with the value's JSON, or rejects with a ToolError it made with toolError.
+    return parse(await hostCall(name, json));
   }
 
   // Any name is callable: an unknown one is refused by the host exactly like a tool the profile may not use.
@@ -76,25 +62,20 @@ export const CODE_MODE_RUNTIME_SOURCE = String.raw`(function (hostCall, hostLine
     },
   });
 
-  function describe(error) {
-    if (error !== null && typeof error === "object" && apply(hasRefusal, refusals, [error])) {
-      return { tool: apply(getRefusal, refusals, [error]) };
-    }
-    try {
-      const isObject = error !== null && typeof error === "object";
-      const name = isObject && typeof error.name === "string" ? error.name : "Error";
-      const message = isObject ? StringOf(error.message) : StringOf(error);
-      return { thrown: { name, message: message.length > 1000 ? message.slice(0, 1000) + "…" : message } };
-    } catch (unreadable) {
-      return { thrown: { name: "Error", message: "(the thrown value could not be read)" } };
-    }
+  // The host's JSON always has code, message and details (null when there are none): no property is looked up on
+  // a prototype the program may have planted a getter on, and defineProperty never calls a setter it planted.
+  function toolError(json) {
+    const info = parse(json);
+    const error = new ErrorOf(info.message);
+    defineProperty(error, "name", { value: "ToolError", writable: true, enumerable: false, configurable: true });
+    defineProperty(error, "code", { value: info.code, writable: true, enumerable: true, configurable: true });
+    if (info.details !== null) defineProperty(error, "details", { value: info.details, writable: true, enumerable: true, configurable: true });
+    return error;
   }
 
-  // The then captured above: the program's synchronous start may replace Promise.prototype.then before it is read.
-  return function start(program) {
-    return apply(then, (async function () { return program(tools, console); })(), [
-      (value) => ({ ok: true, value: value === undefined ? null : value }),
-      (error) => ({ ok: false, error: describe(error) }),
-    ]);
-  };
+  function start(program) {
+    return program(tools, console);
+  }
+
+  return [start, toolError];
 })`;

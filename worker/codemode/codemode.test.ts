@@ -111,24 +111,23 @@ return { plan: customer.plan, notes: notes.items };`,
       ["lookup_customer", { email: "ada@example.com" }],
     ]);
 
-    // Each inner call is logged under the run's request id, with its index.
+    // Each inner call is a call row under the run's request id, with its index, beside the run's own row.
     const rows = await eventually(
-      async () => {
-        const all = await Promise.all(
-          ["search_release_notes", "lookup_customer"].map(
-            async (name) =>
-              (await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid(name)}/hook/logs`, { key: gateway.adminKey })).body.logs,
-          ),
-        );
-        return all.flat();
-      },
-      (logs) => logs.length === 2,
+      async () => (await api(`/v1/workspaces/${gateway.ws}/logs?kind=tools/call`, { key: gateway.adminKey })).body.calls,
+      (calls: any[]) => calls.length === 4,
     );
-    expect(rows.map((row: any) => [row.stage, row.outcome, row.callIndex]).sort()).toEqual([
-      ["upstream", "ok", 0],
-      ["upstream", "ok", 1],
+    const inner = rows.filter((row: any) => row.callIndex !== null);
+    expect(inner.map((row: any) => [row.name, row.outcome, row.callIndex]).sort()).toEqual([
+      ["demo__lookup_customer", "ok", 1],
+      ["demo__search_release_notes", "ok", 0],
     ]);
-    expect(rows[0].requestId).toBe(rows[1].requestId);
+    expect(inner[0].requestId).toBe(inner[1].requestId);
+    const detail = await api(`/v1/workspaces/${gateway.ws}/logs/${inner[0].requestId}`, { key: gateway.adminKey });
+    expect(detail.body.calls.map((row: any) => [row.kind, row.callIndex])).toEqual([
+      ["run_code", null],
+      ["tools/call", 0],
+      ["tools/call", 1],
+    ]);
   });
 });
 
@@ -182,17 +181,17 @@ describe("the code run log", () => {
     });
     expect(failed).toMatchObject({ outcome: "error", code: "compile_failed", innerCalls: 0, programBytes: 8 });
     expect(JSON.stringify(listed.body)).not.toContain("search_release_notes");
-    // The inner call's row under its tool carries the run's request id.
+    // The inner call's row carries the run's request id and its index.
     const tools = (await api(`/v1/workspaces/${gateway.ws}/tools`, { key: gateway.adminKey })).body.tools as {
       uid: string;
       name: string;
     }[];
     const uid = tools.find((tool) => tool.name === "search_release_notes")!.uid;
     const rows = await eventually(
-      () => api(`/v1/workspaces/${gateway.ws}/tools/${uid}/hook/logs`, { key: reader }),
-      (res) => res.body.logs.length === 1,
+      () => api(`/v1/workspaces/${gateway.ws}/logs?tool=${uid}`, { key: reader }),
+      (res) => res.body.calls.length === 1,
     );
-    expect(rows.body.logs[0]).toMatchObject({ requestId: passed.requestId, callIndex: 0 });
+    expect(rows.body.calls[0]).toMatchObject({ requestId: passed.requestId, callIndex: 0, outcome: "ok" });
 
     const onlyErrors = await api(`/v1/workspaces/${gateway.ws}/code-runs?outcome=error`, { key: reader });
     expect(onlyErrors.body.runs.map((row: { code: string }) => row.code)).toEqual(["compile_failed"]);

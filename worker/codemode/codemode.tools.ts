@@ -4,16 +4,18 @@ import type { ApprovalLinks } from "../approvals/approval-links.ts";
 import { decideAccess } from "../calls/access.ts";
 import type { Catalog, CatalogTool } from "../calls/catalog.ts";
 import { isDiscoverable, listedTools } from "../calls/discovery.ts";
-import { logEntry, type ToolCallRun } from "../calls/outcome.ts";
+import { stageRow } from "../calls/call-rows.ts";
+import type { ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
-import { CompilerUnavailableError, compileProgram, DeclarationsTooLargeError, type Diagnostic } from "../hooks/compiler/index.ts";
+import { DeclarationsTooLargeError } from "../hooks/compiler/index.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
 import { refusal } from "../mcp/mcp.results.ts";
 import type { Discovery } from "../policy/profiles.store.ts";
 import { CODE_DECLARATIONS_MAX_CHARS, generateCodeDeclarations } from "./codemode.declarations.ts";
 import type { CodeModeError } from "./codemode.errors.ts";
 import { CODE_MODE_LIMITS } from "./codemode.limits.ts";
-import { runProgram, type ToolAnswer } from "./codemode.sandbox.ts";
+import type { ToolAnswer } from "./codemode.run.ts";
+import { runProgram } from "./codemode.sandbox.ts";
 
 export const DESCRIBE_TOOLS = "describe_tools";
 
@@ -121,7 +123,12 @@ export interface InnerCall {
   outcome: "ok" | "error";
   code: string | null;
   durationMs: number;
-  /** The pipeline's run, for log rows and shadow work; absent for a name the caller cannot see. */
+  /** When the call started (epoch ms). */
+  startedAt: number;
+  /** The program's arguments and what it got back, for the row's sizes in and out. */
+  arguments: unknown;
+  answer: ToolAnswer;
+  /** The pipeline's run, for log rows and shadow work; absent when no tool by that name exists or the caller's key went. */
   run: ToolCallRun | null;
 }
 
@@ -130,13 +137,15 @@ export interface CodeModeCaller {
   /** The catalog the call started with (discovery, the run's start). */
   catalog: Catalog;
   /**
-   * The current catalog, read again by every inner call: a run lasts up to 60 s, and a policy change
-   * reaches its next inner call within the catalog cache's 2 s, as it reaches the next direct call.
+   * The current catalog, read again by every inner call: a run lasts up to 60 s, and a change is in force
+   * for its next inner call once the change's API has answered, as for the next direct call.
    */
   loadCatalog: () => Promise<Catalog>;
   workspaceId: string;
   keyId: string;
   profileId: string | null;
+  /** Whose upstream grants inner calls use on services authorized per user. */
+  grantSubject: string;
   /** Whether the caller's key or grant still holds, with the same profile; asked before every inner call. */
   stillAuthorized: () => Promise<boolean>;
   /** The run's request id: every inner call is logged under it, with its index. */
@@ -191,22 +200,10 @@ function describeTools(caller: CodeModeCaller, args: JsonObject): CallToolResult
 async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ result: CallToolResult; inner: InnerCall[] }> {
   const invalid = invalidArguments(RUN_INPUT, args, RUN_CODE);
   if (invalid) return { result: invalid, inner: [] };
-  let compiled: Awaited<ReturnType<typeof compileProgram>>;
-  try {
-    compiled = await compileProgram(args.code as string);
-  } catch (error) {
-    if (!(error instanceof CompilerUnavailableError)) throw error;
-    // esbuild itself failed, not the program; a fresh service is started for the next run.
-    console.error("code mode compiler unavailable", error);
-    const message = "The compiler failed and is being restarted, not because of the program; run it again";
-    return { result: refusal("compiler_unavailable", message, { retryAfterSeconds: 1 }), inner: [] };
-  }
-  if (!compiled.ok) return { result: compileFailure(compiled.diagnostics), inner: [] };
-
   const inner: InnerCall[] = [];
   const pending: Promise<ToolAnswer>[] = [];
   const run = await runProgram({
-    script: compiled.script,
+    source: args.code as string,
     requestId: caller.requestId,
     workspaceId: caller.workspaceId,
     signal: caller.signal,
@@ -229,6 +226,8 @@ async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ resu
   const logLines = run.logs.map((entry) => entry.replaceAll("\n", "\n  ")).join("\n");
   const logText = run.logs.length ? [{ type: "text" as const, text: `console.log:\n${logLines}` }] : [];
   if (!run.ok) {
+    // A run refused before the program ran (it does not compile, its workspace is busy) has no logs or calls to tell.
+    if (!run.ran) return { result: refusal(run.error.code, run.error.message, run.error.details), inner };
     const failed = refusal(run.error.code, run.error.message, { ...run.error.details, logs: run.logs, calls });
     return { result: { ...failed, content: [...failed.content, ...logText] }, inner };
   }
@@ -239,12 +238,6 @@ async function runCode(caller: CodeModeCaller, args: JsonObject): Promise<{ resu
     },
     inner,
   };
-}
-
-function compileFailure(diagnostics: Diagnostic[]): CallToolResult {
-  const first = diagnostics[0];
-  const where = first?.line !== undefined ? ` (line ${first.line}, column ${first.column})` : "";
-  return refusal("compile_failed", `The program does not compile: ${first?.message ?? "unknown error"}${where}`, { diagnostics });
 }
 
 /** How much of a program-supplied name an error repeats. */
@@ -271,7 +264,10 @@ async function innerCall(
       outcome: answer.ok ? "ok" : "error",
       code: answer.ok ? null : answer.error.code,
       durationMs: Date.now() - started,
-      run: run && withCallIndex(run, call.index, Date.now() - started, catalog.tools.get(call.name)?.uid, caller.requestId),
+      startedAt: started,
+      arguments: call.arguments,
+      answer,
+      run,
     },
     answer,
   });
@@ -303,6 +299,9 @@ async function innerCall(
     requestId: caller.requestId,
     approvalLinks: caller.approvalLinks,
     upstream: { signal },
+    // The program computes between its calls with no I/O, so the clock cannot be trusted at dispatch.
+    confirmLeaseBeforeDispatch: true,
+    grantSubject: caller.grantSubject,
   });
   const outcome = run.outcome;
   switch (outcome.kind) {
@@ -361,29 +360,12 @@ function hiddenRun(caller: CodeModeCaller, catalog: Catalog, name: string): Tool
   const code = access.allowed ? "hook_outdated" : access.code;
   return {
     outcome: { kind: "hidden" },
-    logs: [logEntry({ toolUid: tool.uid, requestId: caller.requestId }, { stage: "pre_dispatch", outcome: "refused", code })],
+    tool: { uid: tool.uid, serviceId: tool.serviceId },
+    logs: [stageRow({ toolUid: tool.uid, requestId: caller.requestId }, { stage: "pre_dispatch", outcome: "refused", code })],
     shadow: null,
     captureDetails: false,
+    timing: { startedAt: Date.now(), durationMs: 0, hooksMs: 0, upstreamMs: 0, upstreamOffsetMs: null },
+    revisionId: null,
+    approved: false,
   };
-}
-
-/**
- * The run's rows, each with the call's index. A call that went through with
- * no row of its own (no hook stage, no upstream error) gets one `upstream`
- * row, so every inner call is in the log.
- */
-function withCallIndex(
-  run: ToolCallRun,
-  callIndex: number,
-  durationMs: number,
-  toolUid: string | undefined,
-  requestId: string,
-): ToolCallRun {
-  const logs = run.logs.map((entry) => ({ ...entry, callIndex }));
-  const unlogged = run.outcome.kind === "result" && logs.length === 0;
-  if (unlogged && toolUid) {
-    const row = logEntry({ toolUid, requestId }, { stage: "upstream", outcome: "ok", durationMs });
-    logs.push({ ...row, callIndex });
-  }
-  return { ...run, logs };
 }

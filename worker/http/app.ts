@@ -1,10 +1,12 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Actor, Principal } from "../auth/principal.ts";
+import type { ChangeWindow } from "../leases/change-window.ts";
 import { ApiError } from "./errors.ts";
 
 export interface AppEnv {
   Bindings: Env;
-  Variables: { principal: Principal; actor: Actor };
+  /** `change` is set on every authorised write under a workspace (leases/change-window.ts). */
+  Variables: { principal: Principal; actor: Actor; change: ChangeWindow };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { ERROR_STATUS, type ErrorCode, type ErrorStatus } from "../../schema/api/errors.ts";
+import { LeaseUnavailable } from "../leases/holder.ts";
 
 export type { ErrorCode } from "../../schema/api/errors.ts";
 
@@ -48,6 +49,14 @@ function fromHonoException(error: HTTPException): ApiError {
   return new ApiError(code, { message: error.message || "Request failed" });
 }
 
+/** The workspace's Durable Object did not answer for a lease or a change window: nothing proceeds on a guess. */
+const workspaceUnavailable = (error: LeaseUnavailable) =>
+  new ApiError("workspace_unavailable", {
+    message: "The workspace's state could not be confirmed because its Durable Object did not answer; retry shortly",
+    headers: { "retry-after": "1" },
+    cause: error,
+  });
+
 /** The one place thrown errors become the wire shape; a cause and anything unexpected go to the Worker log only. */
 export function handleError(error: Error, c: Context): Response {
   const apiError =
@@ -55,7 +64,9 @@ export function handleError(error: Error, c: Context): Response {
       ? error
       : error instanceof HTTPException
         ? fromHonoException(error)
-        : new ApiError("internal_error", { message: "Internal error", cause: error });
+        : error instanceof LeaseUnavailable
+          ? workspaceUnavailable(error)
+          : new ApiError("internal_error", { message: "Internal error", cause: error });
   if (apiError.cause !== undefined) console.error(`${apiError.code}: ${apiError.message}`, apiError.cause);
   return c.json(apiError.toBody(), apiError.status, apiError.headers);
 }

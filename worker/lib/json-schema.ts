@@ -1,5 +1,5 @@
 import { format, Validator, type Schema, type SchemaDraft } from "@cfworker/json-schema";
-import { compileLinearPattern, matchLinear, PatternBudgetExceeded, type LinearPattern } from "./linear-regex.ts";
+import { compileLinearPattern, matchLinear, PatternBudgetExceeded, type LinearPattern } from "../../cli/src/rules/core/linear-regex.ts";
 import { analyseSchema, VALUE_LIMITS, type SchemaAnalysis, type SchemaBoundBreach } from "./schema-bounds.ts";
 
 export interface SchemaViolation {

@@ -1,5 +1,5 @@
 import { dereference, type Schema } from "@cfworker/json-schema";
-import { compileLinearPattern } from "./linear-regex.ts";
+import { compileLinearPattern } from "../../cli/src/rules/core/linear-regex.ts";
 
 /**
  * Static bounds on a JSON Schema the gateway validates on every call. An

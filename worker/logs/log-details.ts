@@ -19,10 +19,10 @@ const encoder = new TextEncoder();
 const utf8Bytes = (text: string) => encoder.encode(text).byteLength;
 
 /** The details JSON to store for one row, within LOG_DETAIL_ROW_BYTES. */
-export function boundedDetailsJson(details: Record<string, unknown>): { json: string; bytes: number } {
+export function boundedDetailsJson(details: Record<string, unknown>): { json: string; bytes: number; truncated: boolean } {
   const json = JSON.stringify(details);
   const bytes = utf8Bytes(json);
-  if (bytes <= LOG_DETAIL_ROW_BYTES) return { json, bytes };
+  if (bytes <= LOG_DETAIL_ROW_BYTES) return { json, bytes, truncated: false };
   const kept: Record<string, unknown> = {};
   let room = LOG_DETAIL_ROW_BYTES - MARKER_BYTES;
   for (const [key, value] of Object.entries(details)) {
@@ -45,12 +45,7 @@ export function boundedDetailsJson(details: Record<string, unknown>): { json: st
   if (keptLogs.length) kept.logs = keptLogs;
   kept.limited = { code: "log_details_truncated", bytes, ...(logs.length ? { logsDropped: logs.length - keptLogs.length } : {}) };
   const truncated = JSON.stringify(kept);
-  return { json: truncated, bytes: utf8Bytes(truncated) };
-}
-
-/** What a row stores instead of its details once the workspace's allowance is spent. */
-export function allowanceSpentJson(bytes: number): string {
-  return JSON.stringify({ limited: { code: "log_detail_allowance", bytes } });
+  return { json: truncated, bytes: utf8Bytes(truncated), truncated: true };
 }
 
 /** The usage bucket a row written at `createdAt` counts in. */

@@ -4,14 +4,16 @@
  */
 export function logWhere(
   scope: [clause: string, value: string][],
-  filters: [clause: string, value: string | number | undefined][],
+  filters: [clause: string, value: string | number | readonly string[] | undefined][],
 ): { where: string; params: (string | number)[] } {
   const clauses: string[] = [];
   const params: (string | number)[] = [];
   for (const [clause, value] of [...scope, ...filters]) {
     if (value === undefined) continue;
     clauses.push(clause);
-    params.push(value);
+    // A list fills a clause with one placeholder per value, e.g. `kind IN (?, ?)`.
+    if (typeof value === "object") params.push(...value);
+    else params.push(value);
   }
   return { where: clauses.join(" AND "), params };
 }

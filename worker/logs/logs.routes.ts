@@ -1,17 +1,31 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, json, WorkspaceParams } from "../../schema/api/common.ts";
-import { CallLogSchema, CodeRunSchema, CodeRunsQuery, ContentLogSchema, ContentLogsQuery, LogsQuery } from "../../schema/api/logs.ts";
+import {
+  CallDetailSchema,
+  CallLogSchema,
+  CallParams,
+  CallSchema,
+  CallsQuery,
+  CodeRunSchema,
+  CodeRunsQuery,
+  ContentLogSchema,
+  ContentLogsQuery,
+  LogsQuery,
+  MetricsQuery,
+  MetricsSchema,
+} from "../../schema/api/logs.ts";
 import { ServiceParams } from "../../schema/api/services.ts";
 import { ToolParams } from "../../schema/api/tools.ts";
 import type { Actor } from "../auth/principal.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
-import { notFound } from "../http/errors.ts";
+import { ApiError, notFound } from "../http/errors.ts";
 import { findService } from "../services/services.store.ts";
 import { findTool } from "../tools/tools.store.ts";
-import { queryCodeRuns } from "./code-runs.store.ts";
-import { queryContentLogs } from "./content-logs.store.ts";
-import { queryLogs } from "./logs.store.ts";
+import { callsOfRequest, queryCalls, type StoredCall } from "./calls.store.ts";
+import { queryLogs, stageRowsOf } from "./logs.store.ts";
+import { logDatabase } from "./log-store.ts";
+import { queryMetrics } from "./rollups.store.ts";
 
 export const logRoutes = createRouter();
 
@@ -42,7 +56,7 @@ logRoutes.openapi(
     const query = c.req.valid("query");
     if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
     const logs = await queryLogs(
-      c.env.DB,
+      logDatabase(c.env, ws),
       ws,
       toolUid,
       { ...query, before: query.cursor ? Number(query.cursor) : undefined },
@@ -79,13 +93,21 @@ logRoutes.openapi(
     const query = c.req.valid("query");
     if (!(await findService(c.env.DB, ws, svc))) throw notFound("Service");
     // The item (a URI may be a template filled with the client's values) follows the same rule as call log details.
-    const logs = await queryContentLogs(
-      c.env.DB,
+    const withItem = seesDetails(c.get("actor"));
+    const calls = await queryCalls(
+      logDatabase(c.env, ws),
       ws,
-      svc,
-      { ...query, before: query.cursor ? Number(query.cursor) : undefined },
-      seesDetails(c.get("actor")),
+      {
+        ...query,
+        kind: query.method,
+        kinds: ["resources/read", "prompts/get"],
+        service: svc,
+        outcome: query.outcome === "blocked" ? "hidden" : query.outcome,
+        before: query.cursor ? Number(query.cursor) : undefined,
+      },
+      withItem,
     );
+    const logs = calls.map((call) => contentLog(call, withItem));
     const nextCursor = cursorAfter(logs, query.limit);
     if (query.format === "jsonl") return c.body(...jsonLines(logs, nextCursor)) as never;
     return c.json({ logs, nextCursor }, 200);
@@ -114,12 +136,174 @@ logRoutes.openapi(
   async (c) => {
     const { ws } = c.req.valid("param");
     const query = c.req.valid("query");
-    const runs = await queryCodeRuns(c.env.DB, ws, { ...query, before: query.cursor ? Number(query.cursor) : undefined });
+    const calls = await queryCalls(
+      logDatabase(c.env, ws),
+      ws,
+      { ...query, kind: "run_code", before: query.cursor ? Number(query.cursor) : undefined },
+      false,
+    );
+    const runs = calls.map(codeRun);
     const nextCursor = cursorAfter(runs, query.limit);
     if (query.format === "jsonl") return c.body(...jsonLines(runs, nextCursor)) as never;
     return c.json({ runs, nextCursor }, 200);
   },
 );
+
+logRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/logs",
+    tags: ["logs"],
+    summary: "Every call through the gateway (tools/call, Code Mode inner calls, run_code, resources/read, prompts/get), newest first",
+    middleware: guard("hooks:read"),
+    request: { params: WorkspaceParams, query: CallsQuery },
+    responses: {
+      200: {
+        description: "Calls as JSON, or JSON lines with format=jsonl (the next cursor in `x-next-cursor`)",
+        content: {
+          "application/json": { schema: z.object({ calls: z.array(CallSchema), nextCursor: z.string().nullable() }) },
+          "application/x-ndjson": { schema: z.string() },
+        },
+      },
+      ...errorResponses(400, 404),
+    },
+  }),
+  async (c) => {
+    const { ws } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const calls = await queryCalls(
+      logDatabase(c.env, ws),
+      ws,
+      { ...query, before: query.cursor ? cursorId(ws, query.cursor) : undefined },
+      seesDetails(c.get("actor")),
+    );
+    const last = calls.at(-1);
+    const nextCursor = calls.length === query.limit && last ? workspaceCursor(ws, last.id) : null;
+    if (query.format === "jsonl") return c.body(...jsonLines(calls, nextCursor)) as never;
+    return c.json({ calls, nextCursor }, 200);
+  },
+);
+
+logRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/logs/{requestId}",
+    tags: ["logs"],
+    summary: "One call with its hook stage runs, its shadow comparison and, for detail readers, its captured details",
+    middleware: guard("hooks:read"),
+    request: { params: CallParams },
+    responses: {
+      200: json(CallDetailSchema, "The call (a run_code with its inner calls) and its stage rows"),
+      ...errorResponses(400, 404),
+    },
+  }),
+  async (c) => {
+    const { ws, requestId } = c.req.valid("param");
+    const withDetails = seesDetails(c.get("actor"));
+    const db = logDatabase(c.env, ws);
+    const [calls, stages] = await Promise.all([
+      callsOfRequest(db, ws, requestId, withDetails),
+      stageRowsOf(db, ws, requestId, withDetails),
+    ]);
+    if (!calls.length) throw notFound("Call");
+    return c.json({ calls, stages }, 200);
+  },
+);
+
+/** The widest window one metrics read covers, and the most points it returns. */
+const METRICS_MAX_DAYS = 31;
+const METRICS_MAX_POINTS = 1440;
+
+logRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/metrics",
+    tags: ["logs"],
+    summary: "Calls per step by outcome, p50/p99 duration and bytes, from the per-minute rollups",
+    middleware: guard("hooks:read"),
+    request: { params: WorkspaceParams, query: MetricsQuery },
+    responses: { 200: json(MetricsSchema, "One point per step, and the totals"), ...errorResponses(400) },
+  }),
+  async (c) => {
+    const { ws } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const until = query.until ? Date.parse(query.until) : Date.now();
+    const since = query.since ? Date.parse(query.since) : until - 3_600_000;
+    const toMinute = Math.ceil(until / 60_000);
+    const fromMinute = Math.floor(since / 60_000);
+    if (fromMinute >= toMinute || toMinute - fromMinute > METRICS_MAX_DAYS * 1440) {
+      throw new ApiError("invalid_request", {
+        message: `since must be before until, at most ${METRICS_MAX_DAYS} days apart`,
+        details: { issues: [{ field: "query.since", message: "out of range" }] },
+      });
+    }
+    const points = Math.ceil((toMinute - fromMinute) / query.step);
+    if (points > METRICS_MAX_POINTS) {
+      throw new ApiError("invalid_request", {
+        message: `That window at step ${query.step} is ${points} points; at most ${METRICS_MAX_POINTS}: widen the step`,
+        details: { issues: [{ field: "query.step", message: "too many points" }] },
+      });
+    }
+    const metrics = await queryMetrics(logDatabase(c.env, ws), ws, { ...query, fromMinute, toMinute, stepMinutes: query.step });
+    return c.json(metrics, 200);
+  },
+);
+
+/**
+ * A page cursor names the workspace it was made for and the last row's id, so a cursor carried to another
+ * workspace is refused (404), never read as a position there.
+ */
+const workspaceCursor = (ws: string, id: number) => btoa(`${ws}:${id}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
+function cursorId(ws: string, cursor: string): number {
+  let decoded: string;
+  try {
+    decoded = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+  } catch {
+    decoded = "";
+  }
+  const match = /^([^:]+):(\d{1,15})$/.exec(decoded);
+  if (!match) {
+    throw new ApiError("invalid_request", {
+      message: "Invalid query.cursor: not a cursor this API issued",
+      details: { issues: [{ field: "query.cursor", message: "not a cursor this API issued" }] },
+    });
+  }
+  if (match[1] !== ws) throw new ApiError("not_found", { message: "No such cursor in this workspace" });
+  return Number(match[2]);
+}
+
+/** A call row in the content-logs shape (that route predates call rows). */
+function contentLog(call: StoredCall, withItem: boolean) {
+  return {
+    id: call.id,
+    serviceId: call.serviceId ?? "",
+    actor: call.actor,
+    requestId: call.requestId,
+    method: call.kind as "resources/read" | "prompts/get",
+    ...(withItem ? { item: call.item ?? "" } : {}),
+    outcome: call.outcome === "hidden" ? ("blocked" as const) : (call.outcome as "ok" | "upstream_error" | "upstream_failed" | "error"),
+    code: call.code,
+    durationMs: call.durationMs,
+    createdAt: call.createdAt,
+  };
+}
+
+/** A run_code call row in the code-runs shape. */
+function codeRun(call: StoredCall) {
+  return {
+    id: call.id,
+    actor: call.actor,
+    requestId: call.requestId,
+    outcome: call.outcome === "ok" ? ("ok" as const) : ("error" as const),
+    code: call.code,
+    innerCalls: call.innerCalls ?? 0,
+    programSha256: call.programSha256,
+    programBytes: call.programBytes,
+    durationMs: call.durationMs,
+    createdAt: call.createdAt,
+  };
+}
 
 /** A full page has a next one, starting below its last row's id. */
 function cursorAfter(logs: { id: number }[], limit: number): string | null {

@@ -17,10 +17,13 @@ async function rpcError(request: Promise<unknown>): Promise<McpError> {
   return error;
 }
 
+/** The workspace's content call rows (every resources/read and prompts/get, whatever its outcome). */
 const contentLogs = (workspaceId: string) =>
-  env.DB.prepare("SELECT method, item, outcome, code, key_id FROM content_logs WHERE workspace_id = ? ORDER BY id")
+  env.DB.prepare(
+    "SELECT kind AS method, item, outcome, code, key_id, service_id FROM calls WHERE workspace_id = ? AND kind IN ('resources/read', 'prompts/get') ORDER BY id",
+  )
     .bind(workspaceId)
-    .all<{ method: string; item: string; outcome: string; code: string | null; key_id: string }>()
+    .all<{ method: string; item: string; outcome: string; code: string | null; key_id: string; service_id: string | null }>()
     .then((rows) => rows.results);
 
 async function setServicePolicy(workspace: { ws: string; adminKey: string }, serviceId: string, body: Record<string, unknown>) {
@@ -115,14 +118,15 @@ describe("resources, prompts and completion through the gateway", () => {
     );
     expect([complete.code, complete.message]).toEqual([-32602, "MCP error -32602: Unknown prompt: demo__summarize_release"]);
 
-    // The refusal is worth an admin's eye, and nothing reached the upstream.
+    // Every request is a row, hidden as the client saw it; the blocked service's name it, and nothing reached the upstream.
     const rows = await eventually(
       () => contentLogs(gateway.ws),
-      (found) => found.length === 2,
+      (found) => found.length === 3,
     );
-    expect(rows.map((row) => [row.method, row.outcome])).toEqual([
-      ["resources/read", "blocked"],
-      ["prompts/get", "blocked"],
+    expect(rows.map((row) => [row.method, row.outcome, row.service_id])).toEqual([
+      ["resources/read", "hidden", gateway.service.id],
+      ["resources/read", "hidden", null],
+      ["prompts/get", "hidden", gateway.service.id],
     ]);
 
     // Allowing resources again leaves prompts blocked.

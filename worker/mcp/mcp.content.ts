@@ -16,13 +16,16 @@ import {
   type Resource,
   type ResourceTemplate,
 } from "@modelcontextprotocol/sdk/types.js";
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import { isBlocked, serviceFor, servicesWith, type ContentKind } from "../calls/content-access.ts";
 import type { Catalog, CatalogService } from "../calls/catalog.ts";
 import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
-import { writeContentLog, type ContentLogEntry } from "../logs/content-logs.store.ts";
-import { requestUpstream, UpstreamFailure } from "../services/upstream.ts";
+import { callLogMessage, contentCallRow } from "../calls/call-rows.ts";
+import type { CallRowOutcome } from "../logs/call-log.ts";
+import { sendCallLogs } from "../logs/call-log.send.ts";
+import { requestUpstream, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
+import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { echoedName, UpstreamRpcError } from "./mcp.endpoint.ts";
 import { gatewayUri, mapContentBlock, mapResultLinks, parseGatewayUri } from "./mcp.uris.ts";
 
@@ -31,9 +34,12 @@ export interface ContentCaller {
   env: Env;
   workspaceId: string;
   keyId: string;
-  /** `key:<key id>` or `oauth:<client_id>`, recorded on each content log row. */
+  /** `key:<key id>` or `oauth:<client_id>`, recorded on each content call row. */
   actor: string;
+  grantedBy: string | null;
   profileId: string | null;
+  /** Whose upstream OAuth grant the caller's requests use on services authorized per user. */
+  grantSubject: string;
   loadCatalog(): Promise<Catalog>;
   waitUntil: WaitUntil;
 }
@@ -135,40 +141,46 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     return { prompts: page.items, ...page.rest };
   });
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const uri = request.params.uri;
-    const parsed = parseGatewayUri(uri);
-    if (!parsed) {
-      throw new GatewayRpcError(
-        ErrorCode.InvalidParams,
-        `Not a resource URI of this gateway: ${echoedName(uri)}; expected rayrun://{service}/{upstream URI}`,
-        { code: "resource_uri_malformed" },
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) =>
+    recorded(caller, "resources/read", request.params.uri, request.params, async (row) => {
+      const uri = request.params.uri;
+      const parsed = parseGatewayUri(uri);
+      if (!parsed) {
+        throw new GatewayRpcError(
+          ErrorCode.InvalidParams,
+          `Not a resource URI of this gateway: ${echoedName(uri)}; expected rayrun://{service}/{upstream URI}`,
+          { code: "resource_uri_malformed" },
+        );
+      }
+      row.item = parsed.upstreamUri;
+      const catalog = await caller.loadCatalog();
+      const service = allowedService(caller, catalog, parsed.slug, "resources", row);
+      if (!service) throw resourceNotFound(uri);
+      const result = await fromUpstream(caller, catalog, service, row, (client, options) =>
+        client.readResource({ uri: parsed.upstreamUri }, options),
       );
-    }
-    const catalog = await caller.loadCatalog();
-    const service = await allowedOrLogged(caller, catalog, parsed.slug, "resources", "resources/read", parsed.upstreamUri);
-    if (!service) throw resourceNotFound(uri);
-    const result = await logged(caller, catalog, service, "resources/read", parsed.upstreamUri, (client, options) =>
-      client.readResource({ uri: parsed.upstreamUri }, options),
-    );
-    return { ...result, contents: result.contents.map((content) => ({ ...content, uri: gatewayUri(service.slug, content.uri) })) };
-  });
+      return { ...result, contents: result.contents.map((content) => ({ ...content, uri: gatewayUri(service.slug, content.uri) })) };
+    }),
+  );
 
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
-    const name = request.params.name;
-    const split = splitPublicName(name);
-    if (!split) throw unknownPrompt(name);
-    const catalog = await caller.loadCatalog();
-    const service = await allowedOrLogged(caller, catalog, split.slug, "prompts", "prompts/get", split.name);
-    if (!service) throw unknownPrompt(name);
-    const result = await logged(caller, catalog, service, "prompts/get", split.name, (client, options) =>
-      client.getPrompt({ name: split.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, options),
-    );
-    return {
-      ...result,
-      messages: result.messages.map((message) => ({ ...message, content: mapContentBlock(message.content, service.slug) })),
-    };
-  });
+  server.setRequestHandler(GetPromptRequestSchema, async (request) =>
+    recorded(caller, "prompts/get", request.params.name, request.params, async (row) => {
+      const name = request.params.name;
+      const split = splitPublicName(name);
+      if (!split) throw unknownPrompt(name);
+      row.item = split.name;
+      const catalog = await caller.loadCatalog();
+      const service = allowedService(caller, catalog, split.slug, "prompts", row);
+      if (!service) throw unknownPrompt(name);
+      const result = await fromUpstream(caller, catalog, service, row, (client, options) =>
+        client.getPrompt({ name: split.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, options),
+      );
+      return {
+        ...result,
+        messages: result.messages.map((message) => ({ ...message, content: mapContentBlock(message.content, service.slug) })),
+      };
+    }),
+  );
 
   server.setRequestHandler(CompleteRequestSchema, async (request) => {
     const catalog = await caller.loadCatalog();
@@ -176,7 +188,7 @@ export function registerContentHandlers(server: Server, caller: ContentCaller): 
     const target = catalog.targets.get(service.id);
     if (!target) throw new GatewayRpcError(ErrorCode.InternalError, "The service is not available", { code: "upstream_unreachable" });
     return upstreamCall(() =>
-      requestUpstream(target, async (client, options) => {
+      requestService(caller, service, target, async (client, options) => {
         // An upstream without completion support has no suggestions: that is an empty answer, not an error.
         if (!client.getServerCapabilities()?.completions) return { completion: { values: [], hasMore: false } };
         return client.complete({ ...request.params, ref }, options);
@@ -220,59 +232,130 @@ function upstreamRef(
   return { ref: { ...ref, uri: parsed.upstreamUri }, service };
 }
 
-/** The service when the profile may use it; a blocked one writes a `blocked` row and then looks unknown. */
-async function allowedOrLogged(
-  caller: ContentCaller,
-  catalog: Catalog,
-  slug: string,
-  kind: ContentKind,
-  method: ContentLogEntry["method"],
-  item: string,
-): Promise<CatalogService | null> {
-  const service = serviceFor(catalog, caller.profileId, slug, kind);
-  if (service) return service;
-  const blocked = isBlocked(catalog, caller.profileId, slug, kind);
-  if (blocked) log(caller, { serviceId: blocked.id, method, item, outcome: "blocked", code: null, durationMs: 0 });
-  return null;
+/** What a content request's row learns as it goes: the upstream item, the service, the upstream's share of the time. */
+interface ContentRowDraft {
+  item: string;
+  serviceId: string | null;
+  upstreamMs: number;
 }
 
-/** One upstream read or get, with its log row written after the response. */
-async function logged<T>(
+/**
+ * One resources/read or prompts/get, with its call row sent after the response whatever the outcome: `hidden` for
+ * an unknown or blocked item (the client cannot tell them apart), the upstream's error or failure, `refused` for a
+ * malformed URI. Content and prompt arguments are never on the row; the item is shown only to detail readers.
+ */
+async function recorded<T>(
   caller: ContentCaller,
-  catalog: Catalog,
-  service: CatalogService,
-  method: ContentLogEntry["method"],
-  item: string,
-  send: (client: Client, options: RequestOptions) => Promise<T>,
+  kind: "resources/read" | "prompts/get",
+  name: string,
+  request: unknown,
+  handle: (row: ContentRowDraft) => Promise<T>,
 ): Promise<T> {
-  const started = Date.now();
-  const row = (outcome: ContentLogEntry["outcome"], code: string | null) =>
-    log(caller, { serviceId: service.id, method, item, outcome, code, durationMs: Date.now() - started });
-  const target = catalog.targets.get(service.id);
+  const startedAt = Date.now();
+  const row: ContentRowDraft = { item: name, serviceId: null, upstreamMs: 0 };
+  const send = (outcome: CallRowOutcome, code: string | null, answer: unknown) => {
+    const actor = {
+      workspaceId: caller.workspaceId,
+      actor: caller.actor,
+      keyId: caller.keyId,
+      grantedBy: caller.grantedBy,
+      profileId: caller.profileId,
+    };
+    const call = contentCallRow(actor, {
+      ...row,
+      requestId: newId("req"),
+      kind,
+      name,
+      startedAt,
+      durationMs: Date.now() - startedAt,
+      outcome,
+      code,
+      request,
+      answer,
+    });
+    afterResponse(caller.waitUntil, "content log", () => sendCallLogs(caller.env, [callLogMessage(call, [], false)]));
+  };
   try {
-    if (!target) throw new UpstreamFailure("upstream_unreachable", "The service is not available");
-    const result = await upstreamCall(() => requestUpstream(target, send));
-    row("ok", null);
+    const result = await handle(row);
+    send("ok", null, result);
     return result;
   } catch (error) {
-    if (error instanceof UpstreamRpcError) row("upstream_error", String(error.code));
-    else if (error instanceof GatewayRpcError) row("upstream_failed", String(error.data.code));
+    if (error instanceof UpstreamRpcError) send("upstream_error", String(error.code), null);
+    else if (error instanceof GatewayRpcError) {
+      const code = typeof error.data.code === "string" ? error.data.code : null;
+      if (code === "resource_uri_malformed") send("refused", code, null);
+      else if (row.upstreamMs || code?.startsWith("upstream_")) send("upstream_failed", code, null);
+      else send("hidden", null, null);
+    } else send("error", "internal_error", null);
     throw error;
   }
 }
 
-function log(caller: ContentCaller, entry: Omit<ContentLogEntry, "keyId" | "actor" | "requestId">): void {
-  const row: ContentLogEntry = { ...entry, keyId: caller.keyId, actor: caller.actor, requestId: newId("req") };
-  afterResponse(caller.waitUntil, "content log write", () => writeContentLog(caller.env.DB, caller.workspaceId, row));
+/** The service when the profile may use it; a blocked one is named on the row, and then looks unknown. */
+function allowedService(
+  caller: ContentCaller,
+  catalog: Catalog,
+  slug: string,
+  kind: ContentKind,
+  row: ContentRowDraft,
+): CatalogService | null {
+  const service = serviceFor(catalog, caller.profileId, slug, kind);
+  row.serviceId = (service ?? isBlocked(catalog, caller.profileId, slug, kind))?.id ?? null;
+  return service;
+}
+
+/** The one upstream read or get, its time counted on the row. */
+async function fromUpstream<T>(
+  caller: ContentCaller,
+  catalog: Catalog,
+  service: CatalogService,
+  row: ContentRowDraft,
+  send: (client: Client, options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  const target = catalog.targets.get(service.id);
+  if (!target) throw new GatewayRpcError(ErrorCode.InternalError, "The service is not available", { code: "upstream_unreachable" });
+  const started = performance.now();
+  try {
+    return await upstreamCall(() => requestService(caller, service, target, send));
+  } finally {
+    row.upstreamMs = performance.now() - started;
+  }
 }
 
 /** An upstream request with its failures as the client sees them: the upstream's JSON-RPC error as its own, ours with a code. */
+/**
+ * One request to a service's upstream, carrying the caller's upstream OAuth token where the service has OAuth
+ * (the same grant a tools/call would use). Without one, the caller is told why, and per user where to authorize.
+ */
+async function requestService<T>(
+  caller: ContentCaller,
+  service: CatalogService,
+  target: UpstreamTarget,
+  send: (client: Client, options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  const call = {
+    env: caller.env,
+    workspaceId: caller.workspaceId,
+    serviceId: service.id,
+    serviceSlug: service.slug,
+    oauth: service.oauth,
+    callerSubject: caller.grantSubject,
+  };
+  const sent = await withUpstreamAuthorization(call, target, (authorized) => requestUpstream(authorized, send));
+  if (sent.ok) return sent.value;
+  throw new GatewayRpcError(ErrorCode.InternalError, sent.refusal.message, { code: sent.refusal.code, ...sent.refusal.details });
+}
+
+/** A 401 from a service without OAuth means its secret headers were refused: for the client, a protocol failure. */
+const contentFailureCode = (error: UpstreamFailure) => (error.code === "upstream_unauthorized" ? "upstream_protocol_error" : error.code);
+
 async function upstreamCall<T>(send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (error) {
     if (error instanceof McpError) throw new UpstreamRpcError(error);
-    if (error instanceof UpstreamFailure) throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: error.code });
+    if (error instanceof UpstreamFailure)
+      throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: contentFailureCode(error) });
     throw error;
   }
 }
@@ -347,12 +430,19 @@ async function mergedList<Item>(
     let page: { items: Item[]; nextCursor?: string };
     try {
       if (!target) throw new UpstreamFailure("upstream_unreachable", "The service is not available");
-      page = await requestUpstream(target, (client, options) =>
+      page = await requestService(caller, service, target, (client, options) =>
         // An upstream that does not offer this kind has nothing to list.
         client.getServerCapabilities()?.[kind] ? fetchPage(client, upstreamCursor, options) : Promise.resolve({ items: [] }),
       );
     } catch (error) {
-      const code = error instanceof UpstreamFailure ? error.code : error instanceof McpError ? "upstream_error" : "upstream_protocol_error";
+      const code =
+        error instanceof UpstreamFailure
+          ? contentFailureCode(error)
+          : error instanceof McpError
+            ? "upstream_error"
+            : error instanceof GatewayRpcError
+              ? String(error.data.code)
+              : "upstream_protocol_error";
       skipped.push({ service: service.slug, code, message: error instanceof Error ? error.message : String(error) });
       nextService();
       continue;

@@ -5,28 +5,32 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  UrlElicitationRequiredError,
   type CallToolResult,
+  type ClientCapabilities,
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { authenticateMcp } from "../auth/mcp-caller.ts";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
-import { loadCatalog } from "../calls/catalog.ts";
+import { isolateCatalogs, loadCatalog, type Catalog } from "../calls/catalog.ts";
+import { toolCallMessage } from "../calls/call-record.ts";
+import { callLogMessage, gatewayCallRow, type CallActor } from "../calls/call-rows.ts";
 import type { CallOutcome, ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
-import { runShadow } from "../calls/shadow.ts";
-import { codeRunEntry } from "../codemode/codemode.record.ts";
+import { codeRunMessages } from "../codemode/codemode.record.ts";
 import { callCodeModeTool, isCodeModeCall, isDirectCallOffered, RUN_CODE, toolsForDiscovery } from "../codemode/codemode.tools.ts";
+import { LeaseUnavailable } from "../leases/holder.ts";
 import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
 import { newId } from "../lib/ids.ts";
-import { writeCodeRun } from "../logs/code-runs.store.ts";
-import { insertLogStatements, type CallLogEntry } from "../logs/logs.store.ts";
+import type { CallRowOutcome } from "../logs/call-log.ts";
+import { sendCallLogs } from "../logs/call-log.send.ts";
 import { MAX_BODY_BYTES, readJsonBody } from "./mcp.body.ts";
 import { CONTENT_CAPABILITIES, isInitialize, registerContentHandlers, withGatewayLinks } from "./mcp.content.ts";
 import { BATCH_REFUSAL_CODE, batchRefusal, ProtocolError, withWildcardAcceptSpelledOut } from "./mcp.hygiene.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
 import { registerLogLevelHandler } from "./mcp.logging.ts";
-import { refusal } from "./mcp.results.ts";
+import { refusal, refusalCode } from "./mcp.results.ts";
 import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
 import { resolveSession } from "./mcp.session.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
@@ -39,11 +43,17 @@ interface Caller {
   keyId: string;
   /** Who made the call, as its log rows record it: `key:<key id>` or `oauth:<client_id>`. */
   actor: string;
+  /** An OAuth caller's grant, named by the user who gave it; null for a key. */
+  grantedBy: string | null;
+  /** The API key or OAuth grant behind the call (mcp-caller.ts): relay routes are scoped by it. */
+  credential: string;
   profileId: string | null;
+  /** Whose upstream grants the caller's calls use on services authorized per user (mcp-caller.ts). */
+  grantSubject: string;
   origin: string;
   /**
    * Whether the request's credentials still authenticate this same caller (not revoked, same profile): a Code
-   * Mode run asks before each inner call, since a run outlives the key cache's 2 s by up to a minute.
+   * Mode run asks before each inner call, since a run lasts up to a minute and a key may be revoked meanwhile.
    */
   stillAuthorized: () => Promise<boolean>;
 }
@@ -58,13 +68,28 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
       allow: "POST",
     });
   }
+  try {
+    return await serveMcp(env, request, ctx);
+  } catch (error) {
+    if (!(error instanceof LeaseUnavailable)) throw error;
+    console.error("no lease for /mcp", error);
+    return jsonRpcError(503, ErrorCode.InternalError, WORKSPACE_UNAVAILABLE, { "retry-after": "1" });
+  }
+}
+
+const WORKSPACE_UNAVAILABLE = "The workspace's current policy could not be confirmed (its Durable Object did not answer); retry shortly";
+
+async function serveMcp(env: Env, request: Request, ctx: ExecutionContext): Promise<Response> {
   const auth = await authenticateMcp(env, request, (promise) => ctx.waitUntil(promise));
   if (auth.kind === "refused") return jsonRpcError(auth.status, ErrorCode.InvalidRequest, auth.message, auth.headers);
   const caller: Caller = {
     workspaceId: auth.workspaceId,
     keyId: auth.actorId,
     actor: auth.actor,
+    grantedBy: auth.grantedBy,
+    credential: auth.credential,
     profileId: auth.profileId,
+    grantSubject: auth.grantSubject,
     origin: new URL(request.url).origin,
     stillAuthorized: async () => {
       const again = await authenticateMcp(env, request, (promise) => ctx.waitUntil(promise));
@@ -72,6 +97,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
         again.kind === "caller" &&
         again.workspaceId === auth.workspaceId &&
         again.actorId === auth.actorId &&
+        again.credential === auth.credential &&
         again.profileId === auth.profileId
       );
     },
@@ -81,7 +107,7 @@ export async function handleMcpRequest(env: Env, request: Request, ctx: Executio
   if (refusedBatch) return jsonRpcError(400, BATCH_REFUSAL_CODE, refusedBatch);
   const session = await resolveSession(env, request, caller, "parsedBody" in body ? body.parsedBody : undefined);
   if (session instanceof Response) return session;
-  const routeKey = routeKeyOf(caller.keyId, session.routeSignature);
+  const routeKey = routeKeyOf(caller, session.routeSignature);
   let parsedBody = "parsedBody" in body ? body.parsedBody : undefined;
   if (parsedBody !== undefined) {
     // Cancellations and answers to relayed requests go to the call waiting for them, wherever it runs.
@@ -135,29 +161,72 @@ function createGatewayServer(
       instructions,
     },
   );
-  registerContentHandlers(server, { env, ...caller, loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil), waitUntil });
+  // Inside a request handler a missing lease is that request's JSON-RPC error; the call handler refuses instead.
+  const leasedCatalog = async (): Promise<Catalog> => {
+    try {
+      return await loadCatalog(env, caller.workspaceId, waitUntil);
+    } catch (error) {
+      if (!(error instanceof LeaseUnavailable)) throw error;
+      console.error("no lease for an MCP request", error);
+      throw new ProtocolError(ErrorCode.InternalError, WORKSPACE_UNAVAILABLE);
+    }
+  };
+  registerContentHandlers(server, { env, ...caller, loadCatalog: leasedCatalog, waitUntil });
   registerLogLevelHandler(server, stream);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
+    const catalog = await leasedCatalog();
     return { tools: toolsForDiscovery(catalog, caller.profileId, stream.session?.capabilities) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const upstream = streamedCallOptions(request, extra, stream.route, stream.session, stream.disconnected);
+    const name = request.params.name;
+    const args = (request.params.arguments ?? {}) as JsonObject;
+    const requestId = newId("req");
+    const startedAt = Date.now();
+    const actor = callActor(caller);
+    // A call that ends before or outside the pipeline (Code Mode's own tools, a profile without direct tools, a
+    // gateway failure) still gets its row.
+    const gatewayCall = (answer: unknown, outcome: CallRowOutcome, code: string | null) =>
+      afterResponse(waitUntil, "call log", () =>
+        sendCallLogs(env, [
+          callLogMessage(
+            gatewayCallRow(actor, {
+              requestId,
+              callIndex: null,
+              name,
+              arguments: args,
+              answer,
+              startedAt,
+              durationMs: Date.now() - startedAt,
+              outcome,
+              code,
+            }),
+            [],
+            false,
+          ),
+        ]),
+      );
+    let run: ToolCallRun | undefined;
     try {
-      const catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
-      const name = request.params.name;
-      const args = (request.params.arguments ?? {}) as JsonObject;
+      let catalog: Catalog;
+      try {
+        catalog = await loadCatalog(env, caller.workspaceId, waitUntil);
+      } catch (error) {
+        if (!(error instanceof LeaseUnavailable)) throw error;
+        console.error("no lease for a tools/call", error);
+        const refused = unavailableCall(caller.workspaceId, name);
+        gatewayCall(refused, "refused", refusalCode(refused));
+        return refused;
+      }
       const links = approvalLinks(env, caller.origin, caller.workspaceId);
       if (isCodeModeCall(catalog, caller.profileId, name)) {
-        const requestId = newId("req");
-        const started = Date.now();
         const { result, inner } = await callCodeModeTool(
           {
             env,
             catalog,
-            loadCatalog: () => loadCatalog(env, caller.workspaceId, waitUntil),
+            loadCatalog: leasedCatalog,
             ...caller,
             requestId,
             approvalLinks: links,
@@ -166,19 +235,20 @@ function createGatewayServer(
           name,
           args,
         );
-        for (const call of inner) if (call.run) scheduleAfterResponse(env, waitUntil, caller, call.run, call.index);
         if (name === RUN_CODE) {
-          const run = { keyId: caller.keyId, actor: caller.actor, requestId };
-          const durationMs = Date.now() - started;
-          afterResponse(waitUntil, "code run log write", async () =>
-            writeCodeRun(env.DB, caller.workspaceId, await codeRunEntry(run, args, result, inner.length, durationMs)),
+          const timing = { requestId, startedAt, durationMs: Date.now() - startedAt };
+          afterResponse(waitUntil, "code run log", async () =>
+            sendCallLogs(env, await codeRunMessages(actor, timing, args, result, inner)),
           );
-        }
+        } else gatewayCall(result, result.isError ? "refused" : "ok", result.isError ? refusalCode(result) : null);
         return result;
       }
       // A profile in Code Mode only reaches tools through run_code.
-      if (!isDirectCallOffered(catalog, caller.profileId)) return toWire({ kind: "hidden" }, name, stream.passThroughs);
-      const run = await runToolCall({
+      if (!isDirectCallOffered(catalog, caller.profileId)) {
+        gatewayCall(null, "hidden", null);
+        return toWire({ kind: "hidden" }, name, stream);
+      }
+      run = await runToolCall({
         env,
         catalog,
         publicName: name,
@@ -186,13 +256,26 @@ function createGatewayServer(
         keyId: caller.keyId,
         profileId: caller.profileId,
         arguments: args,
-        requestId: newId("req"),
+        requestId,
         approvalLinks: links,
         upstream,
         clientCapabilities: stream.session?.capabilities,
+        grantSubject: caller.grantSubject,
       });
-      scheduleAfterResponse(env, waitUntil, caller, run);
-      return withGatewayLinks(toWire(run.outcome, name, stream.passThroughs), name);
+      const finished = run;
+      const raw = run.outcome.kind === "raw_result" ? run.outcome.raw.bytes : null;
+      let wire: CallToolResult | null = null;
+      try {
+        wire = withGatewayLinks(toWire(run.outcome, name, stream), name);
+        return wire;
+      } finally {
+        const recorded = { requestId, callIndex: null, name, arguments: args, answer: raw ?? wire };
+        afterResponse(waitUntil, "call log", async () => sendCallLogs(env, [await toolCallMessage(actor, recorded, finished)]));
+      }
+    } catch (error) {
+      // The pipeline itself broke (not a refusal: those are outcomes); the client gets the SDK's internal error.
+      if (!run && !(error instanceof ProtocolError)) gatewayCall(null, "error", "internal_error");
+      throw error;
     } finally {
       stream.route.leave(extra.requestId);
     }
@@ -200,29 +283,42 @@ function createGatewayServer(
   return server;
 }
 
+/** Who made a call, as its call rows record it. */
+const callActor = (caller: Caller): CallActor => ({
+  workspaceId: caller.workspaceId,
+  actor: caller.actor,
+  keyId: caller.keyId,
+  grantedBy: caller.grantedBy,
+  profileId: caller.profileId,
+});
+
 /**
- * The one place a call's deferred work starts: its log rows, and the shadow
- * revision's run with its own rows. Both wait for the response to go out,
- * because a local D1 write or a QuickJS run would otherwise hold the thread.
+ * A tools/call with no lease to run under: fails closed, as `hook_unavailable`
+ * for a tool this isolate last knew with a hook, else `workspace_unavailable`
+ * (a block or a first deployment may be pending either way).
  */
-function scheduleAfterResponse(env: Env, waitUntil: WaitUntil, caller: Caller, run: ToolCallRun, callIndex?: number): void {
-  const write = (entries: CallLogEntry[]) => writeLogs(env, caller, run.captureDetails, entries);
-  if (run.logs.length) afterResponse(waitUntil, "call log write", () => write(run.logs));
-  const shadow = run.shadow;
-  if (shadow) {
-    // A Code Mode inner call's shadow rows carry its index, like its live rows.
-    afterResponse(waitUntil, "shadow run", async () => write((await runShadow(shadow)).map((entry) => ({ ...entry, callIndex }))));
+function unavailableCall(workspaceId: string, name: string): CallToolResult {
+  const known = isolateCatalogs.lastRead(workspaceId);
+  const uid = known?.tools.get(name)?.uid;
+  if (uid && known?.deployments.get(uid)?.active) {
+    return refusal("hook_unavailable", "The tool's hook could not be confirmed current, so the call was stopped", {
+      tool: echoedName(name),
+    });
   }
+  return refusal("workspace_unavailable", "The workspace's current policy could not be confirmed, so the call was stopped", {
+    tool: echoedName(name),
+  });
 }
 
 /** A call's outcome as MCP puts it on the wire. */
-function toWire(outcome: CallOutcome, publicName: string, passThroughs: PassThroughs): CallToolResult {
+function toWire(outcome: CallOutcome, publicName: string, stream: Pick<CallStreaming, "passThroughs" | "session">): CallToolResult {
   switch (outcome.kind) {
     case "result":
       return outcome.result;
     case "raw_result":
-      return passThroughs.hold(outcome.raw.bytes);
+      return stream.passThroughs.hold(outcome.raw.bytes);
     case "refused":
+      if (outcome.code === "upstream_authorization_required") urlElicitation(outcome, stream.session?.capabilities);
       return refusal(outcome.code, outcome.message, outcome.details);
     case "hidden":
       // Unknown and blocked look the same, so a client learns nothing about tools its profile may not use.
@@ -230,6 +326,18 @@ function toWire(outcome: CallOutcome, publicName: string, passThroughs: PassThro
     case "upstream_rpc_error":
       throw new UpstreamRpcError(outcome.error);
   }
+}
+
+/**
+ * A caller who must authorize their own upstream grant, through a client that
+ * declared URL-mode elicitation: the MCP spec's URLElicitationRequiredError
+ * (-32042), whose URL the client shows the user. Other clients get the
+ * refusal as an `isError` result with the URL in its details.
+ */
+function urlElicitation(outcome: Extract<CallOutcome, { kind: "refused" }>, capabilities: ClientCapabilities | undefined): void {
+  const url = outcome.details.authorizationUrl;
+  if (typeof url !== "string" || !capabilities?.elicitation?.url) return;
+  throw new UrlElicitationRequiredError([{ mode: "url", elicitationId: newId("eli"), url, message: outcome.message }], outcome.message);
 }
 
 /** How much of a client-supplied name an error repeats: enough to recognise it, never the client's megabyte back. */
@@ -240,11 +348,6 @@ export function echoedName(name: string): string {
   // Never end on half of a surrogate pair.
   const end = /[\uD800-\uDBFF]/.test(name.charAt(ECHOED_NAME_CHARS - 1)) ? ECHOED_NAME_CHARS - 1 : ECHOED_NAME_CHARS;
   return `${name.slice(0, end)}…`;
-}
-
-async function writeLogs(env: Env, caller: Caller, captureDetails: boolean, entries: CallLogEntry[]): Promise<void> {
-  if (!entries.length) return;
-  await env.DB.batch(insertLogStatements(env.DB, caller.workspaceId, caller.actor, entries, captureDetails, new Date().toISOString()));
 }
 
 /**

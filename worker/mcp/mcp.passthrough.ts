@@ -1,6 +1,6 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isJSONRPCResultResponse, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 
 const PLACEHOLDER_KEY = `${GATEWAY_META_PREFIX}passthrough`;
 /** A placeholder is written in one small SSE event; bigger chunks are never searched. */

@@ -20,9 +20,13 @@ export const ROUTE_AFTER_MS = 1_000;
 /** The ids the gateway gives the requests it relays to the client: `rr-{callToken}-{n}`, so an answer finds its call. */
 const RELAYED_ID = /^rr-([0-9a-f-]{36})-(\d+)$/;
 
-/** Where a caller's messages are routed: its MCP session, or its API key when it has none. */
-export const routeKeyOf = (keyId: string, sessionSignature: string | null) =>
-  sessionSignature ? `session:${sessionSignature}` : `key:${keyId}`;
+/**
+ * Where a caller's messages are routed: its MCP session, or its credential (API key or OAuth grant) when it has
+ * none, always inside its workspace. One OAuth client holds grants in several workspaces; keyed by the client
+ * alone, one workspace's token could cancel or answer another's calls.
+ */
+export const routeKeyOf = (caller: { workspaceId: string; credential: string }, sessionSignature: string | null) =>
+  `${caller.workspaceId}/${caller.credential}${sessionSignature ? `/session:${sessionSignature}` : ""}`;
 
 const requestKey = (id: RequestId) => JSON.stringify(id);
 

@@ -1,4 +1,4 @@
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 /** Where a refusal's machine-readable code travels in a tool result. */
@@ -14,4 +14,10 @@ export function refusal(code: string, message: string, details?: Record<string, 
     content: [{ type: "text", text: `${message} (${code})` }],
     _meta: { [ERROR_META_KEY]: { code, message, ...(details ? { details } : {}) } },
   };
+}
+
+/** The code of a gateway refusal (`refusal()`'s result); null for any other result. */
+export function refusalCode(result: CallToolResult): string | null {
+  const error = result._meta?.[ERROR_META_KEY] as { code?: unknown } | undefined;
+  return result.isError && typeof error?.code === "string" ? error.code : null;
 }

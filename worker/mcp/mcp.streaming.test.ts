@@ -42,7 +42,12 @@ async function interactiveGateway(fixture: "interactive" | "interactive-held-get
     return (await api(`/v1/workspaces/${ws.ws}/tools/${uid}/hook/logs`, { key: ws.adminKey })).body.logs as Record<string, any>[];
   };
   const received = async () => (await upstreamReceived(`interactive-${tag}`)).calls;
-  return { ...ws, key, logs, received };
+  /** The call rows of one tool, newest first. */
+  const calls = async (name: string) => {
+    const uid = tools.find((tool) => tool.name === name)!.uid;
+    return (await api(`/v1/workspaces/${ws.ws}/logs?tool=${uid}`, { key: ws.adminKey })).body.calls as Record<string, any>[];
+  };
+  return { ...ws, key, logs, calls, received };
 }
 
 /** The official SDK client through the gateway, declaring `capabilities`. */
@@ -104,6 +109,12 @@ describe("streamed tool calls", () => {
         (rows) => rows.length > 0,
       );
       expect(rows.map((row) => [row.stage, row.outcome, row.code])).toEqual([["upstream", "upstream_failed", "upstream_timeout"]]);
+      const [callRow] = await eventually(
+        () => gateway.calls("go_quiet"),
+        (calls) => calls.length > 0,
+      );
+      expect(callRow).toMatchObject({ kind: "tools/call", outcome: "timed_out", code: "upstream_timeout", requestId: rows[0]!.requestId });
+      expect(callRow!.upstreamMs).toBeGreaterThanOrEqual(CALL_IDLE_TIMEOUT_MS - 1000);
       await client.close();
     },
     70_000,
@@ -127,6 +138,11 @@ describe("streamed tool calls", () => {
       (rows) => rows.length > 0,
     );
     expect(rows.map((row) => [row.stage, row.outcome, row.code])).toEqual([["upstream", "cancelled", "cancelled"]]);
+    const [callRow] = await eventually(
+      () => gateway.calls("slow_count"),
+      (calls) => calls.length > 0,
+    );
+    expect(callRow).toMatchObject({ kind: "tools/call", outcome: "cancelled", code: "cancelled", requestId: rows[0]!.requestId });
     await client.close();
   });
 

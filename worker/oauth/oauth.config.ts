@@ -12,6 +12,13 @@ const ACCESS_TOKEN_TTL_SECONDS = 60 * 60;
 export interface GrantProps {
   workspaceId: string;
   profileId: string;
+  /** The admin who consented (grants from before it was recorded have none): the user behind the client's calls. */
+  userId?: string;
+  /**
+   * Random per consent, so /mcp can tell one grant from another (the library does not hand the grant id to a
+   * token's validator). Absent on grants made before it existed; those are told apart by workspace and client.
+   */
+  consentId?: string;
 }
 
 /** PUBLIC_URL as a bare origin, or null when unset or not a URL. */

@@ -4,9 +4,12 @@ import { resolvePrincipal } from "../auth/authenticate.ts";
 import type { AppEnv } from "../http/app.ts";
 import { ApiError } from "../http/errors.ts";
 import { choiceValue, consentPage, devSignInPage, grantChoices, messagePage } from "./consent-page.ts";
+import { handleRegistration, oauthRegistry } from "./registration.ts";
+import { REGISTRATION_LIMITS } from "./registry.do.ts";
 import {
   AUTHORIZE_PATH,
   authorizationServer,
+  type GrantProps,
   OAUTH_SCOPE,
   protectedResourceMetadata,
   publicUrl,
@@ -22,11 +25,13 @@ import {
  */
 export const oauthRoutes = new Hono<AppEnv>();
 
-function oauthApi(env: Env): OAuthHelpers {
+function configuredServer(env: Env) {
   const server = authorizationServer(env);
   if (!server) throw new ApiError("not_found", { message: "OAuth is not configured: set PUBLIC_URL" });
-  return server.getOAuthApi(env);
+  return server;
 }
+
+const oauthApi = (env: Env): OAuthHelpers => configuredServer(env).getOAuthApi(env);
 
 // RFC 9728: the path-suffixed form for the /mcp resource, and the root form for clients that try it first.
 for (const path of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]) {
@@ -38,14 +43,13 @@ for (const path of ["/.well-known/oauth-protected-resource", "/.well-known/oauth
   });
 }
 
-// Metadata (RFC 8414), registration (RFC 7591), token and revocation: the library's, CORS included.
+// Registration (RFC 7591) needs no credential: bounded and rate-limited before the library stores a client.
+oauthRoutes.post(REGISTER_PATH, (c) => handleRegistration(configuredServer(c.env), c.req.raw, c.env, c.executionCtx as ExecutionContext));
+
+// Metadata (RFC 8414), registration's preflight, token and revocation: the library's, CORS included.
 const libraryPaths = ["/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server/*", TOKEN_PATH, REGISTER_PATH];
 for (const path of libraryPaths) {
-  oauthRoutes.all(path, (c) => {
-    const server = authorizationServer(c.env);
-    if (!server) throw new ApiError("not_found", { message: "OAuth is not configured: set PUBLIC_URL" });
-    return server.fetch(c.req.raw, c.env, c.executionCtx as ExecutionContext);
-  });
+  oauthRoutes.all(path, (c) => configuredServer(c.env).fetch(c.req.raw, c.env, c.executionCtx as ExecutionContext));
 }
 
 const html = (body: string, status: 200 | 400 | 401 | 403, headers?: Headers) => {
@@ -69,6 +73,7 @@ oauthRoutes.get(AUTHORIZE_PATH, async (c) => {
   const oauth = oauthApi(c.env);
   try {
     const request = await oauth.parseAuthRequest(c.req.raw);
+    if (!(await oauthRegistry(c.env).isLive(request.clientId))) return expiredClient();
     const user = await signedInUser(c);
     if (!user) return signInFirst(c.env);
     const choices = await grantChoices(c.env.DB, user.id);
@@ -98,20 +103,39 @@ oauthRoutes.post(AUTHORIZE_PATH, async (c) => {
     const choice = (await grantChoices(c.env.DB, user.id)).find((candidate) => choiceValue(candidate) === target);
     if (!choice) return html(messagePage("Not allowed", "Pick a workspace where you are an admin, and one of its profiles."), 403);
     const approved = await oauth.approveConsent(c.req.raw, handle, { scope: [OAUTH_SCOPE] });
+    const registry = oauthRegistry(c.env);
+    if (!(await registry.isLive(approved.request.clientId))) return expiredClient();
     const { redirectTo } = await oauth.completeAuthorization({
       request: approved.request,
       // Grants are listed and revoked per workspace, so the workspace is the grant's subject.
       userId: choice.workspaceId,
       metadata: { profileId: choice.profileId, approvedBy: user.email },
       scope: [OAUTH_SCOPE],
-      props: { workspaceId: choice.workspaceId, profileId: choice.profileId },
+      props: {
+        workspaceId: choice.workspaceId,
+        profileId: choice.profileId,
+        userId: user.id,
+        consentId: crypto.randomUUID(),
+      } satisfies GrantProps,
     });
+    // Consented to: the client is no longer one that expires unused.
+    await registry.markUsed(approved.request.clientId);
     approved.headers.set("location", redirectTo);
     return new Response(null, { status: 302, headers: approved.headers });
   } catch (error) {
     return authorizationFailure(error);
   }
 });
+
+/** A registration no admin consented to within its unused lifetime is gone (registry.do.ts), even before the sweep. */
+const expiredClient = () =>
+  html(
+    messagePage(
+      "This sign-in link cannot be used",
+      `The app's registration expired: no admin connected it within ${REGISTRATION_LIMITS.unusedLifetimeMs / 3_600_000} hours of registering. Connect the app again.`,
+    ),
+    400,
+  );
 
 /** Redirect to the client only when the library validated its redirect URI; otherwise explain here. */
 function authorizationFailure(error: unknown): Response {

@@ -5,94 +5,26 @@ import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
-import { api, connectMcp, demoGateway, eventually, ORIGIN } from "../../test/helpers.ts";
-import { base64UrlEncode } from "../lib/crypto.ts";
+import { api, connectMcp, demoGateway, devLogin, eventually, ORIGIN } from "../../test/helpers.ts";
+import {
+  authorizedCode,
+  consent,
+  exchange,
+  MCP_URL,
+  pkcePair,
+  REDIRECT_URI,
+  registerClient,
+  signInAdmin,
+  tokenRequest,
+} from "./oauth.fixtures.ts";
 
-const REDIRECT_URI = "http://127.0.0.1:33418/callback";
-const MCP_URL = `${ORIGIN}/mcp`;
 const selfFetch = (input: string | URL | Request, init?: RequestInit) => SELF.fetch(input instanceof Request ? input : String(input), init);
 
 /** A gateway whose workspace has a browser admin signed in through the dev login. */
 async function adminGateway() {
   const gateway = await demoGateway();
   const email = `admin-${gateway.tag}@example.com`;
-  await api(`/v1/workspaces/${gateway.ws}/members`, { method: "PUT", key: gateway.adminKey, body: { email, role: "admin" } });
-  const login = await api("/dev/login", { body: { email } });
-  const devCookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  return { ...gateway, email, devCookie };
-}
-
-async function registerClient(): Promise<string> {
-  const res = await api("/oauth/register", {
-    body: { client_name: "Test connector", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none" },
-  });
-  if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.client_id;
-}
-
-async function pkcePair() {
-  const verifier = base64UrlEncode(crypto.getRandomValues(new Uint8Array(32)));
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
-  return { verifier, challenge: base64UrlEncode(new Uint8Array(digest)) };
-}
-
-/** The browser part: open the authorization URL signed in, pick workspace and profile, allow. Returns the redirect. */
-async function consent(authorizationUrl: string, devCookie: string, target: string, decision = "approve"): Promise<URL> {
-  const page = await SELF.fetch(authorizationUrl, { headers: { cookie: devCookie } });
-  const html = await page.text();
-  if (page.status !== 200) throw new Error(`consent page: ${page.status} ${html}`);
-  const handle = /name="handle" value="([^"]+)"/.exec(html)![1]!;
-  const consentCookies = page.headers.getSetCookie().map((cookie) => cookie.split(";")[0]);
-  const answer = await SELF.fetch(authorizationUrl, {
-    method: "POST",
-    redirect: "manual",
-    headers: { cookie: [devCookie, ...consentCookies].join("; "), "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ handle, target, decision }),
-  });
-  if (answer.status !== 302) throw new Error(`consent answer: ${answer.status} ${await answer.text()}`);
-  return new URL(answer.headers.get("location")!);
-}
-
-/** Registration, PKCE authorization and consent by hand; returns what the token request needs. */
-async function authorizedCode(devCookie: string, target: string) {
-  const clientId = await registerClient();
-  const { verifier, challenge } = await pkcePair();
-  const url = new URL(`${ORIGIN}/oauth/authorize`);
-  for (const [name, value] of Object.entries({
-    response_type: "code",
-    client_id: clientId,
-    redirect_uri: REDIRECT_URI,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-    state: "st-1",
-    resource: MCP_URL,
-    scope: "tools:call",
-  })) {
-    url.searchParams.set(name, value);
-  }
-  const redirect = await consent(url.toString(), devCookie, target);
-  return { clientId, verifier, code: redirect.searchParams.get("code")!, redirect };
-}
-
-const tokenRequest = (fields: Record<string, string>) =>
-  SELF.fetch(`${ORIGIN}/oauth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams(fields),
-  });
-
-async function exchange(devCookie: string, target: string): Promise<{ token: string; refreshToken: string; clientId: string }> {
-  const { clientId, verifier, code } = await authorizedCode(devCookie, target);
-  const res = await tokenRequest({
-    grant_type: "authorization_code",
-    code,
-    redirect_uri: REDIRECT_URI,
-    client_id: clientId,
-    code_verifier: verifier,
-  });
-  const body = (await res.json()) as { access_token: string; refresh_token: string };
-  if (res.status !== 200) throw new Error(`token: ${res.status} ${JSON.stringify(body)}`);
-  return { token: body.access_token, refreshToken: body.refresh_token, clientId };
+  return { ...gateway, email, devCookie: await signInAdmin(gateway, email) };
 }
 
 /** The MCP SDK's own OAuth client side: it discovers, registers, builds the PKCE request and exchanges the code. */
@@ -280,7 +212,7 @@ describe("OAuth authorization server", () => {
       key: gateway.adminKey,
       body: { email: viewerEmail, role: "viewer" },
     });
-    const viewerCookie = (await api("/dev/login", { body: { email: viewerEmail } })).headers.get("set-cookie")!.split(";")[0]!;
+    const viewerCookie = await devLogin(viewerEmail);
     const viewer = await SELF.fetch(url, { headers: { cookie: viewerCookie } });
     expect(viewer.status).toBe(403);
 

@@ -15,6 +15,7 @@ export interface MatrixRow {
   serviceId: string;
   serviceSlug: string;
   status: ToolRecord["status"];
+  approvedHash: string | null;
   description: string | null;
   modes: ToolModeCell[];
 }
@@ -34,6 +35,7 @@ export function matrixRow(tool: ToolRecord, profiles: ProfileRecord[], overrides
     serviceId: tool.serviceId,
     serviceSlug: tool.serviceSlug,
     status: tool.status,
+    approvedHash: tool.approvedHash,
     description: tool.definition.description ?? null,
     modes: profiles.map((profile) => {
       const { mode, override, floor } = effectiveMode(profile, overrides.get(profile.id)?.get(tool.uid), tool.definition.annotations);

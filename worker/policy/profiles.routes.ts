@@ -3,6 +3,7 @@ import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/ap
 import { CreateProfileBody, ProfileParams, ProfileSchema, UpdateProfileBody } from "../../schema/api/workspaces.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { createProfile, deleteProfile, keysInProfile, listProfiles, MAX_PROFILES, updateProfile } from "./profiles.store.ts";
 
@@ -44,6 +45,7 @@ profileRoutes.openapi(
         details: { limit: MAX_PROFILES },
       });
     }
+    await changeInForce(c);
     return c.json(profile, 201);
   },
 );
@@ -58,7 +60,7 @@ profileRoutes.openapi(
     tags: ["policy"],
     summary: "Rename an access profile, or change its default mode, risk rules or discovery",
     description:
-      "Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the " +
+      "Answers once the change is in force for every call (`rayrun-effective-at`). `riskRules` replaces the " +
       "profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. A rename keeps every key in the profile.",
     middleware: guard("admin"),
     request: { params: ProfileParams, body: jsonBody(UpdateProfileBody) },
@@ -70,6 +72,7 @@ profileRoutes.openapi(
     const profile = await updateProfile(c.env.DB, ws, profileId, { ...body, updatedBy: c.get("actor").id });
     if (profile === "name_taken") throw nameTaken(body.name ?? "");
     if (!profile) throw notFound("Access profile");
+    await changeInForce(c);
     return c.json(profile, 200);
   },
 );
@@ -99,6 +102,7 @@ profileRoutes.openapi(
         details: { keys },
       });
     }
+    await changeInForce(c);
     return c.body(null, 204);
   },
 );

@@ -3,6 +3,7 @@ import { errorResponses, json, jsonBody } from "../../schema/api/common.ts";
 import { PutServicePolicyBody, ServiceParams, ServicePolicySchema } from "../../schema/api/services.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { notFound } from "../http/errors.ts";
 import { findService } from "../services/services.store.ts";
 import { findProfile } from "./profiles.store.ts";
@@ -58,6 +59,7 @@ servicePolicyRoutes.openapi(
       updatedBy: c.get("actor").id,
       defaults: defaultContentModes(profile.defaultMode),
     });
+    await changeInForce(c);
     return c.json(policy, 200);
   },
 );

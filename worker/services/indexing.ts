@@ -2,9 +2,9 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { ApiError } from "../http/errors.ts";
 import { indexStatements, listTools, type IndexSummary } from "../tools/tools.store.ts";
 import {
+  findService,
   insertServiceStatement,
   markServiceIndexed,
-  storedUpstreamTarget,
   upstreamTargetFor,
   type IndexedServer,
   type PendingService,
@@ -30,6 +30,8 @@ const LIMIT_OF: Partial<Record<UpstreamFailure["code"], number>> = {
 /** Turns an upstream failure during indexing into the REST error the caller sees. */
 function indexingError(error: unknown): unknown {
   if (error instanceof UpstreamFailure) {
+    // A 401 is for the caller to decide (OAuth discovery at connect time), not an indexing failure.
+    if (error.code === "upstream_unauthorized") return error;
     const limit = LIMIT_OF[error.code];
     const details = limit === undefined ? undefined : { limit };
     return new ApiError(error.code, { message: error.message, details });
@@ -110,21 +112,33 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
-  const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], listing.requirements);
+  const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], {
+    requirements: listing.requirements,
+    newTools: service.reviewInitialTools ? "review_required" : "active",
+  });
   const { server, truncated } = indexedServer(listing);
   await env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements]);
   return withTruncation(summary, truncated);
 }
 
-/** Re-indexes a stored service; returns null when it does not exist (or was deleted). */
-export async function refreshService(env: Env, workspaceId: string, serviceId: string): Promise<IndexSummary | null> {
-  const target = await storedUpstreamTarget(env, workspaceId, serviceId);
-  if (!target) return null;
+/**
+ * Re-indexes a stored service through `target` (its own, or one carrying an OAuth token). A service indexed
+ * before has every tool the upstream adds now reviewed before it reaches any agent; one stored but never indexed
+ * (an OAuth service's first listing, after its authorization) is newly connected, and its setting decides.
+ */
+export async function reindexService(env: Env, workspaceId: string, serviceId: string, target: UpstreamTarget): Promise<IndexSummary> {
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
-  const existing = await listTools(env.DB, workspaceId, { serviceId });
-  const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing, listing.requirements);
+  const [existing, service] = await Promise.all([
+    listTools(env.DB, workspaceId, { serviceId }),
+    findService(env.DB, workspaceId, serviceId),
+  ]);
+  const firstIndexing = service?.indexedAt === null;
+  const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing, {
+    requirements: listing.requirements,
+    newTools: firstIndexing && !service.reviewInitialTools ? "active" : "review_required",
+  });
   if (statements.length) await env.DB.batch(statements);
   const { server, truncated } = indexedServer(listing);
   await markServiceIndexed(env.DB, serviceId, server);

@@ -1,5 +1,5 @@
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import { withoutLongStrings } from "./json-skeleton.ts";
 
 /** The two layouts servers write a result message in: the TypeScript SDK's, and most others'. */
@@ -55,10 +55,7 @@ function qualifies(text: string): boolean {
   // the gateway's own client would refuse must not reach the client as it came. Run on the reduction it is
   // cheap; a shortened string is a string still, and base64 only if the long one was (json-skeleton.ts).
   if (!CallToolResultSchema.safeParse(value).success) return false;
-  // A number no double holds reads as Infinity here and goes out as null on the parsed path; some
-  // clients' parsers refuse it outright, so it is written by the gateway.
-  if (holdsNonFiniteNumber(value)) return false;
-  if (mayHideAName(reduced) && repeatsAName(reduced, value)) return false;
+  if (!forwardsAsParsed(reduced, value)) return false;
   const result = value as { content?: unknown; isError?: unknown; _meta?: unknown };
   if ("isError" in result) return false;
   if (typeof result._meta === "object" && result._meta !== null) {
@@ -72,70 +69,57 @@ function qualifies(text: string): boolean {
   );
 }
 
-/** Whether some number in the value is not finite (it overflowed a double when parsed). */
-function holdsNonFiniteNumber(value: unknown): boolean {
+/**
+ * Whether every standard parser reads the text as the value JSON.parse made of it, as far as a client can tell.
+ * Three things break that:
+ * - A number no double holds (`1e400`): JSON.parse reads Infinity, the parsed path writes `null`, and a client's
+ *   parser reads Infinity (JavaScript, Python) or refuses the whole message (Go's encoding/json).
+ * - A `__proto__` member, however spelled: JSON.parse makes it an own property, which no check here reads as
+ *   `isError` or `_meta`, while a client that copies the result into an object (`Object.assign`, a spread into a
+ *   class, a parser that assigns members) gets it as the prototype, forged error and all.
+ * - A repeated member name, anywhere: JSON.parse keeps the last, a client's parser may keep the first (or refuse
+ *   the answer), so the client would read other text, metadata or content types than the gateway checked,
+ *   logged and handed to Code Mode.
+ * The parsed path writes what the gateway read, once, with no `__proto__`.
+ */
+function forwardsAsParsed(text: string, value: unknown): boolean {
+  let members = 0;
   // A stack, not recursion: the nesting is the upstream's to choose.
   const pending: unknown[] = [value];
   while (pending.length) {
     const next = pending.pop();
     if (typeof next === "number") {
-      if (!Number.isFinite(next)) return true;
+      if (!Number.isFinite(next)) return false;
+    } else if (Array.isArray(next)) {
+      for (const item of next) pending.push(item);
     } else if (typeof next === "object" && next !== null) {
-      for (const member of Array.isArray(next) ? next : Object.values(next)) pending.push(member);
+      for (const [name, member] of Object.entries(next)) {
+        if (name === "__proto__") return false;
+        members++;
+        pending.push(member);
+      }
     }
   }
-  return false;
+  return declaredMembers(text) === members;
 }
 
-/**
- * A repeated member name only matters where the gateway looks: its own
- * `dev.rayrun/*` metadata and a content block's type (a resource's URI would
- * go out unmapped). Without these spellings, or a `\u` escape that could spell
- * them, in the text, no repeat can change what a client sees, and the
- * JavaScript walk over every character and member below is skipped; the
- * search for the spellings is native.
- */
-const SENSITIVE_SPELLINGS = ["dev.rayrun", '"resource', "\\u"];
-
-const mayHideAName = (text: string) => SENSITIVE_SPELLINGS.some((spelling) => text.includes(spelling));
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
+/** Every string of a JSON text, as its lexer reads it: a quote opens one, the first unescaped quote closes it. */
+const JSON_STRING = /"[^"\\]*(?:\\.[^"\\]*)*"/g;
 
 /**
- * Whether some object in the text holds a member name twice. JSON.parse keeps
- * the last one, a client's parser may keep the first (or refuse the answer):
- * a forged `"_meta":{"dev.rayrun/error":…}` followed by `"_meta":{}` would
- * pass the checks above and reach such a client. Every `:` outside a string
- * ends one member's name, so the text declares exactly as many members as the
- * parsed value has only when no name repeats.
+ * How many members the text declares: every `:` outside a string ends one member's name, so the count equals
+ * the parsed value's members exactly when no name repeats in any object. The strings are cut out and the colons
+ * found by native searches; the JavaScript work is one step per member, as in the walk above. A regex engine that
+ * gives up on a text (its backtracking stack) counts as a mismatch: the parsed path.
  */
-function repeatsAName(text: string, value: object): boolean {
+function declaredMembers(text: string): number {
+  let outside: string;
+  try {
+    outside = text.replace(JSON_STRING, "");
+  } catch {
+    return -1;
+  }
   let declared = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const char = text.charCodeAt(i);
-    if (inString) {
-      if (char === BACKSLASH) i++;
-      else if (char === QUOTE) inString = false;
-    } else if (char === QUOTE) inString = true;
-    else if (char === COLON) declared++;
-  }
-  let parsed = 0;
-  // A stack, not recursion: the nesting is the upstream's to choose.
-  const pending: unknown[] = [value];
-  while (pending.length) {
-    const next = pending.pop();
-    if (typeof next !== "object" || next === null) continue;
-    if (Array.isArray(next)) {
-      for (const item of next) pending.push(item);
-      continue;
-    }
-    for (const [, member] of Object.entries(next)) {
-      parsed++;
-      pending.push(member);
-    }
-  }
-  return declared !== parsed;
+  for (let colon = outside.indexOf(":"); colon >= 0; colon = outside.indexOf(":", colon + 1)) declared++;
+  return declared;
 }

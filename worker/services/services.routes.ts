@@ -4,11 +4,25 @@ import { HookHistoryToolSchema } from "../../schema/api/hooks.ts";
 import { CreateServiceBody, IndexSummarySchema, ServiceParams, ServiceSchema, UpdateServiceBody } from "../../schema/api/services.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { toolsWithHookHistory } from "../hooks/lifecycle/events.store.ts";
 import { ApiError, notFound } from "../http/errors.ts";
-import { publicToolName } from "../tools/tools.store.ts";
-import { indexNewService, refreshService } from "./indexing.ts";
-import { findService, listServices, prepareService, slugTaken, softDeleteService, updateService } from "./services.store.ts";
+import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
+import { SHARED_SUBJECT } from "../upstream-auth/grants.do.ts";
+import { connectOAuthService, disconnectGrants } from "../upstream-auth/lifecycle.ts";
+import { resourceCovers } from "../upstream-auth/oauth.server.ts";
+import { indexNewService, reindexService } from "./indexing.ts";
+import {
+  findService,
+  listServices,
+  prepareService,
+  slugTaken,
+  softDeleteService,
+  storedUpstreamTarget,
+  updateService,
+} from "./services.store.ts";
+import { UpstreamFailure } from "./upstream.ts";
+import { publicToolName, type IndexSummary } from "../tools/tools.store.ts";
 import { checkUpstreamUrl, parseAllowList } from "./url-guard.ts";
 
 export const serviceRoutes = createRouter();
@@ -25,11 +39,18 @@ serviceRoutes.openapi(
     path: "/v1/workspaces/{ws}/services",
     tags: ["services"],
     summary: "Connect an upstream MCP server and index its tools",
-    description: "Nothing is stored unless indexing (initialize + every page of tools/list) succeeds.",
+    description:
+      "Nothing is stored unless indexing (initialize + every page of tools/list) succeeds, or the upstream answers 401 with a " +
+      "Bearer challenge: then the gateway discovers its authorization server (RFC 9728, RFC 8414 / OpenID Connect), registers " +
+      "a client (pre-registered, client ID metadata document, or RFC 7591), and stores the service pending authorization, " +
+      "with `index: null` (docs/upstream-oauth.md).",
     middleware: guard("admin"),
     request: { params: WorkspaceParams, body: jsonBody(CreateServiceBody) },
     responses: {
-      201: json(z.object({ service: ServiceSchema, index: IndexSummarySchema }), "Connected and indexed"),
+      201: json(
+        z.object({ service: ServiceSchema, index: z.union([IndexSummarySchema, z.null()]) }),
+        "Connected and indexed, or pending authorization",
+      ),
       ...errorResponses(400, 404, 409, 413, 502),
     },
   }),
@@ -44,12 +65,19 @@ serviceRoutes.openapi(
       slug: body.slug,
       url: body.url,
       headers: body.headers ?? {},
-      requiresAuthorization: body.requiresAuthorization ?? false,
       payloadCapture: body.payloadCapture ?? false,
+      reviewInitialTools: body.reviewInitialTools ?? false,
     });
-    const index = await indexNewService(c.env, pending);
+    let index: IndexSummary | null = null;
+    try {
+      index = await indexNewService(c.env, pending);
+    } catch (error) {
+      if (!(error instanceof UpstreamFailure) || error.code !== "upstream_unauthorized") throw error;
+      await connectOAuthService(c.env, pending, error.challenge, body.oauth);
+    }
     const service = await findService(c.env.DB, ws, pending.id);
     if (!service) throw new Error("service vanished after insert");
+    await changeInForce(c);
     return c.json({ service, index }, 201);
   },
 );
@@ -93,18 +121,29 @@ serviceRoutes.openapi(
     method: "patch",
     path: "/v1/workspaces/{ws}/services/{svc}",
     tags: ["services"],
-    summary: "Change a service's URL, secret headers, authorization requirement or payload capture",
+    summary: "Change a service's URL, secret headers or payload capture (or lift an old authorization hold)",
     description: "Changing the URL or headers does not re-index; call refresh.",
     middleware: guard("admin"),
     request: { params: ServiceParams, body: jsonBody(UpdateServiceBody) },
-    responses: { 200: json(ServiceSchema, "The updated service"), ...errorResponses(400, 404) },
+    responses: { 200: json(ServiceSchema, "The updated service"), ...errorResponses(400, 404, 409) },
   }),
   async (c) => {
     const { ws, svc } = c.req.valid("param");
     const body = c.req.valid("json");
-    if (body.url !== undefined) assertUrlAllowed(c.env, body.url);
+    if (body.url !== undefined) {
+      assertUrlAllowed(c.env, body.url);
+      // Its tokens are bound to one resource (RFC 8707): an OAuth service cannot be pointed anywhere else.
+      const oauth = (await storedUpstreamTarget(c.env, ws, svc))?.oauth;
+      if (oauth && !resourceCovers(oauth.server.resource, new URL(body.url))) {
+        throw new ApiError("conflict", {
+          message: `This service's OAuth grants are for ${oauth.server.resource}; connect the new URL as a service of its own`,
+          details: { field: "json.url" },
+        });
+      }
+    }
     const service = await updateService(c.env, ws, svc, body);
     if (!service) throw notFound("Service");
+    await changeInForce(c);
     return c.json(service, 200);
   },
 );
@@ -115,16 +154,40 @@ serviceRoutes.openapi(
     path: "/v1/workspaces/{ws}/services/{svc}/refresh",
     tags: ["services"],
     summary: "Re-index a service's tools",
-    description: "Changed definitions go to review (calls blocked); tools no longer listed are marked removed.",
+    description:
+      "Changed definitions and new tools go to review (calls blocked until approved); tools no longer listed are marked removed. " +
+      "An OAuth service is listed with the workspace's grant (shared) or the grant of the admin who authorized it (per user).",
     middleware: guard("admin"),
     request: { params: ServiceParams },
-    responses: { 200: json(IndexSummarySchema, "What changed"), ...errorResponses(404, 413, 502) },
+    responses: { 200: json(IndexSummarySchema, "What changed"), ...errorResponses(400, 404, 409, 413, 502) },
   }),
   async (c) => {
     const { ws, svc } = c.req.valid("param");
-    const summary = await refreshService(c.env, ws, svc);
-    if (!summary) throw notFound("Service");
-    return c.json(summary, 200);
+    const stored = await storedUpstreamTarget(c.env, ws, svc);
+    if (!stored) throw notFound("Service");
+    const { oauth } = stored;
+    const indexSubject = oauth?.indexSubject ?? SHARED_SUBJECT;
+    if (oauth && !oauth.indexSubject && oauth.mode === "per_user") {
+      throw new ApiError("upstream_authorization_required", { message: "Authorize the service first (POST …/authorize)" });
+    }
+    const refreshed = await withUpstreamAuthorization(
+      { env: c.env, workspaceId: ws, serviceId: svc, serviceSlug: stored.slug, oauth, callerSubject: indexSubject },
+      stored.target,
+      (target) => reindexService(c.env, ws, svc, target),
+    ).catch((error: unknown) => {
+      if (error instanceof UpstreamFailure && error.code === "upstream_unauthorized") {
+        throw new ApiError("upstream_authorization_required", {
+          message: "The upstream answered 401: it asks for credentials this service was not connected with (connect it again for OAuth)",
+        });
+      }
+      throw error;
+    });
+    if (!refreshed.ok) {
+      const { code, message, details } = refreshed.refusal;
+      throw new ApiError(code, { message, details });
+    }
+    await changeInForce(c);
+    return c.json(refreshed.value, 200);
   },
 );
 
@@ -153,7 +216,11 @@ serviceRoutes.openapi(
         },
       });
     }
+    const oauth = (await storedUpstreamTarget(c.env, ws, svc))?.oauth ?? null;
     if (!(await softDeleteService(c.env.DB, ws, svc))) throw notFound("Service");
+    // Its grants go with it, revoked where the authorization server offers revocation.
+    await disconnectGrants(c.env, ws, svc, oauth);
+    await changeInForce(c);
     return c.body(null, 204);
   },
 );

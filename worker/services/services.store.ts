@@ -3,6 +3,52 @@ import { openHeaders, sealHeaders } from "./secrets.ts";
 import type { UpstreamTarget } from "./upstream.ts";
 import { parseAllowList } from "./url-guard.ts";
 import { sha256Hex } from "../lib/crypto.ts";
+import { serviceOAuth, type OAuthColumns, type PendingReason, type ServiceOAuth } from "../upstream-auth/oauth.store.ts";
+import type { ClientRegistration } from "../upstream-auth/oauth.server.ts";
+
+/** How the gateway authenticates to the service, as the API shows it: never a secret. */
+export type ServiceAuthorization =
+  | { kind: "none" }
+  | {
+      kind: "oauth";
+      mode: "shared" | "per_user";
+      status: "pending" | "authorized";
+      pendingReason: PendingReason | null;
+      resource: string;
+      issuer: string;
+      scopes: string[];
+      registration: ClientRegistration;
+      clientId: string;
+      revocation: boolean;
+      authorizedBy: string | null;
+      authorizedAt: string | null;
+    };
+
+function authorizationView(oauth: ServiceOAuth | null): ServiceAuthorization {
+  if (!oauth) return { kind: "none" };
+  return {
+    kind: "oauth",
+    mode: oauth.mode,
+    status: oauth.status,
+    pendingReason: oauth.pendingReason,
+    resource: oauth.server.resource,
+    issuer: oauth.server.metadata.issuer,
+    scopes: oauth.server.scopes,
+    registration: oauth.server.registration,
+    clientId: oauth.server.clientId,
+    revocation: !!oauth.server.metadata.revocation_endpoint,
+    authorizedBy: oauth.authorizedBy,
+    authorizedAt: oauth.authorizedAt,
+  };
+}
+
+/**
+ * Whether calls are refused for want of upstream authorization: an OAuth
+ * service not (or no longer) authorized, or a hold set by hand before upstream
+ * OAuth existed (`requires_authorization`, which only PATCH can lift).
+ */
+export const awaitsAuthorization = (row: { requires_authorization: number } & Pick<OAuthColumns, "authorization_kind" | "oauth_status">) =>
+  row.requires_authorization === 1 || (row.authorization_kind === "oauth" && row.oauth_status !== "authorized");
 
 /** A service as the API shows it: secret header values never leave the store. */
 export interface ServiceRecord {
@@ -11,14 +57,17 @@ export interface ServiceRecord {
   url: string;
   secretHeaderNames: string[];
   requiresAuthorization: boolean;
+  authorization: ServiceAuthorization;
   payloadCapture: boolean;
+  /** Whether the tools of the first indexing started in review; tools a refresh adds always do. */
+  reviewInitialTools: boolean;
   serverInfo: unknown;
   indexedAt: string | null;
   createdAt: string;
   deletedAt: string | null;
 }
 
-interface ServiceRow {
+interface ServiceRow extends OAuthColumns {
   id: string;
   workspace_id: string;
   slug: string;
@@ -27,6 +76,7 @@ interface ServiceRow {
   secret_header_names: string;
   requires_authorization: number;
   payload_capture: number;
+  review_initial_tools: number;
   server_info: string | null;
   indexed_at: string | null;
   created_at: string;
@@ -38,8 +88,10 @@ const toRecord = (row: ServiceRow): ServiceRecord => ({
   slug: row.slug,
   url: row.url,
   secretHeaderNames: JSON.parse(row.secret_header_names) as string[],
-  requiresAuthorization: row.requires_authorization === 1,
+  requiresAuthorization: awaitsAuthorization(row),
+  authorization: authorizationView(serviceOAuth(row)),
   payloadCapture: row.payload_capture === 1,
+  reviewInitialTools: row.review_initial_tools === 1,
   serverInfo: row.server_info ? (JSON.parse(row.server_info) as unknown) : null,
   indexedAt: row.indexed_at,
   createdAt: row.created_at,
@@ -50,8 +102,8 @@ export interface NewService {
   slug: string;
   url: string;
   headers: Record<string, string>;
-  requiresAuthorization: boolean;
   payloadCapture: boolean;
+  reviewInitialTools: boolean;
 }
 
 /** A service not yet stored: it is only written once its first indexing succeeded. */
@@ -79,8 +131,8 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
   return db
     .prepare(
       `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization,
-         payload_capture, server_info, instructions, indexed_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         payload_capture, review_initial_tools, server_info, instructions, indexed_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       service.id,
@@ -89,13 +141,47 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
       service.url,
       service.sealedHeaders,
       JSON.stringify(Object.keys(service.headers).sort()),
-      service.requiresAuthorization ? 1 : 0,
       service.payloadCapture ? 1 : 0,
+      service.reviewInitialTools ? 1 : 0,
       JSON.stringify(server.serverInfo ?? null),
       server.instructions,
       now,
       now,
     );
+}
+
+/**
+ * Stores a service whose upstream asked for OAuth: pending, with nothing
+ * indexed, until an admin authorizes it. The client secret is sealed to the service.
+ */
+export async function insertOAuthService(
+  db: D1Database,
+  service: PendingService,
+  oauth: { mode: "shared" | "per_user"; server: unknown; sealedClientSecret: string | null },
+): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization, payload_capture,
+         review_initial_tools, authorization_kind, oauth_mode, oauth_status, oauth_pending_reason, oauth_server, oauth_client_secret,
+         created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, 'oauth', ?, 'pending', ?, ?, ?, ?)`,
+    )
+    .bind(
+      service.id,
+      service.workspaceId,
+      service.slug,
+      service.url,
+      service.sealedHeaders,
+      JSON.stringify(Object.keys(service.headers).sort()),
+      service.payloadCapture ? 1 : 0,
+      service.reviewInitialTools ? 1 : 0,
+      oauth.mode,
+      JSON.stringify({ code: "connected", message: "Connected; an admin must authorize it", at: nowIso() }),
+      JSON.stringify(oauth.server),
+      oauth.sealedClientSecret,
+      nowIso(),
+    )
+    .run();
 }
 
 export async function slugTaken(db: D1Database, workspaceId: string, slug: string): Promise<boolean> {
@@ -126,7 +212,8 @@ export async function listServices(db: D1Database, workspaceId: string, includeD
 export interface ServiceChanges {
   url?: string;
   headers?: Record<string, string>;
-  requiresAuthorization?: boolean;
+  /** Only `false`: lifts a hold set by hand before upstream OAuth; nothing sets one any more. */
+  requiresAuthorization?: false;
   payloadCapture?: boolean;
 }
 
@@ -153,7 +240,7 @@ export async function updateService(
       changes.url ?? row.url,
       sealed,
       names,
-      (changes.requiresAuthorization ?? row.requires_authorization === 1) ? 1 : 0,
+      changes.requiresAuthorization === false ? 0 : row.requires_authorization,
       (changes.payloadCapture ?? row.payload_capture === 1) ? 1 : 0,
       workspaceId,
       serviceId,
@@ -191,8 +278,14 @@ export async function upstreamTargetFor(
   };
 }
 
-export async function storedUpstreamTarget(env: Env, workspaceId: string, serviceId: string): Promise<UpstreamTarget | null> {
+/** A live service's target and OAuth settings (null without OAuth); null when the service does not exist or was deleted. */
+export async function storedUpstreamTarget(
+  env: Env,
+  workspaceId: string,
+  serviceId: string,
+): Promise<{ target: UpstreamTarget; oauth: ServiceOAuth | null; slug: string } | null> {
   const row = await findRow(env.DB, workspaceId, serviceId);
   if (!row || row.deleted_at) return null;
-  return upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers });
+  const target = await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers });
+  return { target, oauth: serviceOAuth(row), slug: row.slug };
 }

@@ -17,6 +17,7 @@ describe("connecting a service", () => {
       removed: [],
       unchanged: 0,
       schemaTooComplex: [],
+      review: [],
     });
     expect(res.body.service).toMatchObject({ slug: "demo", secretHeaderNames: ["X-Api-Key"] });
     expect(JSON.stringify(res.body)).not.toContain("very-secret-value");
@@ -208,9 +209,16 @@ describe("refreshing a service", () => {
     const before = await tools();
     const echoUid = before.find((tool) => tool.name === "echo")!.uid;
 
-    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: [], unchanged: 3, schemaTooComplex: [] });
+    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: [], unchanged: 3, schemaTooComplex: [], review: [] });
     await setVariant(1);
-    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2, schemaTooComplex: [] });
+    expect((await refresh()).body).toEqual({
+      added: [],
+      changed: ["echo"],
+      removed: [],
+      unchanged: 2,
+      schemaTooComplex: [],
+      review: ["echo"],
+    });
     const changed = (await tools()).find((tool) => tool.name === "echo")!;
     expect(changed).toMatchObject({ uid: echoUid, status: "review_required" });
     expect(changed.previousDefinition).toMatchObject({ inputSchema: { required: ["message"] } });
@@ -238,7 +246,14 @@ describe("refreshing a service", () => {
     expect((await upstreamReceived(`mutable-${key}`)).calls.map((call) => call.arguments)).toEqual([{ message: "hi", loud: true }]);
 
     await setVariant(2);
-    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: ["retired"], unchanged: 2, schemaTooComplex: [] });
+    expect((await refresh()).body).toEqual({
+      added: [],
+      changed: [],
+      removed: ["retired"],
+      unchanged: 2,
+      schemaTooComplex: [],
+      review: [],
+    });
     const retired = (await tools()).find((tool) => tool.name === "retired")!;
     expect(retired.status).toBe("removed");
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["mut__echo", "mut__stable"]);
@@ -249,8 +264,116 @@ describe("refreshing a service", () => {
     await setVariant(1);
     await refresh();
     await setVariant(0);
-    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2, schemaTooComplex: [] });
+    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2, schemaTooComplex: [], review: [] });
     expect((await tools()).find((tool) => tool.name === "echo")!.status).toBe("active");
+  });
+});
+
+describe("finding 9: new tools go live without review", () => {
+  async function mutableGateway(connect: { reviewInitialTools?: boolean } = {}) {
+    const workspace = await createWorkspace();
+    const key = newTag();
+    const setVariant = (variant: number) =>
+      fetch(`${upstreamOrigin()}/fixtures/mutable/${key}/state`, { method: "POST", body: JSON.stringify({ variant }) });
+    await setVariant(0);
+    const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "mut", url: `${upstreamOrigin()}/fixtures/mutable/${key}/mcp`, ...connect },
+    });
+    expect(created.status).toBe(201);
+    const clientKey = (
+      await api(`/v1/workspaces/${workspace.ws}/keys`, {
+        key: workspace.adminKey,
+        body: { name: "agent", scopes: ["tools:call"], profileId: workspace.defaultProfileId },
+      })
+    ).body.secret as string;
+    const tools = async () =>
+      (await api(`/v1/workspaces/${workspace.ws}/tools`, { key: workspace.adminKey })).body.tools as Record<string, any>[];
+    const refresh = () =>
+      api(`/v1/workspaces/${workspace.ws}/services/${created.body.service.id}/refresh`, { method: "POST", key: workspace.adminKey });
+    return { workspace, key, setVariant, created, clientKey, tools, refresh };
+  }
+
+  it("a tool a refresh adds to an indexed service enters review: hidden, refused tool_review_required, until approved", async ({
+    expect,
+  }) => {
+    const { workspace, key, setVariant, clientKey, tools, refresh } = await mutableGateway();
+    await setVariant(3);
+    expect((await refresh()).body).toEqual({
+      added: ["delete_everything"],
+      changed: [],
+      removed: [],
+      unchanged: 3,
+      schemaTooComplex: [],
+      review: ["delete_everything"],
+    });
+    const added = (await tools()).find((tool) => tool.name === "delete_everything")!;
+    expect(added).toMatchObject({ status: "review_required", approvedHash: null, previousDefinition: null });
+
+    const client = await connectMcp(clientKey);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["mut__echo", "mut__retired", "mut__stable"]);
+    const refused = await client.callTool({ name: "mut__delete_everything", arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect(refused._meta?.["dev.rayrun/error"]).toEqual({
+      code: "tool_review_required",
+      message: "mut__delete_everything is new: an admin must review its definition before it can be called",
+      details: { tool: "mut__delete_everything", review: "new_tool" },
+    });
+    expect((await upstreamReceived(`mutable-${key}`)).calls).toEqual([]);
+    // Refreshing again keeps it in review: nothing an admin approved has changed.
+    expect((await refresh()).body).toMatchObject({ added: [], changed: [], unchanged: 4, review: [] });
+    expect((await tools()).find((tool) => tool.name === "delete_everything")!.status).toBe("review_required");
+
+    const approved = await api(`/v1/workspaces/${workspace.ws}/tools/${added.uid}/review`, {
+      key: workspace.adminKey,
+      body: { definitionHash: added.definitionHash },
+    });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ status: "active", approvedHash: added.definitionHash, previousDefinition: null });
+    expect((await client.callTool({ name: "mut__delete_everything", arguments: {} })).isError).toBeFalsy();
+    expect((await upstreamReceived(`mutable-${key}`)).calls.map((call) => call.tool)).toEqual(["delete_everything"]);
+  });
+
+  it("a changed definition's refusal says so", async ({ expect }) => {
+    const { setVariant, clientKey, refresh } = await mutableGateway();
+    await setVariant(1);
+    expect((await refresh()).body).toMatchObject({ changed: ["echo"], review: ["echo"] });
+    const refused = await (await connectMcp(clientKey)).callTool({ name: "mut__echo", arguments: { message: "hi", loud: true } });
+    expect(refused._meta?.["dev.rayrun/error"]).toEqual({
+      code: "tool_review_required",
+      message: "The upstream changed mut__echo's definition; an admin must review it before it can be called",
+      details: { tool: "mut__echo", review: "changed_definition" },
+    });
+  });
+
+  it("a service connected with reviewInitialTools starts with every tool in review; without it they start active", async ({ expect }) => {
+    const reviewed = await mutableGateway({ reviewInitialTools: true });
+    expect(reviewed.created.body.service.reviewInitialTools).toBe(true);
+    expect(reviewed.created.body.index).toEqual({
+      added: ["echo", "retired", "stable"],
+      changed: [],
+      removed: [],
+      unchanged: 0,
+      schemaTooComplex: [],
+      review: ["echo", "retired", "stable"],
+    });
+    expect((await reviewed.tools()).map((tool) => [tool.name, tool.status, tool.approvedHash])).toEqual([
+      ["echo", "review_required", null],
+      ["retired", "review_required", null],
+      ["stable", "review_required", null],
+    ]);
+    const client = await connectMcp(reviewed.clientKey);
+    expect((await client.listTools()).tools).toEqual([]);
+    expect((await client.callTool({ name: "mut__stable", arguments: {} }))._meta?.["dev.rayrun/error"]).toMatchObject({
+      code: "tool_review_required",
+      details: { review: "new_tool" },
+    });
+    expect((await upstreamReceived(`mutable-${reviewed.key}`)).calls).toEqual([]);
+
+    const trusted = await mutableGateway();
+    expect(trusted.created.body.service.reviewInitialTools).toBe(false);
+    expect(trusted.created.body.index.review).toEqual([]);
+    expect((await trusted.tools()).every((tool) => tool.status === "active")).toBe(true);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { RawResultCapture } from "./upstream.passthrough.ts";
+import type { RawResultCapture } from "./raw-result.ts";
 import type { ClientCapabilities, LoggingMessageNotification, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 
 /** The client capabilities whose requests the gateway relays; an upstream may list some tools only to clients declaring them. */
@@ -24,6 +24,12 @@ export interface UpstreamCallOptions {
   onProgress?: (progress: Progress) => void;
   /** Aborted when the client cancels the call or drops the connection. */
   signal?: AbortSignal;
+  /**
+   * Awaited right before each tools/call request goes out, once its session
+   * is ready; the request follows at once. If it rejects, nothing is sent and
+   * the call rejects with that error.
+   */
+  beforeSend?: () => Promise<void>;
   /**
    * Where the result's bytes go when they can pass through unchanged (see
    * upstream.passthrough.ts); the call then resolves with an empty stub result.

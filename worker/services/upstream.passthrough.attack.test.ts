@@ -296,7 +296,7 @@ it("a long image `data` that is not base64 does not reach the client as it came"
  * FOUND AND FIXED (info): a number out of a double's range (`1e400`) passes through as written. The gateway's parse reads
  * Infinity, the parsed path writes `null` (JSON.stringify), and a client's parser reads Infinity (JavaScript,
  * Python) or refuses the whole message (Go's encoding/json): not one value under every standard parser.
- * Fixed as proposed: `qualifies` walks the parsed reduction (a stack, as `repeatsAName` does) and refuses a non-finite
+ * Fixed as proposed: `qualifies` walks the parsed reduction (a stack, in `forwardsAsParsed`) and refuses a non-finite
  * number, so the parsed path writes it. A regex for a 309-digit run would cost the length times 309 on a text of
  * 308-digit numbers; the walk costs about what the parse did (to be measured with `npm run bench -- proxy`).
  */
@@ -304,4 +304,41 @@ it("a number no double holds does not reach the client as the upstream wrote it"
   const gateway = await hostileGateway();
   const answer = text((await callBytes(gateway.key, "evil__malformed_result", { args: { variant: "number_out_of_range" } })).bytes);
   expect(answer).not.toContain("1e400");
+});
+
+describe("finding 8: pass-through forwards `__proto__` and repeated members", () => {
+  /**
+   * Issue 26, finding 8 (low): a result whose `__proto__` member holds a forged `dev.rayrun/error` and `isError: true`
+   * passed byte for byte: JSON.parse makes `__proto__` an own property, which the checks for `isError` and the
+   * gateway's metadata never read, while a client that copies the result into an object gets it as the prototype.
+   * Fixed: a `__proto__` member anywhere (however spelled) sends the result down the parsed path, which drops it.
+   */
+  for (const where of ["result", "block", "escaped"]) {
+    it(`a \`__proto__\` member (${where}) takes the parsed path and never reaches the client`, async ({ expect }) => {
+      const gateway = await hostileGateway();
+      const answer = text((await callBytes(gateway.key, "evil__proto_error", { args: { where } })).bytes);
+      expect(answer).not.toContain("attacker.example");
+      expect(answer).not.toMatch(/__pr(o|\\u006f)to__/);
+      expect(JSON.parse(answer)).toEqual({ jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "ok" }] } });
+      const client = await connectMcp(gateway.key);
+      const result = await client.callTool({ name: "evil__proto_error", arguments: { where } });
+      expect(result).toEqual({ content: [{ type: "text", text: "ok" }] });
+      expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+      expect(result.isError).toBeUndefined();
+    });
+  }
+
+  /**
+   * Issue 26, finding 8 (low): a repeated member that spells none of the gateway's names (`content`, a block's
+   * `text`) passed as it came, so a first-wins parser read other text than the gateway's parse (its logs, Code Mode).
+   * Fixed: any repeated member takes the parsed path, which writes the one value the gateway read.
+   */
+  for (const where of ["content", "text"]) {
+    it(`a repeated \`${where}\` member takes the parsed path: the client reads the text the gateway read`, async ({ expect }) => {
+      const gateway = await hostileGateway();
+      const answer = text((await callBytes(gateway.key, "evil__duplicate_content", { args: { where } })).bytes);
+      expect(answer).not.toContain("FIRST");
+      expect(answer).toBe('{"result":{"content":[{"type":"text","text":"the checked text"}]},"jsonrpc":"2.0","id":3}');
+    });
+  }
 });

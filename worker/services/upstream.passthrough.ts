@@ -1,8 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
 import { adjacentJoined, appendBytes, ChunkReader, joinBytes, sliceBytes } from "./chunk-reader.ts";
 import { SkeletonBuilder } from "./json-skeleton.ts";
 import { framedResult } from "./passthrough.qualify.ts";
+import { STUB_META_KEY, type RawResult, type RawResultCapture } from "./raw-result.ts";
 import { requestScope } from "./upstream.scope.ts";
 
 /**
@@ -26,38 +26,12 @@ import { requestScope } from "./upstream.scope.ts";
  * allocating one costs a large result more than everything else here.
  */
 
-/** A diverted result. */
-export interface RawResult {
-  /** The upstream's `result` value as the bytes it sent, in the pieces they arrived in. */
-  bytes: readonly Uint8Array[];
-  /** The same value, parsed for a reader inside the gateway such as Code Mode (the MCP answer never needs it). */
-  parse: () => CallToolResult;
-}
-
-export class RawResultCapture {
-  /** Null when the result took the parsed path. */
-  result: RawResult | null = null;
-  /** Marks the stub the SDK client gets in the diverted result's place; the upstream never sees it. */
-  readonly stubToken = crypto.randomUUID();
-
-  /**
-   * The diverted result, when it is the answer the SDK client resolved the call with, else null. An SSE
-   * answer can hold several results for one id, and the SDK takes the first: one that was not diverted
-   * (an `isError`, an event the splitter passed on as it came) and a later one that was must not answer
-   * the call with the later one's bytes.
-   */
-  taken(resolved: CallToolResult): RawResult | null {
-    return resolved._meta?.[STUB_META_KEY] === this.stubToken ? this.result : null;
-  }
-}
-
 /** Counts the bytes of an upstream answer as they arrive; throws once they pass the response bound. */
 export type ByteCount = (bytes: number) => void;
 
 const encoder = new TextEncoder();
 const LF = 10;
 /** What the SDK client gets instead of a diverted result: an empty one, which resolves its request, with the capture's token. */
-const STUB_META_KEY = `${GATEWAY_META_PREFIX}diverted`;
 const stubResult = (token: string) => `{"content":[],"_meta":{"${STUB_META_KEY}":"${token}"}}`;
 
 /**

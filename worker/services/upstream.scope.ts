@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { RawResultCapture } from "./upstream.passthrough.ts";
+import type { RawResultCapture } from "./raw-result.ts";
 
 /**
  * What one upstream request lends the fetches it makes (the SDK client calls

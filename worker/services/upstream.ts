@@ -22,6 +22,8 @@ import { checkUpstreamUrl } from "./url-guard.ts";
 export type UpstreamFailureCode =
   | "url_not_allowed"
   | "upstream_unreachable"
+  /** The upstream answered 401: the credentials sent (none, secret headers or an OAuth token) were refused. */
+  | "upstream_unauthorized"
   | "upstream_protocol_error"
   | "upstream_response_too_large"
   | "too_many_tools"
@@ -31,6 +33,8 @@ export class UpstreamFailure extends Error {
   constructor(
     readonly code: UpstreamFailureCode,
     message: string,
+    /** With `upstream_unauthorized`: the upstream's `WWW-Authenticate` challenge, where OAuth discovery starts. */
+    readonly challenge: string | null = null,
   ) {
     super(message);
     this.name = "UpstreamFailure";
@@ -39,10 +43,12 @@ export class UpstreamFailure extends Error {
 
 /** What the gateway needs to reach one upstream. Headers are already decrypted. */
 export interface UpstreamTarget {
-  /** Cache key: changes whenever URL or headers change. */
+  /** Cache key: changes whenever URL or headers change (and, for OAuth, per grant subject). */
   cacheKey: string;
   url: string;
   headers: Record<string, string>;
+  /** Names the per-call credential in `headers` (an OAuth token's version); a session is kept only while it is the same. */
+  credential?: string;
   allowList: ReadonlySet<string>;
 }
 
@@ -105,6 +111,15 @@ function guardedFetch(allowList: ReadonlySet<string>, standalone?: StandaloneStr
       } catch (error) {
         if (init?.signal?.aborted) throw error;
         throw new UpstreamFailure("upstream_unreachable", `Could not connect to the upstream: ${(error as Error).message}`);
+      }
+      if (response.status === 401) {
+        await response.body?.cancel();
+        // Refused before it was processed: the request may be sent again with other credentials.
+        throw new UpstreamFailure(
+          "upstream_unauthorized",
+          "The upstream answered 401 Unauthorized",
+          response.headers.get("www-authenticate"),
+        );
       }
       const location = response.headers.get("location");
       if (response.status < 300 || response.status >= 400 || !location) {
@@ -265,19 +280,22 @@ function asUpstreamFailure(error: unknown): unknown {
  * Connected clients, reused across calls in this isolate so a call costs one
  * upstream round trip, not an initialize handshake each time. Only fully
  * connected clients are cached (never a pending promise shared across requests).
+ * A session belongs to one credential: when the target's `credential` changes
+ * (a refreshed OAuth token), the old session is closed, not kept beside the new.
  */
-const sessions = new Map<string, Client>();
+const sessions = new Map<string, { client: Client; credential: string | undefined }>();
 
 async function session(target: UpstreamTarget): Promise<Client> {
   const cached = sessions.get(target.cacheKey);
-  if (cached) return cached;
+  if (cached && cached.credential === target.credential) return cached.client;
+  if (cached) dropSession(target, cached.client);
   const client = await connect(target);
-  sessions.set(target.cacheKey, client);
+  sessions.set(target.cacheKey, { client, credential: target.credential });
   return client;
 }
 
 function dropSession(target: UpstreamTarget, client: Client): void {
-  if (sessions.get(target.cacheKey) === client) sessions.delete(target.cacheKey);
+  if (sessions.get(target.cacheKey)?.client === client) sessions.delete(target.cacheKey);
   void client.close().catch(() => {});
 }
 
@@ -335,7 +353,10 @@ export async function callUpstreamTool(
     for (let attempt = 0; ; attempt++) {
       const relay = options.relay;
       const client = relay ? await relaySession(target, relay, deadline) : await session(target);
+      let sent = false;
       try {
+        await options.beforeSend?.();
+        sent = true;
         const call = () =>
           client.callTool({ name, arguments: args }, undefined, {
             signal: deadline.signal,
@@ -349,6 +370,7 @@ export async function callUpstreamTool(
         const failure = (error: Error) => deadline.fail(error);
         return (await withRequestScope({ fail: failure, rawResult: options.rawResult }, call)) as CallToolResult;
       } catch (error) {
+        if (!sent) throw error;
         // The client still waits for this answer; one that cancelled or went away does not, and its request may be gone.
         if (deadline.tripped || deadline.failure) await cancellationsSent(client);
         if (deadline.failure) throw deadline.failure;

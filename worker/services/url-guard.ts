@@ -1,3 +1,5 @@
+import { ipv6Groups } from "../lib/ip-address.ts";
+
 /**
  * Decides which upstream URLs the gateway may contact. Production allows only
  * https to public hosts; hosts on the configured dev allow-list may use http and
@@ -63,19 +65,6 @@ function isPrivateIpv4([a, b]: number[]): boolean {
     (a === 198 && (b === 18 || b === 19)) || // benchmarking
     a >= 224 // multicast and reserved
   );
-}
-
-/** The eight 16-bit groups of an IPv6 literal as the URL parser writes it (hex groups, `::` compression). */
-function ipv6Groups(address: string): number[] | null {
-  const halves = address.split("::");
-  if (halves.length > 2) return null;
-  const parse = (part: string) => (part ? part.split(":").map((group) => parseInt(group, 16)) : []);
-  const head = parse(halves[0] ?? "");
-  const tail = parse(halves[1] ?? "");
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
-  const groups = [...head, ...Array<number>(missing).fill(0), ...tail];
-  return groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : null;
 }
 
 /**

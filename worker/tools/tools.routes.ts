@@ -12,6 +12,7 @@ import {
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { listToolPolicies, removeToolPolicy, setToolPolicy } from "../policy/policy.store.ts";
 import { ToolProfileParams } from "../../schema/api/policy.ts";
 import { findProfile } from "../policy/profiles.store.ts";
@@ -79,6 +80,7 @@ toolRoutes.openapi(
         },
       });
     }
+    await changeInForce(c);
     return c.json((await findTool(c.env.DB, ws, toolUid))!, 200);
   },
 );
@@ -116,6 +118,7 @@ toolRoutes.openapi(
     if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
     if (!(await findProfile(c.env.DB, ws, body.profileId))) throw notFound("Access profile");
     const policy = await setToolPolicy(c.env.DB, ws, { ...body, toolUid, updatedBy: c.get("actor").id });
+    await changeInForce(c);
     return c.json(policy, 200);
   },
 );
@@ -136,6 +139,7 @@ toolRoutes.openapi(
     if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
     if (!(await findProfile(c.env.DB, ws, profileId))) throw notFound("Access profile");
     await removeToolPolicy(c.env.DB, ws, profileId, toolUid);
+    await changeInForce(c);
     return c.body(null, 204);
   },
 );
@@ -170,6 +174,7 @@ toolRoutes.openapi(
       });
     }
     await setProjection(c.env.DB, ws, toolUid, fields);
+    await changeInForce(c);
     return c.json((await findTool(c.env.DB, ws, toolUid))!, 200);
   },
 );

@@ -3,7 +3,7 @@ import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { newId, nowIso } from "../lib/ids.ts";
 import { schemaBreach } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
-import { GATEWAY_META_PREFIX } from "../calls/outcome.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import type { RelayedCapability } from "../services/upstream.call.ts";
 
 export type ToolStatus = "active" | "review_required" | "removed";
@@ -184,6 +184,8 @@ export interface IndexSummary {
   changed: string[];
   removed: string[];
   unchanged: number;
+  /** Tools this pass put in review (new ones that start there, changed definitions): refused until approved. */
+  review: string[];
   /** Listed tools whose schemas break a validation bound: stored, but every call is refused `schema_too_complex`. */
   schemaTooComplex: { name: string; bound: SchemaBoundBreach["bound"] }[];
   /** Present when the upstream's instructions were longer than MAX_SERVICE_INSTRUCTIONS_CHARS and were cut. */
@@ -191,7 +193,8 @@ export interface IndexSummary {
 }
 
 /**
- * Writes one indexing pass. New tools are accepted as they are; a tool whose
+ * Writes one indexing pass. New tools start as `newTools` says (active, or in
+ * review with nothing approved yet); a tool whose
  * definition hash differs from the last approved one goes to review (blocked);
  * a tool the upstream stopped listing is marked removed, never deleted, so its
  * toolUid and history survive. Returns the statements so the caller can batch
@@ -203,14 +206,19 @@ export async function indexStatements(
   serviceId: string,
   upstreamTools: Tool[],
   existing: ToolRecord[],
-  /** Tool name → what a client must declare to see it; absent: any client. */
-  requirements: ReadonlyMap<string, RelayedCapability[]> = new Map(),
+  options: {
+    /** Tool name → what a client must declare to see it; absent: any client. */
+    requirements?: ReadonlyMap<string, RelayedCapability[]>;
+    /** How a tool the upstream lists for the first time starts. */
+    newTools: "active" | "review_required";
+  },
 ): Promise<{ statements: D1PreparedStatement[]; summary: IndexSummary }> {
+  const requirements = options.requirements ?? new Map<string, RelayedCapability[]>();
   const now = nowIso();
   const byName = new Map(existing.map((tool) => [tool.name, tool]));
   const seen = new Set<string>();
   const statements: D1PreparedStatement[] = [];
-  const summary: IndexSummary = { added: [], changed: [], removed: [], unchanged: 0, schemaTooComplex: [] };
+  const summary: IndexSummary = { added: [], changed: [], removed: [], unchanged: 0, review: [], schemaTooComplex: [] };
 
   for (const tool of upstreamTools) {
     if (seen.has(tool.name)) continue;
@@ -225,13 +233,28 @@ export async function indexStatements(
     const requiredJson = required ? JSON.stringify(required) : null;
     if (!current) {
       summary.added.push(tool.name);
+      // A tool in review has no approved definition yet: approving it (the review route) sets one.
+      const inReview = options.newTools === "review_required";
+      if (inReview) summary.review.push(tool.name);
       statements.push(
         db
           .prepare(
             `INSERT INTO tools (uid, workspace_id, service_id, name, definition, definition_hash, approved_hash, status, client_capabilities, first_seen_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)`,
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
-          .bind(newId("tool"), workspaceId, serviceId, tool.name, JSON.stringify(definition), hash, hash, requiredJson, now, now),
+          .bind(
+            newId("tool"),
+            workspaceId,
+            serviceId,
+            tool.name,
+            JSON.stringify(definition),
+            hash,
+            inReview ? null : hash,
+            options.newTools,
+            requiredJson,
+            now,
+            now,
+          ),
       );
       continue;
     }
@@ -261,6 +284,7 @@ export async function indexStatements(
       continue;
     }
     if (hash !== current.definitionHash) summary.changed.push(tool.name);
+    if (status === "review_required") summary.review.push(tool.name);
     // Keep the definition an admin last approved, so the review can show what changed.
     const previous =
       status === "active"

@@ -9,9 +9,21 @@ import type {
   SaveDraftResult,
   WorkspaceHookUsage,
 } from "../hooks/lifecycle/lifecycle.do.ts";
-import type { DeploymentPointer, ToolDeployments, ToolPointers } from "../hooks/lifecycle/deployments.do.ts";
+import type { DeploymentPointer, ToolDeployments } from "../hooks/lifecycle/deployments.do.ts";
+import type { ChangeInForce, LeaseGrant, LeaseStatus } from "../leases/lease.types.ts";
 import type { HookActor, Outcome } from "../hooks/lifecycle/lifecycle.types.ts";
 import type { RevisionRecord } from "../hooks/lifecycle/revisions.store.ts";
+import type {
+  ConsumedFlow,
+  FlowRefusal,
+  GrantSubject,
+  GrantSummary,
+  NewFlow,
+  TakenGrant,
+  TokenAnswer,
+  TokenRequest,
+} from "../upstream-auth/grants.do.ts";
+import type { GrantTokens } from "../upstream-auth/oauth.tokens.ts";
 
 /**
  * RPC typing turns a result it cannot prove serialisable (for example one with
@@ -31,10 +43,13 @@ function serialisable<R>(result: R, ..._refused: [R] extends [never] ? [rpcResul
 export function workspaceClient(env: Env, workspaceId: string) {
   const stub = env.WORKSPACE.getByName(workspaceId);
   return {
-    /** The call path's one read per call: the tool's active and shadow pointers. */
+    /** A read lease on the call-affecting state (worker/leases/holder.ts is the one caller). */
+    grantLease: (holder: string, heldToken: string | null): Promise<LeaseGrant> => serialisable(stub.grantLease(holder, heldToken)),
+    beginChange: (): Promise<string> => serialisable(stub.beginChange()),
+    endChange: (id: string, relinquishedBy: string | null): Promise<ChangeInForce> => serialisable(stub.endChange(id, relinquishedBy)),
+    leaseStatus: (): Promise<LeaseStatus> => serialisable(stub.leaseStatus()),
+    /** The tool's active and shadow pointers. */
     toolDeployments: (toolUid: string): Promise<ToolDeployments> => serialisable(stub.toolDeployments(toolUid)),
-    /** Every tool that has a pointer, with its pointers. */
-    allToolDeployments: (): Promise<ToolPointers[]> => serialisable(stub.allToolDeployments()),
 
     hookDraft: (toolUid: string): Promise<DraftView> => serialisable(stub.hookDraft(toolUid)),
     precheckHookDraftSave: (input: DraftSavePrecheck): Promise<Outcome<object>> => serialisable(stub.precheckHookDraftSave(input)),
@@ -65,6 +80,33 @@ export function workspaceClient(env: Env, workspaceId: string) {
       note: string | null,
     ): Promise<{ ok: true; approval: Approval } | { ok: false; reason: "not_found" | "not_pending"; approval?: Approval }> =>
       serialisable(stub.decideApproval(id, decision, actorId, note)),
+
+    /** Upstream OAuth (worker/upstream-auth/grants.do.ts): flows in progress and grants, tokens sealed. */
+    reusableOAuthFlow: (serviceId: string, subject: GrantSubject): Promise<{ flowId: string; expiresAt: string } | null> =>
+      serialisable(stub.reusableOAuthFlow(serviceId, subject)),
+    createOAuthFlow: (flow: NewFlow): Promise<{ expiresAt: string }> => serialisable(stub.createOAuthFlow(flow)),
+    startOAuthFlow: (
+      flowId: string,
+      browserHash: string,
+      signedInUser: string | null,
+    ): Promise<{ ok: true; authorizeUrl: string } | { ok: false; reason: FlowRefusal }> =>
+      serialisable(stub.startOAuthFlow(flowId, browserHash, signedInUser)),
+    consumeOAuthFlow: (
+      state: string,
+      browserHash: string | null,
+    ): Promise<{ ok: true; flow: ConsumedFlow } | { ok: false; reason: FlowRefusal }> =>
+      serialisable(stub.consumeOAuthFlow(state, browserHash)),
+    saveUpstreamGrant: (input: {
+      serviceId: string;
+      subject: GrantSubject;
+      mode: "shared" | "per_user";
+      tokens: GrantTokens;
+      authorizedBy: string;
+    }): Promise<void> => serialisable(stub.saveUpstreamGrant(input)),
+    listUpstreamGrants: (serviceId?: string): Promise<GrantSummary[]> => serialisable(stub.listUpstreamGrants(serviceId)),
+    takeUpstreamGrants: (filter: { serviceId: string; grantId?: string }): Promise<TakenGrant[]> =>
+      serialisable(stub.takeUpstreamGrants(filter)),
+    upstreamAccessToken: (request: TokenRequest): Promise<TokenAnswer> => serialisable(stub.upstreamAccessToken(request)),
   };
 }
 

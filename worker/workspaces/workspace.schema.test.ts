@@ -4,7 +4,20 @@ import { applyMigrations, schemaVersion } from "../lib/sqlite-migrations.ts";
 import { WorkspaceDO } from "./workspace.do.ts";
 import { CURRENT_SCHEMA_VERSION, WORKSPACE_MIGRATIONS } from "./workspace.schema.ts";
 
-const TABLES = ["approvals", "hook_deployments", "hook_drafts", "hook_history_usage", "quota_events"];
+const TABLES = [
+  "approvals",
+  "hook_deployments",
+  "hook_drafts",
+  "hook_history_usage",
+  "lease_changes",
+  "lease_epoch",
+  "lease_grants",
+  "lease_versions",
+  "quota_events",
+  "upstream_grants",
+  "upstream_oauth_flows",
+];
+const INDEXES = ["approvals_by_call", "approvals_pending", "quota_events_window", "upstream_oauth_flows_by_subject"];
 
 /**
  * The layout objects had before migrations existed: each table module ran
@@ -125,9 +138,9 @@ describe("workspace Durable Object schema", () => {
       const sql = state.storage.sql;
       expect(CURRENT_SCHEMA_VERSION).toBe(WORKSPACE_MIGRATIONS.length);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4]);
+      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
       expect(names(sql, "table")).toEqual(["_schema_migrations", ...TABLES]);
-      expect(names(sql, "index")).toEqual(["approvals_by_call", "approvals_pending", "quota_events_window"]);
+      expect(names(sql, "index")).toEqual(INDEXES);
       expect(columns(sql, "approvals")).toContain("message");
       expect(columns(sql, "approvals")).toContain("decision_note");
     });
@@ -143,7 +156,7 @@ describe("workspace Durable Object schema", () => {
       // What the runtime does when such an object next starts.
       const upgraded = await startObject(state);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(names(sql, "index")).toEqual(["approvals_by_call", "approvals_pending", "quota_events_window"]);
+      expect(names(sql, "index")).toEqual(INDEXES);
 
       expect(upgraded.hookDraft("tool_a")).toMatchObject({ source: "export default 1;", config: { prefix: "x" }, versionId: "hv_a" });
       expect(upgraded.toolDeployments("tool_a").active).toMatchObject({ revisionId: "rev_a", bundleBytes: 120, stages: ["before"] });

@@ -70,7 +70,61 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
   ["ALTER TABLE approvals ADD COLUMN message TEXT", "DELETE FROM quota_events WHERE quota = 'compile_attempts'"],
   // 3: pending approvals are counted against the workspace's allowance; this index reads only those rows.
   ["CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (expires_at) WHERE status = 'pending'"],
-  // 4: the approver's optional note on a decision, shown with who decided.
+  // 4: upstream OAuth (worker/upstream-auth/grants.do.ts): authorization flows in progress, and grants with sealed tokens.
+  [
+    `CREATE TABLE upstream_oauth_flows (
+      flow_id        TEXT PRIMARY KEY,
+      state          TEXT NOT NULL UNIQUE,
+      service_id     TEXT NOT NULL,
+      subject        TEXT NOT NULL,
+      purpose        TEXT NOT NULL CHECK (purpose IN ('service', 'caller')),
+      initiator      TEXT NOT NULL,
+      initiator_user TEXT,
+      code_verifier  TEXT NOT NULL, -- sealed
+      authorize_url  TEXT NOT NULL,
+      return_to      TEXT,
+      browser_hash   TEXT,
+      created_at     INTEGER NOT NULL,
+      expires_at     INTEGER NOT NULL
+    )`,
+    "CREATE INDEX upstream_oauth_flows_by_subject ON upstream_oauth_flows (service_id, subject)",
+    `CREATE TABLE upstream_grants (
+      id            TEXT PRIMARY KEY,
+      service_id    TEXT NOT NULL,
+      subject       TEXT NOT NULL,
+      mode          TEXT NOT NULL CHECK (mode IN ('shared', 'per_user')),
+      tokens        TEXT NOT NULL, -- sealed JSON: access and refresh token, expiry, scopes
+      version       INTEGER NOT NULL,
+      scopes        TEXT NOT NULL,
+      expires_at    INTEGER,
+      authorized_by TEXT NOT NULL,
+      created_at    INTEGER NOT NULL,
+      refreshed_at  INTEGER,
+      last_used_at  INTEGER,
+      UNIQUE (service_id, subject)
+    )`,
+  ],
+  // 5: read leases on the call-affecting state (worker/leases/grants.do.ts): each version with the latest
+  // expiry granted on it, each holder's latest expiry, the changes being written, and the random name of
+  // this object's version sequence.
+  [
+    `CREATE TABLE lease_grants (
+      holder     TEXT PRIMARY KEY,
+      expires_at INTEGER NOT NULL -- the latest expiry granted to this holder, on the object's clock
+    )`,
+    `CREATE TABLE lease_versions (
+      version       INTEGER PRIMARY KEY,
+      effective_at  INTEGER NOT NULL, -- epoch ms on the object's clock
+      granted_until INTEGER NOT NULL, -- the latest expiry granted on this version
+      grants        INTEGER NOT NULL
+    )`,
+    `CREATE TABLE lease_changes (
+      id        TEXT PRIMARY KEY,
+      opened_at INTEGER NOT NULL
+    )`,
+    "CREATE TABLE lease_epoch (epoch TEXT NOT NULL)",
+  ],
+  // 6: the approver's optional note on a decision, shown with who decided.
   ["ALTER TABLE approvals ADD COLUMN decision_note TEXT"],
 ];
 

@@ -17,6 +17,7 @@ import { guard } from "../auth/guard.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.store.ts";
 import { listMembers, upsertMember } from "../auth/users.store.ts";
 import { createRouter } from "../http/app.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { timingSafeEqual } from "../lib/crypto.ts";
 import { findProfile } from "../policy/profiles.store.ts";
@@ -84,6 +85,7 @@ workspaceRoutes.openapi(
     const { ws } = c.req.valid("param");
     const workspace = await updateWorkspace(c.env.DB, ws, c.req.valid("json"));
     if (!workspace) throw notFound("Workspace");
+    await changeInForce(c);
     return c.json(workspace, 200);
   },
 );
@@ -148,6 +150,7 @@ workspaceRoutes.openapi(
     path: "/v1/workspaces/{ws}/keys/{keyId}",
     tags: ["keys"],
     summary: "Revoke an API key",
+    description: "Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true).",
     middleware: guard("admin"),
     request: { params: WorkspaceParams.extend({ keyId: z.string() }) },
     responses: { 200: json(ApiKeySchema, "The revoked key"), ...errorResponses(404) },
@@ -156,6 +159,7 @@ workspaceRoutes.openapi(
     const { ws, keyId } = c.req.valid("param");
     const key = await revokeApiKey(c.env.DB, ws, keyId);
     if (!key) throw notFound("Key");
+    await changeInForce(c);
     return c.json(key, 200);
   },
 );

@@ -35,8 +35,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -89,7 +98,7 @@ export interface paths {
             "application/json": components["schemas"]["CreatedWorkspace"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -107,8 +116,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -161,7 +179,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -172,6 +190,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -211,7 +238,7 @@ export interface paths {
             "application/json": components["schemas"]["Workspace"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -229,7 +256,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -240,6 +267,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -290,7 +326,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -301,6 +337,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -336,7 +381,7 @@ export interface paths {
             "application/json": components["schemas"]["CreatedApiKey"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -354,7 +399,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -365,6 +410,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -390,7 +444,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Revoke an API key */
+    /**
+     * Revoke an API key
+     * @description Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true).
+     */
     delete: {
       parameters: {
         query?: never;
@@ -421,7 +478,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -432,6 +489,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -485,7 +551,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -496,6 +562,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -535,7 +610,7 @@ export interface paths {
             };
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -553,7 +628,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -564,6 +639,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -622,7 +706,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -633,6 +717,92 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/lease": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The version of the state calls depend on, when it took effect, and how many leases isolates hold on it
+     * @description See docs/leases.md. `grants` counts every Durable Object request the call path made on this version.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Lease status */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["LeaseStatus"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -689,7 +859,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -700,6 +870,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -738,7 +917,7 @@ export interface paths {
             "application/json": components["schemas"]["AccessProfile"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -756,7 +935,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -774,7 +953,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -785,6 +964,15 @@ export interface paths {
         };
         /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -842,7 +1030,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -860,8 +1048,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -875,7 +1072,7 @@ export interface paths {
     head?: never;
     /**
      * Rename an access profile, or change its default mode, risk rules or discovery
-     * @description Takes effect on the next call in this isolate, and everywhere within the 2 s catalog cache. `riskRules` replaces the profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. A rename keeps every key in the profile.
+     * @description Answers once the change is in force for every call (`rayrun-effective-at`). `riskRules` replaces the profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. A rename keeps every key in the profile.
      */
     patch: {
       parameters: {
@@ -902,7 +1099,7 @@ export interface paths {
             "application/json": components["schemas"]["AccessProfile"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -920,7 +1117,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -938,8 +1135,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -995,7 +1201,7 @@ export interface paths {
             "application/json": components["schemas"]["PolicyMatrix"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1013,7 +1219,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1024,6 +1230,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1082,7 +1297,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1100,12 +1315,21 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
     put?: never;
     /**
      * Connect an upstream MCP server and index its tools
-     * @description Nothing is stored unless indexing (initialize + every page of tools/list) succeeds.
+     * @description Nothing is stored unless indexing (initialize + every page of tools/list) succeeds, or the upstream answers 401 with a Bearer challenge: then the gateway discovers its authorization server (RFC 9728, RFC 8414 / OpenID Connect), registers a client (pre-registered, client ID metadata document, or RFC 7591), and stores the service pending authorization, with `index: null` (docs/upstream-oauth.md).
      */
     post: {
       parameters: {
@@ -1122,7 +1346,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Connected and indexed */
+        /** @description Connected and indexed, or pending authorization */
         201: {
           headers: {
             [name: string]: unknown;
@@ -1130,11 +1354,11 @@ export interface paths {
           content: {
             "application/json": {
               service: components["schemas"]["Service"];
-              index: components["schemas"]["IndexSummary"];
+              index: components["schemas"]["IndexSummary"] | null;
             };
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1152,7 +1376,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1170,7 +1394,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1188,8 +1412,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large` */
+        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large`, `oauth_discovery_failed`, `oauth_metadata_invalid`, `oauth_token_request_failed` */
         502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1243,7 +1476,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1254,6 +1487,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1294,7 +1536,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1312,8 +1554,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1326,7 +1577,7 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Change a service's URL, secret headers, authorization requirement or payload capture
+     * Change a service's URL, secret headers or payload capture (or lift an old authorization hold)
      * @description Changing the URL or headers does not re-index; call refresh.
      */
     patch: {
@@ -1354,7 +1605,7 @@ export interface paths {
             "application/json": components["schemas"]["Service"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1372,7 +1623,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1383,6 +1634,24 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1405,7 +1674,7 @@ export interface paths {
     put?: never;
     /**
      * Re-index a service's tools
-     * @description Changed definitions go to review (calls blocked); tools no longer listed are marked removed.
+     * @description Changed definitions and new tools go to review (calls blocked until approved); tools no longer listed are marked removed. An OAuth service is listed with the workspace's grant (shared) or the grant of the admin who authorized it (per user).
      */
     post: {
       parameters: {
@@ -1428,6 +1697,15 @@ export interface paths {
             "application/json": components["schemas"]["IndexSummary"];
           };
         };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
         /** @description Missing or invalid credentials: `unauthorized` */
         401: {
           headers: {
@@ -1437,7 +1715,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1455,6 +1733,15 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
         /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
@@ -1464,8 +1751,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large` */
+        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large`, `oauth_discovery_failed`, `oauth_metadata_invalid`, `oauth_token_request_failed` */
         502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1525,7 +1821,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1543,11 +1839,361 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
     put?: never;
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/services/{svc}/authorize": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start authorizing an OAuth service: returns the link to open in a browser
+     * @description Shared mode: the grant is the workspace's. Per user: the grant is the admin's own, and it indexes the service. The link works once, for 10 minutes, in the browser that opens it first (signed in as the admin when the admin is a user).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          svc: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: {
+        content: {
+          "application/json": components["schemas"]["AuthorizeService"];
+        };
+      };
+      responses: {
+        /** @description The link */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["AuthorizationLink"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/services/{svc}/authorization": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Disconnect: revoke every grant of the service at the authorization server and delete its tokens
+     * @description The service returns to pending (`disconnected`); its tools stay indexed and are refused until it is authorized again.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          svc: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description What was deleted and revoked */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["DisconnectSummary"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/upstream-grants": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The workspace's upstream OAuth grants: service, mode, subject, scopes, expiry and last use (never a token) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Grants */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              grants: components["schemas"]["UpstreamGrant"][];
+            };
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/upstream-grants/{grantId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke one grant at the authorization server and delete its tokens
+     * @description Deleting the shared grant (or the one that indexes a per-user service) returns the service to pending.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          grantId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description What was deleted and revoked */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["DisconnectSummary"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -1596,7 +2242,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1607,6 +2253,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1661,7 +2316,7 @@ export interface paths {
             "application/json": components["schemas"]["ServicePolicy"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1679,7 +2334,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1690,6 +2345,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1741,7 +2405,7 @@ export interface paths {
             };
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1759,7 +2423,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1770,6 +2434,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1825,7 +2498,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1836,6 +2509,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1888,7 +2570,7 @@ export interface paths {
             "application/json": components["schemas"]["Tool"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1906,7 +2588,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1924,8 +2606,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -1981,7 +2672,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1992,6 +2683,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2027,7 +2727,7 @@ export interface paths {
             "application/json": components["schemas"]["ToolPolicy"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2045,7 +2745,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2056,6 +2756,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2115,7 +2824,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2126,6 +2835,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2177,7 +2895,7 @@ export interface paths {
             "application/json": components["schemas"]["Tool"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2195,7 +2913,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2206,6 +2924,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2260,7 +2987,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2271,6 +2998,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2312,7 +3048,7 @@ export interface paths {
             "application/json": components["schemas"]["SavedFormattedHookDraft"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2330,7 +3066,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2348,7 +3084,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2386,6 +3122,15 @@ export interface paths {
         };
         /** @description Over a rate quota; see `Retry-After`: `rate_limited` */
         429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2435,7 +3180,7 @@ export interface paths {
             "application/json": components["schemas"]["HookVersionPage"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2453,7 +3198,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2464,6 +3209,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2520,7 +3274,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2531,6 +3285,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2590,7 +3353,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2601,6 +3364,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2660,7 +3432,7 @@ export interface paths {
             "application/json": components["schemas"]["SavedHookDraft"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2678,7 +3450,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2696,7 +3468,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2734,6 +3506,15 @@ export interface paths {
         };
         /** @description Over a rate quota; see `Retry-After`: `rate_limited` */
         429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2790,7 +3571,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2801,6 +3582,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2856,7 +3646,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2876,6 +3666,15 @@ export interface paths {
         };
         /** @description The hook does not compile, or its tool's declarations are too large to generate: `compile_failed`, `declarations_too_large` */
         422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2931,7 +3730,7 @@ export interface paths {
             "application/json": components["schemas"]["CompiledHook"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2949,7 +3748,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2967,7 +3766,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3003,7 +3802,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The compiler failed and is being restarted; retry: `compiler_unavailable` */
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
         503: {
           headers: {
             [name: string]: unknown;
@@ -3058,7 +3857,7 @@ export interface paths {
             "application/json": components["schemas"]["HookTestResult"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3076,7 +3875,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3094,7 +3893,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3130,7 +3929,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The compiler failed and is being restarted; retry: `compiler_unavailable` */
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
         503: {
           headers: {
             [name: string]: unknown;
@@ -3180,7 +3979,7 @@ export interface paths {
             "application/json": components["schemas"]["HookRevisionPage"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3198,7 +3997,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3209,6 +4008,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3248,7 +4056,7 @@ export interface paths {
             "application/json": components["schemas"]["HookRevision"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3266,7 +4074,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3284,7 +4092,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3320,7 +4128,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The compiler failed and is being restarted; retry: `compiler_unavailable` */
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
         503: {
           headers: {
             [name: string]: unknown;
@@ -3375,7 +4183,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3386,6 +4194,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3441,7 +4258,7 @@ export interface paths {
             "application/json": components["schemas"]["HookDeployed"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3459,7 +4276,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3477,7 +4294,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3488,6 +4305,15 @@ export interface paths {
         };
         /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3520,6 +4346,8 @@ export interface paths {
           content: {
             "application/json": {
               event: components["schemas"]["HookDeploymentEvent"];
+              /** @description When the change took effect for every call (ISO 8601); the answer comes after it. Also the `rayrun-effective-at` header. */
+              effectiveAt: string;
             };
           };
         };
@@ -3532,7 +4360,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3543,6 +4371,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3591,6 +4428,8 @@ export interface paths {
           content: {
             "application/json": {
               reset: components["schemas"]["HookResetEvent"];
+              /** @description When the change took effect for every call (ISO 8601); the answer comes after it. Also the `rayrun-effective-at` header. */
+              effectiveAt: string;
             };
           };
         };
@@ -3603,7 +4442,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3614,6 +4453,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3668,7 +4516,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3679,6 +4527,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3733,7 +4590,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3744,6 +4601,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3797,7 +4663,7 @@ export interface paths {
             };
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3815,7 +4681,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3826,6 +4692,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3881,7 +4756,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3892,6 +4767,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -3947,7 +4831,7 @@ export interface paths {
             "application/json": components["schemas"]["Approval"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3965,7 +4849,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3983,8 +4867,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4038,7 +4931,7 @@ export interface paths {
             "application/json": components["schemas"]["Approval"];
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4056,7 +4949,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4074,8 +4967,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4136,7 +5038,7 @@ export interface paths {
             "application/x-ndjson": string;
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4154,7 +5056,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4165,6 +5067,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4226,7 +5137,7 @@ export interface paths {
             "application/x-ndjson": string;
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4244,7 +5155,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4255,6 +5166,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4314,7 +5234,7 @@ export interface paths {
             "application/x-ndjson": string;
           };
         };
-        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `projection_requires_output_schema` */
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4332,8 +5252,302 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/logs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every call through the gateway (tools/call, Code Mode inner calls, run_code, resources/read, prompts/get), newest first */
+    get: {
+      parameters: {
+        query?: {
+          since?: string;
+          until?: string;
+          kind?: "tools/call" | "resources/read" | "prompts/get" | "run_code";
+          /** @description A tool uid */
+          tool?: string;
+          /** @description A service id */
+          service?: string;
+          /** @description `key:<key id>` or `oauth:<client_id>` */
+          actor?: string;
+          /** @description An access profile id */
+          profile?: string;
+          outcome?:
+            | "ok"
+            | "approved"
+            | "upstream_error"
+            | "upstream_failed"
+            | "refused"
+            | "hidden"
+            | "cancelled"
+            | "approval_required"
+            | "timed_out"
+            | "error";
+          code?: string;
+          requestId?: string;
+          limit?: number;
+          /** @description `nextCursor` of the previous page (of the same workspace) */
+          cursor?: string;
+          /** @description jsonl: one record per line (application/x-ndjson) */
+          format?: "json" | "jsonl";
+        };
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Calls as JSON, or JSON lines with format=jsonl (the next cursor in `x-next-cursor`) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              calls: components["schemas"]["Call"][];
+              nextCursor: string | null;
+            };
+            "application/x-ndjson": string;
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/logs/{requestId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One call with its hook stage runs, its shadow comparison and, for detail readers, its captured details */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          requestId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The call (a run_code with its inner calls) and its stage rows */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["CallDetail"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Calls per step by outcome, p50/p99 duration and bytes, from the per-minute rollups */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Default: one hour before `until` */
+          since?: string;
+          /** @description Default: now */
+          until?: string;
+          /** @description Minutes per point */
+          step?: number;
+          kind?: "tools/call" | "resources/read" | "prompts/get" | "run_code";
+          tool?: string;
+          actor?: string;
+        };
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One point per step, and the totals */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Metrics"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4390,7 +5604,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4401,6 +5615,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4459,7 +5682,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description The credential lacks the required scope: `forbidden` */
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4470,6 +5693,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -4524,9 +5756,12 @@ export interface components {
           | "invalid_json"
           | "invalid_request"
           | "url_not_allowed"
+          | "oauth_state_invalid"
+          | "oauth_callback_error"
           | "projection_requires_output_schema"
           | "unauthorized"
           | "forbidden"
+          | "csrf_refused"
           | "not_found"
           | "conflict"
           | "no_review_pending"
@@ -4538,6 +5773,10 @@ export interface components {
           | "service_deleted"
           | "hook_reset"
           | "profile_in_use"
+          | "upstream_authorization_required"
+          | "service_not_oauth"
+          | "oauth_client_required"
+          | "oauth_not_configured"
           | "precondition_failed"
           | "payload_too_large"
           | "too_many_tools"
@@ -4557,7 +5796,11 @@ export interface components {
           | "upstream_unreachable"
           | "upstream_protocol_error"
           | "upstream_response_too_large"
-          | "compiler_unavailable";
+          | "oauth_discovery_failed"
+          | "oauth_metadata_invalid"
+          | "oauth_token_request_failed"
+          | "compiler_unavailable"
+          | "workspace_unavailable";
         message: string;
         details?: {
           [key: string]: unknown;
@@ -4637,6 +5880,18 @@ export interface components {
       /** @description A key that was revoked (kept so old records still read by name) */
       revoked: boolean;
     };
+    LeaseStatus: {
+      /** @description The version of the state calls depend on; every change moves it */
+      version: number;
+      /** @description When the current version took effect everywhere */
+      effectiveAt: string;
+      /** @description The latest lease expiry granted on it; null before the first */
+      grantedUntil: string | null;
+      /** @description Leases granted on it: first grants and renewals, from every isolate */
+      grants: number;
+      /** @description Changes being written right now */
+      openChanges: number;
+    };
     AccessProfile: {
       id: string;
       name: string;
@@ -4708,6 +5963,8 @@ export interface components {
         serviceSlug: string;
         /** @enum {string} */
         status: "active" | "review_required" | "removed";
+        /** @description null while nothing was ever approved: a tool in review is new */
+        approvedHash: string | null;
         description: string | null;
         /** @description One cell per profile, in the order of `profiles` */
         modes: components["schemas"]["ToolMode"][];
@@ -4742,18 +5999,57 @@ export interface components {
       slug: string;
       url: string;
       secretHeaderNames: string[];
+      /** @description Calls are refused `upstream_authorization_required`: an OAuth service is pending (or a hold from before upstream OAuth) */
       requiresAuthorization: boolean;
+      authorization: components["schemas"]["ServiceAuthorization"];
       payloadCapture: boolean;
+      /** @description Whether the tools of the service's first indexing started in review */
+      reviewInitialTools: boolean;
       serverInfo?: unknown;
       indexedAt: string | null;
       createdAt: string;
       deletedAt: string | null;
     };
+    ServiceAuthorization:
+      | {
+          /** @enum {string} */
+          kind: "none";
+        }
+      | {
+          /** @enum {string} */
+          kind: "oauth";
+          /** @enum {string} */
+          mode: "shared" | "per_user";
+          /**
+           * @description Calls are refused `upstream_authorization_required` while pending
+           * @enum {string}
+           */
+          status: "pending" | "authorized";
+          pendingReason: {
+            /** @description `connected`, `disconnected`, `invalid_grant`, or the authorization server's or gateway's error code */
+            code: string;
+            message: string;
+            at: string;
+          } | null;
+          /** @description The RFC 8707 resource tokens are requested for */
+          resource: string;
+          issuer: string;
+          scopes: string[];
+          /** @enum {string} */
+          registration: "pre_registered" | "client_metadata_document" | "dynamic";
+          clientId: string;
+          /** @description The authorization server offers RFC 7009 revocation, used on disconnect */
+          revocation: boolean;
+          authorizedBy: string | null;
+          authorizedAt: string | null;
+        };
     IndexSummary: {
       added: string[];
       changed: string[];
       removed: string[];
       unchanged: number;
+      /** @description Tools this pass put in review, refused `tool_review_required` until an admin approves them: changed definitions, and new tools (always on a refresh; on connecting, when `reviewInitialTools` is set) */
+      review: string[];
       /** @description Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex` */
       schemaTooComplex: {
         name: string;
@@ -4777,8 +6073,27 @@ export interface components {
       headers?: {
         [key: string]: string;
       };
-      requiresAuthorization?: boolean;
+      /**
+       * @description No longer set by hand: a service needs authorization when its upstream asks for OAuth (see `oauth`)
+       * @enum {boolean}
+       */
+      requiresAuthorization?: false;
+      oauth?: components["schemas"]["ServiceOAuthOptions"];
       payloadCapture?: boolean;
+      /** @description Whether the tools this first indexing finds start in review (refused `tool_review_required` until an admin approves each) instead of active. Default false. Tools a later refresh adds always start in review. */
+      reviewInitialTools?: boolean;
+    };
+    /** @description Used when the upstream answers 401 with a Bearer challenge: the service is then stored pending authorization */
+    ServiceOAuthOptions: {
+      /**
+       * @description `shared` (default): one grant for the workspace, used for every caller. `per_user`: each key's owner or OAuth-connected user authorizes their own
+       * @enum {string}
+       */
+      mode?: "shared" | "per_user";
+      /** @description A client registered with the authorization server by hand; without it the gateway uses a client ID metadata document or dynamic registration */
+      clientId?: string;
+      /** @description That client's secret: encrypted at rest, never returned */
+      clientSecret?: string;
     };
     UpdateService: {
       url?: string;
@@ -4786,7 +6101,11 @@ export interface components {
       headers?: {
         [key: string]: string;
       };
-      requiresAuthorization?: boolean;
+      /**
+       * @description Lifts a hold set by hand before upstream OAuth existed; `true` is refused (authorization follows the upstream's OAuth)
+       * @enum {boolean}
+       */
+      requiresAuthorization?: false;
       payloadCapture?: boolean;
     };
     HookHistoryTool: {
@@ -4795,6 +6114,38 @@ export interface components {
       versions: number;
       revisions: number;
       lastChangeAt: string | null;
+    };
+    AuthorizationLink: {
+      /** @description Open in a browser (signed in as yourself when you are a user): it binds the flow to that browser and goes to the authorization server */
+      authorizationUrl: string;
+      expiresAt: string;
+    };
+    AuthorizeService: {
+      /** @description Where the browser goes after the callback; must be on the origin this request was sent to (the console's) */
+      returnTo?: string;
+    };
+    DisconnectSummary: {
+      /** @description Grants deleted */
+      grants: number;
+      /** @description Of those, grants the authorization server confirmed revoked (RFC 7009) */
+      revoked: number;
+    };
+    UpstreamGrant: {
+      id: string;
+      serviceId: string;
+      serviceSlug: string | null;
+      /** @enum {string} */
+      mode: "shared" | "per_user";
+      /** @description `workspace` (shared), `user:<id>`, `key:<id>` or `oauth:<client id>` */
+      subject: string;
+      scopes: string[];
+      /** @description When the access token expires (it is refreshed ahead of it) */
+      expiresAt: string | null;
+      authorizedBy: string;
+      createdAt: string;
+      refreshedAt: string | null;
+      /** @description Updated at most once a minute */
+      lastUsedAt: string | null;
     };
     ServicePolicy: {
       profileId: string;
@@ -5144,6 +6495,8 @@ export interface components {
     HookDeployed: {
       deployment: components["schemas"]["HookDeploymentPointer"];
       event: components["schemas"]["HookDeploymentEvent"];
+      /** @description When the change took effect for every call (ISO 8601); the answer comes after it. Also the `rayrun-effective-at` header. */
+      effectiveAt: string;
     };
     DeployHook: {
       revisionId: string;
@@ -5248,7 +6601,7 @@ export interface components {
       /** @description The upstream resource URI or prompt name (≤ 512 characters). A URI may be a template filled with the client's values, so it is shown, like call log details, only to hooks:write keys and admins */
       item?: string;
       /** @enum {string} */
-      outcome: "ok" | "blocked" | "upstream_error" | "upstream_failed";
+      outcome: "ok" | "blocked" | "upstream_error" | "upstream_failed" | "error";
       /** @description Upstream failure code, or the upstream's JSON-RPC error code */
       code: string | null;
       durationMs: number;
@@ -5270,6 +6623,95 @@ export interface components {
       programBytes: number | null;
       durationMs: number;
       createdAt: string;
+    };
+    Call: {
+      id: number;
+      /** @description A run_code's inner calls carry the run's request id, with their `callIndex` */
+      requestId: string;
+      /** @enum {string} */
+      kind: "tools/call" | "resources/read" | "prompts/get" | "run_code";
+      /** @description A Code Mode inner call's 0-based index in its run; null otherwise */
+      callIndex: number | null;
+      /** @description When the call started */
+      createdAt: string;
+      /** @description `key:<key id>` for an API key, `oauth:<client_id>` for an OAuth access token */
+      actor: string;
+      /** @description An OAuth caller: the user whose grant the token holds */
+      grantedBy: string | null;
+      profileId: string | null;
+      serviceId: string | null;
+      /** @description null for a name that matches no tool, and for content and run_code */
+      toolUid: string | null;
+      /** @description The public name called: tool, prompt, or gateway resource URI (≤ 512 characters) */
+      name: string;
+      /** @description Content only: the upstream URI or prompt name; only for hooks:write keys and admins, like details */
+      item?: string | null;
+      /** @enum {string} */
+      outcome:
+        | "ok"
+        | "approved"
+        | "upstream_error"
+        | "upstream_failed"
+        | "refused"
+        | "hidden"
+        | "cancelled"
+        | "approval_required"
+        | "timed_out"
+        | "error";
+      /** @description The refusal, failure or hook reason code; the upstream's JSON-RPC code */
+      code: string | null;
+      durationMs: number;
+      gatewayMs: number;
+      hooksMs: number;
+      upstreamMs: number;
+      bytesIn: number;
+      bytesOut: number;
+      /** @description The active hook revision that ran */
+      revisionId: string | null;
+      /**
+       * @description The shadow revision's verdict; null without one
+       * @enum {string|null}
+       */
+      shadow: "same" | "differed" | "not_run" | null;
+      innerCalls: number | null;
+      programSha256: string | null;
+      programBytes: number | null;
+    };
+    CallDetail: {
+      /** @description The call; for a run_code, the run then its inner calls by index */
+      calls: components["schemas"]["Call"][];
+      /** @description Its hook stage runs and refusals, active and shadow; a shadow row that differed carries `details.comparison` (`active` and `shadow` verdicts) when payload capture stored it */
+      stages: components["schemas"]["CallLog"][];
+    };
+    Metrics: {
+      stepMinutes: number;
+      points: {
+        at: string;
+        calls: number;
+        /** @description Calls by outcome */
+        outcomes: {
+          [key: string]: number;
+        };
+        p50Ms: number | null;
+        p99Ms: number | null;
+        bytesIn: number;
+        bytesOut: number;
+        /** @description Call-log messages the gateway could not queue (workspace-wide) */
+        lost: number;
+      }[];
+      totals: {
+        calls: number;
+        /** @description Calls by outcome */
+        outcomes: {
+          [key: string]: number;
+        };
+        p50Ms: number | null;
+        p99Ms: number | null;
+        bytesIn: number;
+        bytesOut: number;
+        /** @description Call-log messages the gateway could not queue (workspace-wide) */
+        lost: number;
+      };
     };
     OAuthGrant: {
       id: string;

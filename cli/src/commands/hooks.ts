@@ -295,7 +295,7 @@ export function registerHooks(program: Command, run: Run): void {
 
   hooks
     .command("logs <tool>")
-    .description("What the hook and the call did, newest first (JSON lines with --json)")
+    .description("What the hook and the call did: the newest rows (--limit), printed oldest first, in time order (JSON lines with --json)")
     .option("--since <iso>", "only rows at or after this time (ISO 8601)")
     .option("--stage <stage>", "before, after, pre_dispatch or upstream")
     .option("--outcome <outcome>", "e.g. continue, reject, fail, error, refused")

@@ -3,8 +3,8 @@
 import type { Command } from "commander";
 import { CliError, describeFailure, EXIT } from "../errors.ts";
 import { createPrinter } from "../output.ts";
-import { checkRulesFile, describeReport } from "../rules/node/check.ts";
-import { replyToClaude } from "../rules/node/claude.ts";
+import { checkRulesFile, describeReport, takesResult } from "../rules/node/check.ts";
+import { MAX_HOOK_INPUT_BYTES, replyToClaude } from "../rules/node/claude.ts";
 import { eventNamed, type ToolInput } from "../rules/core/events.ts";
 
 export function registerRules(hooks: Command): void {
@@ -14,22 +14,31 @@ export function registerRules(hooks: Command): void {
     .option("--event <event>", "the sample's event (pre_tool_call, post_tool_call, pre_request, post_response, run_end)", "pre_tool_call")
     .option("--tool <name>", "the sample's tool name (the request path for pre_request/post_response)")
     .option("--input <json>", "the sample's tool_input as a JSON object")
+    .option("--result <json>", "the sample's tool_result (post_tool_call), response body (post_response) or report (run_end), as JSON")
     .option("--seed <file>", "seed the alias door first from a JSON list of { type, value, role?, identity? }")
     .option(
       "--probe <tool>",
       "make one real call of a declared tool with --input, instead of the sample (it uses the network and any key the tool reads)",
     )
     .action(
-      async (file: string, options: { event: string; tool?: string; input?: string; seed?: string; probe?: string }, command: Command) => {
+      async (
+        file: string,
+        options: { event: string; tool?: string; input?: string; result?: string; seed?: string; probe?: string },
+        command: Command,
+      ) => {
         const out = createPrinter(command.optsWithGlobals<{ json?: boolean }>().json ?? false);
         try {
-          if (!eventNamed(options.event)) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
+          const event = eventNamed(options.event);
+          if (!event) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
+          if (options.result !== undefined && !takesResult(event))
+            throw new CliError(`--result is for post_tool_call, post_response or run_end, not ${event}`, EXIT.usage, "usage");
           if (options.probe !== undefined)
             process.stderr.write(`rayrun: --probe ${options.probe} makes one real call: it uses the network and any key the tool reads\n`);
           const report = await checkRulesFile(file, {
             event: options.event,
             tool: options.tool,
             input: parseInput(options.input),
+            result: options.result === undefined ? undefined : parseJson(options.result, "--result"),
             seed: options.seed,
             probe: options.probe,
           });
@@ -54,28 +63,45 @@ export function registerRules(hooks: Command): void {
     .option("--config <file>", "the rules file (default: gateway-hooks.toml, else .json, in the event's cwd)")
     .option("--seed <file>", "seed the alias door from a JSON list (kept for the session's later events)")
     .action(async (options: { config?: string; seed?: string }) => {
-      const reply = await replyToClaude(await readStdin(), options);
+      const stdin = await readStdin(MAX_HOOK_INPUT_BYTES);
+      const reply = await replyToClaude(stdin.text, options, stdin.truncated);
       if (reply.stdout !== undefined) process.stdout.write(`${JSON.stringify(reply.stdout)}\n`);
       if (reply.stderr) process.stderr.write(`${reply.stderr}\n`);
       process.exitCode = reply.exitCode;
     });
 }
 
+function parseJson(text: string, flag: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CliError(`${flag} must be JSON`, EXIT.usage, "usage");
+  }
+}
+
 function parseInput(text: string | undefined): ToolInput | undefined {
   if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new CliError("--input must be JSON", EXIT.usage, "usage");
-  }
+  const value = parseJson(text, "--input");
   if (value === null || typeof value !== "object" || Array.isArray(value))
     throw new CliError("--input must be a JSON object", EXIT.usage, "usage");
   return value as ToolInput;
 }
 
-async function readStdin(): Promise<string> {
+/** Stdin up to `limit` bytes; past it the rest is read and dropped (`truncated`), never held. */
+async function readStdin(limit: number): Promise<{ text: string; truncated: boolean }> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of process.stdin) {
+    const bytes = chunk as Buffer;
+    if (size + bytes.length > limit) {
+      if (!truncated) chunks.push(bytes.subarray(0, limit - size));
+      truncated = true;
+      size = limit;
+      continue;
+    }
+    size += bytes.length;
+    chunks.push(bytes);
+  }
+  return { text: Buffer.concat(chunks).toString("utf8"), truncated };
 }

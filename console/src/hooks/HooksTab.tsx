@@ -5,6 +5,7 @@ import type { HookTool } from "./tool.ts";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, call } from "../api.ts";
 import { useLeaveGuard } from "../router.ts";
+import { StageRuns } from "../screens/CallDetail.tsx";
 import { useActorNames } from "../ui/actors.ts";
 import { useLoad } from "../ui/load.ts";
 import { Loading } from "../ui/status.tsx";
@@ -59,6 +60,7 @@ const PANELS = [
   { id: "test", label: "Test" },
   { id: "deploy", label: "Deploy" },
   { id: "history", label: "History" },
+  { id: "logs", label: "Logs" },
 ] as const;
 type Panel = (typeof PANELS)[number]["id"];
 
@@ -180,6 +182,7 @@ function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monac
               onChanged={bump}
             />
           )}
+          {item.id === "logs" && <HookLogs ws={ws} toolUid={tool.uid} visible={panel === "logs"} />}
           {item.id === "history" && (
             <HistoryPanel
               ws={ws}
@@ -216,6 +219,51 @@ function useVersionLabel(ws: string, toolUid: string, versionId: string | null):
     [ws, toolUid, versionId],
   );
   return newest.data?.versionId === versionId && newest.data ? `v${newest.data.number}` : undefined;
+}
+
+const LOGS_POLL_MS = 3000;
+
+/**
+ * What the tool's hook did live: every active and shadow stage run and every refusal before dispatch, newest
+ * first, with outcome, duration, revision, request id and whether shadow differed; with payload capture on, a row
+ * where shadow differed shows the JSON diff of the two verdicts. Polls while shown.
+ */
+function HookLogs({ ws, toolUid, visible }: { ws: string; toolUid: string; visible: boolean }) {
+  const [channel, setChannel] = useState<"" | "active" | "shadow">("");
+  const logs = useLoad(async () => {
+    if (!visible) return null;
+    const page = await call(
+      api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/logs", {
+        params: { path: { ws, toolUid }, query: { limit: 100, ...(channel ? { channel } : {}) } },
+      }),
+    );
+    if (typeof page === "string") throw new Error("The logs route answered JSON lines instead of JSON");
+    return page.logs;
+  }, [ws, toolUid, channel, visible]);
+  useEffect(() => {
+    if (!visible) return;
+    const timer = setInterval(logs.reload, LOGS_POLL_MS);
+    return () => clearInterval(timer);
+  }, [logs.reload, visible]);
+  return (
+    <>
+      <span class="field">
+        <label for="hook-logs-channel">Channel</label>
+        <select id="hook-logs-channel" value={channel} onChange={(e) => setChannel(e.currentTarget.value as typeof channel)}>
+          <option value="">active and shadow</option>
+          <option value="active">active</option>
+          <option value="shadow">shadow</option>
+        </select>
+      </span>
+      {logs.error !== undefined && (
+        <p class="error" role="alert">
+          {hookErrorMessage(logs.error)}
+        </p>
+      )}
+      {logs.data === undefined && <Loading what="the hook's logs" />}
+      {logs.data && <StageRuns rows={logs.data} label="Hook stage runs" />}
+    </>
+  );
 }
 
 /** Fetches the tool's generated `.d.ts` and hands it to Monaco's TypeScript service. */

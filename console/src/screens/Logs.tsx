@@ -1,70 +1,121 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, call, type Schemas } from "../api.ts";
-import { json, when } from "../ui/format.ts";
+import { bytes, when } from "../ui/format.ts";
 import { useLoad } from "../ui/load.ts";
 import { Empty, ErrorNote, Loading } from "../ui/status.tsx";
-import { LogsChart } from "./LogsChart.tsx";
+import { CallDetail } from "./CallDetail.tsx";
+import { MetricsChart } from "./MetricsChart.tsx";
 import type { ScreenProps } from "./screen.ts";
 
-type Query = NonNullable<Parameters<typeof loadLogs>[2]>;
+type Call = Schemas["Call"];
+type Query = NonNullable<Parameters<typeof loadCalls>[1]>;
 const POLL_MS = 3000;
-const STAGES = ["before", "after", "pre_dispatch", "upstream"] as const;
-const CHANNELS = ["active", "shadow"] as const;
+const PAGE = 100;
+const KINDS = ["tools/call", "resources/read", "prompts/get", "run_code"] as const;
+const OUTCOMES = [
+  "ok",
+  "approved",
+  "upstream_error",
+  "upstream_failed",
+  "refused",
+  "hidden",
+  "cancelled",
+  "approval_required",
+  "timed_out",
+  "error",
+] as const;
 
-async function loadLogs(
+async function loadCalls(
   ws: string,
-  toolUid: string,
   query: {
-    stage?: (typeof STAGES)[number];
-    channel?: (typeof CHANNELS)[number];
-    outcome?: string;
+    kind?: (typeof KINDS)[number];
+    tool?: string;
+    actor?: string;
+    outcome?: (typeof OUTCOMES)[number];
+    code?: string;
     requestId?: string;
     since?: string;
     until?: string;
   },
+  cursor?: string,
 ) {
-  const page = await call(
-    api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/logs", { params: { path: { ws, toolUid }, query: { ...query, limit: 200 } } }),
-  );
+  const page = await call(api.GET("/v1/workspaces/{ws}/logs", { params: { path: { ws }, query: { ...query, limit: PAGE, cursor } } }));
   // The route answers JSON lines (a string) only when asked with format=jsonl, which the console never does.
   if (typeof page === "string") throw new Error("The logs route answered JSON lines instead of JSON");
-  return page.logs;
+  return page;
 }
 
 /** `<input type="datetime-local">` gives local time without a zone; the API takes ISO instants. */
 const instant = (local: string) => (local ? new Date(local).toISOString() : undefined);
 
+/** Key names for the actor column; a viewer who may not list keys sees the raw actor. */
+function useKeyNames(ws: string) {
+  return useLoad(async () => {
+    try {
+      const { keys } = await call(api.GET("/v1/workspaces/{ws}/keys", { params: { path: { ws } } }));
+      return new Map(keys.map((key) => [`key:${key.id}`, key.name]));
+    } catch {
+      return new Map<string, string>();
+    }
+  }, [ws]);
+}
+
 export function Logs({ ws }: ScreenProps) {
   const tools = useLoad(async () => (await call(api.GET("/v1/workspaces/{ws}/tools", { params: { path: { ws } } }))).tools, [ws]);
-  const [toolUid, setToolUid] = useState("");
-  const [filters, setFilters] = useState({ stage: "", channel: "", outcome: "", requestId: "", since: "", until: "" });
-  const selected = toolUid || tools.data?.[0]?.uid || "";
+  const keyNames = useKeyNames(ws);
+  const [filters, setFilters] = useState({ kind: "", tool: "", actor: "", outcome: "", code: "", requestId: "", since: "", until: "" });
+  const [open, setOpen] = useState<string | null>(null);
+  const [older, setOlder] = useState<{ calls: Call[]; nextCursor: string | null } | null>(null);
   const query: Query = {
-    ...(filters.stage ? { stage: filters.stage as Query["stage"] } : {}),
-    ...(filters.channel ? { channel: filters.channel as Query["channel"] } : {}),
-    ...(filters.outcome ? { outcome: filters.outcome } : {}),
+    ...(filters.kind ? { kind: filters.kind as Query["kind"] } : {}),
+    ...(filters.tool ? { tool: filters.tool } : {}),
+    ...(filters.actor ? { actor: filters.actor } : {}),
+    ...(filters.outcome ? { outcome: filters.outcome as Query["outcome"] } : {}),
+    ...(filters.code ? { code: filters.code } : {}),
     ...(filters.requestId ? { requestId: filters.requestId } : {}),
     ...(filters.since ? { since: instant(filters.since) } : {}),
     ...(filters.until ? { until: instant(filters.until) } : {}),
   };
-  const logs = useLoad(async () => (selected ? loadLogs(ws, selected, query) : []), [ws, selected, JSON.stringify(query)]);
+  const key = JSON.stringify(query);
+  const latest = useLoad(() => loadCalls(ws, query), [ws, key]);
+  useEffect(() => setOlder(null), [ws, key]);
   useEffect(() => {
-    const timer = setInterval(logs.reload, POLL_MS);
+    const timer = setInterval(latest.reload, POLL_MS);
     return () => clearInterval(timer);
-  }, [logs.reload]);
-  const width = Math.min(1000, Math.max(320, (typeof innerWidth === "number" ? innerWidth : 1000) - 260));
-  const set = (key: keyof typeof filters) => (e: { currentTarget: { value: string } }) =>
-    setFilters({ ...filters, [key]: e.currentTarget.value });
+  }, [latest.reload]);
+  const set = (name: keyof typeof filters) => (e: { currentTarget: { value: string } }) =>
+    setFilters({ ...filters, [name]: e.currentTarget.value });
+  const toolName = (uid: string | null) => tools.data?.find((t) => t.uid === uid)?.publicName;
+  const actorName = (actor: string) => keyNames.data?.get(actor) ?? actor;
+  // The newest page polls; pages loaded further back are kept below it (rows never change once written).
+  const newestIds = new Set(latest.data?.calls.map((c) => c.id));
+  const calls = [...(latest.data?.calls ?? []), ...(older?.calls.filter((c) => !newestIds.has(c.id)) ?? [])];
+  const nextCursor = older ? older.nextCursor : (latest.data?.nextCursor ?? null);
+
+  async function loadOlder() {
+    if (!nextCursor) return;
+    const page = await loadCalls(ws, query, nextCursor);
+    setOlder({ calls: [...(older?.calls ?? []), ...page.calls], nextCursor: page.nextCursor });
+  }
 
   return (
     <section aria-labelledby="screen-title">
       <h1 id="screen-title">Logs</h1>
-      <ErrorNote error={tools.error} />
-      {tools.data?.length === 0 && <Empty>No tools, so no logs yet.</Empty>}
+      <MetricsChart ws={ws} tool={filters.tool || undefined} label="Chart of calls per minute by outcome and p50/p99 duration" />
       <form class="filters" aria-label="Log filters" onSubmit={(e) => e.preventDefault()}>
         <span class="field">
+          <label for="logs-kind">Kind</label>
+          <select id="logs-kind" value={filters.kind} onChange={set("kind")}>
+            <option value="">any</option>
+            {KINDS.map((k) => (
+              <option key={k}>{k}</option>
+            ))}
+          </select>
+        </span>
+        <span class="field">
           <label for="logs-tool">Tool</label>
-          <select id="logs-tool" value={selected} onChange={(e) => setToolUid(e.currentTarget.value)}>
+          <select id="logs-tool" value={filters.tool} onChange={set("tool")}>
+            <option value="">any</option>
             {tools.data?.map((t) => (
               <option key={t.uid} value={t.uid}>
                 {t.publicName}
@@ -73,26 +124,28 @@ export function Logs({ ws }: ScreenProps) {
           </select>
         </span>
         <span class="field">
-          <label for="logs-stage">Stage</label>
-          <select id="logs-stage" value={filters.stage} onChange={set("stage")}>
+          <label for="logs-actor">Key</label>
+          <select id="logs-actor" value={filters.actor} onChange={set("actor")}>
             <option value="">any</option>
-            {STAGES.map((s) => (
-              <option key={s}>{s}</option>
+            {[...(keyNames.data ?? new Map<string, string>())].map(([actor, name]) => (
+              <option key={actor} value={actor}>
+                {name}
+              </option>
             ))}
           </select>
         </span>
         <span class="field">
-          <label for="logs-channel">Channel</label>
-          <select id="logs-channel" value={filters.channel} onChange={set("channel")}>
+          <label for="logs-outcome">Outcome</label>
+          <select id="logs-outcome" value={filters.outcome} onChange={set("outcome")}>
             <option value="">any</option>
-            {CHANNELS.map((c) => (
-              <option key={c}>{c}</option>
+            {OUTCOMES.map((o) => (
+              <option key={o}>{o}</option>
             ))}
           </select>
         </span>
         <label>
-          Outcome
-          <input size={12} value={filters.outcome} onChange={set("outcome")} />
+          Code
+          <input size={16} value={filters.code} onChange={set("code")} />
         </label>
         <label>
           Request id
@@ -107,57 +160,61 @@ export function Logs({ ws }: ScreenProps) {
           <input type="datetime-local" value={filters.until} onChange={set("until")} />
         </label>
       </form>
-      <ErrorNote error={logs.error} />
-      {logs.loading && !logs.data && <Loading what="logs" />}
-      {logs.data && logs.data.length > 0 && <LogsChart logs={logs.data} width={width} />}
-      {logs.data?.length === 0 && selected && <Empty>No stage runs match.</Empty>}
-      {logs.data && logs.data.length > 0 && <LogTable logs={logs.data} />}
+      <ErrorNote error={tools.error ?? latest.error} />
+      {latest.loading && !latest.data && <Loading what="calls" />}
+      {latest.data && calls.length === 0 && <Empty>No calls match.</Empty>}
+      {calls.length > 0 && (
+        <div class="table-wrap">
+          <table aria-label="Calls">
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Name</th>
+                <th scope="col">Key</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Bytes in / out</th>
+                <th scope="col">Shadow</th>
+                <th scope="col">Request id</th>
+              </tr>
+            </thead>
+            <tbody>
+              {calls.map((row) => (
+                <tr key={row.id} class={row.shadow === "differed" ? "highlight" : undefined}>
+                  <td>{when(row.createdAt)}</td>
+                  <td>
+                    {row.kind}
+                    {row.callIndex !== null && <span class="muted"> #{row.callIndex}</span>}
+                  </td>
+                  <td>{toolName(row.toolUid) ?? row.name}</td>
+                  <td>{actorName(row.actor)}</td>
+                  <td>
+                    {row.outcome}
+                    {row.code && <span class="error"> {row.code}</span>}
+                  </td>
+                  <td>{row.durationMs.toFixed(1)} ms</td>
+                  <td>
+                    {bytes(row.bytesIn)} / {bytes(row.bytesOut)}
+                  </td>
+                  <td>{row.shadow ?? "—"}</td>
+                  <td>
+                    <button type="button" class="link" aria-label={`Open ${row.requestId}`} onClick={() => setOpen(row.requestId)}>
+                      <code>{row.requestId}</code>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {nextCursor && (
+        <button type="button" onClick={() => void loadOlder()}>
+          Load older calls
+        </button>
+      )}
+      {open && <CallDetail ws={ws} requestId={open} actorName={actorName} onClose={() => setOpen(null)} />}
     </section>
-  );
-}
-
-function LogTable({ logs }: { logs: Schemas["CallLog"][] }) {
-  return (
-    <div class="table-wrap">
-      <table aria-label="Stage runs">
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Request id</th>
-            <th scope="col">Stage</th>
-            <th scope="col">Channel</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Revision</th>
-            <th scope="col">Shadow differed</th>
-          </tr>
-        </thead>
-        <tbody>
-          {logs.map((row) => (
-            <tr key={row.id} class={row.shadowDiffered ? "highlight" : undefined}>
-              <td>{when(row.createdAt)}</td>
-              <td>
-                <code>{row.requestId}</code>
-              </td>
-              <td>{row.stage}</td>
-              <td>{row.channel}</td>
-              <td>
-                {row.outcome}
-                {row.code && <span class="error"> {row.code}</span>}
-                {row.details && (
-                  <details>
-                    <summary>Payload details</summary>
-                    <pre tabIndex={0}>{json(row.details)}</pre>
-                  </details>
-                )}
-              </td>
-              <td>{row.durationMs.toFixed(1)} ms</td>
-              <td>{row.revisionId ?? "—"}</td>
-              <td>{row.shadowDiffered === null ? "—" : row.shadowDiffered ? <strong>differed</strong> : "same"}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
   );
 }

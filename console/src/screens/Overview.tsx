@@ -7,7 +7,11 @@ import { bytes, when } from "../ui/format.ts";
 import { useLoad } from "../ui/load.ts";
 import { Empty, ErrorNote, Loading } from "../ui/status.tsx";
 import { connectSnippets } from "./connect.ts";
+import { MetricsChart } from "./MetricsChart.tsx";
 import type { ScreenProps } from "./screen.ts";
+
+const LAST_CALLS = 5;
+const OK_OUTCOMES = new Set(["ok", "approved"]);
 
 export function Overview({ ws }: ScreenProps) {
   const path = { params: { path: { ws } } };
@@ -51,6 +55,8 @@ export function Overview({ ws }: ScreenProps) {
             )}
           </ul>
           <Connect mcpUrl={data.data.mcpUrl} ws={ws} />
+          <h2>Calls</h2>
+          <MetricsChart ws={ws} label="Chart of the workspace's calls per minute by outcome and p50/p99 duration" />
           <LastCalls ws={ws} />
           <h2>Allowances in use</h2>
           <div class="table-wrap">
@@ -116,49 +122,48 @@ function Connect({ mcpUrl, ws }: { mcpUrl: string; ws: string }) {
   );
 }
 
-/**
- * The newest calls recorded workspace-wide. Today that is the Code Mode runs (`GET …/code-runs`); direct
- * calls are logged per tool, under Logs.
- */
+/** The newest calls recorded workspace-wide, of every kind (`GET …/logs`); Logs has them all, with filters. */
 function LastCalls({ ws }: { ws: string }) {
-  const runs = useLoad(async () => {
-    const page = await call(api.GET("/v1/workspaces/{ws}/code-runs", { params: { path: { ws }, query: { limit: 5 } } }));
+  const calls = useLoad(async () => {
+    const page = await call(api.GET("/v1/workspaces/{ws}/logs", { params: { path: { ws }, query: { limit: LAST_CALLS } } }));
     // The route answers JSON lines (a string) only when asked with format=jsonl, which the console never does.
-    if (typeof page === "string") throw new Error("The code runs route answered JSON lines instead of JSON");
-    return page.runs;
+    if (typeof page === "string") throw new Error("The logs route answered JSON lines instead of JSON");
+    return page.calls;
   }, [ws]);
   const name = useActorNames(ws);
   return (
     <section aria-labelledby="last-calls-title">
       <h2 id="last-calls-title">Last calls</h2>
-      <ErrorNote error={runs.error} />
-      {runs.data?.length === 0 && <Empty>No Code Mode runs yet; each tool's calls are under Logs.</Empty>}
-      {runs.data && runs.data.length > 0 && (
+      <ErrorNote error={calls.error} />
+      {calls.data?.length === 0 && <Empty>No calls yet: connect an agent above.</Empty>}
+      {calls.data && calls.data.length > 0 && (
         <div class="table-wrap">
           <table class="stack">
             <caption class="muted">
-              Code Mode runs, newest first; each tool's own calls are under <a href={href(ws, "logs")}>Logs</a>.
+              The {LAST_CALLS} newest, newest first; every call is under <a href={href(ws, "logs")}>Logs</a>.
             </caption>
             <thead>
               <tr>
                 <th scope="col">When</th>
+                <th scope="col">Name</th>
                 <th scope="col">By</th>
                 <th scope="col">Outcome</th>
-                <th scope="col">Tool calls</th>
                 <th scope="col">Duration</th>
               </tr>
             </thead>
             <tbody>
-              {runs.data.map((run) => (
-                <tr key={run.id}>
-                  <td data-label="When">{when(run.createdAt)}</td>
-                  <td data-label="By">{name(run.actor)}</td>
-                  <td data-label="Outcome" class={run.outcome === "ok" ? "ok" : "error"}>
-                    {run.outcome}
-                    {run.code && ` (${run.code})`}
+              {calls.data.map((row) => (
+                <tr key={row.id}>
+                  <td data-label="When">{when(row.createdAt)}</td>
+                  <td data-label="Name">
+                    <code>{row.name}</code>
                   </td>
-                  <td data-label="Tool calls">{run.innerCalls}</td>
-                  <td data-label="Duration">{Math.round(run.durationMs)} ms</td>
+                  <td data-label="By">{name(row.actor)}</td>
+                  <td data-label="Outcome" class={OK_OUTCOMES.has(row.outcome) ? "ok" : "error"}>
+                    {row.outcome}
+                    {row.code && ` (${row.code})`}
+                  </td>
+                  <td data-label="Duration">{Math.round(row.durationMs)} ms</td>
                 </tr>
               ))}
             </tbody>

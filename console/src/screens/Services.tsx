@@ -7,6 +7,12 @@ import type { ScreenProps } from "./screen.ts";
 
 type Service = Schemas["Service"];
 
+/** What an indexing pass put in review, said after its counts (calls to these tools are refused until approved). */
+const inReview = (tools: string[]) =>
+  tools.length
+    ? ` ${tools.length === 1 ? "1 tool awaits" : `${tools.length} tools await`} review on the Tools screen: ${tools.join(", ")}.`
+    : "";
+
 export function Services({ ws }: ScreenProps) {
   const services = useLoad(
     async () =>
@@ -34,13 +40,29 @@ export function Services({ ws }: ScreenProps) {
   const refresh = (svc: Service) =>
     act(async () => {
       const index = await call(api.POST("/v1/workspaces/{ws}/services/{svc}/refresh", path(svc)));
-      return `Indexed ${svc.slug}: ${index.added.length} added, ${index.changed.length} changed, ${index.removed.length} removed, ${index.unchanged} unchanged.`;
+      return `Indexed ${svc.slug}: ${index.added.length} added, ${index.changed.length} changed, ${index.removed.length} removed, ${index.unchanged} unchanged.${inReview(index.review)}`;
     });
   const setCapture = (svc: Service, payloadCapture: boolean) =>
     act(async () => {
       await call(api.PATCH("/v1/workspaces/{ws}/services/{svc}", { ...path(svc), body: { payloadCapture } }));
       return `Payload capture for ${svc.slug} is ${payloadCapture ? "on" : "off"}.`;
     });
+  // The browser leaves for the authorization server and comes back here through the gateway's callback.
+  const authorize = (svc: Service) =>
+    act(async () => {
+      const link = await call(
+        api.POST("/v1/workspaces/{ws}/services/{svc}/authorize", { ...path(svc), body: { returnTo: location.href } }),
+      );
+      location.assign(link.authorizationUrl);
+      return `Opening ${svc.slug}'s authorization server…`;
+    });
+  const disconnect = (svc: Service) => {
+    if (!confirm(`Disconnect ${svc.slug}? Its grants are revoked and its tools refuse calls until it is authorized again.`)) return;
+    return act(async () => {
+      const done = await call(api.DELETE("/v1/workspaces/{ws}/services/{svc}/authorization", path(svc)));
+      return `Disconnected ${svc.slug}: ${done.grants} grants deleted, ${done.revoked} revoked at the authorization server.`;
+    });
+  };
   const remove = (svc: Service) => {
     if (!confirm(`Delete service ${svc.slug}? Its tools disappear from every agent.`)) return;
     return act(async () => {
@@ -71,8 +93,10 @@ export function Services({ ws }: ScreenProps) {
                 <th scope="col">Slug</th>
                 <th scope="col">URL</th>
                 <th scope="col">Secret headers</th>
+                <th scope="col">Authorization</th>
                 <th scope="col">Indexed</th>
                 <th scope="col">Payload capture</th>
+                <th scope="col">New tools</th>
                 <th scope="col">Actions</th>
               </tr>
             </thead>
@@ -84,6 +108,9 @@ export function Services({ ws }: ScreenProps) {
                     <code>{svc.url}</code>
                   </td>
                   <td data-label="Secret headers">{svc.secretHeaderNames.length ? svc.secretHeaderNames.join(", ") : "—"}</td>
+                  <td data-label="Authorization">
+                    <AuthorizationState service={svc} />
+                  </td>
                   <td data-label="Indexed">{when(svc.indexedAt)}</td>
                   <td data-label="Payload capture">
                     <label class="check">
@@ -91,7 +118,24 @@ export function Services({ ws }: ScreenProps) {
                       <span class="visually-hidden">Payload capture for {svc.slug}</span>
                     </label>
                   </td>
+                  <td data-label="New tools">
+                    {svc.reviewInitialTools ? "reviewed, from the first indexing" : "reviewed when a refresh adds them"}
+                  </td>
                   <td data-label="Actions">
+                    {svc.authorization.kind === "oauth" && (
+                      <>
+                        <button type="button" aria-label={`Authorize ${svc.slug}`} onClick={() => authorize(svc)}>
+                          Authorize
+                        </button>{" "}
+                        {svc.authorization.status === "authorized" && (
+                          <>
+                            <button type="button" class="secondary" aria-label={`Disconnect ${svc.slug}`} onClick={() => disconnect(svc)}>
+                              Disconnect
+                            </button>{" "}
+                          </>
+                        )}
+                      </>
+                    )}
                     <button type="button" class="secondary" aria-label={`Refresh index of ${svc.slug}`} onClick={() => refresh(svc)}>
                       Refresh index
                     </button>{" "}
@@ -128,6 +172,25 @@ export function Services({ ws }: ScreenProps) {
   );
 }
 
+/** How the gateway authenticates to the service: secret headers only, or OAuth and whether it is authorized (and if not, why). */
+function AuthorizationState({ service }: { service: Service }) {
+  const auth = service.authorization;
+  if (auth.kind === "none") return <>—</>;
+  const mode = auth.mode === "shared" ? "shared" : "per user";
+  if (auth.status === "authorized") return <span class="ok">OAuth ({mode}): authorized</span>;
+  return (
+    <span class="warn">
+      OAuth ({mode}): pending authorization
+      {auth.pendingReason && auth.pendingReason.code !== "connected" && (
+        <>
+          {" "}
+          ({auth.pendingReason.code}: {auth.pendingReason.message})
+        </>
+      )}
+    </span>
+  );
+}
+
 /** Deleting a service whose tools have hook history is refused; say which tools hold it. */
 function DeleteRefusal({ error }: { error: unknown }) {
   if (!(error instanceof ApiRequestError) || error.code !== "hook_history_exists") return <ErrorNote error={error} />;
@@ -147,6 +210,10 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
   const [slug, setSlug] = useState("");
   const [url, setUrl] = useState("");
   const [headers, setHeaders] = useState<{ name: string; value: string }[]>([]);
+  const [reviewInitialTools, setReviewInitialTools] = useState(false);
+  const [oauthMode, setOauthMode] = useState<"shared" | "per_user">("shared");
+  const [clientId, setClientId] = useState("");
+  const [clientSecret, setClientSecret] = useState("");
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
 
@@ -156,13 +223,21 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
     setError(undefined);
     try {
       const secretHeaders = Object.fromEntries(headers.filter((h) => h.name).map((h) => [h.name, h.value]));
-      const body = { slug, url, ...(headers.length ? { headers: secretHeaders } : {}) };
+      const oauth = { mode: oauthMode, ...(clientId ? { clientId } : {}), ...(clientId && clientSecret ? { clientSecret } : {}) };
+      const body = { slug, url, oauth, reviewInitialTools, ...(headers.length ? { headers: secretHeaders } : {}) };
       const created = await call(api.POST("/v1/workspaces/{ws}/services", { params: { path: { ws } }, body }));
       // The header values leave the page now; the API never returns them.
       setSlug("");
       setUrl("");
       setHeaders([]);
-      onAdded(`Added ${created.service.slug}: ${created.index.added.length} tools indexed.`);
+      setClientId("");
+      setClientSecret("");
+      setReviewInitialTools(false);
+      onAdded(
+        created.index
+          ? `Added ${created.service.slug}: ${created.index.added.length} tools indexed.${inReview(created.index.review)}`
+          : `Added ${created.service.slug}: its server asks for OAuth, so nothing is indexed yet. Authorize it below.`,
+      );
     } catch (failure) {
       setError(failure);
     } finally {
@@ -208,6 +283,29 @@ function AddService({ ws, onAdded }: { ws: string; onAdded: (message: string) =>
           Add a secret header
         </button>
       </fieldset>
+      <fieldset>
+        <legend>If the server asks for OAuth</legend>
+        <label>
+          Grant
+          <select value={oauthMode} onChange={(e) => setOauthMode(e.currentTarget.value === "per_user" ? "per_user" : "shared")}>
+            <option value="shared">Shared: one grant for the workspace</option>
+            <option value="per_user">Per user: each caller authorizes their own</option>
+          </select>
+        </label>
+        <label>
+          Pre-registered client id (optional)
+          <input value={clientId} onInput={(e) => setClientId(e.currentTarget.value)} />
+        </label>
+        <label>
+          Client secret (optional, never shown again)
+          <input type="password" autocomplete="off" value={clientSecret} onInput={(e) => setClientSecret(e.currentTarget.value)} />
+        </label>
+      </fieldset>
+      <label class="check">
+        <input type="checkbox" checked={reviewInitialTools} onChange={(e) => setReviewInitialTools(e.currentTarget.checked)} />
+        Review its tools before agents can call them
+      </label>
+      <p class="muted">Tools a later refresh adds always wait for review; this also holds back the ones found now.</p>
       <button type="submit" disabled={busy}>
         Add service
       </button>

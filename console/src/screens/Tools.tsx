@@ -9,6 +9,7 @@ import { useLoad } from "../ui/load.ts";
 import { Pager } from "../ui/Pager.tsx";
 import { Empty, ErrorNote, Loading } from "../ui/status.tsx";
 import { DefinitionDiff } from "./DefinitionDiff.tsx";
+import { MetricsChart } from "./MetricsChart.tsx";
 import { ChangeNotice, MODES, ModeCell, ModeLabel, type PolicyChange } from "./policy.tsx";
 import type { ScreenProps } from "./screen.ts";
 
@@ -23,6 +24,16 @@ const STATUSES = [
   { value: "review_required", label: "review required" },
   { value: "removed", label: "removed" },
 ] as const;
+
+/** A tool in review is a new one (nothing approved yet) or a changed one; the admin needs to know which. */
+const isNewInReview = (tool: { status: string; approvedHash: string | null }) =>
+  tool.status === "review_required" && tool.approvedHash === null;
+const reviewState = (tool: { status: string; approvedHash: string | null }) =>
+  tool.status === "review_required"
+    ? isNewInReview(tool)
+      ? "review required: new tool"
+      : "review required: changed definition"
+    : tool.status;
 
 export function Tools({ ws, rest, query }: ScreenProps) {
   const [name, tab] = rest;
@@ -145,7 +156,7 @@ function ToolList({ ws, query }: { ws: string; query: URLSearchParams }) {
                     </td>
                     <td data-label="Service">{tool.serviceSlug}</td>
                     <td data-label="Review" class={tool.status === "review_required" ? "highlight" : undefined}>
-                      {tool.status.replace("_", " ")}
+                      {reviewState(tool)}
                     </td>
                     <td data-label="Modes">
                       {tool.modes.map((cell) => (
@@ -196,6 +207,8 @@ function ToolDetail({ ws, publicName, hooksTab }: { ws: string; publicName: stri
         <LazyHooksTab workspaceId={ws} toolName={publicName} />
       ) : (
         <>
+          <h2>Calls</h2>
+          <MetricsChart ws={ws} tool={tool.data.uid} label={`Chart of ${publicName}'s calls per minute by outcome and p50/p99 duration`} />
           <Review ws={ws} tool={tool.data} onChanged={tool.reload} />
           <Policies ws={ws} tool={tool.data} />
           <Projection ws={ws} tool={tool.data} onChanged={tool.reload} />
@@ -233,10 +246,20 @@ function Review({ ws, tool, onChanged }: { ws: string; tool: Tool; onChanged: ()
     <section aria-labelledby="review-title">
       <h2 id="review-title">Definition</h2>
       <p>
-        Review state: <strong>{tool.status.replace("_", " ")}</strong>
+        Review state: <strong>{reviewState(tool)}</strong>
         {tool.schemaBreach && <span class="error"> · {tool.schemaBreach.message}</span>}
       </p>
-      {tool.status === "review_required" ? (
+      {tool.status === "review_required" && isNewInReview(tool) ? (
+        <>
+          <p>This tool is new: agents cannot see or call it until its definition is approved.</p>
+          <pre tabIndex={0} aria-label="New definition">
+            {json(tool.definition)}
+          </pre>
+          <button type="button" onClick={approve}>
+            Approve new tool
+          </button>
+        </>
+      ) : tool.status === "review_required" ? (
         <>
           <p>The upstream changed this tool. Compare the definitions, then approve the new one to let agents call it again.</p>
           <DefinitionDiff previous={tool.previousDefinition} current={tool.definition} />

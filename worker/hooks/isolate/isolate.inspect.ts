@@ -15,18 +15,21 @@ export interface AdapterDescription {
 
 export type AdapterEvaluation = { ok: true; adapter: AdapterDescription } | { ok: false; error: IsolateError };
 
-type Described = { apiVersion?: unknown; stages: HookStage[]; branded: boolean; publicContract?: unknown };
+const STAGES = new Map<string, HookStage[]>([
+  ["before,after", ["before", "after"]],
+  ["before", ["before"]],
+  ["after", ["after"]],
+  ["", []],
+]);
+/** What JSON.stringify leaves out of an object: such a field reads as absent, as it did inside one. */
+const NO_JSON = new Set(["undefined", "function", "symbol"]);
 
-function isDescribed(value: unknown): value is Described {
-  if (typeof value !== "object" || value === null) return false;
-  const fields = value as Record<string, unknown>;
-  return (
-    Array.isArray(fields.stages) &&
-    fields.stages.every((stage) => stage === "before" || stage === "after") &&
-    typeof fields.branded === "boolean"
-  );
-}
-
+/**
+ * The adapter's description, from the driver's `[branded, stages, apiVersion, publicContract]`. The brand and the
+ * stages are primitives read straight from that array (own data of a literal the prelude built: no guest code
+ * runs), so no toJSON, getter or Proxy the bundle planted can change them. apiVersion and publicContract are the
+ * hook's own data, copied as JSON and checked by the compiler.
+ */
 function describeInSession(session: IsolateSession, bundle: string): AdapterDescription | undefined {
   const { json, calledAtMs } = inspectionContext();
   session.begin(json, calledAtMs);
@@ -36,15 +39,27 @@ function describeInSession(session: IsolateSession, bundle: string): AdapterDesc
   const description = session.callDriver("describe", [source]);
   source.dispose();
   if (!description) return undefined;
-  const copied = session.copyJson(description, session.limits.outputBytes, "the adapter's apiVersion/publicContract");
+  const vm = session.vm;
+  const branded = vm.getProp(description, 0);
+  const stagesText = vm.getProp(description, 1);
+  const apiVersion = vm.getProp(description, 2);
+  const publicContract = vm.getProp(description, 3);
   description.dispose();
-  if (!copied) return undefined;
-  if (!isDescribed(copied.json)) {
-    session.fail("invalid_return", "the adapter description could not be read");
-    return undefined;
+  try {
+    const stages = vm.typeof(stagesText) === "string" ? STAGES.get(vm.getString(stagesText)) : undefined;
+    if (vm.typeof(branded) !== "boolean" || !stages) {
+      session.fail("invalid_return", "the adapter description could not be read");
+      return undefined;
+    }
+    const what = "the adapter's apiVersion/publicContract";
+    const copied = [apiVersion, publicContract].map((value) =>
+      NO_JSON.has(vm.typeof(value)) ? { json: undefined } : session.copyJson(value, session.limits.outputBytes, what),
+    );
+    if (!copied[0] || !copied[1]) return undefined;
+    return { apiVersion: copied[0].json, stages, publicContract: copied[1].json, builtByDefineToolAdapter: vm.sameValue(branded, vm.true) };
+  } finally {
+    for (const handle of [branded, stagesText, apiVersion, publicContract]) handle.dispose();
   }
-  const { apiVersion, stages, branded, publicContract } = copied.json;
-  return { apiVersion, stages, publicContract, builtByDefineToolAdapter: branded };
 }
 
 /**

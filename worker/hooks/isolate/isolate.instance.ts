@@ -8,6 +8,16 @@ export interface InstanceHost {
   onPoll(): boolean;
   charge(units: QuickJSHandle): QuickJSHandle;
   log(level: QuickJSHandle, messageJson: QuickJSHandle, dataJson: QuickJSHandle): QuickJSHandle;
+  /** A Code Mode program's `tools.<name>(argsJson)` (see codemode.runtime.ts); a hook run never receives one. */
+  programCall(name: QuickJSHandle, argsJson: QuickJSHandle): QuickJSHandle;
+  /** A Code Mode program's console line. */
+  programLine(line: QuickJSHandle): QuickJSHandle;
+}
+
+/** The two host functions a Code Mode runtime is given; only the host holds them, hook code never sees them. */
+export interface ProgramFunctions {
+  call: QuickJSHandle;
+  line: QuickJSHandle;
 }
 
 /**
@@ -31,8 +41,13 @@ export class IsolateInstance {
     readonly module: QuickJSWASMModule,
     readonly runtime: QuickJSRuntime,
     readonly vm: QuickJSContext,
-    /** The prelude's driver functions (begin, stageKind, invoke, describe, serialize). */
+    /** The prelude's driver functions (begin, stageKind, invoke, describe, serialize, describeThrown). */
     readonly driver: QuickJSHandle,
+    /**
+     * Created once, before the image, and dispatched to the run being served: a function created per run would
+     * keep a host reference for ever, since restoring the image never frees the guest object that holds it.
+     */
+    readonly programFunctions: ProgramFunctions,
   ) {}
 
   static create(module: QuickJSWASMModule): IsolateInstance {
@@ -47,7 +62,11 @@ export class IsolateInstance {
     const prelude = vm.unwrapResult(vm.evalCode(PRELUDE_SOURCE, "rayrun-prelude.js", { type: "global", strict: true }));
     const driver = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, charge, log, base64));
     for (const handle of [prelude, charge, log, base64]) handle.dispose();
-    instance = new IsolateInstance(module, runtime, vm, driver);
+    const programFunctions = {
+      call: vm.newFunction("callTool", (name, args) => instance?.host?.programCall(name, args) ?? vm.undefined),
+      line: vm.newFunction("consoleLine", (line) => instance?.host?.programLine(line) ?? vm.undefined),
+    };
+    instance = new IsolateInstance(module, runtime, vm, driver, programFunctions);
     instance.image = captureImage(module.getWasmMemory());
     return instance;
   }

@@ -28,8 +28,9 @@
  *   base64 helpers, and log functions whose payloads are JSON-escaped, so lone
  *   surrogates survive the copy to the host exactly.
  * - The returned driver functions (begin, stageKind, invoke, describe,
- *   serialize) are what the host calls; they use built-ins captured before
- *   hook code ran.
+ *   serialize, describeThrown) are what the host calls; they use built-ins
+ *   captured before hook code ran. What the host reads from their answers is
+ *   read with no guest code running (docs/isolate.md, "What the host reads back").
  */
 /**
  * A BigInt literal (`10n`, `0x1fn`, `1_000n`): a numeric literal directly followed by `n`, not part of an
@@ -59,6 +60,11 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   const brands = new WeakSet();
   const weakSetAdd = WeakSet.prototype.add;
   const weakSetHas = WeakSet.prototype.has;
+  // For reading a thrown value without running any of its code (describeThrown), before the charging below wraps slice.
+  const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const hasOwn = Object.prototype.hasOwnProperty;
+  const sliceString = String.prototype.slice;
   // The base64 codec gets built-ins captured before hook code (and the charging below) can change them.
   const base64 = apply(apply(evalGlobal, undefined, [base64Source]), undefined, [apply, String.prototype.charAt,
     String.prototype.charCodeAt, Array.prototype.push, Array.prototype.join, encodeURIComponent, decodeURIComponent, unescape]);
@@ -524,6 +530,31 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   }
   Math.random = function random() { return ((next32() >>> 5) * 67108864 + (next32() >>> 6)) / 9007199254740992; };
 
+  // ---- reading a thrown value with none of its code running ----
+  /** Prototypes looked through for a property; a longer chain is read as not having it. */
+  const MAX_PROTOTYPES = 64;
+  /**
+   * The value of a data property \`key\` on \`object\` or its prototypes, found without running guest code: an
+   * accessor or a Proxy on the way (its traps are guest code) reads as absent. Descriptors of ordinary objects are
+   * the engine's own answers.
+   */
+  function plainProperty(object, key) {
+    let current = object;
+    for (let depth = 0; depth < MAX_PROTOTYPES && current !== null; depth++) {
+      if (apply(weakSetHas, proxies, [current])) return undefined;
+      const descriptor = getOwnPropertyDescriptor(current, key);
+      if (descriptor !== undefined) return apply(hasOwn, descriptor, ["value"]) ? descriptor.value : undefined;
+      current = getPrototypeOf(current);
+    }
+    return undefined;
+  }
+  /** A primitive as text (String() of a primitive runs no guest code); an object is not converted. */
+  function primitiveText(value, maxChars) {
+    if (isObject(value)) return undefined;
+    const text = typeof value === "string" ? value : toStringOf(value);
+    return text.length > maxChars ? apply(sliceString, text, [0, maxChars]) : text;
+  }
+
   // ---- driver (host-facing) ----
   function adapterOrThrow() {
     const root = G.__rayrun;
@@ -565,15 +596,27 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     },
     // Inspection only (compiler): the host passes DESCRIBE_SOURCE, so the instance image does not carry it.
     // A default export that is not an object (e.g. "export default 42") is described as unbranded, not thrown.
+    // [branded, stages, apiVersion, publicContract]: an array literal the host reads element by element (own data,
+    // no guest code), so nothing the adapter plants (a toJSON, a getter) can change the brand or the stages.
     describe(source) {
       const root = G.__rayrun;
       const candidate = root === null || root === undefined ? undefined : root.default;
-      if (candidate === null || typeof candidate !== "object") return { stages: [], branded: false };
-      return apply(evalGlobal, undefined, [source])(candidate, apply(weakSetHas, brands, [candidate]));
+      if (candidate === null || typeof candidate !== "object") return [false, "", undefined, undefined];
+      const described = apply(evalGlobal, undefined, [source])(candidate);
+      return [apply(weakSetHas, brands, [candidate]), described[0], described[1], described[2]];
     },
     // JSON text, or undefined when the value has no JSON form; throws like JSON.stringify.
     serialize(value) {
       return stringify(value);
+    },
+    // [kind, name, message] of a thrown value, read by plainProperty: kind is "object" or the primitive's typeof
+    // ("null" for null); name is a string or undefined; message is text cut at maxChars ("" when unreadable).
+    describeThrown(value, maxChars) {
+      if (value === null) return ["null", undefined, "null"];
+      if (!isObject(value)) return [typeof value, undefined, primitiveText(value, maxChars)];
+      const name = plainProperty(value, "name");
+      const message = plainProperty(value, "message");
+      return ["object", typeof name === "string" ? primitiveText(name, maxChars) : undefined, primitiveText(message === undefined ? "" : message, maxChars) ?? ""];
     },
   });
 })`;
@@ -641,13 +684,16 @@ export const BASE64_SOURCE = String.raw`(function (apply, charAt, charCodeAt, pu
 
 /**
  * The adapter description for `evaluateAdapter`, evaluated by the driver's
- * `describe` with the adapter and whether `defineToolAdapter` branded it.
+ * `describe` with the adapter: `[stages, apiVersion, publicContract]`, where
+ * `stages` is "before,after", "before", "after" or "" (a string literal, so
+ * nothing the hook planted can change it on its way to the host). Reading the
+ * adapter's fields may run its getters: what they answer is the hook's own choice.
  */
-export const DESCRIBE_SOURCE = String.raw`(function (adapter, branded) {
+export const DESCRIBE_SOURCE = String.raw`(function (adapter) {
   "use strict";
   const hasBefore = typeof adapter.before === "function";
   const hasAfter = typeof adapter.after === "function";
-  // Array literals define (not set) elements: a polluted Array.prototype cannot fake stages.
-  const stages = hasBefore && hasAfter ? ["before", "after"] : hasBefore ? ["before"] : hasAfter ? ["after"] : [];
-  return { apiVersion: adapter.apiVersion, stages, branded, publicContract: adapter.publicContract };
+  // Array literals define (not set) elements: a polluted Array.prototype cannot fake them.
+  const stages = hasBefore && hasAfter ? "before,after" : hasBefore ? "before" : hasAfter ? "after" : "";
+  return [stages, adapter.apiVersion, adapter.publicContract];
 })`;

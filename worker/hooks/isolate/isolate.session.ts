@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
-import type { IsolateInstance, InstanceHost } from "./isolate.instance.ts";
+import type { IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
 import { BIGINT_LITERAL } from "./isolate.prelude.ts";
 import { WASM_RUN_HEADROOM_BYTES, type IsolateLimits } from "./isolate.limits.ts";
 import { acquireInstance, discardInstance, retainOrDiscard } from "./isolate.module.ts";
@@ -15,12 +15,25 @@ const THROWN_TEXT_MAX = 500;
 
 type DriverFunction = "begin" | "stageKind" | "invoke" | "describe" | "serialize";
 
-/** The engine's own uncatchable or resource errors, by `name: message`. */
-function engineErrorCode(text: string): IsolateErrorCode | undefined {
-  if (text === "InternalError: interrupted") return "timeout";
+/**
+ * The engine's resource errors, by `name: message`. A guest can throw a look-alike, but only of a failure it can
+ * cause for real anyway. The engine's interrupt is not among them: it only ever follows a fault the host recorded
+ * first (work budget, deadline, wasm cap), so a thrown "InternalError: interrupted" is an exception like any other.
+ */
+export function engineErrorCode(text: string): IsolateErrorCode | undefined {
   if (text === "InternalError: out of memory") return "memory_exceeded";
   if (text === "InternalError: stack overflow") return "stack_overflow";
   return undefined;
+}
+
+/** A thrown value as the prelude's `describeThrown` read it: with none of the guest's code running. */
+export interface ThrownValue {
+  /** "object", or the primitive's typeof ("null" for null). */
+  kind: string;
+  /** A data property `name` on the value or its prototypes; undefined if absent, an accessor or behind a Proxy. */
+  name: string | undefined;
+  /** The `message` data property (or a primitive's text), cut at the requested length; "" when unreadable. */
+  message: string;
 }
 
 /**
@@ -42,8 +55,10 @@ export class IsolateSession implements InstanceHost {
   /** Time spent waiting on the host between guest steps (Code Mode's tool calls): the deadline bounds computation only. */
   private waitedMs = 0;
   private waitingSince: number | undefined;
-  /** The run's context; for a Code Mode run's host functions and handles (isolate.program-facing, see codemode.sandbox.ts). */
+  /** The run's context; for a Code Mode run's host functions and handles (isolate.program-facing, see codemode.run.ts). */
   readonly vm: QuickJSContext;
+  /** Where a Code Mode run's `tools` calls and console lines go; unset for a hook run (they then do nothing). */
+  program: { call(name: QuickJSHandle, argsJson: QuickJSHandle): QuickJSHandle; line(line: QuickJSHandle): QuickJSHandle } | undefined;
 
   constructor(
     private readonly instance: IsolateInstance,
@@ -51,6 +66,16 @@ export class IsolateSession implements InstanceHost {
   ) {
     this.deadline = this.startedAt + limits.deadlineMs;
     this.vm = instance.vm;
+  }
+
+  /** The host functions a Code Mode runtime is given (see `program`). */
+  get programFunctions(): ProgramFunctions {
+    return this.instance.programFunctions;
+  }
+
+  /** Work spent so far, in polls (natively looping built-ins charged in poll equivalents). */
+  get workSpentPolls(): number {
+    return this.workSpent();
   }
 
   /** False once the wasm instance misbehaved (host exception, trap): it must not serve another run. */
@@ -100,30 +125,49 @@ export class IsolateSession implements InstanceHost {
   private failFromThrown(thrown: QuickJSHandle, fallback: IsolateErrorCode, prefix = ""): void {
     try {
       if (this.firstFault) return;
-      const text = this.describeThrown(thrown);
+      const read = this.readThrown(thrown, THROWN_TEXT_MAX);
+      // Not even the prelude's reader could run: the heap is exhausted.
+      if (!read) return this.fail("memory_exceeded", `${prefix}the thrown value could not be read: out of memory`);
+      const text = thrownText(read);
       const code =
         engineErrorCode(text) ??
         // An allocation failure so deep that not even the error object fit leaves a bare null.
-        (text === "thrown value: null" && this.instance.wasmBytes() >= this.limits.wasmMemoryBytes * 0.9 ? "memory_exceeded" : fallback);
+        (read.kind === "null" && this.instance.wasmBytes() >= this.limits.wasmMemoryBytes * 0.9 ? "memory_exceeded" : fallback);
       this.fail(code, prefix + text);
     } finally {
       thrown.dispose();
     }
   }
 
-  /** Reads name/message host-side, copying only short strings. */
-  private describeThrown(thrown: QuickJSHandle): string {
-    const kind = this.vm.typeof(thrown);
-    if (kind === "string") return `thrown value: ${this.shortString(thrown) ?? "(long string)"}`;
-    if (kind !== "object") return `thrown value of type ${kind}`;
-    if (this.vm.sameValue(thrown, this.vm.null)) return "thrown value: null";
-    const name = this.vm.getProp(thrown, "name");
-    const message = this.vm.getProp(thrown, "message");
+  /**
+   * A thrown value's kind, name and message, read inside the guest by the prelude's `describeThrown` from data
+   * properties only, so no getter, Proxy trap or toJSON of the guest's runs. Undefined when even that failed (the
+   * heap or budget is exhausted); it never records a fault of its own (a host exception propagates to the step
+   * that called it, which discards the instance).
+   */
+  readThrown(thrown: QuickJSHandle, maxChars: number): ThrownValue | undefined {
+    const limit = this.vm.newNumber(maxChars);
     try {
-      return `${this.shortString(name) ?? "Error"}: ${this.shortString(message) ?? ""}`;
+      const result = this.vm.callMethod(this.instance.driver, "describeThrown", [thrown, limit]);
+      if (result.error) {
+        result.error.dispose();
+        return undefined;
+      }
+      const text = (index: number) => {
+        const part = this.vm.getProp(result.value, index);
+        try {
+          return this.vm.typeof(part) === "string" ? this.vm.getString(part) : undefined;
+        } finally {
+          part.dispose();
+        }
+      };
+      try {
+        return { kind: text(0) ?? "object", name: text(1), message: text(2) ?? "" };
+      } finally {
+        result.value.dispose();
+      }
     } finally {
-      name.dispose();
-      message.dispose();
+      limit.dispose();
     }
   }
 
@@ -143,7 +187,15 @@ export class IsolateSession implements InstanceHost {
     }
   }
 
-  // ---- host functions handed to the prelude ----
+  // ---- host functions handed to the prelude and to a Code Mode runtime ----
+
+  programCall(name: QuickJSHandle, argsJson: QuickJSHandle): QuickJSHandle {
+    return this.program ? this.program.call(name, argsJson) : this.vm.undefined;
+  }
+
+  programLine(line: QuickJSHandle): QuickJSHandle {
+    return this.program ? this.program.line(line) : this.vm.undefined;
+  }
 
   charge(units: QuickJSHandle): QuickJSHandle {
     const amount = this.vm.typeof(units) === "number" ? this.vm.getNumber(units) : NaN;
@@ -371,6 +423,13 @@ export class IsolateSession implements InstanceHost {
       outputBytes: this.outputBytes,
     };
   }
+}
+
+/** A thrown value as one line of text, as fault messages show it. */
+function thrownText(read: ThrownValue): string {
+  if (read.kind === "object") return `${read.name ?? "Error"}: ${read.message}`;
+  if (read.kind === "string" || read.kind === "null") return `thrown value: ${read.message}`;
+  return `thrown value of type ${read.kind}`;
 }
 
 /**

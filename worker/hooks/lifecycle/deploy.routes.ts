@@ -5,6 +5,7 @@ import {
   DeployedSchema,
   DeploymentEventSchema,
   DeploymentsSchema,
+  EffectiveAt,
   HookParams,
   HookUsageSchema,
   ResetEventSchema,
@@ -12,6 +13,7 @@ import {
 } from "../../../schema/api/hooks.ts";
 import { guard } from "../../auth/guard.ts";
 import { createRouter } from "../../http/app.ts";
+import { changeInForce } from "../../leases/change-window.ts";
 import type { DeploymentPointer } from "./deployments.do.ts";
 import { listDeploymentEvents, listResetEvents } from "./events.store.ts";
 import { hookActor, requireTool, requireWritableTool, unwrap } from "./routes.support.ts";
@@ -72,7 +74,7 @@ deployRoutes.openapi(
         actor: hookActor(c),
       }),
     );
-    return c.json({ deployment, event }, 200);
+    return c.json({ deployment, event, effectiveAt: await changeInForce(c) }, 200);
   },
 );
 
@@ -84,13 +86,13 @@ deployRoutes.openapi(
     summary: "Empty the active or shadow pointer",
     middleware: guard("hooks:write"),
     request: { params: SlotParams },
-    responses: { 200: json(z.object({ event: DeploymentEventSchema }), "Removed"), ...errorResponses(404) },
+    responses: { 200: json(z.object({ event: DeploymentEventSchema, effectiveAt: EffectiveAt }), "Removed"), ...errorResponses(404) },
   }),
   async (c) => {
     const { ws, toolUid, slot } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
     const { event } = unwrap(await workspaceClient(c.env, ws).undeployHook({ workspaceId: ws, toolUid, slot, actor: hookActor(c) }));
-    return c.json({ event }, 200);
+    return c.json({ event, effectiveAt: await changeInForce(c) }, 200);
   },
 );
 
@@ -103,13 +105,13 @@ deployRoutes.openapi(
     description: "Permanent; export the versions first. The actor-attributed reset event survives. Works on tools of deleted services.",
     middleware: guard("hooks:write"),
     request: { params: HookParams },
-    responses: { 200: json(z.object({ reset: ResetEventSchema }), "Reset"), ...errorResponses(404) },
+    responses: { 200: json(z.object({ reset: ResetEventSchema, effectiveAt: EffectiveAt }), "Reset"), ...errorResponses(404) },
   }),
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
     const { reset } = unwrap(await workspaceClient(c.env, ws).resetHook({ workspaceId: ws, toolUid, actor: hookActor(c) }));
-    return c.json({ reset }, 200);
+    return c.json({ reset, effectiveAt: await changeInForce(c) }, 200);
   },
 );
 

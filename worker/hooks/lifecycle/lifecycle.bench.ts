@@ -21,14 +21,14 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-async function request(path: string, init: RequestInit & { key: string }): Promise<Response> {
+export async function request(path: string, init: RequestInit & { key: string }): Promise<Response> {
   const headers = new Headers(init.headers);
   headers.set("authorization", `Bearer ${init.key}`);
   return SELF.fetch(`${ORIGIN}${path}`, { ...init, headers });
 }
 
 /** A workspace with one tool, written straight to D1: the bench needs no upstream. */
-async function benchWorkspace(): Promise<{ ws: string; key: string; toolUid: string }> {
+export async function benchWorkspace(): Promise<{ ws: string; key: string; toolUid: string }> {
   const created = await SELF.fetch(`${ORIGIN}/v1/workspaces`, {
     method: "POST",
     headers: { authorization: `Bearer ${env.BOOTSTRAP_SECRET}`, "content-type": "application/json" },

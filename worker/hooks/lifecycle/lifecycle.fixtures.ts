@@ -1,4 +1,4 @@
-import { api, createKey, demoGateway, type ApiResponse } from "../../../test/helpers.ts";
+import { api, CONSOLE_HEADERS, createKey, demoGateway, devLogin, type ApiResponse } from "../../../test/helpers.ts";
 
 /**
  * A hook for the demo upstream's `search_release_notes` (input `{ query }`,
@@ -47,9 +47,8 @@ export async function browserCaller(ws: string, adminKey: string, role: "admin" 
   const email = `${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
   const member = await api(`/v1/workspaces/${ws}/members`, { method: "PUT", key: adminKey, body: { email, role } });
   if (member.status !== 200) throw new Error(`member: ${member.status} ${JSON.stringify(member.body)}`);
-  const login = await api("/dev/login", { body: { email } });
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  return { id: member.body.id, headers: { cookie } };
+  // The console's browser sends its own origin with every request it makes.
+  return { id: member.body.id, headers: { cookie: await devLogin(email), ...CONSOLE_HEADERS } };
 }
 
 export const keyCaller = (key: string, cli = false): Caller => ({

@@ -1,6 +1,16 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, it } from "vitest";
-import { addService, api, connectMcp, createKey, newTag, upstreamOrigin, upstreamReceived } from "../../../test/helpers.ts";
+import {
+  addService,
+  api,
+  connectMcp,
+  CONSOLE_HEADERS,
+  createKey,
+  devLogin,
+  newTag,
+  upstreamOrigin,
+  upstreamReceived,
+} from "../../../test/helpers.ts";
 import {
   BAD_ARGUMENTS_HOOK,
   hookGateway,
@@ -317,8 +327,7 @@ describe("compile quota", () => {
     }
     expect(memberIds.size).toBe(1); // one user, a member of both
     const [userId] = memberIds;
-    const login = await api("/dev/login", { body: { email } });
-    const user: Caller = { headers: { cookie: login.headers.get("set-cookie")!.split(";")[0]! } };
+    const user: Caller = { headers: { cookie: await devLogin(email), ...CONSOLE_HEADERS } };
     await runInDurableObject(env.ACTOR_QUOTA.getByName(`user:${userId}`), (_instance, state) => {
       for (let n = 0; n < QUOTAS.compilesPerHour - 1; n++) {
         state.storage.sql.exec(

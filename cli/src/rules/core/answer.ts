@@ -1,6 +1,7 @@
 // The handler contract's answer side: what a command prints, an http handler
 // responds or a function returns, turned into one HookAnswer, or a hook error.
 // Claude Code's `hookSpecificOutput` form is accepted so its hooks run unchanged.
+import { MAX_EVENT_DEPTH, nestsDeeperThan } from "./bounds.ts";
 import { HookFailure } from "./errors.ts";
 import { DECISIONS, UPDATE_FIELDS, UPDATES_BY_EVENT, type Decision, type EventName, type Finding, type HookAnswer } from "./events.ts";
 
@@ -40,6 +41,9 @@ export function answerFromValue(value: unknown, event: EventName): HookAnswer {
   if (typeof value === "string") return value.trim() === "" ? { decision: "allow" } : { decision: "allow", additional_context: value };
   if (!isRecord(value))
     throw malformed(`an answer must be an object, a string or nothing, not ${Array.isArray(value) ? "a list" : typeof value}`);
+  // What it rewrites becomes the event later rules walk: bounded like the event itself.
+  if (nestsDeeperThan(value, MAX_EVENT_DEPTH + 2))
+    throw malformed(`the answer nests objects and arrays deeper than ${MAX_EVENT_DEPTH} levels`);
   return validate(fromClaude(value), event);
 }
 

@@ -189,7 +189,12 @@ class Validator {
     try {
       compileMatcher(source);
     } catch (error) {
-      this.fail("rules_bad_matcher", path, `not a regular expression: ${error instanceof Error ? error.message : String(error)}`);
+      // Matchers run on the linear-time engine: what it cannot take (backreferences, lookaround, \b) is refused here, by rule.
+      this.fail(
+        "rules_bad_matcher",
+        path,
+        `cannot be a matcher: ${error instanceof Error ? error.message : String(error)} (matchers are regular expressions run in linear time: no backreferences, lookaround or word boundaries)`,
+      );
     }
   }
 

@@ -44,7 +44,9 @@ export type HookFailureCode =
   | "hook_malformed_answer"
   | "hook_http_status"
   | "hook_http_unreachable"
-  | "hook_threw";
+  | "hook_threw"
+  /** The event itself (not a handler) was refused: its values nest deeper than MAX_EVENT_DEPTH. */
+  | "event_too_deep";
 
 export class HookFailure extends Error {
   override readonly name = "HookFailure";

@@ -7,13 +7,15 @@ export type { RulesFileErrorCode, HookFailureCode } from "./errors.ts";
 export { EVENTS, EVENT_ALIASES, eventNamed } from "./events.ts";
 export type { EventName, HookEvent, HookAnswer, Finding, RequestShape, ResponseShape, ToolInput, Decision } from "./events.ts";
 export { answerFromText, answerFromValue, attachContext } from "./answer.ts";
-export { compileMatcher, splitMatcher } from "./matcher.ts";
+export { compileMatcher, splitMatcher, MatcherBudgetExceeded, MATCHER_STEP_BUDGET } from "./matcher.ts";
+export { MAX_EVENT_DEPTH } from "./bounds.ts";
 export { DenyHandler, FunctionHandler, HttpHandler, RecordHandler, MAX_OUTPUT_BYTES } from "./handlers.ts";
 export type { Handler, HandlerOptions, HookFunction, RecordSink, RecordLine } from "./handlers.ts";
 export { HookRun } from "./run.ts";
 export type {
   Rule,
   Verdict,
+  RunEnd,
   RunSummary,
   RunCounts,
   HookRunOptions,

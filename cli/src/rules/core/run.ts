@@ -4,6 +4,7 @@
 import { AliasDoor, type AliasOptions, type Legend } from "./alias/door.ts";
 import { AliasError, type SeedEntity } from "./alias/seeds.ts";
 import { attachContext } from "./answer.ts";
+import { MAX_EVENT_DEPTH, nestsDeeperThan } from "./bounds.ts";
 import { defaultTimeoutSeconds } from "./config.ts";
 import { HookDenied, HookError, HookFailure, type HookFailureCode } from "./errors.ts";
 import {
@@ -52,14 +53,26 @@ export interface AsyncAnswer {
   failure?: { code: HookFailureCode; message: string };
 }
 
+/** One run_end the run has seen: which (`run_end`, or the agent's `Stop`/`SessionEnd`), when, and its own outcome. */
+export interface RunEnd {
+  event: string;
+  /** ISO time. */
+  at: string;
+  passed: boolean;
+  reasons: string[];
+}
+
+/** The run's verdict: the conjunction of every run_end it has seen. Once failed it stays failed; later ends add findings. */
 export interface Verdict {
   passed: boolean;
-  /** Why it failed: a run_end denial or a hook error on run_end. */
+  /** Why it failed: every failed run_end's denial or hook error, in order. */
   reasons: string[];
   /** Every finding of the run. */
   findings: Finding[];
   /** Every hook error recorded on the run (only run_end's fail it). */
   errors: RecordedFailure[];
+  /** Every run_end so far, in order, each with its own outcome (the last is the one just fired). */
+  ends: RunEnd[];
 }
 
 /** What a run counts as it goes: numbers only, never a value (so they may be kept anywhere a run's state is). */
@@ -148,7 +161,7 @@ export class HookRun {
   readonly #vendors: [string, (name: string) => boolean][];
   readonly #pending = new Set<Promise<void>>();
   readonly #counts = { calls: 0, requests: 0, denied: 0, rewritten: 0 };
-  #ended = false;
+  readonly #ends: RunEnd[] = [];
 
   constructor(options: HookRunOptions = {}) {
     this.runId = options.runId ?? newRunId();
@@ -231,6 +244,13 @@ export class HookRun {
     let matched = 0;
     const rules = this.#rules.get(event.hook_event_name) ?? [];
     const aliased = rules.some((rule) => rule.handlers.some((handler) => handler.type === "alias") && this.#applies(rule, event));
+    // Before any handler walks it: an event nested past the bound is refused whole (a post_* result too, so it never reaches the agent).
+    const tooDeep = EVENT_VALUES.find((field) => nestsDeeperThan(event[field]));
+    if (tooDeep) {
+      const message = `the event's ${tooDeep} nests objects and arrays deeper than ${MAX_EVENT_DEPTH} levels`;
+      this.errors.push({ event: event.hook_event_name, hook: "rayrun", code: "event_too_deep", message, tool_name: event.tool_name });
+      return { event, denied: { reason: `event_too_deep: ${message}`, failure: "event_too_deep" }, contexts, rewritten, matched, aliased };
+    }
     for (const rule of rules) {
       if (!this.#applies(rule, event)) continue;
       matched++;
@@ -476,13 +496,29 @@ export class HookRun {
     return { ...shown, body: attachContext(shown.body, [...preShown.contexts, ...postShown.contexts]) };
   }
 
-  /** Fires run_end once with the report and artifacts; a deny or a hook error fails the run. */
-  async end(report: unknown, artifacts: Record<string, string> = {}): Promise<Verdict> {
-    this.#ended = true;
+  /**
+   * Fires run_end with the report and artifacts; a deny or a hook error fails it. The verdict is that of
+   * every end so far: a run that failed once stays failed (`event` labels this end, e.g. Claude Code's
+   * `Stop` or `SessionEnd`).
+   */
+  async end(report: unknown, artifacts: Record<string, string> = {}, event = "run_end"): Promise<Verdict> {
     const ended = await this.dispatch({ hook_event_name: "run_end", report, artifacts });
     await this.settled();
     const reasons = ended.denied ? [ended.denied.reason] : [];
-    return { passed: reasons.length === 0, reasons, findings: [...this.findings], errors: [...this.errors] };
+    this.#ends.push({ event, at: new Date().toISOString(), passed: reasons.length === 0, reasons });
+    return this.verdict();
+  }
+
+  /** The verdict so far (before any end: passed, with no ends). */
+  verdict(): Verdict {
+    const ends = this.#ends.map((end) => ({ ...end, reasons: [...end.reasons] }));
+    return {
+      passed: ends.every((end) => end.passed),
+      reasons: ends.flatMap((end) => end.reasons),
+      findings: [...this.findings],
+      errors: [...this.errors],
+      ends,
+    };
   }
 
   /** Waits for every async handler still running. */
@@ -497,10 +533,20 @@ export class HookRun {
       hook_errors: this.errors.length,
       findings: this.findings.length,
       async_answers: this.asyncAnswers.length,
-      ended: this.#ended,
+      ended: this.#ends.length > 0,
     };
   }
 }
+
+/** The parts of an event that carry outsiders' data, checked for nesting before any handler runs. */
+const EVENT_VALUES = [
+  "tool_input",
+  "tool_result",
+  "request",
+  "response",
+  "report",
+  "artifacts",
+] as const satisfies readonly (keyof HookEvent)[];
 
 /** Replaces what a rewrite names; `updated_request` patches the request (method kept), `updated_response` is the new body. */
 function applyRewrite(event: HookEvent, answer: HookAnswer): HookEvent {

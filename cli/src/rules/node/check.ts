@@ -2,7 +2,8 @@
 // sample event through the rules that match it. Command and http handlers really run.
 import { AliasError } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
-import { eventNamed, type EventName, type HookEvent, type ToolInput } from "../core/events.ts";
+import { eventNamed, isPreEvent, type EventName, type HookEvent, type ToolInput } from "../core/events.ts";
+import type { RecordSink } from "../core/handlers.ts";
 import { HookRun } from "../index.ts";
 import { describeTools, listTools, probeTool, type ProbeReport, type ToolListing } from "./live/check.ts";
 import { loadRulesFile, readSeedFile } from "./load.ts";
@@ -11,10 +12,29 @@ export interface CheckOptions {
   event?: string;
   tool?: string;
   input?: ToolInput;
+  /** The sample's tool_result (post_tool_call), response body (post_response) or report (run_end); omitted, `{ "sample": true }`. */
+  result?: unknown;
   /** A seed file: the alias door is seeded from it before the sample runs. */
   seed?: string;
   /** A declared tool to call for real with `input`, instead of the sample event. */
   probe?: string;
+}
+
+/** A record line `hooks check` did not write: the sink it names and the line, as a record handler would append it. */
+export interface DryRunRecord {
+  sink: string;
+  line: unknown;
+}
+
+/** A sink that keeps the lines: checking a file never appends a sample to a real transcript. */
+class DryRunSink implements RecordSink {
+  constructor(
+    readonly path: string,
+    readonly into: DryRunRecord[],
+  ) {}
+  async append(line: string): Promise<void> {
+    this.into.push({ sink: this.path, line: JSON.parse(line) as unknown });
+  }
 }
 
 export interface CheckProblem {
@@ -49,16 +69,22 @@ export interface CheckReport {
     rewritten?: Partial<HookEvent>;
     contexts: string[];
     findings: unknown[];
+    /** What record handlers would have written (nothing is written). */
+    records: DryRunRecord[];
   };
   problems: CheckProblem[];
   /** How many seeds `--seed` gave the alias door. */
   seeded?: number;
 }
 
+/** Events whose sample a `--result` can supply. */
+export const takesResult = (event: EventName) => !isPreEvent(event);
+
 export async function checkRulesFile(file: string, options: CheckOptions): Promise<CheckReport> {
   const report: CheckReport = { file, ok: false, rules: [], vendors: {}, tools: [], problems: [] };
   const event = eventNamed(options.event ?? "pre_tool_call");
   if (!event) throw new RulesFileError("rules_unknown_event", `--event ${options.event} is not an event`);
+  const records: DryRunRecord[] = [];
   let run: HookRun;
   try {
     const { config } = await loadRulesFile(file);
@@ -70,7 +96,7 @@ export async function checkRulesFile(file: string, options: CheckOptions): Promi
       arg: rule.arg,
       handlers: rule.handlers.map((handler) => ({ type: handler.type, name: handler.name, async: handler.async ?? false })),
     }));
-    run = await HookRun.fromConfig(file);
+    run = await HookRun.fromConfig(file, { sinks: (path) => new DryRunSink(path, records) });
     report.tools = await listTools(config, run);
   } catch (error) {
     if (!(error instanceof RulesFileError)) throw error;
@@ -97,20 +123,21 @@ export async function checkRulesFile(file: string, options: CheckOptions): Promi
     return report;
   }
   const toolName = options.tool ?? "example_tool";
+  const result = options.result === undefined ? { sample: true } : options.result;
   const sample: Omit<HookEvent, "run_id" | "matcher"> =
     event === "pre_tool_call"
       ? { hook_event_name: event, tool_name: toolName, tool_input: input, vendor: run.vendorOf(toolName) }
       : event === "post_tool_call"
-        ? { hook_event_name: event, tool_name: toolName, tool_input: input, vendor: run.vendorOf(toolName), tool_result: { sample: true } }
+        ? { hook_event_name: event, tool_name: toolName, tool_input: input, vendor: run.vendorOf(toolName), tool_result: result }
         : event === "pre_request"
           ? { hook_event_name: event, request: { method: "GET", path: options.tool ?? "/", body: input } }
           : event === "post_response"
             ? {
                 hook_event_name: event,
                 request: { method: "GET", path: options.tool ?? "/" },
-                response: { status: 200, body: { sample: true }, elapsed: 0 },
+                response: { status: 200, body: result, elapsed: 0 },
               }
-            : { hook_event_name: event, report: { sample: true }, artifacts: {} };
+            : { hook_event_name: event, report: result, artifacts: {} };
   try {
     const done = await run.dispatch(sample);
     await run.settled();
@@ -123,6 +150,7 @@ export async function checkRulesFile(file: string, options: CheckOptions): Promi
       ...(done.rewritten ? { rewritten: rewrittenFields(done.event) } : {}),
       contexts: done.contexts,
       findings: run.findings,
+      records,
     };
   } catch (error) {
     if (!(error instanceof HookError)) throw error;
@@ -165,6 +193,7 @@ export function describeReport(report: CheckReport): string[] {
     );
     for (const context of s.contexts) lines.push(`  ${context}`);
     if (s.rewritten) lines.push(`  rewritten: ${JSON.stringify(s.rewritten)}`);
+    for (const record of s.records) lines.push(`  record (not written) → ${record.sink}: ${JSON.stringify(record.line)}`);
   }
   for (const problem of report.problems)
     lines.push(`problem ${problem.code}${problem.hook ? ` (hook ${problem.hook})` : ""}: ${problem.message}`);

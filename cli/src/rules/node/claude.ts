@@ -2,13 +2,14 @@
 // process per event, so the run's id, key and findings live under
 // `.rayrun/hooks/<session id>/` in the project between them (see run-files.ts).
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, type EventName, type Finding, type ToolInput } from "../core/events.ts";
-import type { AsyncAnswer, RecordedFailure } from "../core/run.ts";
+import type { AsyncAnswer, RecordedFailure, RunEnd } from "../core/run.ts";
 import { HookRun } from "../index.ts";
 import { readSeedFile } from "./load.ts";
 import { appendLines, prepareRunDir, readLines, replaceFile, RunFilesError, withSessionLock } from "./run-files.ts";
@@ -29,19 +30,34 @@ interface SessionState {
   started_at: string;
 }
 
-const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** A plain name: letters, digits, `.`, `_`, `-`, at most 128 (bytes, as they are ASCII), and not only dots (`.`, `..` name folders above it). */
+const SESSION_ID = /^(?!\.+$)[A-Za-z0-9._-]{1,128}$/;
+/** Where a refusal has to say which event it answers before the JSON could be read: Claude Code's key, in the first bytes. */
+const EVENT_NAME_IN_TEXT = /"hook_event_name"\s*:\s*"([A-Za-z_]+)"/;
 
-export async function replyToClaude(stdin: string, options: { config?: string; seed?: string }): Promise<AgentReply> {
+/** Bytes of one event on stdin: what a PostToolUse carries is the tool's output, which an outsider sizes. */
+export const MAX_HOOK_INPUT_BYTES = 64 * 1024 * 1024;
+
+/** `stdin`: the event as read, at most MAX_HOOK_INPUT_BYTES of it (`truncated` when there was more). */
+export async function replyToClaude(stdin: string, options: { config?: string; seed?: string }, truncated = false): Promise<AgentReply> {
+  const named = () => {
+    const found = EVENT_NAME_IN_TEXT.exec(stdin.slice(0, 64 * 1024))?.[1];
+    return (found && eventNamed(found)) || "pre_tool_call";
+  };
+  if (truncated)
+    return refuse(named(), {}, "hook_input_too_large", `the event on stdin is larger than ${MAX_HOOK_INPUT_BYTES} bytes; it was not read`);
   let input: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(stdin);
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
     input = parsed as Record<string, unknown>;
   } catch {
-    return failure("invalid_hook_input", "stdin must be the agent's hook event as a JSON object");
+    // The event's kind, if the text names one, decides how to refuse: a PostToolUse is blocked with its output withheld.
+    return refuse(named(), {}, "invalid_hook_input", "stdin must be the agent's hook event as a JSON object");
   }
   const eventName = typeof input.hook_event_name === "string" ? input.hook_event_name : "";
   const event = eventNamed(eventName);
+  // Not an event rayrun answers, so there is nothing it guards: exit 1, a hook error Claude Code reports.
   if (!event)
     return failure(
       "unknown_hook_event",
@@ -49,15 +65,18 @@ export async function replyToClaude(stdin: string, options: { config?: string; s
     );
   const sessionId = input.session_id;
   if (typeof sessionId !== "string" || !SESSION_ID.test(sessionId))
-    return failure("invalid_session_id", "session_id must be 1–128 letters, digits, '.', '_' or '-'");
+    return refuse(
+      event,
+      input,
+      "invalid_session_id",
+      "session_id must be a plain name: 1–128 letters, digits, '.', '_' or '-', and not only dots",
+    );
   const cwd = typeof input.cwd === "string" ? input.cwd : process.cwd();
-  // A broken rules file fails closed: the call it should have guarded is refused.
-  const refuse = event === "pre_tool_call" ? 2 : 1;
   try {
-    return await replyInSession(input, event, eventName, sessionId, cwd, options, refuse);
+    return await replyInSession(input, event, eventName, sessionId, cwd, options);
   } catch (error) {
     // Anything unforeseen (a damaged session file, a file system error) fails closed too: exit 1 would let the call through.
-    return failure("hooks_run_failed", `unexpected failure: ${error instanceof Error ? error.message : String(error)}`, refuse);
+    return refuse(event, input, "hooks_run_failed", `unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -69,18 +88,18 @@ async function replyInSession(
   sessionId: string,
   cwd: string,
   options: { config?: string; seed?: string },
-  refuse: 1 | 2,
 ): Promise<AgentReply> {
+  const refused = (code: string, message: string) => refuse(event, input, code, message);
   const configPath = options.config
     ? resolve(options.config)
     : ["gateway-hooks.toml", "gateway-hooks.json"].map((name) => join(cwd, name)).find(existsSync);
-  if (!configPath) return failure("rules_file_unreadable", `no gateway-hooks.toml in ${cwd}; pass --config`, refuse);
+  if (!configPath) return refused("rules_file_unreadable", `no gateway-hooks.toml in ${cwd}; pass --config`);
 
   const dir = join(cwd, ".rayrun", "hooks", sessionId);
   try {
     await prepareRunDir(dir);
   } catch (error) {
-    if (error instanceof RunFilesError) return failure(error.code, error.message, refuse);
+    if (error instanceof RunFilesError) return refused(error.code, error.message);
     throw error;
   }
   const state = await sessionState(dir);
@@ -91,7 +110,7 @@ async function replyInSession(
     const seeds = await sessionSeeds(dir, options.seed);
     if (seeds) await run.seed(seeds);
   } catch (error) {
-    if (error instanceof RulesFileError || error instanceof AliasError) return failure(error.code, error.message, refuse);
+    if (error instanceof RulesFileError || error instanceof AliasError) return refused(error.code, error.message);
     throw error;
   }
   const files = { findings: join(dir, "findings.jsonl"), errors: join(dir, "errors.jsonl"), async: join(dir, "async.jsonl") };
@@ -109,7 +128,7 @@ async function replyInSession(
     reply = await answer(run, event, eventName, input, dir, counts);
   } catch (error) {
     if (!(error instanceof HookError)) throw error;
-    reply = failure(error.code, error.message, refuse);
+    reply = refused(error.code, error.message);
   }
   await run.settled();
   // One turn on the session's files: this event's counts (after an end's own save, nothing) and lines.
@@ -152,14 +171,19 @@ async function answer(
     run.addCounts({ denied: post.denied ? 1 : 0, rewritten: post.rewritten ? 1 : 0 });
     // The reason or the context, in alias space when an alias rule guards the call, and metered.
     const shown = run.toAgent(post);
+    if (post.denied?.failure === "event_too_deep") {
+      // No rule read this output (nothing could, safely): the model gets neither it nor a rewrite of it.
+      const output = withheld(post.denied.failure);
+      run.meterInbound(output);
+      return { stdout: blockWithOutput(shown.reason ?? post.denied.reason, output), exitCode: 0 };
+    }
     if (shown.reason !== undefined) {
       if (post.aliased) {
         // A deny ends the rules before the alias rule rewrote the output, and exit 2 would leave the model the
         // tool's own output beside the reason. A block answer replaces it with the output in alias space.
         const output = aliasedOutput(run, input.tool_response);
         run.meterInbound(output);
-        const specific = { hookEventName: "PostToolUse", updatedToolOutput: output, updatedMCPToolOutput: output };
-        return { stdout: { decision: "block", reason: shown.reason, hookSpecificOutput: specific }, exitCode: 0 };
+        return { stdout: blockWithOutput(shown.reason, output), exitCode: 0 };
       }
       // Exit 2 cannot replace the output: the model reads the tool's own output beside the reason.
       run.meterInbound(input.tool_response);
@@ -174,19 +198,99 @@ async function answer(
     return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
   }
 
-  // Stop and SessionEnd end the run. The report is the agent's own event (with its transcript_path).
-  // From here the run's counters are the whole session's (counts.json), not this process's.
+  // Stop and SessionEnd end the run, each of them: the verdict is every end's together (verdict.json keeps
+  // them), so a later end can add findings but never turn a failed run into a passed one. The report is
+  // the agent's own event. From here the run's counters are the whole session's (counts.json).
   await counts.save(run);
-  const verdict = await run.end({ agent_event: eventName, ...input });
-  const summary = run.summary();
-  await replaceFile(join(dir, "verdict.json"), `${JSON.stringify({ ...verdict, summary, ended_at: new Date().toISOString() }, null, 2)}\n`);
+  const verdictPath = join(dir, "verdict.json");
+  const stopsPath = join(dir, "stops.jsonl");
+  const report: Record<string, unknown> = { agent_event: eventName, ...input };
+  const artifacts: Record<string, string> = {};
+  if (eventName === "SessionEnd") {
+    // SessionEnd carries no last message: its check reads what the session's Stops reported, and what the
+    // model wrote in the transcript (its text and tool calls; the tools' outputs are not the model's).
+    const stops = await withSessionLock(dir, () => readLines<{ last_assistant_message: string }>(stopsPath));
+    report.earlier_stops = stops.map((stop) => stop.last_assistant_message);
+    const transcript = await modelsTranscript(input.transcript_path);
+    report.transcript = transcript === undefined ? "unreadable" : "read";
+    if (transcript !== undefined) artifacts.transcript = transcript;
+  }
+  const own = (await run.end(report, artifacts, eventName)).ends.at(-1)!;
+  const verdict = await withSessionLock(dir, async () => {
+    // The ends the session's earlier processes recorded (read now, under the lock), then this one.
+    const ends = [...(await readEnds(verdictPath)), own];
+    const merged = { ...run.verdict(), passed: ends.every((end) => end.passed), reasons: ends.flatMap((end) => end.reasons), ends };
+    await replaceFile(verdictPath, `${JSON.stringify({ ...merged, summary: run.summary(), ended_at: own.at }, null, 2)}\n`);
+    if (eventName === "Stop" && typeof input.last_assistant_message === "string")
+      await appendLines(stopsPath, [{ at: own.at, last_assistant_message: input.last_assistant_message }]);
+    return merged;
+  });
   // The map for a grader, beside the key it came from (state.json).
   if (run.alias.seeded) await replaceFile(join(dir, "legend.json"), `${JSON.stringify(run.legend(), null, 2)}\n`);
   if (verdict.passed) return { exitCode: 0 };
-  const reason = `the rules failed the run: ${verdict.reasons.join("; ")}`;
-  // Blocking a Stop makes Claude Code continue; once it already has, say it to the user instead of looping.
-  if (eventName === "Stop" && input.stop_hook_active === true) return { stdout: { systemMessage: reason }, exitCode: 0 };
+  const reason = `the rules failed the run: ${[...new Set(verdict.reasons)].join("; ")}`;
+  if (eventName === "Stop") {
+    // Blocking a Stop makes Claude Code continue, so the model can answer again: only for this Stop's own
+    // failure, and once. Otherwise (already continuing, or failed earlier) it is said to the user instead.
+    if (!own.passed && input.stop_hook_active !== true)
+      return { stderr: `the rules failed the run: ${own.reasons.join("; ")}`, exitCode: 2 };
+    return { stdout: { systemMessage: reason }, exitCode: 0 };
+  }
   return { stderr: reason, exitCode: 2 };
+}
+
+/** The run_end events a session's verdict.json records (a verdict from before they were recorded counts as one end). */
+async function readEnds(path: string): Promise<RunEnd[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  let stored: { ends?: RunEnd[]; passed?: unknown; reasons?: string[]; ended_at?: string };
+  try {
+    stored = JSON.parse(text) as typeof stored;
+  } catch {
+    // Never read as "no earlier end": a failed verdict would pass.
+    throw new Error(`${path} is not JSON; the session's verdict is damaged`);
+  }
+  if (Array.isArray(stored.ends)) return stored.ends;
+  if (typeof stored.passed !== "boolean") throw new Error(`${path} holds no verdict; the session's verdict is damaged`);
+  return [{ event: "run_end", at: stored.ended_at ?? "", passed: stored.passed, reasons: stored.reasons ?? [] }];
+}
+
+/**
+ * What the model wrote in a Claude Code transcript (JSON lines): the text, thinking and tool-call input of
+ * each assistant message, one per line. Read as a stream, so a long session costs no more memory than
+ * that; undefined when there is no readable transcript.
+ */
+async function modelsTranscript(path: unknown): Promise<string | undefined> {
+  if (typeof path !== "string" || path === "") return undefined;
+  let lines: AsyncIterable<string>;
+  try {
+    const stream = createReadStream(path, { encoding: "utf8" });
+    await new Promise<void>((resolve, reject) => stream.once("open", () => resolve()).once("error", reject));
+    lines = createInterface({ input: stream, crlfDelay: Infinity });
+  } catch {
+    return undefined;
+  }
+  const written: string[] = [];
+  for await (const line of lines) {
+    let entry: { type?: unknown; message?: { content?: unknown } };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.type !== "assistant" || !Array.isArray(entry.message?.content)) continue;
+    for (const block of entry.message.content as { type?: unknown; text?: unknown; thinking?: unknown; input?: unknown }[]) {
+      if (block.type === "text" && typeof block.text === "string") written.push(block.text);
+      else if (block.type === "thinking" && typeof block.thinking === "string") written.push(block.thinking);
+      else if (block.type === "tool_use") written.push(JSON.stringify(block.input ?? null));
+    }
+  }
+  return written.join("\n");
 }
 
 async function sessionState(dir: string): Promise<SessionState> {
@@ -216,10 +320,35 @@ function aliasedOutput(run: HookRun, output: unknown): unknown {
     return run.alias.toAlias(output).value;
   } catch (error) {
     if (!(error instanceof AliasError)) throw error;
-    return `[withheld: ${error.code}]`;
+    return withheld(error.code);
   }
+}
+
+/** What the model reads in place of an output no rule could read. */
+const withheld = (code: string) => `[withheld: ${code}]`;
+
+/** A PostToolUse answer that blocks and replaces the tool's output (Claude Code applies both, so the real output never reaches the model). */
+function blockWithOutput(reason: string, output: unknown): Record<string, unknown> {
+  return {
+    decision: "block",
+    reason,
+    hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: output, updatedMCPToolOutput: output },
+  };
 }
 
 function failure(code: string, message: string, exitCode: 1 | 2 = 1): AgentReply {
   return { stderr: `rayrun hooks run: ${code}: ${message}`, exitCode };
+}
+
+/**
+ * Refuses an event rayrun could not answer (a bad session id, a rules file that fails to load, anything
+ * unforeseen), closed in each event's terms: PreToolUse is denied (exit 2); PostToolUse is blocked with
+ * its output withheld (exit 2 or 1 would leave the model the tool's real output); Stop fails the run
+ * (exit 2, or a systemMessage once Claude Code is already continuing for a Stop hook), SessionEnd too.
+ */
+function refuse(event: EventName, input: Record<string, unknown>, code: string, message: string): AgentReply {
+  const text = `rayrun hooks run: ${code}: ${message}`;
+  if (event === "post_tool_call") return { stdout: blockWithOutput(text, withheld(code)), stderr: text, exitCode: 0 };
+  if (event === "run_end" && input.stop_hook_active === true) return { stdout: { systemMessage: text }, stderr: text, exitCode: 0 };
+  return { stderr: text, exitCode: 2 };
 }

@@ -8,7 +8,7 @@ import { buildRules, coreHandlerFactory, type HandlerFactory } from "../core/bui
 import { aliasOptionsOf, parseRules, type HandlerSpec, type RulesConfig } from "../core/config.ts";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { RulesFileError } from "../core/errors.ts";
-import { FunctionHandler, RecordHandler, type HookFunction } from "../core/handlers.ts";
+import { FunctionHandler, RecordHandler, type HookFunction, type RecordSink } from "../core/handlers.ts";
 import type { Rule } from "../core/run.ts";
 import { CommandHandler } from "./command.ts";
 import { FileSink } from "./file-sink.ts";
@@ -68,6 +68,8 @@ export interface NodeFactoryOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The run's alias door. */
   alias: AliasDoor;
+  /** Where a record handler's lines go, given its sink's path; omitted, appended to that file. */
+  sinks?: (path: string) => RecordSink;
 }
 
 export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory {
@@ -82,7 +84,8 @@ export function nodeHandlerFactory(options: NodeFactoryOptions): HandlerFactory 
         return new FunctionHandler(await importCallable(spec, at), { ...common, type: "callable", name: spec.name ?? spec.target });
       case "record": {
         const sink = spec.sink.replaceAll("{run_id}", options.runId).replaceAll("{run_dir}", options.runDir);
-        return new RecordHandler(new FileSink(at(sink)), { session: spec.session, source: spec.source }, common);
+        const sinkOf = options.sinks ?? ((path: string) => new FileSink(path));
+        return new RecordHandler(sinkOf(at(sink)), { session: spec.session, source: spec.source }, common);
       }
       default:
         return core(spec, { event: "pre_tool_call", matcher: "", handlers: [] });
@@ -121,6 +124,8 @@ export interface FromConfigOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The alias door's run key (64 hex digits); omitted, a fresh random one. */
   aliasKey?: string;
+  /** Where record handlers write (`hooks check` keeps their lines instead); omitted, their sink files. */
+  sinks?: (path: string) => RecordSink;
 }
 
 /** Loads, validates and builds a file's rules, ready for a HookRun. */
@@ -138,6 +143,7 @@ export async function rulesFromFile(
     runDir: options.runDir ?? join(cwd, "runs", runId),
     env: options.env,
     alias,
+    sinks: options.sinks,
   });
   return { loaded, rules: await buildRules(loaded.config, factory), alias };
 }

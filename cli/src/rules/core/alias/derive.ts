@@ -68,6 +68,12 @@ export interface DeriveOptions {
 }
 
 const fold = (text: string) => text.toLowerCase();
+/**
+ * A word of several parts (`Verity-Hale`): never minted. A model writes half of it (`Delphine Verity`),
+ * half maps back and half does not, and the user's files get a mixed identity. The pinned lists keep
+ * their compound entries (positions are the derivation); a draw that lands on one is drawn again.
+ */
+const compound = (word: string) => /[-\s]/.test(word);
 /** Kinds whose alias comes from a persona (a name, a company), not from words drawn for the seed itself. */
 const WORDLESS_KINDS: ReadonlySet<string> = new Set(["person_name", "username", "email", "company", "domain"]);
 /** Letters and digits only, accents dropped: `Vasquez-Lowe` → `vasquezlowe`. */
@@ -117,7 +123,7 @@ export async function deriveAll(hmac: Hmac, seeds: readonly Seed[], options: Der
       return { given: GIVEN_NAMES[g! % GIVEN_NAMES.length]!, surname: SURNAMES[s! % SURNAMES.length]!, attempt };
     },
     (persona) => `${persona.given} ${persona.surname}`,
-    (persona) => realWords.has(fold(persona.given)) || realWords.has(fold(persona.surname)),
+    (persona) => realWords.has(fold(persona.given)) || realWords.has(fold(persona.surname)) || compound(persona.surname),
   );
 
   // Company personas: seeded companies and domains, then the domains of private emails that need one.
@@ -137,7 +143,7 @@ export async function deriveAll(hmac: Hmac, seeds: readonly Seed[], options: Der
       return { word: COMPANY_WORDS[w! % COMPANY_WORDS.length]!, name: SURNAMES[n! % SURNAMES.length]!, attempt };
     },
     (persona) => `${persona.word} ${persona.name}`,
-    (persona) => realWords.has(fold(persona.word)) || realWords.has(fold(persona.name)),
+    (persona) => realWords.has(fold(persona.word)) || realWords.has(fold(persona.name)) || compound(persona.word) || compound(persona.name),
   );
   const domainOf = (key: string) => {
     const company = companies.get(key)!;
@@ -277,14 +283,14 @@ export function domainKeeper(seeds: readonly Seed[], options: DeriveOptions): (d
 
 /**
  * One persona per identity key, in order of first appearance. Attempt 0 for all
- * at once; a persona whose label another identity already holds, or that reuses
- * a real word, is drawn again with the next attempt.
+ * at once; a persona whose label another identity already holds, or that `refused`
+ * (a real word reused, a compound word), is drawn again with the next attempt.
  */
 async function personas<P extends { attempt: number }>(
   seeds: readonly { identityKey: string }[],
   draw: (key: string, attempt: number) => Promise<P>,
   label: (persona: P) => string,
-  reusesRealWord: (persona: P) => boolean,
+  refused: (persona: P) => boolean,
 ): Promise<Map<string, P>> {
   const keys = [...new Set(seeds.map((seed) => seed.identityKey))];
   const first = await Promise.all(keys.map((key) => draw(key, 0)));
@@ -292,7 +298,7 @@ async function personas<P extends { attempt: number }>(
   const labels = new Set<string>();
   for (const [index, key] of keys.entries()) {
     let persona: P = first[index]!;
-    while (labels.has(fold(label(persona))) || reusesRealWord(persona)) {
+    while (labels.has(fold(label(persona))) || refused(persona)) {
       if (persona.attempt + 1 === MAX_ATTEMPTS)
         throw new AliasError("rules_alias_bad_seed", `no free persona for identity ${index} after ${MAX_ATTEMPTS} attempts`);
       persona = await draw(key, persona.attempt + 1);

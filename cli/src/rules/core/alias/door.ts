@@ -1,9 +1,10 @@
 // The alias door of one run: seeds in, personas derived from the run key, and the
 // three directions over JSON values: to alias space (in), back to real values
 // (out, with the refusals), and the leak scan (meter and run_end check).
+import { MAX_EVENT_DEPTH } from "../bounds.ts";
 import { deriveAll, domainKeeper, Hmac, newRunKey, type DeriveOptions, type Derived, type HmacSha256 } from "./derive.ts";
 import { FREE_MAIL_DOMAINS } from "./names.ts";
-import { PhraseMatcher } from "./phrases.ts";
+import { SpellingMatcher } from "./phrases.ts";
 import { AliasError, checkSeeds, type Seed, type SeedEntity } from "./seeds.ts";
 import { spellings, storedForm, type Spelling } from "./variants.ts";
 
@@ -99,6 +100,7 @@ const ALIAS_SHAPED: [string, RegExp][] = [
   ["ref", /\bREF-\d{4,8}\b/g],
 ];
 const SELECTOR = /\bsha256:[0-9a-f]{64}\b/i;
+const isPhone = (entry: Entry) => entry.kind === "phone";
 
 export class AliasDoor {
   readonly #key: string;
@@ -107,8 +109,8 @@ export class AliasDoor {
   readonly #options: DeriveOptions;
   #seeds: Seed[] = [];
   #derived: Derived[] = [];
-  #inbound = new PhraseMatcher<Entry>([]);
-  #outbound = new PhraseMatcher<Entry>([]);
+  #inbound = new SpellingMatcher<Entry>([], isPhone);
+  #outbound = new SpellingMatcher<Entry>([], isPhone);
   #variants: VariantPair[] = [];
   #ready: Promise<void> = Promise.resolve();
   /** Real values found in text about to reach the agent, after every rewrite. */
@@ -192,8 +194,8 @@ export class AliasDoor {
         ]);
       }
     }
-    this.#inbound = new PhraseMatcher(inbound);
-    this.#outbound = new PhraseMatcher(outbound);
+    this.#inbound = new SpellingMatcher(inbound, isPhone);
+    this.#outbound = new SpellingMatcher(outbound, isPhone);
     this.#seeds = seeds;
     this.#derived = derived;
     this.#variants = variants;
@@ -357,7 +359,7 @@ function lineOf(lineStarts: number[], offset: number): number {
   return low + 1;
 }
 
-/** Counts the characters read in one value, and refuses past MAX_ALIAS_TEXT. */
+/** Counts the characters read in one value, and refuses past MAX_ALIAS_TEXT (and nesting past MAX_EVENT_DEPTH). */
 class Budget {
   used = 0;
   /** Each key's mapping, for this one value. */
@@ -370,13 +372,21 @@ class Budget {
         `the value holds more than ${MAX_ALIAS_TEXT} characters of text; the alias door reads at most that`,
       );
   }
+  /** The walks recurse on nesting: past the bound they refuse instead of overflowing the stack. */
+  descend(depth: number): void {
+    if (depth > MAX_EVENT_DEPTH)
+      throw new AliasError(
+        "rules_alias_too_deep",
+        `the value nests objects and arrays deeper than ${MAX_EVENT_DEPTH} levels; the alias door reads at most that`,
+      );
+  }
 }
 
 /** Integers of 7+ digits are read as text too: a phone or an account stored as a number. */
 const LONG_INTEGER = 1_000_000;
 
 /** The value with `map` applied to every string, key and long integer; unchanged parts keep their identity. */
-function mapJson(value: unknown, map: (text: string) => string, budget: Budget): unknown {
+function mapJson(value: unknown, map: (text: string) => string, budget: Budget, depth = 0): unknown {
   if (typeof value === "string") {
     budget.take(value.length);
     return map(value);
@@ -389,14 +399,16 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget):
     return /^-?\d{1,15}$/.test(mapped) ? Number(mapped) : mapped;
   }
   if (Array.isArray(value)) {
+    budget.descend(depth + 1);
     let copy: unknown[] | undefined;
     value.forEach((item, index) => {
-      const mapped = mapJson(item, map, budget);
+      const mapped = mapJson(item, map, budget, depth + 1);
       if (mapped !== item) (copy ??= [...value])[index] = mapped;
     });
     return copy ?? value;
   }
   if (value !== null && typeof value === "object") {
+    budget.descend(depth + 1);
     const record = value as Record<string, unknown>;
     const keys = Object.keys(record);
     let copy: Record<string, unknown> | undefined;
@@ -411,7 +423,7 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget):
       const mapped =
         item === null || typeof item === "boolean" || (typeof item === "number" && Math.abs(item) < LONG_INTEGER)
           ? item
-          : mapJson(item, map, budget);
+          : mapJson(item, map, budget, depth + 1);
       if (!copy && (mappedKey !== key || mapped !== item)) {
         // The first change: copy what came before it, in order, and go on building the copy.
         copy = {};
@@ -431,14 +443,18 @@ function walkStrings(
   budget: Budget,
   visit: (text: string, where: string) => void,
   label: (key: string) => string = (key) => key,
+  depth = 0,
 ): void {
   if (typeof value === "string") {
     budget.take(value.length);
     visit(value, path);
   } else if (typeof value === "number") {
     if (Number.isSafeInteger(value) && Math.abs(value) >= LONG_INTEGER) visit(String(value), path);
-  } else if (Array.isArray(value)) value.forEach((item, index) => walkStrings(item, `${path}[${index}]`, budget, visit, label));
-  else if (value !== null && typeof value === "object") {
+  } else if (Array.isArray(value)) {
+    budget.descend(depth + 1);
+    value.forEach((item, index) => walkStrings(item, `${path}[${index}]`, budget, visit, label, depth + 1));
+  } else if (value !== null && typeof value === "object") {
+    budget.descend(depth + 1);
     for (const [key, item] of Object.entries(value)) {
       budget.take(key.length);
       // A key holding a real value is named by its kind in the path, so a finding never carries the value.
@@ -446,7 +462,7 @@ function walkStrings(
       const where =
         shown === key && /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${shown === key ? JSON.stringify(key) : shown}]`;
       visit(key, where);
-      walkStrings(item, where, budget, visit, label);
+      walkStrings(item, where, budget, visit, label, depth + 1);
     }
   }
 }

@@ -1,69 +1,32 @@
 // One pass over a text for every variant of every seed: an Aho–Corasick automaton
-// over UTF-16 code units of the *normalised* text (case-folded, whitespace runs
-// collapsed to one space, obfuscated `[at]`/` dot ` read as `@`/`.`, separators
-// between digits dropped), with each normalised unit remembering where it started
-// in the original, so a match is replaced in the original text. Matches are
+// over UTF-16 code units of the *normalised* text (normalise.ts: each character's
+// matching form — case, compatibility forms and marks folded, format characters
+// dropped, look-alikes read as Latin letters, entities and percent-encoding decoded —
+// whitespace runs collapsed to one space, obfuscated `[at]`/` dot ` read as `@`/`.`,
+// separators between digits dropped), with each normalised unit remembering where it
+// started in the original, so a match is replaced in the original text. Matches are
 // leftmost-longest and never inside a longer word. Cost: linear in the text, and
 // building is linear in the total length of the phrases (docs/alias.md, "Matching").
 // Why not a package or one RegExp: see the README's dependency list.
-
-const SPACE = 0x20;
-const AT = 0x40;
-const DOT = 0x2e;
-
-let foldTable: Uint16Array | undefined;
-/** Lower case of each UTF-16 unit (itself where lowering changes the length). */
-function folds(): Uint16Array {
-  if (foldTable) return foldTable;
-  foldTable = new Uint16Array(65536);
-  for (let code = 0; code < 65536; code++) {
-    const lower = String.fromCharCode(code).toLowerCase();
-    foldTable[code] = lower.length === 1 ? lower.charCodeAt(0) : code;
-  }
-  return foldTable;
-}
-
-let wordTable: Uint8Array | undefined;
-/** 1 where a unit is part of a word: a letter, a digit, a mark or `_`. */
-function words(): Uint8Array {
-  if (wordTable) return wordTable;
-  wordTable = new Uint8Array(65536);
-  const word = /[\p{L}\p{N}\p{M}_]/u;
-  for (let code = 0; code < 65536; code++) if (word.test(String.fromCharCode(code))) wordTable[code] = 1;
-  return wordTable;
-}
-
-/** What a unit may be to the normaliser: plain (folded and kept), whitespace, an opening bracket, a separator between digits. */
-const PLAIN = 0;
-const SPACE_UNIT = 1;
-const OPENER = 2;
-const SEPARATOR = 4;
-let kindTable: Uint8Array | undefined;
-function unitKinds(): Uint8Array {
-  if (kindTable) return kindTable;
-  kindTable = new Uint8Array(65536);
-  for (let code = 0; code < 65536; code++)
-    kindTable[code] = (isSpace(code) ? SPACE_UNIT : 0) | (OPENERS.has(code) ? OPENER : 0) | (isDigitSeparator(code) ? SEPARATOR : 0);
-  return kindTable;
-}
-
-const isSpace = (c: number) =>
-  c === 0x20 ||
-  (c >= 0x09 && c <= 0x0d) ||
-  c === 0xa0 ||
-  c === 0x1680 ||
-  (c >= 0x2000 && c <= 0x200a) ||
-  c === 0x2028 ||
-  c === 0x2029 ||
-  c === 0x202f ||
-  c === 0x205f ||
-  c === 0x3000 ||
-  c === 0xfeff;
-const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
-/** Between two digits these are formatting (`020 7946-0958`, `(0)20`), not content. */
-const isDigitSeparator = (c: number) => isSpace(c) || c === 0x2d || c === 0x28 || c === 0x29 || c === 0x2f;
-const OPENERS = new Set([0x5b, 0x28, 0x7b]);
-const CLOSERS = new Set([0x5d, 0x29, 0x7d]);
+import {
+  COMPLEX,
+  IGNORABLE,
+  isDigit,
+  DOT,
+  isIgnorable,
+  kindOf,
+  OPENER,
+  phraseOf,
+  PLAIN,
+  SEPARATOR,
+  SPACE,
+  SPACE_UNIT,
+  special,
+  unitForms,
+  unitKinds,
+  words,
+  type Unit,
+} from "./normalise.ts";
 
 /** What an original unit is to the scan at the root (PhraseMatcher.#atRoot). */
 /** Transition entries kept dense per matcher (4 bytes each): all states for a few hundred seeds, the shallow ones beyond. */
@@ -73,105 +36,10 @@ const SKIP = 1;
 const WORD_START = 2;
 /** Whitespace (and nothing else: not a digit separator's other kinds, not an opener). */
 const BLANK = 3;
-
-/** One normalised unit that is not a plain folded character: what `special` found at a position. */
-interface Unit {
-  /** The unit's code, or -1 when the characters were only formatting (dropped). */
-  code: number;
-  /** Where its characters end in the original, and where the next unit starts. */
-  end: number;
-  next: number;
-}
-
-/**
- * The normalisation rules for a position whose unit is not plain: separators
- * between digits are dropped, a whitespace run is one space, an obfuscated
- * `at`/`dot` is `@`/`.`; anything else is itself, folded. `last` is the code of
- * the previous unit.
- */
-function special(text: string, i: number, last: number, out: Unit): void {
-  const kinds = unitKinds();
-  const n = text.length;
-  const kind = kinds[text.charCodeAt(i)]!;
-  if (isDigit(last)) {
-    let j = i;
-    while (j < n && j - i < 3 && kinds[text.charCodeAt(j)]! & SEPARATOR) j++;
-    if (j > i && j < n && isDigit(text.charCodeAt(j))) {
-      out.code = -1;
-      out.end = out.next = j;
-      return;
-    }
-  }
-  if (kind & (SPACE_UNIT | OPENER)) {
-    let j = i;
-    while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
-    const token = obfuscation(text, j, j > i);
-    if (token) {
-      out.code = token.code;
-      out.end = out.next = token.end;
-      while (out.next < n && kinds[text.charCodeAt(out.next)]! & SPACE_UNIT) out.next++;
-      return;
-    }
-    if (j > i) {
-      out.code = SPACE;
-      out.end = out.next = j;
-      return;
-    }
-  }
-  out.code = folds()[text.charCodeAt(i)]!;
-  out.end = out.next = i + 1;
-}
-
-/** A phrase in normalised form, as a string (for building and for lookups). */
-export function phraseOf(text: string): string {
-  const fold = folds();
-  const kinds = unitKinds();
-  const unit: Unit = { code: 0, end: 0, next: 0 };
-  const trimmed = text.trim();
-  let out = "";
-  let last = -1;
-  for (let i = 0; i < trimmed.length;) {
-    const c = trimmed.charCodeAt(i);
-    if (kinds[c] === PLAIN) {
-      last = fold[c]!;
-      i++;
-    } else {
-      special(trimmed, i, last, unit);
-      i = unit.next;
-      if (unit.code < 0) continue;
-      last = unit.code;
-    }
-    out += String.fromCharCode(last);
-  }
-  return out;
-}
-
-/** `[at]`, `(dot)`, `{at}` anywhere; ` at `, ` dot ` as words between spaces. */
-function obfuscation(text: string, at: number, spaced: boolean): { code: number; end: number } | undefined {
-  const c = text.charCodeAt(at);
-  if (unitKinds()[c]! & OPENER) {
-    let j = at + 1;
-    while (isSpace(text.charCodeAt(j))) j++;
-    const word = wordAt(text, j);
-    if (!word) return undefined;
-    j += word.length;
-    while (isSpace(text.charCodeAt(j))) j++;
-    if (!CLOSERS.has(text.charCodeAt(j))) return undefined;
-    return { code: word.code, end: j + 1 };
-  }
-  if (!spaced) return undefined;
-  const word = wordAt(text, at);
-  if (!word || !isSpace(text.charCodeAt(at + word.length))) return undefined;
-  return { code: word.code, end: at + word.length };
-}
-
-function wordAt(text: string, at: number): { code: number; length: number } | undefined {
-  const a = text.charCodeAt(at) | 0x20;
-  const b = text.charCodeAt(at + 1) | 0x20;
-  if (a === 0x61 && b === 0x74) return { code: AT, length: 2 };
-  if (a === 0x64 && b === 0x6f && (text.charCodeAt(at + 2) | 0x20) === 0x74) return { code: DOT, length: 3 };
-  return undefined;
-}
+/** Not met yet by this matcher: read through the slow path, which learns it. */
+const UNSEEN = 4;
+/** `#plainClass` of a unit not met yet. */
+const UNRESOLVED = -2;
 
 /** One match in the original text: `[start, end)` and the phrase's value. */
 export interface PhraseMatch<T> {
@@ -207,26 +75,35 @@ export class PhraseMatcher<T> {
   readonly #rowOf: Int32Array;
   readonly #delta: Int32Array;
   readonly #ring: Int32Array;
-  readonly #unit: Unit = { code: 0, end: 0, next: 0 };
+  readonly #unit: Unit = { code: 0, more: "", end: 0, next: 0 };
   /** The last scan's matches, reused from scan to scan (a scan runs to its end before anything reads them). */
   readonly #chosen: number[] = [];
+  /** Where the last scan met a full stop that may separate a phone's digits: [from, end) pairs, the first `#stopped` entries live. */
+  readonly #stops: number[] = [];
+  #stopped = 0;
   /**
    * What a unit of the original text is to the scan while it is at the root: SKIP (plain, and no
    * phrase starts with it), WORD_START (plain, a phrase starts with it, and it is a word unit: such
-   * a phrase cannot start inside a word), or STOP (anything else: read it through the automaton).
+   * a phrase cannot start inside a word), BLANK, UNSEEN (not met yet), or STOP (anything else: read
+   * it through the automaton).
    */
-  readonly #atRoot = new Uint8Array(65536);
-  /** A plain unit's class (that of its fold), in one step; -1 for a unit the normaliser must look at. */
-  readonly #plainClass = new Int32Array(65536);
+  readonly #atRoot = new Uint8Array(65536).fill(UNSEEN);
+  /** A plain unit's class (that of its form), in one step; -1 for a unit the normaliser must look at, UNRESOLVED before it is met. */
+  readonly #plainClass = new Int32Array(65536).fill(UNRESOLVED);
+  /** 1 where a phrase starts with that (normalised) unit. */
+  readonly #firstUnits = new Uint8Array(65536);
+  /** The phone pass's reading: full stops between digits are separators too (`020.7946.0958`). */
+  readonly #dots: boolean;
 
-  constructor(phrases: Iterable<readonly [string, T]>) {
+  constructor(phrases: Iterable<readonly [string, T]>, options: { dots?: boolean } = {}) {
     const word = words();
+    this.#dots = options.dots ?? false;
     const seen = new Set<string>();
     const kept: string[] = [];
     let units = 0;
     let alphabet = 1;
     for (const [text, value] of phrases) {
-      const phrase = phraseOf(text);
+      const phrase = phraseOf(text, this.#dots);
       if (phrase === "" || seen.has(phrase)) continue;
       seen.add(phrase);
       kept.push(phrase);
@@ -234,23 +111,15 @@ export class PhraseMatcher<T> {
       this.#values.push(value);
       this.#lengths.push(phrase.length);
       this.#edges.push((word[phrase.charCodeAt(0)]! ? 1 : 0) | (word[phrase.charCodeAt(phrase.length - 1)]! ? 2 : 0));
+      this.#firstUnits[phrase.charCodeAt(0)] = 1;
       for (let i = 0; i < phrase.length; i++) {
         const code = phrase.charCodeAt(i);
         if (this.#classOf[code] === 0) this.#classOf[code] = alphabet++;
       }
     }
     this.size = kept.length;
-    const fold = folds();
-    const kinds = unitKinds();
-    const firstUnits = new Set(kept.map((phrase) => phrase.charCodeAt(0)));
-    for (let code = 0; code < 65536; code++) {
-      const folded = fold[code]!;
-      this.#plainClass[code] = kinds[code] === PLAIN ? this.#classOf[folded]! : -1;
-      if (kinds[code]! & SPACE_UNIT) this.#atRoot[code] = BLANK;
-      else if (kinds[code] !== PLAIN) this.#atRoot[code] = STOP;
-      else if (!firstUnits.has(folded)) this.#atRoot[code] = SKIP;
-      else this.#atRoot[code] = word[folded] ? WORD_START : STOP;
-    }
+    // ASCII up front (most of any text); every other unit the first time the scan meets it.
+    for (let code = 0; code < 0x80; code++) this.#learn(code);
     // Where the last units started: a power of two longer than the longest phrase.
     const longest = kept.reduce((most, phrase) => Math.max(most, phrase.length), 0);
     this.#ring = new Int32Array(2 ** Math.ceil(Math.log2(longest + 2)));
@@ -327,6 +196,21 @@ export class PhraseMatcher<T> {
     }
   }
 
+  /** Fills in what this matcher needs to know of a unit (its class and what it is at the root); answers its class. */
+  #learn(code: number): number {
+    const kind = kindOf(code);
+    const form = unitForms()[code]!;
+    const plain = kind === PLAIN && !(this.#dots && form === DOT);
+    const cls = plain ? this.#classOf[form]! : -1;
+    this.#plainClass[code] = cls;
+    if (kind & SPACE_UNIT && !(kind & COMPLEX)) this.#atRoot[code] = BLANK;
+    else if (!plain) this.#atRoot[code] = STOP;
+    // A full stop is read at the root too: after a digit or a space it may be a phone's separator (below).
+    else if (!this.#firstUnits[form] && form !== DOT) this.#atRoot[code] = SKIP;
+    else this.#atRoot[code] = words()[form] ? WORD_START : STOP;
+    return cls;
+  }
+
   /** The next state from `state` on class `cls`, or -1; the root answers 0 (stay) when it has no such edge. */
   #goto(state: number, cls: number): number {
     if (state === 0) return this.#root[cls]!;
@@ -334,18 +218,30 @@ export class PhraseMatcher<T> {
     return -1;
   }
 
-  /** Non-overlapping matches, leftmost first and longest at one start, each bounded by non-word units where the phrase is. */
-  find(text: string): PhraseMatch<T>[] {
-    const chosen = this.#chosen;
-    const used = this.#scan(text);
-    const matches: PhraseMatch<T>[] = [];
-    for (let i = 0; i < used; i += 3) matches.push({ start: chosen[i]!, end: chosen[i + 1]!, value: this.#values[chosen[i + 2]!]! });
-    return matches;
+  /**
+   * Non-overlapping matches, leftmost first and longest at one start, each bounded by non-word units
+   * where the phrase is. With `phones` (the phone pass, SpellingMatcher), its matches join when this
+   * scan met a full stop between digits.
+   */
+  find(text: string, phones?: PhraseMatcher<T>): PhraseMatch<T>[] {
+    const matches = this.#matches(this.#scan(text));
+    return phones && this.#dottedDigits(text) ? merged(matches, phones.find(text)) : matches;
   }
 
   /** The text with every match replaced by what `replace` returns for it, given the value and where the match is (the same string when nothing matched). */
-  replace(text: string, replace: (value: T, text: string, start: number, end: number) => string): string {
+  replace(text: string, replace: (value: T, text: string, start: number, end: number) => string, phones?: PhraseMatcher<T>): string {
     const used = this.#scan(text);
+    if (phones && this.#dottedDigits(text)) {
+      const matches = merged(this.#matches(used), phones.find(text));
+      if (matches.length === 0) return text;
+      let out = "";
+      let at = 0;
+      for (const { start, end, value } of matches) {
+        out += text.slice(at, start) + replace(value, text, start, end);
+        at = end;
+      }
+      return out + text.slice(at);
+    }
     if (used === 0) return text;
     // Read straight from the scan's triples: a page has thousands of matches, and no object is made for one.
     const chosen = this.#chosen;
@@ -361,16 +257,32 @@ export class PhraseMatcher<T> {
     return out + text.slice(at);
   }
 
+  /** The last scan's matches as objects. */
+  #matches(used: number): PhraseMatch<T>[] {
+    const chosen = this.#chosen;
+    const matches: PhraseMatch<T>[] = [];
+    for (let i = 0; i < used; i += 3) matches.push({ start: chosen[i]!, end: chosen[i + 1]!, value: this.#values[chosen[i + 2]!]! });
+    return matches;
+  }
+
+  /** Whether the last scan met a full stop with a digit on each side (separators, marks and format characters aside). */
+  #dottedDigits(text: string): boolean {
+    const stops = this.#stops;
+    for (let i = 0; i < this.#stopped; i += 2) if (digitBeside(text, stops[i]! - 1, -1) && digitBeside(text, stops[i + 1]!, 1)) return true;
+    return false;
+  }
+
   /** Fills `#chosen` with the matches' triples (start, end, phrase id) and answers how many entries are live. */
   #scan(text: string): number {
     if (this.size === 0 || text.length === 0) return 0;
     const word = words();
-    const fold = folds();
+    const forms = unitForms();
     const kinds = unitKinds();
     const unit = this.#unit;
     const ring = this.#ring;
     const mask = ring.length - 1;
     const n = text.length;
+    const dots = this.#dots;
     const classOf = this.#classOf;
     const rowOf = this.#rowOf;
     const delta = this.#delta;
@@ -386,75 +298,107 @@ export class PhraseMatcher<T> {
     const atRoot = this.#atRoot;
     const plainClass = this.#plainClass;
     const chosen = this.#chosen; // triples: start, end, id; the first `used` entries are live
+    const stops = this.#stops;
+    let stopped = 0;
     let used = 0;
     let state = 0;
     let last = -1;
+    /** The unit before the current one (for the full-stop check). */
+    let before = -1;
+    // More normalised units read from the same characters (an expansion such as `ﬁ`), fed one by one.
+    let pending = "";
+    let pendingAt = 0;
+    let pendingFrom = 0;
+    let pendingEnd = 0;
     // The normalised text is walked unit by unit (k), without being written out; plain units take the short path.
-    for (let i = 0, k = 0; i < n; k++) {
-      if (state === 0) {
-        // No match is under way: pass over units no phrase starts at, and phrase starts inside a word
-        // (a phrase that starts with a word unit must not start inside a word, so all would be dropped).
-        // A whitespace run is one space unit (no phrase starts with one) unless it is formatting between
-        // digits or the start of an obfuscated ` at `/` dot `/`[at]`: it is passed over when neither can be.
-        const skipFrom = i;
-        for (; i < n; i++) {
-          const at = atRoot[text.charCodeAt(i)]!;
-          if (at === SKIP) continue;
-          if (at === WORD_START) {
-            if (i > 0 && word[text.charCodeAt(i - 1)]) continue;
-            break;
+    for (let i = 0, k = 0; i < n || pendingAt < pending.length; k++) {
+      let from: number;
+      let end: number;
+      let cls: number;
+      if (pendingAt < pending.length) {
+        last = pending.charCodeAt(pendingAt++);
+        from = pendingFrom;
+        end = pendingEnd;
+        cls = classOf[last]!;
+      } else {
+        if (state === 0) {
+          // No match is under way: pass over units no phrase starts at, and phrase starts inside a word
+          // (a phrase that starts with a word unit must not start inside a word, so all would be dropped).
+          // A whitespace run is one space unit (no phrase starts with one) unless it is formatting between
+          // digits or the start of an obfuscated ` at `/` dot `/`[at]`: it is passed over when neither can be.
+          const skipFrom = i;
+          for (; i < n; i++) {
+            const at = atRoot[text.charCodeAt(i)]!;
+            if (at === SKIP) continue;
+            if (at === WORD_START) {
+              // (A mark or format character before it is no word: the slow path looks past it.)
+              if (i > 0 && word[text.charCodeAt(i - 1)]) continue;
+              break;
+            }
+            if (at !== BLANK || isDigit(i === skipFrom ? last : forms[text.charCodeAt(i - 1)]!)) break;
+            let j = i + 1;
+            while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
+            const after = text.charCodeAt(j) | 0x20;
+            if (mayBeObfuscation(text, j, after) || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) break;
+            i = j - 1;
           }
-          if (at !== BLANK || isDigit(i === skipFrom ? last : text.charCodeAt(i - 1))) break;
-          let j = i + 1;
-          while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
-          const after = text.charCodeAt(j) | 0x20;
-          if (after === 0x61 || after === 0x64 || kinds[text.charCodeAt(j)]! & OPENER) break;
-          i = j - 1;
+          if (i > skipFrom) {
+            // The passed units were plain (each its own form) or whitespace runs (a space). Their unit count
+            // does not matter: no match spans them, and a match's own units are counted one by one.
+            k += i - skipFrom;
+            const passed = text.charCodeAt(i - 1);
+            last = kinds[passed]! & SPACE_UNIT ? SPACE : forms[passed]!;
+            if (i === n) break;
+          }
         }
-        if (i > skipFrom) {
-          // The passed units were plain (each its own fold) or whitespace runs (a space). Their unit count
-          // does not matter: no match spans them, and a match's own units are counted one by one.
-          k += i - skipFrom;
-          const passed = text.charCodeAt(i - 1);
-          last = kinds[passed]! & SPACE_UNIT ? SPACE : fold[passed]!;
-          if (i === n) break;
+        before = last;
+        const c = text.charCodeAt(i);
+        from = i;
+        cls = plainClass[c]!;
+        if (cls === UNRESOLVED) cls = this.#learn(c);
+        if (cls >= 0) {
+          last = forms[c]!;
+          end = ++i;
+        } else {
+          // The commonest cases of special(), inline: not after a digit, a separator that is only itself,
+          // and a whitespace run that cannot begin an obfuscated `at`/`dot`.
+          const kind = kinds[c]!;
+          let j: number;
+          if (isDigit(last) || kind & COMPLEX) j = -1;
+          else if (!(kind & (SPACE_UNIT | OPENER))) j = i + 1;
+          else if (kind & SPACE_UNIT && last !== SPACE) {
+            j = i + 1;
+            while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
+            const after = text.charCodeAt(j) | 0x20;
+            if (mayBeObfuscation(text, j, after) || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) j = -1;
+          } else j = -1;
+          if (j >= 0) {
+            last = kind & SPACE_UNIT ? SPACE : forms[c]!;
+            end = i = j;
+          } else {
+            special(text, i, last, unit, dots);
+            i = unit.next;
+            if (unit.code < 0) {
+              k--;
+              continue;
+            }
+            last = unit.code;
+            end = unit.end;
+            if (unit.more !== "") {
+              pending = unit.more;
+              pendingAt = 0;
+              pendingFrom = from;
+              pendingEnd = end;
+            }
+          }
+          cls = classOf[last]!;
         }
       }
-      const c = text.charCodeAt(i);
-      const from = i;
-      let end: number;
-      let cls = plainClass[c]!;
-      if (cls >= 0) {
-        // Plain: only whether it is a digit is read of `last` from here, and folding keeps that.
-        last = c;
-        end = ++i;
-      } else {
-        // The commonest cases of special(), inline: not after a digit, a separator that is only itself,
-        // and a whitespace run that cannot begin an obfuscated `at`/`dot`.
-        const kind = kinds[c]!;
-        let j: number;
-        if (isDigit(last)) j = -1;
-        else if (!(kind & (SPACE_UNIT | OPENER))) j = i + 1;
-        else if (kind & SPACE_UNIT) {
-          j = i + 1;
-          while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
-          const after = text.charCodeAt(j) | 0x20;
-          if (after === 0x61 || after === 0x64 || kinds[text.charCodeAt(j)]! & OPENER) j = -1;
-        } else j = -1;
-        if (j >= 0) {
-          last = kind & SPACE_UNIT ? SPACE : fold[c]!;
-          end = i = j;
-        } else {
-          special(text, i, last, unit);
-          i = unit.next;
-          if (unit.code < 0) {
-            k--;
-            continue;
-          }
-          last = unit.code;
-          end = unit.end;
-        }
-        cls = classOf[last]!;
+      // A full stop met during a match attempt, or after a digit or a space: the phone pass may need to
+      // read the text (it runs when digits are on both sides of the stop, separators aside).
+      if (last === DOT && (state !== 0 || isDigit(before) || before === SPACE)) {
+        stops[stopped++] = from;
+        stops[stopped++] = end;
       }
       ring[k & mask] = from;
       if (cls === 0) {
@@ -478,14 +422,22 @@ export class PhraseMatcher<T> {
       }
       let hit = firstHit[state]!;
       if (hit < 0) continue;
-      // Every phrase ending here that ends with a word unit needs a non-word unit after it: read once.
-      const endInWord = end < n && word[text.charCodeAt(end)] === 1;
+      // Marks and format characters after the match belong to it (`Zoe\u0308`); then, read once, whether a
+      // word unit follows: every phrase ending here that ends with a word unit needs a non-word unit after it.
+      let after = end;
+      while (after < n && kinds[text.charCodeAt(after)] === IGNORABLE) after++;
+      const endInWord = after < n && word[text.charCodeAt(after)] === 1;
       while (hit >= 0) {
         const id = output[hit]!;
         const edge = edges[id]!;
         if (!(edge & 2 && endInWord)) {
           const start = ring[(k - lengths[id]! + 1) & mask]!;
-          if (!(edge & 1 && start > 0 && word[text.charCodeAt(start - 1)])) {
+          const previous = start > 0 ? text.charCodeAt(start - 1) : -1;
+          if (!(
+            edge & 1 &&
+            previous >= 0 &&
+            (word[previous] === 1 || (kinds[previous] === IGNORABLE && wordBefore(text, start, word, kinds)))
+          )) {
             // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
             // that starts earlier than the overlapping ones on top replaces them; one that starts later loses.
             let top = used - 3;
@@ -493,7 +445,7 @@ export class PhraseMatcher<T> {
             used = top + 3;
             if (top < 0 || chosen[top + 1]! <= start) {
               chosen[used++] = start;
-              chosen[used++] = end;
+              chosen[used++] = after;
               chosen[used++] = id;
             }
           }
@@ -501,6 +453,76 @@ export class PhraseMatcher<T> {
         hit = dict[hit]!;
       }
     }
+    this.#stopped = stopped;
     return used;
+  }
+}
+
+/** Whether the word after a whitespace run may be an obfuscated ` at ` or ` dot ` (`after`: its first unit, lower-cased). */
+const mayBeObfuscation = (text: string, j: number, after: number) =>
+  (after === 0x61 && (text.charCodeAt(j + 1) | 0x20) === 0x74) || (after === 0x64 && (text.charCodeAt(j + 1) | 0x20) === 0x6f);
+
+/** Whether a word unit comes before `start` in the original text, marks and format characters passed over. */
+function wordBefore(text: string, start: number, word: Uint8Array, kinds: Uint8Array): boolean {
+  let before = start;
+  while (before > 0 && kinds[text.charCodeAt(before - 1)] === IGNORABLE) before--;
+  return before > 0 && word[text.charCodeAt(before - 1)] === 1;
+}
+
+/** Whether, from `i` going `step`, a digit (or the edge of an encoded character) comes within three separators. */
+function digitBeside(text: string, i: number, step: 1 | -1): boolean {
+  for (let skipped = 0; i >= 0 && i < text.length; i += step) {
+    const c = text.charCodeAt(i);
+    if (isDigit(c) || (c >= 0xff10 && c <= 0xff19) || c === 0x26 || c === 0x25 || c === 0x3b) return true;
+    if (isIgnorable(c)) continue;
+    if (skipped++ === 3 || !(kindOf(c) & SEPARATOR)) return false;
+  }
+  return false;
+}
+
+/** Two lists of non-overlapping matches as one: leftmost first, the longer at one start, no overlaps. */
+function merged<T>(first: PhraseMatch<T>[], second: PhraseMatch<T>[]): PhraseMatch<T>[] {
+  if (second.length === 0) return first;
+  const out: PhraseMatch<T>[] = [];
+  let a = 0;
+  let b = 0;
+  let reached = 0;
+  while (a < first.length || b < second.length) {
+    const x = first[a];
+    const y = second[b];
+    const next = !y || (x && (x.start < y.start || (x.start === y.start && x.end >= y.end))) ? first[a++]! : second[b++]!;
+    if (next.start < reached) continue;
+    out.push(next);
+    reached = next.end;
+  }
+  return out;
+}
+
+/**
+ * Every spelling of the seeds: one pass over the text for all phrases, and a second that holds only
+ * the phones and reads full stops between digits as separators too (`020.7946.0958`), run only when
+ * the first met a full stop between digits. A full stop cannot be a separator in the first pass:
+ * `10.0.0.1` would read as the digits `10001` and meet `$100.01`.
+ */
+export class SpellingMatcher<T> {
+  readonly #all: PhraseMatcher<T>;
+  readonly #phones: PhraseMatcher<T> | undefined;
+
+  constructor(phrases: readonly (readonly [string, T])[], isPhone: (value: T) => boolean) {
+    this.#all = new PhraseMatcher(phrases);
+    const phones = phrases.filter(([, value]) => isPhone(value));
+    this.#phones = phones.length ? new PhraseMatcher(phones, { dots: true }) : undefined;
+  }
+
+  get size(): number {
+    return this.#all.size;
+  }
+
+  find(text: string): PhraseMatch<T>[] {
+    return this.#all.find(text, this.#phones);
+  }
+
+  replace(text: string, replace: (value: T, text: string, start: number, end: number) => string): string {
+    return this.#all.replace(text, replace, this.#phones);
   }
 }

@@ -10,7 +10,8 @@ export interface SeedEntity {
   identity?: string;
 }
 
-export type AliasErrorCode = "rules_alias_bad_seed" | "rules_alias_too_many_seeds" | "rules_alias_bad_key" | "rules_alias_text_too_large";
+export type AliasErrorCode =
+  "rules_alias_bad_seed" | "rules_alias_too_many_seeds" | "rules_alias_bad_key" | "rules_alias_text_too_large" | "rules_alias_too_deep";
 
 export class AliasError extends Error {
   override readonly name = "AliasError";

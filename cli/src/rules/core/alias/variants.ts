@@ -21,6 +21,14 @@ export function spellings(derived: Derived, aliasDomainOf: (domain: string) => s
     case "person_name": {
       const { real, alias: fake } = derived.name!;
       for (const [form, spell] of Object.entries(NAME_FORMS)) add(form, spell(real), spell(fake));
+      // A real compound surname (`Smith-Jones`) is still that person in part: each part, alone and after the
+      // given name, becomes the alias surname (minted surnames are never compound, so the way back is whole).
+      const parts = real.surname.split("-");
+      if (parts.length > 1)
+        for (const part of parts) {
+          add("surname_part", part, fake.surname);
+          add("full_part", `${real.given} ${part}`, `${fake.given} ${fake.surname}`);
+        }
       break;
     }
     case "email": {

@@ -1,7 +1,10 @@
 /**
- * A linear-time matcher for the JSON Schema `pattern` keyword. JavaScript's own
- * RegExp backtracks and cannot be interrupted, so `^(a+)+$` against a long
- * string holds the isolate for seconds. This compiles the pattern to an NFA and
+ * A linear-time matcher for regular expressions that outsiders' text runs
+ * through: the JSON Schema `pattern` keyword (the gateway's validator) and the
+ * rules file's tool-name matchers (the rules core; an upstream picks its tool
+ * names). It sits in the runtime-neutral rules core, which the Worker imports.
+ * JavaScript's own RegExp backtracks and cannot be interrupted, so `^(a+)+$`
+ * against a long string holds the isolate (or a hook process) for seconds. This compiles the pattern to an NFA and
  * simulates it (Thompson/Pike): time is O(string length × program size), and
  * every step is counted against a budget the caller sets.
  *

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// The `rayrun` command as npm links it (package.json "bin"). This file is committed, so npm links
+// it when it installs the workspace; the bundle it loads, dist/rayrun.js, is built afterwards by the
+// root `prepare` (a bin naming dist/rayrun.js itself was skipped: it did not exist yet at link time).
+import { existsSync } from "node:fs";
+
+const bundle = new URL("../dist/rayrun.js", import.meta.url);
+if (!existsSync(bundle)) {
+  process.stderr.write("rayrun: the CLI is not built (no cli/dist/rayrun.js); run `node cli/build.ts` or `npm ci`\n");
+  process.exit(1);
+}
+await import(bundle.href);

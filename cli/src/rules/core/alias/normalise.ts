@@ -1,0 +1,390 @@
+// The one normalisation of text the alias door matches real values in, used alike by
+// the rewrite, the leak meter and the run_end check (docs/alias.md, "Matching"). Each
+// character becomes its *matching form*: lower case, compatibility decomposition with
+// marks dropped and recomposed (NFKD, no \p{M}, NFC: `Ｚｏë` → `zoe`), format characters
+// (\p{Cf}: zero-width space, soft hyphen, word joiner) dropped, and a look-alike of a
+// Latin letter or digit read as that letter (Unicode's confusables, from the
+// `unhomoglyph` package: Cyrillic `о` → `o`). HTML entities (`&#101;`, `&eacute;`) and
+// percent-encoding (`%20`, `%C3%AB`) are read decoded, in place.
+//
+// Forms are worked out per character the first time one is met, not for the whole of
+// Unicode up front (a `hooks run` process reads one event; building every form takes a
+// third of a second), and kept for the process.
+import { decodeHTMLStrict } from "entities/decode";
+import confusablesData from "unhomoglyph/data.json";
+
+export const SPACE = 0x20;
+const AT = 0x40;
+export const DOT = 0x2e;
+
+/** What a unit is to the normaliser, as bits. PLAIN (0): its form is one unit, `folded[code]`. */
+export const PLAIN = 0;
+export const SPACE_UNIT = 1;
+export const OPENER = 2;
+/** Between two digits it is formatting (`020 7946-0958`, `(0)20`), not content. */
+export const SEPARATOR = 4;
+/** Its form is nothing: a mark or a format character. */
+export const IGNORABLE = 8;
+/** Its form is several units (`ﬁ` → `fi`, `①` → `1`), in `expansions`. */
+const EXPANDS = 16;
+/** A high surrogate: the code point is read with the unit after it. */
+const SURROGATE = 32;
+/** `&` or `%`: it may start an encoded character. */
+const ENCODED = 64;
+/** A unit the normaliser has not worked out yet (set until the first time it is met). */
+const UNKNOWN = 128;
+/** Whatever is not PLAIN, SPACE_UNIT, OPENER or SEPARATOR needs the slow path. */
+export const COMPLEX = IGNORABLE | EXPANDS | SURROGATE | ENCODED | UNKNOWN;
+
+const kinds = new Uint8Array(65536).fill(UNKNOWN);
+/** The one-unit form of a PLAIN (or space, opener, separator) unit. */
+const folded = new Uint16Array(65536);
+const expansions = new Map<number, string>();
+/** Forms of code points beyond the BMP (mathematical letters, tags), as met. */
+const astral = new Map<number, string>();
+
+/**
+ * A letter, digit or `_` in the original text: a match of a word-edged phrase may not touch one. Marks and
+ * format characters are not words of their own: the edge checks pass over them to the character they sit on.
+ */
+let wordTable: Uint8Array | undefined;
+export function words(): Uint8Array {
+  if (wordTable) return wordTable;
+  wordTable = new Uint8Array(65536);
+  const word = /[\p{L}\p{N}_]/u;
+  const ignorable = /^[\p{M}\p{Cf}]$/u;
+  for (let code = 0; code < 65536; code++) {
+    const char = String.fromCharCode(code);
+    if (word.test(char)) wordTable[code] = 1;
+    // Known up front, so the scan's word-edge checks can pass over them with one table read.
+    if (ignorable.test(char)) kinds[code] = IGNORABLE;
+  }
+  return wordTable;
+}
+
+const isSpace = (c: number) =>
+  c === 0x20 ||
+  (c >= 0x09 && c <= 0x0d) ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000;
+export const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+/** Hyphens and dashes of every width: `020–7946–0958` is a phone. */
+const isDash = (c: number) => c === 0x2d || (c >= 0x2010 && c <= 0x2015) || c === 0x2212 || c === 0xfe58 || c === 0xfe63 || c === 0xff0d;
+const isSeparator = (c: number) => isSpace(c) || isDash(c) || c === 0x28 || c === 0x29 || c === 0x2f;
+const OPENERS = new Set([0x5b, 0x28, 0x7b]);
+const CLOSERS = new Set([0x5d, 0x29, 0x7d]);
+
+const IGNORED = /[\p{M}\p{Cf}]/gu;
+let confusables: Map<string, string> | undefined;
+/** A look-alike's Latin letters or digits (marks dropped), or undefined when it looks like something else. */
+function latinLookAlike(char: string): string | undefined {
+  confusables ??= new Map(Object.entries(confusablesData as Record<string, string>));
+  const target = confusables.get(char)?.normalize("NFKD").replace(IGNORED, "");
+  if (!target || !/^[\x21-\x7e]+$/.test(target)) return undefined;
+  // Unicode's prototype of `I`, `l`, `1` and `|` is `l`: a capital that looks like one is an I.
+  return target === "l" && char !== char.toLowerCase() ? "i" : target;
+}
+
+/** The matching form of one code point, as a string: what every occurrence of it reads as. */
+function formOf(codePoint: number): string {
+  const char = String.fromCodePoint(codePoint);
+  if (codePoint < 0x80) return char.toLowerCase();
+  let form = "";
+  for (const part of char.normalize("NFKD").replace(IGNORED, "")) {
+    // ASCII stays itself: `rn`, `1` and `0` are what they are, not look-alikes of `m`, `l` and `O`. A letter
+    // is looked up as it is, then in lower case (Cyrillic `Н` looks like `H`, its `н` like nothing Latin).
+    form += part.charCodeAt(0) < 0x80 ? part : (latinLookAlike(part) ?? latinLookAlike(part.toLowerCase()) ?? part);
+  }
+  return form.normalize("NFC").toLowerCase();
+}
+
+/** Works out one BMP unit's kind and form (the first time it is met). */
+function resolve(code: number): number {
+  let kind: number;
+  if (code >= 0xd800 && code <= 0xdbff) kind = SURROGATE;
+  else if (code === 0x26 || code === 0x25) kind = ENCODED;
+  else {
+    const form = code >= 0xdc00 && code <= 0xdfff ? String.fromCharCode(code) : formOf(code);
+    if (form.length === 0) kind = IGNORABLE;
+    else if (form.length > 1) {
+      kind = EXPANDS;
+      expansions.set(code, form);
+    } else {
+      const unit = form.charCodeAt(0);
+      folded[code] = unit;
+      // Spaces, openers and separators by the character itself or by its form (fullwidth `（` is `(`).
+      kind =
+        (isSpace(code) || isSpace(unit) ? SPACE_UNIT : 0) |
+        (OPENERS.has(unit) ? OPENER : 0) |
+        (isSeparator(code) || isSeparator(unit) ? SEPARATOR : 0);
+      if (kind & SPACE_UNIT) folded[code] = SPACE;
+      // Every dash reads as `-` (Unicode's look-alike of `—` is a katakana mark, no separator).
+      else if (isDash(code)) folded[code] = 0x2d;
+    }
+  }
+  kinds[code] = kind;
+  return kind;
+}
+
+/** A unit's kind (PLAIN, SPACE_UNIT, …), worked out on first sight. */
+export function kindOf(code: number): number {
+  const kind = kinds[code]!;
+  return kind === UNKNOWN ? resolve(code) : kind;
+}
+
+/** The kinds table itself, for the scan's fast path (UNKNOWN until a unit is first met; read kindOf then). */
+export const unitKinds = (): Uint8Array => kinds;
+/** The one-unit forms, for the scan's fast path (valid where the kind has no COMPLEX bit). */
+export const unitForms = (): Uint16Array => folded;
+
+/** Whether a unit reads as nothing (a mark, a format character). */
+export const isIgnorable = (code: number) => kindOf(code) === IGNORABLE;
+
+/**
+ * One position of the text read through the normalisation: its form's first unit (-1 when the form is
+ * empty), the rest of a longer form ("" for one unit), and where the next position starts.
+ */
+interface Read {
+  code: number;
+  more: string;
+  next: number;
+}
+
+function readForm(out: Read, form: string, next: number): Read {
+  out.code = form.length ? form.charCodeAt(0) : -1;
+  out.more = form.length > 1 ? form.slice(1) : "";
+  out.next = next;
+  return out;
+}
+
+/** Reads the character (or encoded character) at `i`: `&#101;` → `e`, `%C3%AB` → `e`, `𝐌` → `m`, ZWSP → nothing. */
+function readAt(text: string, i: number, out: Read): Read {
+  const code = text.charCodeAt(i);
+  out.more = "";
+  out.next = i + 1;
+  // Most characters are one unit already worked out: one table read (small enough to be inlined where it is called).
+  if (!(kinds[code]! & COMPLEX)) {
+    out.code = folded[code]!;
+    return out;
+  }
+  return readComplex(text, i, code, out);
+}
+
+function readComplex(text: string, i: number, code: number, out: Read): Read {
+  const kind = kindOf(code);
+  if (kind === ENCODED) {
+    const decoded = code === 0x26 ? entityAt(text, i) : percentAt(text, i);
+    if (decoded) return readForm(out, decoded.form, decoded.next);
+    out.code = code;
+  } else if (kind === SURROGATE) {
+    const low = text.charCodeAt(i + 1);
+    if (low >= 0xdc00 && low <= 0xdfff) {
+      const point = ((code - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+      let form = astral.get(point);
+      if (form === undefined) astral.set(point, (form = formOf(point)));
+      return readForm(out, form, i + 2);
+    }
+    out.code = code;
+  } else if (kind === IGNORABLE) out.code = -1;
+  else if (kind === EXPANDS) return readForm(out, expansions.get(code)!, i + 1);
+  else out.code = folded[code]!;
+  return out;
+}
+
+/** The form of a decoded code point, through the same per-character rules. */
+function decodedForm(point: number): string {
+  if (point < 0x10000) {
+    const kind = kindOf(point);
+    if (kind === IGNORABLE) return "";
+    if (kind === EXPANDS) return expansions.get(point)!;
+    if (kind === SURROGATE || kind === ENCODED) return String.fromCharCode(point);
+    return String.fromCharCode(folded[point]!);
+  }
+  let form = astral.get(point);
+  if (form === undefined) astral.set(point, (form = formOf(point)));
+  return form;
+}
+
+const NUMERIC_ENTITY = /^&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));?/;
+const NAMED_ENTITY = /^&[A-Za-z][A-Za-z0-9]{1,31};/;
+
+/** An HTML character reference at `i` (`&#101;`, `&#x65;`, `&eacute;`), decoded; undefined when there is none. */
+function entityAt(text: string, i: number): { form: string; next: number } | undefined {
+  const head = text.slice(i, i + 40);
+  const numeric = NUMERIC_ENTITY.exec(head);
+  if (numeric) {
+    const point = numeric[1] === undefined ? Number(numeric[2]) : parseInt(numeric[1], 16);
+    if (point > 0x10ffff || (point >= 0xd800 && point <= 0xdfff)) return undefined;
+    return { form: decodedForm(point), next: i + numeric[0].length };
+  }
+  const named = NAMED_ENTITY.exec(head);
+  if (!named) return undefined;
+  const decoded = decodeHTMLStrict(named[0]);
+  if (decoded === named[0]) return undefined;
+  let form = "";
+  for (const char of decoded) form += decodedForm(char.codePointAt(0)!);
+  return { form, next: i + named[0].length };
+}
+
+const hexAt = (text: string, i: number) => {
+  if (text.charCodeAt(i) !== 0x25) return -1;
+  const value = parseInt(text.slice(i + 1, i + 3), 16);
+  return /^[0-9a-fA-F]{2}$/.test(text.slice(i + 1, i + 3)) ? value : -1;
+};
+
+/** Percent-encoded UTF-8 at `i` (`%20`, `%C3%AB`): one character, decoded; undefined when it is not well formed. */
+function percentAt(text: string, i: number): { form: string; next: number } | undefined {
+  const lead = hexAt(text, i);
+  if (lead < 0) return undefined;
+  if (lead < 0x80) return { form: decodedForm(lead), next: i + 3 };
+  const length = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 0;
+  if (length === 0) return undefined;
+  let point = lead & (0xff >> (length + 1));
+  for (let n = 1; n < length; n++) {
+    const byte = hexAt(text, i + n * 3);
+    if (byte < 0x80 || byte > 0xbf) return undefined;
+    point = (point << 6) | (byte & 0x3f);
+  }
+  const least = [0, 0, 0x80, 0x800, 0x10000][length]!;
+  if (point < least || point > 0x10ffff || (point >= 0xd800 && point <= 0xdfff)) return undefined;
+  return { form: decodedForm(point), next: i + length * 3 };
+}
+
+/** One normalised unit that is not a plain folded character: what `special` found at a position. */
+export interface Unit {
+  /** The unit's code, or -1 when the characters were only formatting (dropped). */
+  code: number;
+  /** More units read from the same characters (an expansion such as `ﬁ`); "" for one. */
+  more: string;
+  /** Where its characters end in the original, and where the next unit starts. */
+  end: number;
+  next: number;
+}
+
+const scratch: Read = { code: 0, more: "", next: 0 };
+const ahead: Read = { code: 0, more: "", next: 0 };
+
+/** Whether a read position is one unit of the given kind bits. */
+const readIs = (read: Read, bits: number) => read.code >= 0 && read.more === "" && (kindOf(read.code) & bits) !== 0;
+/** A separator between digits: a dash, slash, bracket or space; in `dots` mode a full stop too. */
+const separates = (read: Read, dots: boolean) => readIs(read, SEPARATOR) || (dots && read.code === DOT && read.more === "");
+
+/**
+ * The normalisation rules for a position whose unit is not plain: separators between digits are
+ * dropped (in `dots` mode full stops too), a whitespace run is one space (and a space after a space
+ * is dropped, decoded ones included), an obfuscated `at`/`dot` is `@`/`.`, marks and format
+ * characters are dropped, an encoded character is read decoded; anything else is its form. `last`
+ * is the code of the previous unit.
+ */
+export function special(text: string, i: number, last: number, out: Unit, dots: boolean): void {
+  const n = text.length;
+  const read = readAt(text, i, scratch);
+  out.more = "";
+  if (read.code < 0) {
+    out.code = -1;
+    out.end = out.next = read.next;
+    return;
+  }
+  if (isDigit(last) && separates(read, dots)) {
+    // Up to three separators (marks and format characters aside), then a digit: all formatting.
+    let j = read.next;
+    let count = 1;
+    while (j < n) {
+      readAt(text, j, ahead);
+      if (ahead.code < 0) j = ahead.next;
+      else if (count < 3 && separates(ahead, dots)) {
+        count++;
+        j = ahead.next;
+      } else break;
+    }
+    if (j < n && isDigit(ahead.code)) {
+      out.code = -1;
+      out.end = out.next = j;
+      return;
+    }
+  }
+  const space = readIs(read, SPACE_UNIT);
+  if (space || readIs(read, OPENER)) {
+    let j = i;
+    if (space) {
+      j = read.next;
+      while (j < n) {
+        readAt(text, j, ahead);
+        if (ahead.code >= 0 && !readIs(ahead, SPACE_UNIT)) break;
+        j = ahead.next;
+      }
+    }
+    const token = obfuscation(text, j, j > i);
+    if (token) {
+      out.code = token.code;
+      out.end = out.next = token.end;
+      while (out.next < n && kindOf(text.charCodeAt(out.next)) & SPACE_UNIT) out.next++;
+      return;
+    }
+    if (space) {
+      out.code = last === SPACE ? -1 : SPACE;
+      out.end = out.next = j;
+      return;
+    }
+  }
+  out.code = read.code;
+  out.more = read.more;
+  out.end = out.next = read.next;
+}
+
+/** `[at]`, `(dot)`, `{at}` anywhere; ` at `, ` dot ` as words between spaces. */
+function obfuscation(text: string, at: number, spaced: boolean): { code: number; end: number } | undefined {
+  const c = text.charCodeAt(at);
+  if (OPENERS.has(c)) {
+    let j = at + 1;
+    while (isSpace(text.charCodeAt(j))) j++;
+    const word = wordAt(text, j);
+    if (!word) return undefined;
+    j += word.length;
+    while (isSpace(text.charCodeAt(j))) j++;
+    if (!CLOSERS.has(text.charCodeAt(j))) return undefined;
+    return { code: word.code, end: j + 1 };
+  }
+  if (!spaced) return undefined;
+  const word = wordAt(text, at);
+  if (!word || !isSpace(text.charCodeAt(at + word.length))) return undefined;
+  return { code: word.code, end: at + word.length };
+}
+
+function wordAt(text: string, at: number): { code: number; length: number } | undefined {
+  const a = text.charCodeAt(at) | 0x20;
+  const b = text.charCodeAt(at + 1) | 0x20;
+  if (a === 0x61 && b === 0x74) return { code: AT, length: 2 };
+  if (a === 0x64 && b === 0x6f && (text.charCodeAt(at + 2) | 0x20) === 0x74) return { code: DOT, length: 3 };
+  return undefined;
+}
+
+/** A phrase in normalised form, as a string (for building and for lookups). `dots`: the phone pass's reading. */
+export function phraseOf(text: string, dots = false): string {
+  const unit: Unit = { code: 0, more: "", end: 0, next: 0 };
+  const trimmed = text.trim();
+  let out = "";
+  let last = -1;
+  for (let i = 0; i < trimmed.length;) {
+    const c = trimmed.charCodeAt(i);
+    const kind = kindOf(c);
+    if (kind === PLAIN && !(dots && folded[c] === DOT)) {
+      last = folded[c]!;
+      out += String.fromCharCode(last);
+      i++;
+      continue;
+    }
+    special(trimmed, i, last, unit, dots);
+    i = unit.next;
+    if (unit.code < 0) continue;
+    out += String.fromCharCode(unit.code) + unit.more;
+    last = unit.more.length ? unit.more.charCodeAt(unit.more.length - 1) : unit.code;
+  }
+  return out;
+}

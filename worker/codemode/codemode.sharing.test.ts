@@ -1,0 +1,197 @@
+/**
+ * Issue 26, findings 4 and 5: how one Worker isolate's Code Mode compute and sandboxes are shared between
+ * workspaces (docs/code-mode.md, "Sharing the isolate"). One workspace cannot spend the isolate's thread
+ * (a compute allowance, compiles cached), and runs waiting on tools cannot keep another tenant's program waiting.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { describe, it } from "vitest";
+import { connectMcp, createKey, gatewayError, upstreamReceived } from "../../test/helpers.ts";
+import { ComputeAllowance } from "./codemode.allowance.ts";
+import { bigProgram } from "./codemode.attacks.fixtures.ts";
+import { codeGateway, run, type Client } from "./codemode.fixtures.ts";
+import { compiledProgram, ProgramCache } from "./codemode.programs.ts";
+
+const BUSY_MESSAGE = /^This workspace used its share of Code Mode's compute on this server; run the program again in (\d+) s$/;
+
+/**
+ * Runs `code` (`together` runs at once) until the workspace is refused code_mode_busy; returns the codes of the
+ * runs before it and the refusal.
+ */
+async function runUntilBusy(client: Client, code: (attempt: number) => string, rounds: number, together = 1) {
+  const before: string[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const results = await Promise.all(Array.from({ length: together }, (_, i) => run(client, code(round * together + i))));
+    const codes = results.map((result) => (result.isError ? gatewayError(result) : undefined));
+    const busy = codes.find((error) => error?.code === "code_mode_busy");
+    if (busy) return { before, busy };
+    before.push(...codes.map((error) => error?.code ?? "ok"));
+  }
+  return { before, busy: undefined };
+}
+
+describe("finding 4 (issue 26): one workspace cannot starve the isolate's CPU through run_code", () => {
+  it("a workspace spinning to the work budget is refused code_mode_busy with retryAfterSeconds; another workspace is not", async ({
+    expect,
+  }) => {
+    const spinner = await codeGateway();
+    // Two at once: the allowance earns back while they spin, but far less than they spend.
+    const { before, busy } = await runUntilBusy(spinner.client, () => "while (true) {}", 8, 2);
+    // The allowance (1.5 s) is one and a half full work budgets (1 s each), then the refusal.
+    expect(before.length).toBeGreaterThanOrEqual(1);
+    expect(before.every((code) => code === "timeout")).toBe(true);
+    const wait = Number(BUSY_MESSAGE.exec(busy?.message ?? "")?.[1]);
+    expect(busy).toEqual({ code: "code_mode_busy", message: expect.stringMatching(BUSY_MESSAGE), details: { retryAfterSeconds: wait } });
+    expect(wait).toBeGreaterThanOrEqual(1);
+    // At most two runs' charges (1 s each) below zero.
+    expect(wait).toBeLessThanOrEqual(20);
+    // Refused before it compiles or runs, so even a trivial program of the spinner's is, and no call is made.
+    expect(gatewayError(await run(spinner.client, "return await tools.demo__search_release_notes({ query: 'sso' });")).code).toBe(
+      "code_mode_busy",
+    );
+    expect((await upstreamReceived(spinner.tag)).calls).toEqual([]);
+    // Another workspace's program runs as usual.
+    const calm = await codeGateway();
+    expect((await run(calm.client, "return 1;")).structuredContent).toEqual({ result: 1, logs: [], calls: [] });
+    // Once the allowance has earned enough back, the spinner runs again.
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    expect((await run(spinner.client, "return 2;")).structuredContent).toEqual({ result: 2, logs: [], calls: [] });
+  }, 60_000);
+
+  it("a program is compiled once per workspace: a repeat comes from the cache, another workspace's compiles its own", async ({
+    expect,
+  }) => {
+    const source = bigProgram(0);
+    const first = await compiledProgram("ws_cache_a", source);
+    expect(first.compiled).toBe(true);
+    expect(first.program.ok).toBe(true);
+    expect(await compiledProgram("ws_cache_a", source)).toEqual({ program: first.program, compiled: false });
+    expect((await compiledProgram("ws_cache_b", source)).compiled).toBe(true);
+    // A program that does not compile is kept too: its repeat costs no esbuild either.
+    const broken = await compiledProgram("ws_cache_a", `${source}\nreturn +;`);
+    expect(broken).toMatchObject({ compiled: true, program: { ok: false, error: { code: "compile_failed" } } });
+    expect((await compiledProgram("ws_cache_a", `${source}\nreturn +;`)).compiled).toBe(false);
+  }, 60_000);
+
+  it("the cache keeps at most its entries and characters, dropping the least recently used", ({ expect }) => {
+    const cache = new ProgramCache(2, 10);
+    const script = (text: string) => ({ ok: true as const, script: text });
+    cache.set("a", script("aaaa"));
+    cache.set("b", script("bbbb"));
+    expect(cache.get("a")).toEqual(script("aaaa"));
+    cache.set("c", script("cc"));
+    // "b" was the least recently used of the three.
+    expect([cache.get("a"), cache.get("b"), cache.get("c")]).toEqual([script("aaaa"), undefined, script("cc")]);
+    cache.set("d", script("dddddddd"));
+    // 14 characters: "a" (used before "c") goes, and 10 remain.
+    expect([cache.get("a"), cache.get("c"), cache.get("d")]).toEqual([undefined, script("cc"), script("dddddddd")]);
+    cache.set("e", script("x".repeat(11)));
+    expect(cache.get("e")).toBeUndefined();
+  });
+
+  it("new 95 KiB programs each pay esbuild: a workspace sending one after another is refused code_mode_busy", async ({ expect }) => {
+    const gateway = await codeGateway();
+    const fresh = await runUntilBusy(gateway.client, (attempt) => bigProgram(attempt + 1), 16);
+    expect(fresh.before.length).toBeGreaterThanOrEqual(1);
+    expect(fresh.before.every((code) => code === "ok")).toBe(true);
+    expect(fresh.busy).toEqual({
+      code: "code_mode_busy",
+      message: expect.stringMatching(BUSY_MESSAGE),
+      details: { retryAfterSeconds: expect.any(Number) },
+    });
+  }, 120_000);
+
+  it("a workspace runs at most 4 programs at once; the 5th is refused code_mode_busy", async ({ expect }) => {
+    const gateway = await codeGateway();
+    const clients = [
+      gateway.client,
+      ...(await Promise.all([1, 2, 3].map(async () => connectMcp(await createKey(gateway, ["tools:call"], gateway.defaultProfileId))))),
+    ];
+    const slow = clients.map((client) => run(client, "await tools.slow__wait({ ms: 2000 }); return 'slow';"));
+    for (let i = 0; i < 100 && (await upstreamReceived(gateway.slowTag)).calls.length < 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const fifth = await connectMcp(await createKey(gateway, ["tools:call"], gateway.defaultProfileId));
+    expect(gatewayError(await run(fifth, "return 5;"))).toEqual({
+      code: "code_mode_busy",
+      message: "This workspace already has 4 programs running here; run it again when one has finished",
+      details: { limit: 4, retryAfterSeconds: 1 },
+    });
+    const results = await Promise.all(slow);
+    expect(results.map((result) => (result.structuredContent as { result: unknown }).result)).toEqual(Array(4).fill("slow"));
+  }, 60_000);
+
+  it("the allowance holds burstMs, earns refillMsPerSecond back, and tells the whole seconds until it is positive", ({ expect }) => {
+    let now = 0;
+    const allowance = new ComputeAllowance(1500, 100, () => now);
+    expect(allowance.retryAfterSeconds("ws")).toBe(0);
+    allowance.charge("ws", 1500);
+    expect(allowance.retryAfterSeconds("ws")).toBe(1);
+    allowance.charge("ws", 250);
+    expect(allowance.retryAfterSeconds("ws")).toBe(3);
+    now += 2500;
+    expect(allowance.retryAfterSeconds("ws")).toBe(1);
+    now += 501;
+    expect(allowance.retryAfterSeconds("ws")).toBe(0);
+    now += 60_000;
+    allowance.charge("ws", 1499);
+    expect(allowance.retryAfterSeconds("ws")).toBe(0);
+    expect(allowance.retryAfterSeconds("other")).toBe(0);
+  });
+});
+
+describe("finding 5 (issue 26): runs waiting on slow tools hold no compute and cannot keep another tenant waiting", () => {
+  /** Waits `seconds` on the slow tool (5 s at most per call), one call after another. */
+  const hogProgram = (seconds: number) => `for (let i = 0; i < ${seconds}; i++) await tools.slow__wait({ ms: 1000 });\nreturn "hog";`;
+  const settledInOrder = (finished: string[], label: string, client: Client, code: string) =>
+    (client.callTool({ name: "run_code", arguments: { code } }, undefined, { timeout: 40_000 }) as Promise<CallToolResult>).then(
+      (result) => {
+        finished.push(label);
+        return result;
+      },
+    );
+  const untilCalls = async (tags: string[], count: number) => {
+    for (let i = 0; i < 600; i++) {
+      const received = await Promise.all(tags.map((tag) => upstreamReceived(tag)));
+      if (received.every((calls) => calls.calls.length >= count)) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error("the hostile runs did not reach their upstreams");
+  };
+
+  it("two hostile tenants waiting on slow tools cannot keep a third tenant's `return 1` waiting", async ({ expect }) => {
+    const [first, second, third] = [await codeGateway(), await codeGateway(), await codeGateway()];
+    const finished: string[] = [];
+    const hogs = [
+      settledInOrder(finished, "hog 1", first.client, hogProgram(15)),
+      settledInOrder(finished, "hog 2", second.client, hogProgram(15)),
+    ];
+    // Both hostile runs hold a sandbox each, waiting on their slow calls.
+    await untilCalls([first.slowTag, second.slowTag], 1);
+    const calm = await settledInOrder(finished, "calm", third.client, "return 1;");
+    expect(calm.structuredContent).toEqual({ result: 1, logs: [], calls: [] });
+    // Answered while both hostile runs were still waiting on their tools.
+    expect(finished).toEqual(["calm"]);
+    for (const hog of await Promise.all(hogs)) expect((hog.structuredContent as { result: unknown }).result).toBe("hog");
+  }, 60_000);
+
+  it("a third tenant's program that calls a tool gets the next free sandbox before the hostile tenants' next runs", async ({ expect }) => {
+    const [first, second, third] = [await codeGateway(), await codeGateway(), await codeGateway()];
+    const extra = async (gateway: typeof first) => connectMcp(await createKey(gateway, ["tools:call"], gateway.defaultProfileId));
+    const finished: string[] = [];
+    const hogs = [
+      settledInOrder(finished, "hog 1", first.client, hogProgram(3)),
+      settledInOrder(finished, "hog 2", second.client, hogProgram(3)),
+    ];
+    await untilCalls([first.slowTag, second.slowTag], 1);
+    // Each hostile tenant queues its next run, before the calm tenant asks.
+    hogs.push(settledInOrder(finished, "hog 1 again", await extra(first), hogProgram(3)));
+    hogs.push(settledInOrder(finished, "hog 2 again", await extra(second), hogProgram(3)));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const calm = settledInOrder(finished, "calm", third.client, "return (await tools.slow__wait({ ms: 10 })).waited;");
+    expect(((await calm).structuredContent as { result: unknown }).result).toBe(10);
+    await Promise.all(hogs);
+    // The calm run took the first sandbox freed; each hostile tenant's next run waited for the one after.
+    expect(finished.indexOf("calm")).toBeLessThan(finished.indexOf("hog 1 again"));
+    expect(finished.indexOf("calm")).toBeLessThan(finished.indexOf("hog 2 again"));
+  }, 60_000);
+});

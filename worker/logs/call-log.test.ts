@@ -1,0 +1,341 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { describe, it } from "vitest";
+import worker from "../index.ts";
+import { api, connectMcp, createWorkspace, demoGateway, eventually, newTag, ORIGIN, upstreamOrigin } from "../../test/helpers.ts";
+import { callLogMessage, gatewayCallRow, stageRow } from "../calls/call-rows.ts";
+import { handleMcpRequest } from "../mcp/mcp.endpoint.ts";
+import type { CallLogMessage } from "./call-log.ts";
+import { consumeCallLogs, retryDelaySeconds } from "./call-log.consumer.ts";
+import { sendCallLogs } from "./call-log.send.ts";
+import { durationBucket, percentile } from "./histogram.ts";
+import { applyLogRetention } from "./logs.store.ts";
+
+const QUEUE = "rayrun-call-logs";
+
+/** A call-log message as the call path builds it, for a workspace and request of the test's choosing. */
+function message(workspaceId: string, requestId: string, options: { durationMs?: number; at?: number; stages?: number } = {}) {
+  const row = gatewayCallRow(
+    { workspaceId, actor: "key:key_test", keyId: "key_test", grantedBy: null, profileId: null },
+    {
+      requestId,
+      callIndex: null,
+      name: "demo__search_release_notes",
+      arguments: { query: "sso" },
+      answer: { content: [] },
+      startedAt: options.at ?? Date.now(),
+      durationMs: options.durationMs ?? 3,
+      outcome: "ok",
+      code: null,
+    },
+  );
+  const stages = Array.from({ length: options.stages ?? 0 }, () =>
+    stageRow({ toolUid: "tool_t", requestId }, { stage: "before", outcome: "continue", durationMs: 1 }),
+  );
+  return callLogMessage(row, stages, false);
+}
+
+/** Polls `done` until it holds or `ms` pass; whether it held. */
+async function until(ms: number, done: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await done()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return done();
+}
+
+let delivered = 0;
+/** One batch through the real consumer, as the queue delivers it; its result says what was acked or retried. */
+async function consume(messages: CallLogMessage[], attempts = 1) {
+  const batch = createMessageBatch<CallLogMessage>(
+    QUEUE,
+    messages.map((body) => ({ id: `msg-${++delivered}`, timestamp: new Date(), attempts, body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch as MessageBatch<unknown>, env);
+  return getQueueResult(batch, ctx);
+}
+
+const count = async (sql: string, ...params: unknown[]) =>
+  (
+    (await env.DB.prepare(sql)
+      .bind(...params)
+      .first<{ n: number }>()) ?? { n: 0 }
+  ).n;
+
+describe("the call-log consumer", () => {
+  it("writes a batch once: a redelivered batch adds no row, no stage row and nothing to the rollups", async ({ expect }) => {
+    const ws = `ws_consumer_${crypto.randomUUID().slice(0, 8)}`;
+    const batch = Array.from({ length: 50 }, (_, index) => message(ws, `req_${index}`, { stages: 2, durationMs: index }));
+    const first = await consume(batch);
+    expect(first).toMatchObject({ outcome: "ok", ackAll: true, retryBatch: { retry: false } });
+    const rows = () => count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws);
+    const stages = () => count("SELECT COUNT(*) AS n FROM call_logs WHERE workspace_id = ?", ws);
+    const rolled = () => count("SELECT SUM(calls) AS n FROM call_rollups WHERE workspace_id = ?", ws);
+    expect([await rows(), await stages(), await rolled()]).toEqual([50, 100, 50]);
+
+    // At least once: the same messages again (a lost ack), and again mixed with new ones.
+    expect(await consume(batch, 2)).toMatchObject({ ackAll: true });
+    expect(await consume([...batch.slice(0, 10), message(ws, "req_new", { stages: 1 })], 3)).toMatchObject({ ackAll: true });
+    expect([await rows(), await stages(), await rolled()]).toEqual([51, 101, 51]);
+  });
+
+  it("retries a batch that fails mid-way, and the retry lands every row exactly once", async ({ expect }) => {
+    const ws = `ws_midway_${crypto.randomUUID().slice(0, 8)}`;
+    const batch = Array.from({ length: 20 }, (_, index) => message(ws, `req_${index}`, { stages: 1 }));
+    // A real D1 failure after the call rows' statement ran: the stage rows' statement aborts on request 13.
+    const trigger = `fail_${ws}`;
+    await env.DB.prepare(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON call_logs WHEN NEW.workspace_id = '${ws}' AND NEW.request_id = 'req_13'
+       BEGIN SELECT RAISE(ABORT, 'injected'); END`,
+    ).run();
+    try {
+      const failed = await consume(batch);
+      expect(failed).toMatchObject({ ackAll: false, retryBatch: { retry: true } });
+      // One transaction: the call rows written before the failure are rolled back with it.
+      expect(await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)).toBe(0);
+      expect(await count("SELECT COUNT(*) AS n FROM call_rollups WHERE workspace_id = ?", ws)).toBe(0);
+      expect((await consume(batch, 3)).retryBatch).toMatchObject({ retry: true });
+    } finally {
+      await env.DB.prepare(`DROP TRIGGER ${trigger}`).run();
+    }
+    expect(await consume(batch, 4)).toMatchObject({ ackAll: true });
+    expect(await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)).toBe(20);
+    expect(await count("SELECT COUNT(*) AS n FROM call_logs WHERE workspace_id = ?", ws)).toBe(20);
+    expect(await count("SELECT SUM(calls) AS n FROM call_rollups WHERE workspace_id = ?", ws)).toBe(20);
+  });
+
+  it("drops a message that is not a call-log message and still writes the rest of its batch", async ({ expect }) => {
+    const ws = `ws_invalid_${crypto.randomUUID().slice(0, 8)}`;
+    const good = message(ws, "req_good");
+    const bad = { ...message(ws, "req_bad"), v: 2 } as unknown as CallLogMessage;
+    const worse = "not json at all" as unknown as CallLogMessage;
+    expect(await consume([bad, good, worse])).toMatchObject({ ackAll: true });
+    const { results } = await env.DB.prepare("SELECT request_id FROM calls WHERE workspace_id = ?").bind(ws).all();
+    expect(results).toEqual([{ request_id: "req_good" }]);
+  });
+
+  it("keeps per-minute rollups with a duration histogram that gives p50 and p99", async ({ expect }) => {
+    const { ws, adminKey } = await createWorkspace();
+    const at = Date.UTC(2026, 0, 5, 10, 30, 15);
+    // 100 calls in one minute: 1 ms … 100 ms.
+    await consume(Array.from({ length: 100 }, (_, index) => message(ws, `req_${index}`, { at, durationMs: index + 1 })));
+    const metrics = await api(`/v1/workspaces/${ws}/metrics?since=2026-01-05T10:29:00Z&until=2026-01-05T10:33:00Z`, { key: adminKey });
+    expect(metrics.status).toBe(200);
+    expect(metrics.body.points.map((point: { calls: number }) => point.calls)).toEqual([0, 100, 0, 0]);
+    const { totals } = metrics.body;
+    expect(totals).toMatchObject({ calls: 100, outcomes: { ok: 100 }, lost: 0 });
+    // Within the histogram's resolution (buckets of at most 25 ms at this range).
+    expect(totals.p50Ms).toBeGreaterThanOrEqual(40);
+    expect(totals.p50Ms).toBeLessThanOrEqual(60);
+    expect(totals.p99Ms).toBeGreaterThanOrEqual(75);
+    expect(totals.p99Ms).toBeLessThanOrEqual(100);
+    expect(metrics.body.points[1].bytesIn).toBe(100 * JSON.stringify({ query: "sso" }).length);
+  });
+});
+
+describe("retries", () => {
+  it("wait longer after each failed attempt, at most a minute", ({ expect }) => {
+    expect([1, 2, 3, 4, 6, 7, 10].map(retryDelaySeconds)).toEqual([1, 2, 4, 8, 32, 60, 60]);
+  });
+});
+
+describe("the duration histogram", () => {
+  it("puts each duration in the bucket its bounds name and reads percentiles back", ({ expect }) => {
+    expect([0, 0.5, 0.6, 1, 59_999, 60_000, 60_001].map(durationBucket)).toEqual([0, 0, 1, 1, 31, 31, 32]);
+    const counts = new Array<number>(33).fill(0);
+    counts[durationBucket(10)] = 99;
+    counts[durationBucket(1000)] = 1;
+    expect(percentile(counts, 0.5)).toBeGreaterThan(7.5);
+    expect(percentile(counts, 0.5)).toBeLessThanOrEqual(10);
+    expect(percentile(counts, 1)).toBe(1000);
+    expect(percentile(new Array<number>(33).fill(0), 0.5)).toBeNull();
+  });
+});
+
+describe("when the queue is unavailable", () => {
+  const brokenQueue = {
+    send: () => Promise.reject(new Error("Queue is unavailable")),
+    sendBatch: () => Promise.reject(new Error("Queue is unavailable")),
+  } as unknown as Queue;
+
+  it("still answers the call, loses its row and counts the loss in the metrics", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const ctx = createExecutionContext();
+    const response = await handleMcpRequest(
+      { ...env, CALL_LOGS: brokenQueue },
+      new Request(`${ORIGIN}/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${gateway.clientKey}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "demo__search_release_notes", arguments: { query: "sso" } },
+        }),
+      }),
+      ctx,
+    );
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { result: { structuredContent: { items: unknown[] } } };
+    expect(answer.result.structuredContent.items).toHaveLength(1);
+    await waitOnExecutionContext(ctx);
+    const metrics = await api(`/v1/workspaces/${gateway.ws}/metrics`, { key: gateway.adminKey });
+    expect(metrics.body.totals).toMatchObject({ calls: 0, lost: 1 });
+    expect((await api(`/v1/workspaces/${gateway.ws}/logs`, { key: gateway.adminKey })).body.calls).toEqual([]);
+  });
+
+  it("counts every message of a failed send, per workspace and minute", async ({ expect }) => {
+    const { ws, adminKey } = await createWorkspace();
+    await sendCallLogs({ ...env, CALL_LOGS: brokenQueue }, [message(ws, "req_a"), message(ws, "req_b"), message(ws, "req_c")]);
+    expect((await api(`/v1/workspaces/${ws}/metrics`, { key: adminKey })).body.totals.lost).toBe(3);
+  });
+});
+
+describe("one workspace's flood", () => {
+  it("holds another workspace's row back only by the rows queued ahead of it, never by the flood that follows (docs/logs.md)", async ({
+    expect,
+  }) => {
+    const flooder = `ws_flood_${crypto.randomUUID().slice(0, 8)}`;
+    const queue = async (from: number, to: number) => {
+      for (let start = from; start < to; start += 100) {
+        const batch = Array.from({ length: Math.min(100, to - start) }, (_, index) =>
+          message(flooder, `req_${String(start + index).padStart(5, "0")}`),
+        );
+        await env.CALL_LOGS.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
+      }
+    };
+    const landed = (sql: string) => count(`SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ? AND ${sql}`, flooder);
+    const gateway = await demoGateway();
+    const client = await connectMcp(gateway.clientKey);
+    // 1,000 rows of one workspace ahead, the other's call, then 1,000 more of the first behind it.
+    await queue(0, 1000);
+    await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
+    // The call's message leaves 20 ms after its response (AFTER_RESPONSE_DELAY_MS).
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await queue(1000, 2000);
+    const started = Date.now();
+    let aheadAt: number | null = null;
+    let mineAt: number | null = null;
+    let behindWhenMine = 0;
+    while ((aheadAt === null || mineAt === null) && Date.now() - started < 90_000) {
+      if (aheadAt === null && (await landed("request_id < 'req_01000'")) === 1000) aheadAt = Date.now();
+      if (mineAt === null && (await api(`/v1/workspaces/${gateway.ws}/logs`, { key: gateway.adminKey })).body.calls.length === 1) {
+        mineAt = Date.now();
+        behindWhenMine = await landed("request_id >= 'req_01000'");
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(aheadAt, "the rows ahead landed").not.toBeNull();
+    expect(mineAt, "the other workspace's row landed").not.toBeNull();
+    console.log(`the rows ahead landed after ${aheadAt! - started} ms, the other workspace's row after ${mineAt! - started} ms`);
+    // FIFO: of the flood behind it, only the batch that carried it (100 messages) lands with it; the poll may see a
+    // batch or two more land before it counts.
+    expect(behindWhenMine).toBeLessThanOrEqual(300);
+    expect(mineAt! - aheadAt!).toBeLessThanOrEqual(5_000);
+    expect(await until(90_000, async () => (await landed("1")) === 2000)).toBe(true);
+  }, 200_000);
+});
+
+describe("retention", () => {
+  it("removes call rows, stage rows and rollups past 30 days, and nothing newer", async ({ expect }) => {
+    const ws = `ws_retain_${crypto.randomUUID().slice(0, 8)}`;
+    const day = 24 * 3600 * 1000;
+    await consume([message(ws, "req_old", { at: Date.now() - 31 * day, stages: 1 }), message(ws, "req_new", { stages: 1 })]);
+    const state = async () => ({
+      calls: await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws),
+      stages: await count("SELECT COUNT(*) AS n FROM call_logs WHERE workspace_id = ?", ws),
+      rollups: await count("SELECT SUM(calls) AS n FROM call_rollups WHERE workspace_id = ?", ws),
+    });
+    expect(await state()).toEqual({ calls: 2, stages: 2, rollups: 2 });
+    await applyLogRetention(env.DB);
+    expect(await state()).toEqual({ calls: 1, stages: 1, rollups: 1 });
+    const { results } = await env.DB.prepare("SELECT request_id FROM calls WHERE workspace_id = ?").bind(ws).all();
+    expect(results).toEqual([{ request_id: "req_new" }]);
+  });
+});
+
+/** A span as OTLP/HTTP JSON carries it. */
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: { key: string; value: Record<string, unknown> }[];
+}
+
+describe("OpenTelemetry export", () => {
+  it("sends a call as a trace: the call's span, child spans for its hook stages and its upstream request, standard attributes", async ({
+    expect,
+  }) => {
+    const tag = newTag();
+    const ws = `ws_otel_${tag}`;
+    const at = Date.now();
+    const hooked = message(ws, "req_hooked", { at, durationMs: 20 });
+    hooked.call.upstreamOffsetMs = 6;
+    hooked.call.upstreamMs = 9;
+    hooked.stages = [
+      stageRow({ toolUid: "tool_t", requestId: "req_hooked" }, { stage: "before", outcome: "continue", durationMs: 2, offsetMs: 1 }),
+      stageRow({ toolUid: "tool_t", requestId: "req_hooked" }, { stage: "after", outcome: "return", durationMs: 3, offsetMs: 16 }),
+      stageRow(
+        { toolUid: "tool_t", requestId: "req_hooked" },
+        { stage: "after", channel: "shadow", outcome: "return", durationMs: 3, offsetMs: 16, shadowDiffered: true },
+      ),
+    ];
+    const batch = createMessageBatch<CallLogMessage>(QUEUE, [{ id: "otel-1", timestamp: new Date(), attempts: 1, body: hooked }]);
+    await consumeCallLogs(batch as MessageBatch<unknown>, {
+      ...env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `${upstreamOrigin()}/fixtures/otlp/${tag}`,
+      OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20collector-token,x-team=gateway",
+    });
+    const received = (await (await fetch(`${upstreamOrigin()}/fixtures/otlp/${tag}`)).json()) as {
+      exports: { headers: Record<string, string>; body: { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] } }[];
+    };
+    expect(received.exports).toHaveLength(1);
+    expect(received.exports[0]!.headers).toMatchObject({ authorization: "Bearer collector-token", "x-team": "gateway" });
+    const spans = received.exports[0]!.body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
+    const attributes = (span: OtlpSpan) => Object.fromEntries(span.attributes.map(({ key, value }) => [key, Object.values(value)[0]]));
+    const call = spans.find((span) => span.kind === 2)!;
+    expect(call.name).toBe("tools/call demo__search_release_notes");
+    expect(attributes(call)).toMatchObject({
+      "mcp.method.name": "tools/call",
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "demo__search_release_notes",
+      "enduser.id": "key:key_test",
+      "rayrun.request_id": "req_hooked",
+      "rayrun.outcome": "ok",
+    });
+    const children = spans.filter((span) => span.parentSpanId === call.spanId);
+    expect(children.map((span) => span.name).sort()).toEqual(["hook after", "hook after (shadow)", "hook before", "upstream tools/call"]);
+    for (const child of children) expect(child.traceId).toBe(call.traceId);
+    const startNs = BigInt(at) * 1_000_000n;
+    const before = children.find((span) => span.name === "hook before")!;
+    expect(BigInt(before.startTimeUnixNano) - startNs).toBe(1_000_000n);
+    expect(BigInt(before.endTimeUnixNano) - startNs).toBe(3_000_000n);
+    const upstream = children.find((span) => span.kind === 3)!;
+    expect([BigInt(upstream.startTimeUnixNano) - startNs, BigInt(upstream.endTimeUnixNano) - startNs]).toEqual([6_000_000n, 15_000_000n]);
+    expect(attributes(children.find((span) => span.name === "hook after (shadow)")!)).toMatchObject({ "rayrun.shadow_differed": true });
+  });
+
+  it("retries the batch when the collector refuses it, and the retry adds no row", async ({ expect }) => {
+    const ws = `ws_otel_refused_${newTag()}`;
+    const batch = createMessageBatch<CallLogMessage>(QUEUE, [
+      { id: "otel-2", timestamp: new Date(), attempts: 1, body: message(ws, "req_x") },
+    ]);
+    const ctx = createExecutionContext();
+    // The demo upstream answers 404 for a path it does not serve: the collector did not take the export.
+    await consumeCallLogs(batch as MessageBatch<unknown>, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: `${upstreamOrigin()}/no-collector-here` });
+    expect(await getQueueResult(batch, ctx)).toMatchObject({ ackAll: false, retryBatch: { retry: true } });
+    // The rows were written before the export; the retry (here without a collector) skips them.
+    expect(await consume([message(ws, "req_x")], 2)).toMatchObject({ ackAll: true });
+    expect(await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)).toBe(1);
+  });
+});

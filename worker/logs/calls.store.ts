@@ -1,0 +1,142 @@
+import type { CallKind, CallRowOutcome, ShadowVerdict } from "./call-log.ts";
+import { logWhere } from "./log-filter.ts";
+
+/** A call row as the logs API shows it. `item` only to readers who see details (see logs.routes.ts). */
+export interface StoredCall {
+  id: number;
+  requestId: string;
+  kind: CallKind;
+  callIndex: number | null;
+  createdAt: string;
+  actor: string;
+  grantedBy: string | null;
+  profileId: string | null;
+  serviceId: string | null;
+  toolUid: string | null;
+  name: string;
+  item?: string | null;
+  outcome: CallRowOutcome;
+  code: string | null;
+  durationMs: number;
+  gatewayMs: number;
+  hooksMs: number;
+  upstreamMs: number;
+  bytesIn: number;
+  bytesOut: number;
+  revisionId: string | null;
+  shadow: ShadowVerdict | null;
+  innerCalls: number | null;
+  programSha256: string | null;
+  programBytes: number | null;
+}
+
+export interface CallQuery {
+  since?: string;
+  until?: string;
+  kind?: CallKind;
+  /** Restricts to these kinds when `kind` is unset: a view that reads only some kinds of call. */
+  kinds?: readonly CallKind[];
+  tool?: string;
+  service?: string;
+  actor?: string;
+  profile?: string;
+  outcome?: CallRowOutcome;
+  code?: string;
+  requestId?: string;
+  /** Rows with a smaller id than this (the previous page's cursor). */
+  before?: number;
+  limit: number;
+}
+
+interface CallTableRow {
+  id: number;
+  request_id: string;
+  kind: CallKind;
+  call_index: number;
+  created_at: string;
+  actor: string;
+  granted_by: string | null;
+  profile_id: string | null;
+  service_id: string | null;
+  tool_uid: string | null;
+  name: string;
+  item: string | null;
+  outcome: CallRowOutcome;
+  code: string | null;
+  duration_ms: number;
+  gateway_ms: number;
+  hooks_ms: number;
+  upstream_ms: number;
+  bytes_in: number;
+  bytes_out: number;
+  revision_id: string | null;
+  shadow: ShadowVerdict | null;
+  inner_calls: number | null;
+  program_sha256: string | null;
+  program_bytes: number | null;
+}
+
+function storedCall(row: CallTableRow, withItem: boolean): StoredCall {
+  return {
+    id: row.id,
+    requestId: row.request_id,
+    kind: row.kind,
+    callIndex: row.call_index === -1 ? null : row.call_index,
+    createdAt: row.created_at,
+    actor: row.actor,
+    grantedBy: row.granted_by,
+    profileId: row.profile_id,
+    serviceId: row.service_id,
+    toolUid: row.tool_uid,
+    name: row.name,
+    ...(withItem ? { item: row.item } : {}),
+    outcome: row.outcome,
+    code: row.code,
+    durationMs: row.duration_ms,
+    gatewayMs: row.gateway_ms,
+    hooksMs: row.hooks_ms,
+    upstreamMs: row.upstream_ms,
+    bytesIn: row.bytes_in,
+    bytesOut: row.bytes_out,
+    revisionId: row.revision_id,
+    shadow: row.shadow,
+    innerCalls: row.inner_calls,
+    programSha256: row.program_sha256,
+    programBytes: row.program_bytes,
+  };
+}
+
+/** A workspace's call rows, newest first. `withItem` is decided by the caller's role, never by the query. */
+export async function queryCalls(db: D1Database, workspaceId: string, query: CallQuery, withItem: boolean): Promise<StoredCall[]> {
+  const { where, params } = logWhere(
+    [["workspace_id = ?", workspaceId]],
+    [
+      ["created_at >= ?", query.since],
+      ["created_at < ?", query.until],
+      ["kind = ?", query.kind],
+      [`kind IN (${(query.kinds ?? []).map(() => "?").join(", ")})`, query.kind || !query.kinds?.length ? undefined : query.kinds],
+      ["tool_uid = ?", query.tool],
+      ["service_id = ?", query.service],
+      ["actor = ?", query.actor],
+      ["profile_id = ?", query.profile],
+      ["outcome = ?", query.outcome],
+      ["code = ?", query.code],
+      ["request_id = ?", query.requestId],
+      ["id < ?", query.before],
+    ],
+  );
+  const { results } = await db
+    .prepare(`SELECT * FROM calls WHERE ${where} ORDER BY id DESC LIMIT ?`)
+    .bind(...params, query.limit)
+    .all<CallTableRow>();
+  return results.map((row) => storedCall(row, withItem));
+}
+
+/** The rows of one request: a call, or a run_code with its inner calls (at most 1,000), in index order. */
+export async function callsOfRequest(db: D1Database, workspaceId: string, requestId: string, withItem: boolean): Promise<StoredCall[]> {
+  const { results } = await db
+    .prepare("SELECT * FROM calls WHERE workspace_id = ? AND request_id = ? ORDER BY call_index, id LIMIT 1000")
+    .bind(workspaceId, requestId)
+    .all<CallTableRow>();
+  return results.map((row) => storedCall(row, withItem));
+}

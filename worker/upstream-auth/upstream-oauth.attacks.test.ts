@@ -1,0 +1,233 @@
+import { env, runInDurableObject, SELF } from "cloudflare:test";
+import { describe, it } from "vitest";
+import { api, createWorkspace, ORIGIN } from "../../test/helpers.ts";
+import { validateServerMetadata, OAuthMetadataInvalid } from "./oauth.server.ts";
+import { OAUTH_REQUEST_TIMEOUT_MS } from "./oauth.fetch.ts";
+import {
+  authorizedService,
+  authorizeInBrowser,
+  connectOAuthService,
+  newLab,
+  serviceOf,
+  startAuthorize,
+} from "./upstream-oauth.fixtures.ts";
+
+const errorOf = (body: unknown) => (body as { error: { code: string; message: string; details?: Record<string, unknown> } }).error;
+
+describe("an authorization server that lies in its metadata", () => {
+  for (const [lie, field] of [
+    ["issuer_mismatch", "issuer"],
+    ["foreign_endpoint", "token_endpoint"],
+    ["no_s256", "code_challenge_methods_supported"],
+    ["resource_mismatch", "resource"],
+  ] as const) {
+    it(`is refused with oauth_metadata_invalid (${lie}), and nothing is stored`, async ({ expect }) => {
+      const lab = await newLab({ lie });
+      const workspace = await createWorkspace();
+      const res = await connectOAuthService(workspace, lab);
+      expect(res.status).toBe(502);
+      expect(errorOf(res.body)).toMatchObject({ code: "oauth_metadata_invalid", details: { field } });
+      expect((await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey })).body.services).toEqual([]);
+      expect((await lab.state()).registeredClients).toBe(0);
+    });
+  }
+
+  it("refuses an http endpoint of an https issuer", ({ expect }) => {
+    const metadata = {
+      issuer: "https://as.example.com",
+      authorization_endpoint: "https://as.example.com/authorize",
+      token_endpoint: "http://as.example.com/token",
+      code_challenge_methods_supported: ["S256"],
+    };
+    expect(() => validateServerMetadata(metadata, new Set())).toThrow(OAuthMetadataInvalid);
+    expect(() => validateServerMetadata(metadata, new Set())).toThrow("token_endpoint is refused: only https URLs are allowed");
+    expect(validateServerMetadata({ ...metadata, token_endpoint: "https://as.example.com/token" }, new Set())).toMatchObject({
+      token_endpoint: "https://as.example.com/token",
+    });
+  });
+});
+
+describe("SSRF through metadata URLs", () => {
+  it("refuses a resource_metadata pointing at a cloud metadata address", async ({ expect }) => {
+    const lab = await newLab({ lie: "metadata_internal" });
+    const res = await connectOAuthService(await createWorkspace(), lab);
+    expect(res.status).toBe(400);
+    expect(errorOf(res.body)).toMatchObject({ code: "url_not_allowed", message: expect.stringContaining("169.254.169.254") });
+  });
+
+  it("refuses an authorization server on a private address", async ({ expect }) => {
+    const lab = await newLab({ lie: "as_internal" });
+    const res = await connectOAuthService(await createWorkspace(), lab);
+    expect(res.status).toBe(400);
+    expect(errorOf(res.body)).toMatchObject({ code: "url_not_allowed", message: expect.stringContaining("10.0.0.1") });
+  });
+});
+
+describe("client registration", () => {
+  it("asks for a pre-registered client when the server offers no registration, and uses one the admin enters", async ({ expect }) => {
+    const lab = await newLab({ registration: "none" });
+    const workspace = await createWorkspace();
+    const refused = await connectOAuthService(workspace, lab);
+    expect(refused.status).toBe(409);
+    expect(errorOf(refused.body)).toMatchObject({ code: "oauth_client_required", details: { field: "json.oauth.clientId" } });
+
+    await lab.addClient({
+      client_id: "rayrun-by-hand",
+      client_secret: "by-hand-secret",
+      redirect_uris: [`${ORIGIN}/oauth/upstream/callback`],
+      token_endpoint_auth_method: "client_secret_post",
+    });
+    const { serviceId } = await authorizedService(workspace, lab, {
+      oauth: { clientId: "rayrun-by-hand", clientSecret: "by-hand-secret" },
+    });
+    const service = await serviceOf(workspace, serviceId);
+    expect(service.authorization).toMatchObject({ registration: "pre_registered", clientId: "rayrun-by-hand", status: "authorized" });
+    expect(JSON.stringify(service)).not.toContain("by-hand-secret");
+  });
+
+  it("uses the gateway's client ID metadata document where the server accepts one", async ({ expect }) => {
+    const lab = await newLab({ registration: "cimd" });
+    const workspace = await createWorkspace();
+    const created = await connectOAuthService(workspace, lab);
+    expect(created.status).toBe(201);
+    const clientMetadataUrl = `${ORIGIN}/oauth/upstream/client-metadata.json`;
+    expect(created.body.service.authorization).toMatchObject({ registration: "client_metadata_document", clientId: clientMetadataUrl });
+    const document = await (await SELF.fetch(clientMetadataUrl)).json();
+    expect(document).toMatchObject({
+      client_id: clientMetadataUrl,
+      redirect_uris: [`${ORIGIN}/oauth/upstream/callback`],
+      token_endpoint_auth_method: "none",
+    });
+    await lab.addClient(document);
+    const link = await startAuthorize(workspace, created.body.service.id, { key: workspace.adminKey });
+    const flow = await authorizeInBrowser(link.body.authorizationUrl);
+    expect(flow.callback!.status).toBe(200);
+    expect((await lab.state()).tokenRequests).toEqual([
+      { grantType: "authorization_code", resource: lab.mcpUrl, clientId: clientMetadataUrl },
+    ]);
+  });
+});
+
+describe("the state parameter", () => {
+  async function pendingFlow() {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const created = await connectOAuthService(workspace, lab);
+    const serviceId = created.body.service.id as string;
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    return { lab, workspace, serviceId, link: link.body.authorizationUrl as string };
+  }
+
+  const callback = async (url: string, cookie = "") => {
+    const res = await SELF.fetch(url, { headers: { cookie }, redirect: "manual" });
+    return { status: res.status, body: (await res.json()) as unknown };
+  };
+
+  it("works once: a replayed callback is refused", async ({ expect }) => {
+    const { link } = await pendingFlow();
+    const flow = await authorizeInBrowser(link);
+    expect(flow.callback!.status).toBe(200);
+    const replay = await callback(flow.callbackUrl!, flow.binding);
+    expect(replay.status).toBe(400);
+    expect(errorOf(replay.body)).toMatchObject({ code: "oauth_state_invalid", details: { reason: "unknown" } });
+  });
+
+  it("is refused from another workspace", async ({ expect }) => {
+    const { link } = await pendingFlow();
+    const other = await createWorkspace();
+    const start = await SELF.fetch(link, { redirect: "manual" });
+    const authorizeUrl = new URL(start.headers.get("location")!);
+    const state = authorizeUrl.searchParams.get("state")!;
+    const moved = `${other.ws}${state.slice(state.indexOf("."))}`;
+    const res = await callback(`${ORIGIN}/oauth/upstream/callback?code=x&state=${encodeURIComponent(moved)}`);
+    expect(errorOf(res.body)).toMatchObject({ code: "oauth_state_invalid", details: { reason: "unknown" } });
+  });
+
+  it("is refused after expiry", async ({ expect }) => {
+    const { workspace, link } = await pendingFlow();
+    await runInDurableObject(env.WORKSPACE.getByName(workspace.ws), async (_instance, state) => {
+      state.storage.sql.exec("UPDATE upstream_oauth_flows SET expires_at = 0");
+    });
+    const start = await SELF.fetch(link, { redirect: "manual" });
+    expect(start.status).toBe(400);
+    expect(errorOf(await start.json())).toMatchObject({ code: "oauth_state_invalid", details: { reason: "expired" } });
+  });
+
+  it("is refused from a browser other than the one that opened the link", async ({ expect }) => {
+    const { link, serviceId, workspace } = await pendingFlow();
+    const started = await SELF.fetch(link, { redirect: "manual" });
+    const state = new URL(started.headers.get("location")!).searchParams.get("state")!;
+    // The binding cookie the start link set stays in the first browser; another sends none, or a forged one.
+    const cookieName = started.headers.getSetCookie()[0]!.split("=")[0]!;
+    const res = await callback(`${ORIGIN}/oauth/upstream/callback?code=x&state=${encodeURIComponent(state)}`, `${cookieName}=forged`);
+    expect(errorOf(res.body)).toMatchObject({ code: "oauth_state_invalid", details: { reason: "other_browser" } });
+    expect((await serviceOf(workspace, serviceId)).authorization.status).toBe("pending");
+  });
+});
+
+describe("a callback that does not bring tokens", () => {
+  it("with an error: the service stays pending, with the server's reason", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const created = await connectOAuthService(workspace, lab);
+    const link = await startAuthorize(workspace, created.body.service.id, { key: workspace.adminKey });
+    const flow = await authorizeInBrowser(link.body.authorizationUrl, { decision: "deny" });
+    expect(flow.callback!.status).toBe(400);
+    expect(errorOf(JSON.parse(flow.callbackBody!))).toMatchObject({ code: "oauth_callback_error", details: { error: "access_denied" } });
+    expect(await serviceOf(workspace, created.body.service.id)).toMatchObject({
+      requiresAuthorization: true,
+      authorization: { status: "pending", pendingReason: { code: "access_denied", message: expect.stringContaining("The user declined") } },
+    });
+    expect((await lab.state()).tokenRequests).toEqual([]);
+  });
+
+  it("from a token endpoint that answers 5 MiB: bounded, refused, still pending", async ({ expect }) => {
+    const lab = await newLab({ token: "huge" });
+    const workspace = await createWorkspace();
+    const created = await connectOAuthService(workspace, lab);
+    const link = await startAuthorize(workspace, created.body.service.id, { key: workspace.adminKey });
+    const flow = await authorizeInBrowser(link.body.authorizationUrl);
+    expect(flow.callback!.status).toBe(502);
+    expect(errorOf(JSON.parse(flow.callbackBody!))).toMatchObject({ code: "upstream_response_too_large" });
+    expect((await serviceOf(workspace, created.body.service.id)).authorization).toMatchObject({
+      status: "pending",
+      pendingReason: { code: "upstream_response_too_large" },
+    });
+  });
+
+  it(
+    "from a token endpoint that hangs: stopped at the request deadline, still pending",
+    async ({ expect }) => {
+      const lab = await newLab({ token: "hang" });
+      const workspace = await createWorkspace();
+      const created = await connectOAuthService(workspace, lab);
+      const link = await startAuthorize(workspace, created.body.service.id, { key: workspace.adminKey });
+      const started = Date.now();
+      const flow = await authorizeInBrowser(link.body.authorizationUrl);
+      expect(flow.callback!.status).toBe(502);
+      expect(errorOf(JSON.parse(flow.callbackBody!))).toMatchObject({
+        code: "upstream_unreachable",
+        message: expect.stringContaining("did not answer"),
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(OAUTH_REQUEST_TIMEOUT_MS - 100);
+      expect((await serviceOf(workspace, created.body.service.id)).authorization.pendingReason.code).toBe("upstream_unreachable");
+    },
+    OAUTH_REQUEST_TIMEOUT_MS + 20_000,
+  );
+});
+
+describe("tokens go only to their resource", () => {
+  it("refuses to point an OAuth service at another URL, where its tokens would follow", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab);
+    const moved = await api(`/v1/workspaces/${workspace.ws}/services/${serviceId}`, {
+      method: "PATCH",
+      key: workspace.adminKey,
+      body: { url: "http://127.0.0.1:1/mcp" },
+    });
+    expect(moved.status).toBe(409);
+    expect(errorOf(moved.body)).toMatchObject({ code: "conflict", details: { field: "json.url" } });
+    expect((await serviceOf(workspace, serviceId)).url).toBe(lab.mcpUrl);
+  });
+});

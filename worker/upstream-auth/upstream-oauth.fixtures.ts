@@ -1,0 +1,97 @@
+import { SELF } from "cloudflare:test";
+import { inject } from "vitest";
+import { api, ORIGIN, type TestWorkspace } from "../../test/helpers.ts";
+import type { LabOptions, LabState } from "../../test/oauth-lab/lab.ts";
+
+/** A fresh OAuth-protected upstream from the lab (test/oauth-lab/lab.ts): its own authorization server and /mcp. */
+export async function newLab(options: LabOptions = {}) {
+  const res = await fetch(`${inject("oauthLabOrigin")}/labs`, { method: "POST", body: JSON.stringify(options) });
+  if (res.status !== 201) throw new Error(`lab: ${res.status} ${await res.text()}`);
+  const { origin, mcpUrl } = (await res.json()) as { origin: string; mcpUrl: string };
+  return {
+    origin,
+    mcpUrl,
+    state: async () => (await (await fetch(`${origin}/__lab/state`)).json()) as LabState,
+    control: async (action: "revoke-refresh-tokens" | "expire-access-tokens") => {
+      await (await fetch(`${origin}/__lab/${action}`, { method: "POST" })).arrayBuffer();
+    },
+    /** What the authorization server would fetch from a client ID metadata document URL. */
+    addClient: async (document: unknown) => {
+      await (
+        await fetch(`${origin}/__lab/client-documents`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(document),
+        })
+      ).arrayBuffer();
+    },
+  };
+}
+
+export type Lab = Awaited<ReturnType<typeof newLab>>;
+
+/** How a test authenticates to the gateway: an API key, or a browser user's dev-login cookie. */
+export type As = { key: string } | { cookie: string };
+
+const credentials = (as: As): Record<string, string> =>
+  "key" in as ? { authorization: `Bearer ${as.key}` } : { cookie: as.cookie, "sec-fetch-site": "same-origin", origin: ORIGIN };
+
+export async function connectOAuthService(workspace: TestWorkspace, lab: Lab, body: Record<string, unknown> = {}) {
+  return api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body: { slug: "lab", url: lab.mcpUrl, ...body } });
+}
+
+export async function startAuthorize(workspace: TestWorkspace, serviceId: string, as: As, body: Record<string, unknown> = {}) {
+  return api(`/v1/workspaces/${workspace.ws}/services/${serviceId}/authorize`, { headers: credentials(as), body });
+}
+
+/** The cookie pairs a response sets, as a Cookie header. */
+const cookiesOf = (response: Response) =>
+  response.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(";")[0]!)
+    .join("; ");
+
+/**
+ * What a person does with an authorization link, driven with fetch: open it in
+ * a browser (signed in when `cookie` is given), read the authorization server's
+ * consent page, approve or deny as an upstream user, and follow the redirect
+ * back to the gateway's callback with the cookie the start link set.
+ */
+export async function authorizeInBrowser(link: string, options: { cookie?: string; user?: string; decision?: "approve" | "deny" } = {}) {
+  const start = await SELF.fetch(link, { headers: options.cookie ? { cookie: options.cookie } : {}, redirect: "manual" });
+  if (start.status !== 302) return { start, startBody: await start.text() };
+  const binding = cookiesOf(start);
+  const authorizeUrl = start.headers.get("location")!;
+  const consent = await fetch(authorizeUrl);
+  const html = await consent.text();
+  if (consent.status !== 200) throw new Error(`consent page: ${consent.status} ${html}`);
+  const form = new URLSearchParams();
+  for (const match of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    form.set(match[1]!, match[2]!.replaceAll("&quot;", '"'));
+  form.set("user", options.user ?? "alice");
+  form.set("decision", options.decision ?? "approve");
+  const labOrigin = new URL(authorizeUrl).origin;
+  const approved = await fetch(`${labOrigin}/consent`, { method: "POST", body: form, redirect: "manual" });
+  const callbackUrl = approved.headers.get("location")!;
+  const cookie = [options.cookie, binding].filter(Boolean).join("; ");
+  const callback = await SELF.fetch(callbackUrl, { headers: { cookie }, redirect: "manual" });
+  return { start, authorizeUrl, callbackUrl, binding, callback, callbackBody: await callback.text() };
+}
+
+/** Connect + authorize as the workspace's admin key: an authorized, indexed service (shared unless `body.oauth` says). */
+export async function authorizedService(workspace: TestWorkspace, lab: Lab, body: Record<string, unknown> = {}, upstreamUser = "alice") {
+  const created = await connectOAuthService(workspace, lab, body);
+  if (created.status !== 201) throw new Error(`connect: ${created.status} ${JSON.stringify(created.body)}`);
+  const serviceId = created.body.service.id as string;
+  const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+  if (link.status !== 200) throw new Error(`authorize: ${link.status} ${JSON.stringify(link.body)}`);
+  const flow = await authorizeInBrowser(link.body.authorizationUrl, { user: upstreamUser });
+  if (flow.callback?.status !== 200) throw new Error(`callback: ${flow.callback?.status} ${flow.callbackBody}`);
+  return { serviceId, flow };
+}
+
+export const serviceOf = async (workspace: TestWorkspace, serviceId: string) =>
+  (await api(`/v1/workspaces/${workspace.ws}/services/${serviceId}`, { key: workspace.adminKey })).body;
+
+export const grantsOf = async (workspace: TestWorkspace) =>
+  (await api(`/v1/workspaces/${workspace.ws}/upstream-grants`, { key: workspace.adminKey })).body.grants as Record<string, unknown>[];
