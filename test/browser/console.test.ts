@@ -37,6 +37,12 @@ afterAll(async () => browser?.close());
 /** The background Monaco paints its editor with, in the theme it was given. */
 const editorBackground = (on: Page) =>
   on.evaluate("getComputedStyle(document.querySelector('.hook-source .monaco-editor')).backgroundColor");
+/** The colour uPlot drew a series of the calls chart in, as its legend marker shows it. */
+const seriesColour = (on: Page, series: string) =>
+  on
+    .locator(".metrics .u-legend .u-series", { has: on.locator(".u-label", { hasText: new RegExp(`^${series}$`) }) })
+    .locator(".u-marker")
+    .evaluate((marker) => getComputedStyle(marker).borderTopColor);
 const settled = (on: Page) => on.getByRole("status").filter({ hasText: "Loading" }).waitFor({ state: "detached" });
 
 describe("the console", () => {
@@ -84,7 +90,9 @@ describe("the console", () => {
     await page.setViewportSize({ width: 1280, height: 860 });
   }, 180_000); // 8 screens at three widths, axe on each at 1280: about a minute alone, more on two shared cores
 
-  it("follows a dark system, Monaco included, passes axe in dark on every screen, and the toggle overrides it", async ({ expect }) => {
+  it("follows a dark system, Monaco and the calls chart included, passes axe in dark on every screen, and the toggle overrides it", async ({
+    expect,
+  }) => {
     const dark = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "dark" });
     const on = await dark.newPage();
     await signIn(on, fixture.origin, ADMIN_EMAIL);
@@ -117,6 +125,15 @@ describe("the console", () => {
     expect(await on.evaluate("document.documentElement.dataset.theme")).toBe("light");
     await on.getByLabel("Theme").selectOption("system");
     expect(await on.evaluate("[document.documentElement.dataset.theme, localStorage.getItem('rayrun.theme')]")).toEqual(["dark", null]);
+
+    // The calls chart is a canvas, drawn in the theme's colours and drawn again when the theme changes.
+    await openScreen(on, "Overview");
+    await expect.poll(() => seriesColour(on, "ok"), { timeout: 15_000 }).toBe("rgb(86, 211, 100)");
+    expect(await seriesColour(on, "refused or failed")).toBe("rgb(255, 138, 128)");
+    await on.getByLabel("Theme").selectOption("light");
+    await expect.poll(() => seriesColour(on, "ok")).toBe("rgb(26, 127, 55)");
+    expect(await seriesColour(on, "refused or failed")).toBe("rgb(180, 35, 24)");
+    await on.getByLabel("Theme").selectOption("system");
     await dark.close();
   }, 120_000);
 
@@ -157,6 +174,14 @@ describe("the console", () => {
     expect(await link.locator("dl.facts").textContent()).toMatch(/Keyagent.*Hook revisionnone: the tool has no active hook/s);
     await expectAccessible(link, "approval page");
     await screenshot(link, "approval-page");
+    // The page an approver most likely opens on a phone: it fits 390 px, and passes axe in dark too.
+    await link.setViewportSize({ width: 390, height: 844 });
+    await expectNoSidewaysOverflow(link, "approval page");
+    await link.emulateMedia({ colorScheme: "dark" });
+    expect(await link.evaluate("document.documentElement.dataset.theme")).toBe("dark");
+    await expectAccessible(link, "approval page in dark at 390 px");
+    await link.emulateMedia({ colorScheme: "light" });
+    await link.setViewportSize({ width: 1280, height: 860 });
 
     // Approve asks first, repeating the call, and takes a note; Cancel changes nothing.
     await link.getByRole("button", { name: "Approve…" }).click();

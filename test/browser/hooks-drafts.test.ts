@@ -175,6 +175,26 @@ describe("writing a hook from scratch", () => {
     await poll(() => page.url()).toMatch(/\/hooks$/);
     expect(await editorText()).toContain("kept_across_a_reload");
 
+    // The Hooks tab's own panels are no leaving: switching them keeps the text and asks nothing.
+    let prompts = 0;
+    const countPrompt = () => void prompts++;
+    page.on("dialog", countPrompt);
+    for (const panel of ["Deploy", "History", "Logs", "Test"]) {
+      await page.getByRole("tab", { name: panel, exact: true }).click();
+      await poll(() => page.getByRole("tab", { name: panel, exact: true, selected: true }).count()).toBe(1);
+      expect(await editorText()).toContain("kept_across_a_reload");
+    }
+    page.off("dialog", countPrompt);
+    expect(prompts).toBe(0);
+    // The tab's Reload asks before discarding: Cancel keeps the text.
+    await page.getByRole("button", { name: "Reload", exact: true }).click();
+    const discard = page.getByRole("dialog", { name: "Discard your unsaved changes?" });
+    await discard.waitFor();
+    await discard.getByRole("button", { name: "Cancel" }).click();
+    await discard.waitFor({ state: "hidden" });
+    expect(await editorText()).toContain("kept_across_a_reload");
+    await poll(() => status().textContent()).toContain("unsaved changes");
+
     // A reload asks too (the browser's own prompt); going ahead restores the text from this tab's storage.
     page.once("dialog", (dialog) => {
       expect(dialog.type()).toBe("beforeunload");

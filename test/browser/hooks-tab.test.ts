@@ -209,8 +209,8 @@ describe("the Hooks tab", () => {
     const callRows = logs.getByRole("table", { name: "Stage runs of this call" }).locator("tbody tr");
     await poll(() => callRows.allTextContents()).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(new RegExp(`before\\s*active\\s*continue.*${second}`)),
-        expect.stringMatching(new RegExp(`after\\s*active\\s*return.*${second}`)),
+        expect.stringMatching(new RegExp(`before\\s*active\\s*continue.*${secondLabel} \\(${second}\\)`)),
+        expect.stringMatching(new RegExp(`after\\s*active\\s*return.*${secondLabel} \\(${second}\\)`)),
       ]),
     );
     await logs.close();
@@ -268,7 +268,7 @@ describe("the Hooks tab", () => {
     // Active is the first revision (limit 3) since the rollback above; the second (limit 1) goes to shadow.
     const hook = await toolHookPath();
     const { revisions } = (await request(fixture.origin, "GET", `${hook}/revisions`, fixture.adminKey)) as {
-      revisions: { revisionId: string; createdAt: string }[];
+      revisions: { revisionId: string; number: number; createdAt: string }[];
     };
     const deployments = (await request(fixture.origin, "GET", `${hook}/deployments`, fixture.adminKey)) as {
       active: { revisionId: string } | null;
@@ -291,7 +291,8 @@ describe("the Hooks tab", () => {
       const differed = rows.filter({ hasText: "differed" }).first();
       await poll(() => differed.count()).toBe(1);
       expect(await differed.textContent()).toMatch(/after\s*shadow\s*return/);
-      expect(await differed.textContent()).toContain(shadow.revisionId);
+      // The revision by its per-tool number, its id beside it.
+      await poll(() => differed.textContent()).toContain(`r${shadow.number} (${shadow.revisionId})`);
       // Active kept two notes, shadow one: the second note's lines are active's only.
       const diff = differed.getByLabel("Diff of active and shadow for after");
       await poll(() => diff.locator(".removed").count()).toBeGreaterThan(0);

@@ -126,6 +126,12 @@ describe("profiles", () => {
     await page.getByLabel("Search").fill("lookup_customer");
     const row = page.getByRole("row", { name: new RegExp(TOOL) });
     await expect.poll(() => row.textContent()).toMatch(/default: allow.*locked down: allow.*partners: allow/s);
+
+    // The run_code calls above are listed under Code Mode runs by the key's name, not its id.
+    await openScreen(page, "Code Mode runs");
+    const runs = page.getByRole("table", { name: "Code Mode runs" });
+    await expect.poll(() => runs.textContent(), { timeout: 20_000 }).toContain("partner agent");
+    expect(await runs.textContent()).not.toContain("key:key_");
   });
 
   it("renames a profile, refuses to delete one a key belongs to, naming the key, then deletes it", async ({ expect }) => {

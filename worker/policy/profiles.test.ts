@@ -1,5 +1,5 @@
 import { describe, it } from "vitest";
-import { api, connectMcp, createKey, createWorkspace, demoGateway, upstreamReceived } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, createWorkspace, demoGateway, demoUpstreamUrl, newTag, upstreamReceived } from "../../test/helpers.ts";
 import { MAX_PROFILES } from "./profiles.store.ts";
 
 type Gateway = Awaited<ReturnType<typeof demoGateway>>;
@@ -262,6 +262,27 @@ describe("the policy matrix", () => {
     expect((await matrix(gateway, "", reader)).status).toBe(200);
     const other = await createWorkspace();
     expect((await api(`/v1/workspaces/${gateway.ws}/policy/matrix`, { key: other.adminKey })).status).toBe(404);
+  });
+
+  it("tells a tool in review that was never approved (a new tool) from an approved one, by approvedHash", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const held = await api(`/v1/workspaces/${gateway.ws}/services`, {
+      key: gateway.adminKey,
+      body: { slug: "held", url: demoUpstreamUrl(newTag()), reviewInitialTools: true },
+    });
+    expect(held.status).toBe(201);
+    const rows = async (query: string) => (await matrix(gateway, query)).body.tools as (Row & { approvedHash: string | null })[];
+    const inReview = await rows("?status=review_required");
+    expect(inReview.map((row) => row.publicName)).toEqual([
+      "held__delete_record",
+      "held__export_report",
+      "held__lookup_customer",
+      "held__search_release_notes",
+    ]);
+    expect(inReview.every((row) => row.approvedHash === null)).toBe(true);
+    const active = await rows(`?status=active&serviceId=${gateway.service.id}`);
+    expect(active).toHaveLength(4);
+    expect(active.every((row) => /^[0-9a-f]{64}$/.test(row.approvedHash ?? ""))).toBe(true);
   });
 });
 

@@ -8,6 +8,7 @@ import { useLeaveGuard } from "../router.ts";
 import { StageRuns } from "../screens/CallDetail.tsx";
 import { useActorNames } from "../ui/actors.ts";
 import { useLoad } from "../ui/load.ts";
+import { useRevisionNames } from "../ui/revisions.ts";
 import { Loading } from "../ui/status.tsx";
 import { useCompile } from "./compile.ts";
 import { DeployPanel } from "./DeployPanel.tsx";
@@ -182,7 +183,7 @@ function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monac
               onChanged={bump}
             />
           )}
-          {item.id === "logs" && <HookLogs ws={ws} toolUid={tool.uid} visible={panel === "logs"} />}
+          {item.id === "logs" && <HookLogs ws={ws} toolUid={tool.uid} visible={panel === "logs"} generation={generation} />}
           {item.id === "history" && (
             <HistoryPanel
               ws={ws}
@@ -228,8 +229,9 @@ const LOGS_POLL_MS = 3000;
  * first, with outcome, duration, revision, request id and whether shadow differed; with payload capture on, a row
  * where shadow differed shows the JSON diff of the two verdicts. Polls while shown.
  */
-function HookLogs({ ws, toolUid, visible }: { ws: string; toolUid: string; visible: boolean }) {
+function HookLogs({ ws, toolUid, visible, generation }: { ws: string; toolUid: string; visible: boolean; generation: number }) {
   const [channel, setChannel] = useState<"" | "active" | "shadow">("");
+  const revisionName = useRevisionNames(ws, [toolUid], generation);
   const logs = useLoad(async () => {
     if (!visible) return null;
     const page = await call(
@@ -261,7 +263,7 @@ function HookLogs({ ws, toolUid, visible }: { ws: string; toolUid: string; visib
         </p>
       )}
       {logs.data === undefined && <Loading what="the hook's logs" />}
-      {logs.data && <StageRuns rows={logs.data} label="Hook stage runs" />}
+      {logs.data && <StageRuns rows={logs.data} label="Hook stage runs" revisionName={revisionName} />}
     </>
   );
 }

@@ -8,6 +8,7 @@ import { href } from "../router.ts";
 import { useActorNames } from "../ui/actors.ts";
 import { json, when } from "../ui/format.ts";
 import { useLoad } from "../ui/load.ts";
+import { useRevisionNames } from "../ui/revisions.ts";
 import { Empty, ErrorNote, Loading } from "../ui/status.tsx";
 import type { ScreenProps } from "./screen.ts";
 
@@ -138,17 +139,9 @@ function ApprovalFacts({ approval, name, revision }: { approval: Approval; name:
 function ApprovalPage({ ws, id }: { ws: string; id: string }) {
   const approval = useLoad(() => call(api.GET("/v1/workspaces/{ws}/approvals/{id}", { params: { path: { ws, id } } })), [ws, id]);
   const name = useActorNames(ws);
-  const revision = useLoad(async () => {
-    const revisionId = approval.data?.revisionId;
-    if (!approval.data || !revisionId) return approval.data ? "none: the tool has no active hook" : undefined;
-    const { revisions } = await call(
-      api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/revisions", {
-        params: { path: { ws, toolUid: approval.data.toolUid }, query: { limit: 100 } },
-      }),
-    );
-    const found = revisions.find((r) => r.revisionId === revisionId);
-    return found ? `r${found.number} (${revisionId})` : revisionId;
-  }, [ws, approval.data?.revisionId, approval.data?.toolUid]);
+  const revisionName = useRevisionNames(ws, approval.data ? [approval.data.toolUid] : []);
+  const revision =
+    approval.data && (approval.data.revisionId ? revisionName(approval.data.revisionId) : "none: the tool has no active hook");
 
   return (
     <section aria-labelledby="screen-title">
@@ -167,7 +160,7 @@ function ApprovalPage({ ws, id }: { ws: string; id: string }) {
             Status: <strong data-testid="approval-status">{approval.data.status}</strong>
             {approval.data.status === "pending" && " — the agent repeats the identical call once it is approved."}
           </p>
-          <ApprovalFacts approval={approval.data} name={name} revision={revision.data ?? "…"} />
+          <ApprovalFacts approval={approval.data} name={name} revision={revision || "…"} />
           <h2>The exact call</h2>
           <p class="muted">
             Tool <code>{approval.data.publicName}</code> with these arguments, as they reach the upstream (after the hook&apos;s before):
