@@ -42,7 +42,7 @@ const seriesColour = (on: Page, series: string) =>
   on
     .locator(".metrics .u-legend .u-series", { has: on.locator(".u-label", { hasText: new RegExp(`^${series}$`) }) })
     .locator(".u-marker")
-    .evaluate((marker) => getComputedStyle(marker).borderTopColor);
+    .evaluate("(marker) => getComputedStyle(marker).borderTopColor");
 const settled = (on: Page) => on.getByRole("status").filter({ hasText: "Loading" }).waitFor({ state: "detached" });
 
 describe("the console", () => {
