@@ -39,10 +39,12 @@ const editorBackground = (on: Page) =>
   on.evaluate("getComputedStyle(document.querySelector('.hook-source .monaco-editor')).backgroundColor");
 /** The colour uPlot drew a series of the calls chart in, as its legend marker shows it. */
 const seriesColour = (on: Page, series: string) =>
-  on
-    .locator(".metrics .u-legend .u-series", { has: on.locator(".u-label", { hasText: new RegExp(`^${series}$`) }) })
-    .locator(".u-marker")
-    .evaluate("(marker) => getComputedStyle(marker).borderTopColor");
+  on.evaluate(`(() => {
+    const row = [...document.querySelectorAll(".metrics .u-legend .u-series")].find(
+      (candidate) => candidate.querySelector(".u-label")?.textContent === ${JSON.stringify(series)},
+    );
+    return row ? getComputedStyle(row.querySelector(".u-marker")).borderTopColor : null;
+  })()`);
 const settled = (on: Page) => on.getByRole("status").filter({ hasText: "Loading" }).waitFor({ state: "detached" });
 
 describe("the console", () => {
@@ -178,7 +180,7 @@ describe("the console", () => {
     await link.setViewportSize({ width: 390, height: 844 });
     await expectNoSidewaysOverflow(link, "approval page");
     await link.emulateMedia({ colorScheme: "dark" });
-    expect(await link.evaluate("document.documentElement.dataset.theme")).toBe("dark");
+    await expect.poll(() => link.evaluate("document.documentElement.dataset.theme")).toBe("dark");
     await expectAccessible(link, "approval page in dark at 390 px");
     await link.emulateMedia({ colorScheme: "light" });
     await link.setViewportSize({ width: 1280, height: 860 });

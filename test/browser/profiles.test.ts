@@ -119,6 +119,8 @@ describe("profiles", () => {
     await page.getByLabel("Search tools").fill("");
     await page.getByRole("table", { name: "Effective mode of each tool under each profile" }).waitFor();
     await expectAccessible(page, "profiles and the matrix");
+    // The matrix at the top of the window, with the locked delete_record row in it.
+    await page.evaluate("document.getElementById('matrix-title').scrollIntoView()");
     await screenshot(page, "profile-matrix");
 
     // The Tools screen shows the tool's effective mode per profile.
