@@ -310,8 +310,14 @@ describe("the console", () => {
     await expect(connectAgent(fixture.origin, secret)).rejects.toMatchObject({ code: 401 });
   });
 
-  it("shows the /mcp URL with copyable client snippets, and signs out", async ({ expect }) => {
+  it("shows the /mcp URL with copyable client snippets and the last calls, and signs out", async ({ expect }) => {
     await openScreen(page, "Overview");
+    // The newest five calls of every kind, by key name: the Logs test's calls are among them.
+    const last = page.getByRole("region", { name: "Last calls" }).locator("tbody tr");
+    await expect.poll(() => last.count(), { timeout: 20_000 }).toBe(5);
+    const rows = await last.allTextContents();
+    expect(rows.some((row) => /demo__lookup_customer.*agent/.test(row))).toBe(true);
+    expect(rows.join("\n")).not.toContain("key:");
     const url = `${fixture.origin}/mcp`;
     expect(await page.getByTestId("mcp-url").textContent()).toBe(url);
     for (const [client, expected] of [
