@@ -165,6 +165,8 @@ describe("1,000 calls on the record", () => {
     });
     const codeProfile = (await request(gateway.origin, "POST", `/v1/workspaces/${seeded.ws}/profiles`, seeded.adminKey, {
       name: "code mode",
+      // A new profile blocks every tool unless it says otherwise.
+      defaultMode: "allow",
       discovery: "code",
     })) as { id: string };
     const direct = await Promise.all(Array.from({ length: 6 }, async () => agent(await key("direct agent", seeded.defaultProfileId))));

@@ -6,6 +6,7 @@ import {
   type TaskCreationParams,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
+import { linksFor, type ApprovalLinks } from "../approvals/approval-links.ts";
 import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_KEY } from "../approvals/approvals.do.ts";
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
 import { afterInput, afterResult, beforeInput, stageContext, type StageCall } from "../hooks/stage-call.ts";
@@ -39,7 +40,7 @@ export interface ToolCallInput {
   arguments: JsonObject;
   requestId: string;
   /** Where an approver acts on approvals, shown to the agent. */
-  approvalsUrl: string;
+  approvalLinks: ApprovalLinks;
   /** Progress, cancellation and server-to-client relaying for the upstream request, when the client streams. */
   upstream?: UpstreamCallOptions;
   /** What the client declared in its session's `initialize` (none without a session). */
@@ -349,19 +350,19 @@ async function approvalGate(state: CallState, access: Allowed, prepared: Prepare
     );
   }
   if (!claim.claimed) {
-    const approveAt = `${input.approvalsUrl}/${claim.approval.id}/approve`;
+    const links = linksFor(input.approvalLinks, claim.approval.id);
     // Frameworks that hand the model only a result's text must still be able to act on it: the text names both.
     return refuse(
       state,
       "approval_required",
-      `This call needs a human approval (${reason}): approval ${claim.approval.id}. An approver decides it at ${approveAt}; once it is approved, repeat the identical call.`,
+      `This call needs a human approval (${reason}): approval ${claim.approval.id}. An approver decides it at ${links.approveAt}; once it is approved, repeat the identical call.`,
       revisionId,
       {
         approvalId: claim.approval.id,
         reason,
         ...(hookApproval?.message ? { message: hookApproval.message } : {}),
         expiresAt: claim.approval.expiresAt,
-        approveAt,
+        ...links,
       },
     );
   }

@@ -163,7 +163,12 @@ describe("an approval asked in-band", () => {
       opened.push(params);
       // The user: the first time they close the page undecided, the second time an approver approves.
       if (opened.length === 2) {
-        const approved = await api(new URL(params.url).pathname, { method: "POST", key: gateway.adminKey });
+        // The page is the console's view of the approval (`…/#/w/<ws>/approvals/<id>`); the approver decides there.
+        const approvalId = decodeURIComponent(params.url.split("/").at(-1)!);
+        const approved = await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, {
+          method: "POST",
+          key: gateway.adminKey,
+        });
         expect(approved.status).toBe(200);
       }
       return { action: "accept" };
@@ -171,7 +176,7 @@ describe("an approval asked in-band", () => {
     const result = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
     expect(result.content).toEqual([{ type: "text", text: "Deleted record r1" }]);
     expect(opened).toHaveLength(2);
-    expect(opened[0]).toMatchObject({ mode: "url", url: expect.stringMatching(/\/approvals\/\S+\/approve$/) });
+    expect(opened[0]).toMatchObject({ mode: "url", url: expect.stringMatching(/\/#\/w\/[^/]+\/approvals\/[^/]+$/) });
     expect(opened[0]!.message).toContain("needs a human approval");
     expect(opened[1]!.url).toBe(opened[0]!.url);
     expect((await upstreamReceived(gateway.tag)).calls.map((call) => call.arguments)).toEqual([{ id: "r1" }]);

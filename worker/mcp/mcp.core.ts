@@ -8,6 +8,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
+import { approvalLinks } from "../approvals/approval-links.ts";
 import { toolCallMessage } from "../calls/call-record.ts";
 import { callLogMessage, gatewayCallRow, type CallActor } from "../calls/call-rows.ts";
 import { isolateCatalogs, loadCatalog, type Catalog } from "../calls/catalog.ts";
@@ -123,10 +124,10 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
       gatewayCall(refused, "refused", refusalCode(refused));
       return refused;
     }
-    const approvalsUrl = `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`;
+    const links = approvalLinks(env, caller.origin, caller.workspaceId);
     if (isCodeModeCall(catalog, caller.profileId, name)) {
       const { result, inner } = await callCodeModeTool(
-        { env, catalog, loadCatalog: () => coreCatalog(core), ...caller, requestId, approvalsUrl, signal: call.upstream.signal },
+        { env, catalog, loadCatalog: () => coreCatalog(core), ...caller, requestId, approvalLinks: links, signal: call.upstream.signal },
         name,
         args,
       );
@@ -163,7 +164,7 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
       profileId: caller.profileId,
       arguments: args,
       requestId,
-      approvalsUrl,
+      approvalLinks: links,
       upstream: call.upstream,
       clientCapabilities: call.clientCapabilities,
       grantSubject: caller.grantSubject,
@@ -212,7 +213,7 @@ export async function taskResult(core: GatewayCore, taskId: string): Promise<Cal
       profileId: caller.profileId,
       arguments: task.arguments,
       requestId,
-      approvalsUrl: `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`,
+      approvalLinks: approvalLinks(env, caller.origin, caller.workspaceId),
       grantSubject: caller.grantSubject,
     },
     task,

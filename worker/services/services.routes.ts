@@ -22,7 +22,7 @@ import {
   updateService,
 } from "./services.store.ts";
 import { UpstreamFailure } from "./upstream.ts";
-import type { IndexSummary } from "../tools/tools.store.ts";
+import { publicToolName, type IndexSummary } from "../tools/tools.store.ts";
 import { checkUpstreamUrl, parseAllowList } from "./url-guard.ts";
 
 export const serviceRoutes = createRouter();
@@ -212,6 +212,7 @@ serviceRoutes.openapi(
         message: "Tools of this service have hook history; export and reset their hooks first",
         details: {
           tools: withHistory.map((tool) => tool.toolUid),
+          toolNames: withHistory.map((tool) => publicToolName(service.slug, tool.name)),
         },
       });
     }
