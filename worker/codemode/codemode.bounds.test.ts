@@ -239,7 +239,7 @@ return { notes: notes.items.length, plan: customer.plan };`;
     expect(first).toMatchObject({
       code: "approval_required",
       message: expect.stringMatching(
-        /^This call needs a human approval \(policy_approval\): approval \S+\. An approver decides it at https:\/\/\S+\/approve; once it is approved, repeat the identical call\.$/,
+        /^This call needs a human approval \(policy_approval\): approval \S+\. An approver decides it at https:\/\/\S+\/approvals\/\S+; once it is approved, repeat the identical call\.$/,
       ),
       details: {
         tool: "demo__lookup_customer",
