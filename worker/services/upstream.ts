@@ -16,6 +16,7 @@ import { isStaleSession, resumesStream } from "./upstream-resilience.ts";
 import { divertingResult, type ByteCount } from "./upstream.passthrough.ts";
 import { failingFast, requestScope, withRequestScope } from "./upstream.scope.ts";
 import { CallCancelled, CallDeadline, MAX_CALL_DURATION_MS, UpstreamTimeout, type UpstreamCallOptions } from "./upstream.call.ts";
+import { SessionPool, type HeldSession } from "./upstream.sessions.ts";
 import { checkUpstreamUrl } from "./url-guard.ts";
 
 /** Why talking to an upstream failed, in the terms the API and MCP endpoint report. */
@@ -277,27 +278,13 @@ function asUpstreamFailure(error: unknown): unknown {
 }
 
 /**
- * Connected clients, reused across calls in this isolate so a call costs one
- * upstream round trip, not an initialize handshake each time. Only fully
- * connected clients are cached (never a pending promise shared across requests).
- * A session belongs to one credential: when the target's `credential` changes
- * (a refreshed OAuth token), the old session is closed, not kept beside the new.
+ * Upstream sessions this isolate keeps (see SessionPool). A session costs an open upstream connection and the
+ * SDK client's state; past this many, the least recently used is closed once its calls are done.
  */
-const sessions = new Map<string, { client: Client; credential: string | undefined }>();
+export const MAX_UPSTREAM_SESSIONS = 128;
+export const upstreamSessions = new SessionPool<Client>(MAX_UPSTREAM_SESSIONS);
 
-async function session(target: UpstreamTarget): Promise<Client> {
-  const cached = sessions.get(target.cacheKey);
-  if (cached && cached.credential === target.credential) return cached.client;
-  if (cached) dropSession(target, cached.client);
-  const client = await connect(target);
-  sessions.set(target.cacheKey, { client, credential: target.credential });
-  return client;
-}
-
-function dropSession(target: UpstreamTarget, client: Client): void {
-  if (sessions.get(target.cacheKey)?.client === client) sessions.delete(target.cacheKey);
-  void client.close().catch(() => {});
-}
+const session = (target: UpstreamTarget) => upstreamSessions.acquire(target.cacheKey, target.credential, () => connect(target));
 
 /**
  * Lists every tool, following cursors, refusing upstreams over the tool count or byte caps. Uses a fresh session,
@@ -352,7 +339,13 @@ export async function callUpstreamTool(
   try {
     for (let attempt = 0; ; attempt++) {
       const relay = options.relay;
-      const client = relay ? await relaySession(target, relay, deadline) : await session(target);
+      let held: HeldSession<Client> | undefined;
+      let client: Client;
+      if (relay) client = await relaySession(target, relay, deadline);
+      else {
+        held = await session(target);
+        client = held.session;
+      }
       let sent = false;
       try {
         await options.beforeSend?.();
@@ -377,11 +370,12 @@ export async function callUpstreamTool(
         if (deadline.tripped) throw new UpstreamTimeout(deadline.tripped);
         if (options.signal?.aborted) throw new CallCancelled(String(options.signal.reason ?? "cancelled"));
         const staleSession = attempt === 0 && isStaleSession(error);
-        if (!(error instanceof McpError) && !relay) dropSession(target, client);
+        if (!(error instanceof McpError)) held?.drop();
         if (staleSession) continue;
         throw asUpstreamFailure(error);
       } finally {
-        if (relay) void client.close().catch(() => {});
+        if (held) held.release();
+        else void client.close().catch(() => {});
       }
     }
   } finally {
@@ -434,14 +428,16 @@ export async function requestUpstream<T>(
   send: (client: Client, options: RequestOptions) => Promise<T>,
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const client = await session(target);
+    const held = await session(target);
     try {
-      return await failingFast(REQUEST_TIMEOUT_MS, (options) => send(client, options));
+      return await failingFast(REQUEST_TIMEOUT_MS, (options) => send(held.session, options));
     } catch (error) {
       const staleSession = attempt === 0 && isStaleSession(error);
-      if (!(error instanceof McpError)) dropSession(target, client);
+      if (!(error instanceof McpError)) held.drop();
       if (staleSession) continue;
       throw asUpstreamFailure(error);
+    } finally {
+      held.release();
     }
   }
 }
