@@ -109,6 +109,19 @@ operation = "get_records_by_email"
     ]);
   });
 
+  it("keeps the last 1,000 calls' lines in memory, while the record file keeps every call", async ({ expect }) => {
+    const { run, tools, dir } = await runOf(
+      `[live]\nrecord = "live.jsonl"\n\n[tools.lookup]\ncallable = "./guards.mjs#lookup"\ninput = { id = "string" }\n`,
+      {
+        "guards.mjs": "export async function lookup(input) { return { id: input.id }; }",
+      },
+    );
+    for (let n = 0; n < 1_005; n++) await tools.lookup!({ id: `c${n}` });
+    expect(run.liveLog).toHaveLength(1_000);
+    expect([run.liveLog[0]!.input_sent, run.liveLog.at(-1)!.input_sent]).toEqual([{ id: "c5" }, { id: "c1004" }]);
+    expect(lines(join(dir, "live.jsonl"))).toHaveLength(1_005);
+  });
+
   it("refuses a template hole that names no input field, with its key path and line", async ({ expect }) => {
     const error = await loadError(`[tools.search]\ninput = { query = "string" }\nurl = "https://x.test/?q={qeury}"\n`);
     expect([error.code, error.path, error.line]).toEqual(["rules_bad_template", "tools.search.url", 3]);
