@@ -12,6 +12,7 @@ import { serveMcpWithBrowserChecks } from "./mcp/mcp.browser.ts";
 import { handleMcpRequest } from "./mcp/mcp.endpoint.ts";
 import { oauthGrantRoutes } from "./oauth/grants.routes.ts";
 import { oauthRoutes } from "./oauth/oauth.routes.ts";
+import { policyMatrixRoutes } from "./policy/matrix.routes.ts";
 import { profileRoutes } from "./policy/profiles.routes.ts";
 import { servicePolicyRoutes } from "./policy/service-policies.routes.ts";
 import { serviceRoutes } from "./services/services.routes.ts";
@@ -34,6 +35,7 @@ export function createApp() {
   app.route("/", workspaceRoutes);
   app.route("/", leaseRoutes);
   app.route("/", profileRoutes);
+  app.route("/", policyMatrixRoutes);
   app.route("/", serviceRoutes);
   app.route("/", upstreamOAuthRoutes);
   app.route("/", servicePolicyRoutes);

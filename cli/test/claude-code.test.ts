@@ -175,7 +175,7 @@ describe("rayrun hooks run under the real Claude Code", () => {
   const turns: ((bodies: string[]) => Block[])[] = [
     () => [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "cat people.txt", description: "Read the file" } }],
     (bodies) => {
-      const read = /Dear ([A-Z][a-z]+ [A-Z][a-z]+),/.exec(bodies.at(-1)!)![1]!;
+      const read = /Dear (\p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+),/u.exec(bodies.at(-1)!)![1]!;
       return [
         { type: "tool_use", id: "toolu_02", name: "Bash", input: { command: `echo 'Hello ${read}' > greeting.txt`, description: "Greet" } },
       ];
@@ -200,7 +200,7 @@ describe("rayrun hooks run under the real Claude Code", () => {
     // The door: the model read the file in alias space, and its greeting reached the user's file with the real name.
     expect(readFileSync(join(dir, "greeting.txt"), "utf8")).toBe("Hello Matthew Nowell\n");
     const [first, second, third] = api.bodies;
-    expect(second).toMatch(/Dear [A-Z][a-z]+ [A-Z][a-z]+,/);
+    expect(second).toMatch(/Dear \p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+,/u);
     for (const body of [first, second, third]) expect(body).not.toMatch(/nowell/i);
 
     // What Claude Code got from each hook: the first Stop blocked (exit 2: the model answered again), the second

@@ -341,6 +341,7 @@ describe("codemode runs", () => {
   }) => {
     const profile = (await request(gateway.origin, "POST", `/v1/workspaces/${seeded.ws}/profiles`, seeded.adminKey, {
       name: "cli code mode",
+      defaultMode: "allow",
       discovery: "code",
     })) as { id: string };
     const key = (

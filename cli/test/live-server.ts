@@ -1,6 +1,6 @@
 // A local HTTP server standing in for the web and the APIs declared live tools call
 // (the network is closed in tests): saved pages from fixtures/live/, plus routes for
-// status codes, non-JSON bodies, a page too large and a server that never answers.
+// status codes, redirects, non-JSON bodies, a page too large and a server that never answers.
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -59,12 +59,24 @@ export async function startFixtureServer(): Promise<FixtureServer> {
           return json(404, { error: "no such record" });
         case "/status/500":
           return res.writeHead(500, { "content-type": "text/plain" }).end("upstream exploded");
+        case "/lone-brackets":
+          // 2 MB of `<` that open no tag, and of `</` that close none: markup a reader must pass in one scan.
+          return html(`<html><body>${"< ".repeat(500_000)}${"</ ".repeat(333_000)}<p>end</p></body></html>`);
         case "/not-json":
           return html("<html><body>this is not JSON</body></html>");
         case "/hang":
           return; // never answers
         case "/counter":
           return json(200, { n: ++counter });
+        case "/redirect": {
+          // `to` (default /echo/landed) after `hops` more redirects to itself, with `status` (default 302).
+          const hops = Number(url.searchParams.get("hops") ?? 0);
+          const status = Number(url.searchParams.get("status") ?? 302);
+          const next = new URL(url);
+          next.searchParams.set("hops", String(hops - 1));
+          const location = hops > 0 ? `${next.pathname}${next.search}` : (url.searchParams.get("to") ?? "/echo/landed");
+          return res.writeHead(status, { location }).end();
+        }
         default:
           if (url.pathname.startsWith("/echo"))
             return json(200, {

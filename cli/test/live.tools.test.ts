@@ -109,6 +109,91 @@ operation = "get_records_by_email"
     ]);
   });
 
+  describe("redirects", () => {
+    let other: FixtureServer;
+    beforeAll(async () => {
+      other = await startFixtureServer();
+    });
+    afterAll(() => other.close());
+    const keyed = { env: { EXA_API_KEY: EXA_KEY } };
+    const redirectTo = (to: string, status = 302) => `${origin}/redirect?status=${status}&to=${encodeURIComponent(to)}`;
+
+    it("refuses a redirect off the origin the template fixes: the API key header never reaches the other origin", async ({ expect }) => {
+      const { tools, run } = await runOf(
+        `[live]\nallowed_env = ["EXA_API_KEY"]\n\n[tools.search]\ninput = { query = "string" }\nmethod = "POST"\nurl = "${redirectTo(`${other.origin}/echo/steal`)}"\nheaders = { x-api-key = "$EXA_API_KEY" }\nbody = { query = "{query}" }\n`,
+        {},
+        keyed,
+      );
+      const error = (await rejection(tools.search!({ query: "harbour" }))) as LiveToolError;
+      expect([error.code, error.message]).toEqual([
+        "live_url_refused",
+        `search: POST ${origin}/redirect redirected to ${other.origin}, off the template's origin ${origin}`,
+      ]);
+      expect(other.seen).toEqual([]);
+      expect(run.liveLog[0]!.error_raw).toMatchObject({ code: "live_url_refused" });
+    });
+
+    it("a {url} tool follows a redirect to another origin without the file's headers, and records where it went", async ({ expect }) => {
+      const { tools, run } = await runOf(
+        `[live]\nallowed_env = ["EXA_API_KEY"]\n\n[tools.fetch_json]\ninput = { url = "string" }\nurl = "{url}"\nheaders = { x-api-key = "$EXA_API_KEY", accept = "application/json" }\n`,
+        {},
+        keyed,
+      );
+      const landed = (await tools.fetch_json!({ url: redirectTo(`${other.origin}/echo/landed`) })) as {
+        path: string;
+        headers: Record<string, string>;
+      };
+      expect(landed.path).toBe("/echo/landed");
+      expect(landed.headers["x-api-key"]).toBeUndefined();
+      expect(landed.headers.accept).not.toBe("application/json");
+      expect(run.liveLog[0]!.request).toEqual({ method: "GET", url: `${other.origin}/echo/landed` });
+    });
+
+    it("follows redirects on the same origin with the headers; a 303 after a POST is a GET without the body, a 307 repeats it", async ({
+      expect,
+    }) => {
+      const tool = (status: number) =>
+        `[tools.post_${status}]\ninput = { query = "string" }\nmethod = "POST"\nurl = "${origin}/redirect?hops=2&status=${status}"\nheaders = { x-api-key = "$EXA_API_KEY" }\nbody = { query = "{query}" }\n`;
+      const { tools } = await runOf(`[live]\nallowed_env = ["EXA_API_KEY"]\n\n${tool(303)}\n${tool(307)}`, {}, keyed);
+      type Echo = { method: string; path: string; headers: Record<string, string>; body: string | null };
+      const seeOther = (await tools.post_303!({ query: "q" })) as Echo;
+      expect([seeOther.method, seeOther.path, seeOther.body, seeOther.headers["x-api-key"]]).toEqual([
+        "GET",
+        "/echo/landed",
+        null,
+        EXA_KEY,
+      ]);
+      const repeated = (await tools.post_307!({ query: "q" })) as Echo;
+      expect([repeated.method, repeated.body, repeated.headers["x-api-key"]]).toEqual(["POST", '{"query":"q"}', EXA_KEY]);
+    });
+
+    it("stops after 5 redirects, and refuses a redirect to a URL that is not http(s)", async ({ expect }) => {
+      const { tools } = await runOf(
+        `[tools.loop]\nurl = "${origin}/redirect?hops=6"\n\n[tools.to_file]\nurl = "${redirectTo("file:///etc/passwd")}"\n`,
+      );
+      const loop = (await rejection(tools.loop!({}))) as LiveToolError;
+      expect([loop.code, loop.message]).toEqual(["live_url_refused", `loop: GET ${origin}/redirect redirected more than 5 times`]);
+      const file = (await rejection(tools.to_file!({}))) as LiveToolError;
+      expect([file.code, file.message]).toEqual([
+        "live_url_refused",
+        `to_file: GET ${origin}/redirect redirected to a URL that is not http(s)`,
+      ]);
+    });
+  });
+
+  it("keeps the last 1,000 calls' lines in memory, while the record file keeps every call", async ({ expect }) => {
+    const { run, tools, dir } = await runOf(
+      `[live]\nrecord = "live.jsonl"\n\n[tools.lookup]\ncallable = "./guards.mjs#lookup"\ninput = { id = "string" }\n`,
+      {
+        "guards.mjs": "export async function lookup(input) { return { id: input.id }; }",
+      },
+    );
+    for (let n = 0; n < 1_005; n++) await tools.lookup!({ id: `c${n}` });
+    expect(run.liveLog).toHaveLength(1_000);
+    expect([run.liveLog[0]!.input_sent, run.liveLog.at(-1)!.input_sent]).toEqual([{ id: "c5" }, { id: "c1004" }]);
+    expect(lines(join(dir, "live.jsonl"))).toHaveLength(1_005);
+  });
+
   it("refuses a template hole that names no input field, with its key path and line", async ({ expect }) => {
     const error = await loadError(`[tools.search]\ninput = { query = "string" }\nurl = "https://x.test/?q={qeury}"\n`);
     expect([error.code, error.path, error.line]).toEqual(["rules_bad_template", "tools.search.url", 3]);
@@ -272,6 +357,15 @@ max_bytes = 50000
     // A page is returned whatever its status: the text shape carries it.
     expect(await tools.fetch!({ url: `${origin}/status/404` })).toMatchObject({ status: 404 });
   });
+
+  it("reads 2 MB of lone < and </ as text in one pass (it took seconds per megabyte, quadratic, with the thread held)", async ({
+    expect,
+  }) => {
+    const { tools } = await runOf(`[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nparse = "text"\nmax_bytes = 4194304\n`);
+    const page = (await tools.fetch!({ url: `${origin}/lone-brackets` })) as { text: string; truncated: boolean };
+    expect(page.truncated).toBe(false);
+    expect(page.text).toBe(`${"< ".repeat(500_000)}${"</ ".repeat(333_000)}`.trim() + "\nend");
+  }, 10_000);
 
   it("URL holes are percent-encoded and can never change the scheme, host or path the template fixes", async ({ expect }) => {
     const { tools } = await runOf(`

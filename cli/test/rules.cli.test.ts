@@ -175,7 +175,7 @@ for (const [version, node] of Object.entries(nodes)) {
       const shown = JSON.parse(post.stdout).hookSpecificOutput.updatedToolOutput as { results: { title: string; snippet: string }[] };
       expect(JSON.stringify(shown)).not.toMatch(/nowell/i);
       const alias = shown.results[0]!.title.replace(" - Leeds", "");
-      expect(alias).toMatch(/^[A-Z][a-z]+ [A-Z][\w-]+$/);
+      expect(alias).toMatch(/^\p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+$/u);
       // The record after the alias rule stored the search in alias space too.
       expect(readFileSync(join(dir, "alias-transcript.jsonl"), "utf8")).not.toMatch(/nowell/i);
 
@@ -387,7 +387,7 @@ for (const [version, node] of Object.entries(nodes)) {
       expect(seeded.status).toBe(0);
       const report = JSON.parse(seeded.stdout);
       expect(report).toMatchObject({ ok: true, seeded: 3, sample: { event: "post_tool_call", decision: "rewrite" } });
-      expect(report.sample.rewritten.tool_input.who).toMatch(/^[A-Z][a-z]+ [A-Z][\w-]+$/);
+      expect(report.sample.rewritten.tool_input.who).toMatch(/^\p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+$/u);
       expect(seeded.stdout).not.toMatch(/Matthew Nowell"/);
       const bad = check("--seed", "bad-seeds.json");
       expect(bad.status).toBe(1);
@@ -769,7 +769,7 @@ export const refuse = (event) => ({ decision: "deny", reason: "this page is abou
     const search = await post("WebSearch");
     expect([search.status, search.stderr]).toEqual([0, ""]);
     const alias = JSON.parse(search.stdout).hookSpecificOutput.updatedToolOutput.title as string;
-    expect(alias).toMatch(/^[A-Z][a-z]+ [A-Z][\w-]+$/);
+    expect(alias).toMatch(/^\p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+$/u);
     expect(alias).not.toMatch(/nowell/i);
     expect(JSON.parse(search.stdout)).toEqual({
       hookSpecificOutput: {

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { clearAllSavedDrafts } from "./ui/saved-drafts.ts";
 
 /**
  * Locally the gateway's dev login sets a signed session cookie; deployed,
@@ -59,4 +60,18 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       <p class="muted">Local development signs in with the dev login; a deployed console is behind Cloudflare Access.</p>
     </main>
   );
+}
+
+/**
+ * Ends the session: locally the dev login's cookie; deployed (no dev login, 404), Cloudflare Access's own
+ * sign-out, which ends the Access session for this hostname. Unsaved drafts of this tab are forgotten.
+ */
+export async function signOut(onSignedOut: () => void): Promise<void> {
+  clearAllSavedDrafts();
+  const res = await fetch("/dev/logout", { method: "POST" });
+  if (res.status === 404) {
+    location.assign("/cdn-cgi/access/logout");
+    return;
+  }
+  onSignedOut();
 }

@@ -20,8 +20,9 @@ export const ApprovalSchema = z
     status: ApprovalStatusSchema,
     createdAt: z.string(),
     expiresAt: z.string(),
-    decidedBy: z.string().nullable(),
+    decidedBy: z.string().nullable().openapi({ description: "Who decided: a user id or key id (`GET …/actors` names them)" }),
     decidedAt: z.string().nullable(),
+    decisionNote: z.string().nullable().openapi({ description: "The approver's note on the decision; null when none was given" }),
     usedAt: z.string().nullable(),
   })
   .openapi("Approval");
@@ -40,3 +41,15 @@ export const ListApprovalsQuery = z.object({
     .optional()
     .openapi({ description: "`nextCursor` of the previous page" }),
 });
+
+export const DecideApprovalBody = z
+  .strictObject({
+    note: z
+      .string()
+      .trim()
+      .min(1)
+      .max(1000)
+      .optional()
+      .openapi({ description: "Why, for the record (1–1,000 characters); listed with the decision" }),
+  })
+  .openapi("DecideApproval");

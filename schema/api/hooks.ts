@@ -102,6 +102,7 @@ export const SavedFormattedDraftSchema = SavedDraftSchema.extend({
 
 const VersionSummaryFields = {
   versionId: z.string(),
+  number: z.number().int().openapi({ description: "The tool's version number (v1, v2, …); a reset starts them again at 1" }),
   toolUid: z.string(),
   contentHash: z.string().openapi({ description: "SHA-256 of canonical { source, config }" }),
   bytes: z.number().int(),
@@ -197,6 +198,7 @@ export const CreateRevisionBody = z.object({ versionId: z.string() }).openapi("C
 export const RevisionSchema = z
   .object({
     revisionId: z.string(),
+    number: z.number().int().openapi({ description: "The tool's revision number (r1, r2, …); a reset starts them again at 1" }),
     toolUid: z.string(),
     versionId: z.string(),
     contentHash: z.string(),

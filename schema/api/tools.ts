@@ -48,6 +48,7 @@ export const ToolParams = z.object({
 
 export const ListToolsQuery = z.object({
   serviceId: z.string().optional(),
+  publicName: z.string().max(200).optional().openapi({ description: "Only the tool clients call by this name" }),
   status: z.enum(["active", "review_required", "removed"]).optional(),
 });
 

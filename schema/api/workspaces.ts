@@ -46,6 +46,15 @@ export const CreateApiKeyBody = z
 
 export const MemberSchema = z.object({ id: z.string(), email: z.string(), role: RoleSchema, createdAt: z.string() }).openapi("Member");
 
+export const ActorSchema = z
+  .object({
+    id: z.string().openapi({ description: "As history, approvals and deployments record it: `usr_…` or `key_…`" }),
+    kind: z.enum(["user", "key"]),
+    name: z.string().openapi({ description: "A member's email, or a key's name" }),
+    revoked: z.boolean().openapi({ description: "A key that was revoked (kept so old records still read by name)" }),
+  })
+  .openapi("Actor");
+
 export const PutMemberBody = z.object({ email: z.email(), role: RoleSchema }).openapi("PutMember");
 
 const DEFAULT_MODE_DESCRIPTION = "The mode of a tool without a per-tool override (`PUT …/tools/{toolUid}/policy`)";
@@ -95,10 +104,16 @@ export const ProfileSchema = z
   })
   .openapi("AccessProfile");
 
+const ProfileName = z.string().trim().min(1).max(100);
+
 export const CreateProfileBody = z
   .object({
-    name: z.string().trim().min(1).max(100),
-    defaultMode: PolicyModeSchema.default("allow").openapi({ description: DEFAULT_MODE_DESCRIPTION }),
+    name: ProfileName,
+    defaultMode: PolicyModeSchema.default("block").openapi({
+      description:
+        `${DEFAULT_MODE_DESCRIPTION}. Defaults to \`block\` (until this release: \`allow\`), so a new profile reaches no tool ` +
+        "until an admin allows it; send `allow` to keep the old behaviour",
+    }),
     riskRules: RiskRulesSchema.default({}),
     discovery: DiscoverySchema.default("direct"),
   })
@@ -111,13 +126,14 @@ export const ProfileParams = z.object({
 
 export const UpdateProfileBody = z
   .strictObject({
+    name: ProfileName.optional().openapi({ description: "A new name, unique in the workspace; keys keep their profile (by id)" }),
     defaultMode: PolicyModeSchema.optional().openapi({ description: DEFAULT_MODE_DESCRIPTION }),
     riskRules: RiskRulesSchema.optional().openapi({ description: "Replaces the whole set; `{}` removes every rule" }),
     discovery: DiscoverySchema.optional(),
   })
   .refine(
-    (body) => body.defaultMode !== undefined || body.riskRules !== undefined || body.discovery !== undefined,
-    "give defaultMode, riskRules, discovery or a combination",
+    (body) => body.name !== undefined || body.defaultMode !== undefined || body.riskRules !== undefined || body.discovery !== undefined,
+    "give name, defaultMode, riskRules, discovery or a combination",
   )
   .openapi("UpdateAccessProfile");
 

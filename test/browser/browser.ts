@@ -30,10 +30,34 @@ export async function signIn(page: Page, origin: string, email: string): Promise
   await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
 }
 
-/** Opens a screen through the navigation, as a user does. */
+/** Opens a screen through the navigation, as a user does (on a phone, through the Menu button first). */
 export async function openScreen(page: Page, name: string): Promise<void> {
-  await page.getByRole("navigation", { name: "Workspace screens" }).getByRole("link", { name }).click();
+  const menu = page.getByRole("button", { name: "Menu" });
+  if (await menu.isVisible()) {
+    if ((await menu.getAttribute("aria-expanded")) !== "true") await menu.click();
+  }
+  // The Approvals link carries the pending count after its name.
+  await page
+    .getByRole("navigation", { name: "Workspace screens" })
+    .getByRole("link", { name: new RegExp(`^${name}\\b`) })
+    .click();
   await page.getByRole("heading", { level: 1, name }).waitFor();
+}
+
+/** What sticks out past the window's right edge, outermost first, for a failure's message. */
+const WIDE_ELEMENTS = `[...document.querySelectorAll("body *")]
+  .filter((el) => el.getBoundingClientRect().right > innerWidth + 0.5)
+  .slice(0, 5)
+  .map((el) => el.tagName.toLowerCase() + (el.className && typeof el.className === "string" ? "." + el.className.trim().replace(/\\s+/g, ".") : "") + " " + Math.round(el.getBoundingClientRect().width) + "px")`;
+
+/** Nothing sticks out of the window sideways: the page cannot be scrolled horizontally. */
+export async function expectNoSidewaysOverflow(page: Page, what: string): Promise<void> {
+  const { scrollWidth, innerWidth } = (await page.evaluate("({ scrollWidth: document.documentElement.scrollWidth, innerWidth })")) as {
+    scrollWidth: number;
+    innerWidth: number;
+  };
+  const culprits = scrollWidth > innerWidth ? ((await page.evaluate(WIDE_ELEMENTS)) as string[]).join(", ") : "";
+  expect(scrollWidth, `${what} at ${innerWidth} px (${culprits})`).toBeLessThanOrEqual(innerWidth);
 }
 
 /** axe-core on the page as it stands: no serious or critical violation. */

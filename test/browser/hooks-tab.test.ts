@@ -94,12 +94,14 @@ async function runAfter(page: Page, mockResult?: unknown): Promise<void> {
   await poll(() => page.locator(".test-outcome h4").textContent()).toMatch(/Result of after: passed, outcome return/);
 }
 
-async function createRevision(page: Page): Promise<string> {
+/** Builds a revision from the saved draft; its id and its per-tool number (`r2`). */
+async function createRevision(page: Page): Promise<{ id: string; label: string }> {
   await page.getByRole("tab", { name: "Deploy" }).click();
-  await page.getByRole("button", { name: /^Create revision from saved version/ }).click();
-  const notice = page.getByText(/^Revision rev_\w+ built from version/);
+  await page.getByRole("button", { name: /^Create revision from saved version v\d+/ }).click();
+  const notice = page.getByText(/^Revision r\d+ \(rev_\w+\) built from version v\d+/);
   await notice.waitFor();
-  return /Revision (rev_\w+)/.exec((await notice.textContent())!)![1]!;
+  const [, label, id] = /Revision (r\d+) \((rev_\w+)\)/.exec((await notice.textContent())!)!;
+  return { id: id!, label: label! };
 }
 
 async function confirm(page: Page, action: string, expectChange: RegExp): Promise<void> {
@@ -151,7 +153,7 @@ describe("the Hooks tab", () => {
     // Fix it in place: the 42 becomes `query`, and the underline goes.
     await source.locator(".view-line span span", { hasText: /^42$/ }).dblclick();
     await page.keyboard.type("query");
-    await page.getByText("No type errors.").waitFor();
+    await page.getByText("No problems found.").waitFor();
     await poll(() => source.locator(".squiggly-error").count()).toBe(0);
 
     // A config that is not an object is refused before any request.
@@ -170,7 +172,7 @@ describe("the Hooks tab", () => {
     await poll(() => page.locator(".usage").textContent()).toMatch(/Duration\d+ ms/);
     await runAfter(page, { items: NOTES });
     await poll(() => page.locator(".checks").textContent()).toContain("Mock upstream result");
-    const first = await createRevision(page);
+    const { id: first, label: firstLabel } = await createRevision(page);
 
     // Version 2 (limit 1): test, revision, shadow, promote.
     await replaceText(page, config, '{ "limit": 1 }');
@@ -179,7 +181,7 @@ describe("the Hooks tab", () => {
     await runAfter(page);
     await poll(() => page.getByLabel("Transformed value").textContent()).toMatch(/"items": \[\s*\{\s*"version": "2.4.0"[^\]]*\}\s*\]/);
     await screenshot(page, "hooks-tab-test-console");
-    const second = await createRevision(page);
+    const { id: second, label: secondLabel } = await createRevision(page);
     await page.locator(`tr[data-revision="${second}"]`).getByRole("button", { name: "Deploy to shadow" }).click();
     await confirm(page, "Deploy to shadow", /Now\s*nothing.*After\s*revision/s);
     await poll(() => page.getByTestId("shadow-revision").textContent()).toContain(second);
@@ -207,8 +209,8 @@ describe("the Hooks tab", () => {
     const callRows = logs.getByRole("table", { name: "Stage runs of this call" }).locator("tbody tr");
     await poll(() => callRows.allTextContents()).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(new RegExp(`before\\s*active\\s*continue.*${second}`)),
-        expect.stringMatching(new RegExp(`after\\s*active\\s*return.*${second}`)),
+        expect.stringMatching(new RegExp(`before\\s*active\\s*continue.*${secondLabel} \\(${second}\\)`)),
+        expect.stringMatching(new RegExp(`after\\s*active\\s*return.*${secondLabel} \\(${second}\\)`)),
       ]),
     );
     await logs.close();
@@ -218,7 +220,7 @@ describe("the Hooks tab", () => {
     await confirm(
       page,
       "Roll back active",
-      new RegExp(`Now\\s*revision ${second.slice(0, 12)}.*After\\s*revision ${first.slice(0, 12)}`, "s"),
+      new RegExp(`Now\\s*revision ${secondLabel} \\(from version v2.*After\\s*revision ${firstLabel} \\(from version v1`, "s"),
     );
     await poll(() => page.getByTestId("active-revision").textContent()).toContain(first);
     await poll(() => page.locator(".deploy-events tbody tr").first().textContent()).toContain("rollback");
@@ -230,6 +232,9 @@ describe("the Hooks tab", () => {
     await poll(() => rows.count()).toBe(2);
     await poll(() => rows.first().textContent()).toContain("browser");
     await poll(() => rows.first().textContent()).toContain("(draft)");
+    // Each version names the revisions built from it, with the live one marked (active is back on the first).
+    await poll(() => rows.nth(1).textContent()).toMatch(new RegExp(`v1.*${firstLabel} live`));
+    await poll(() => rows.first().textContent()).toMatch(new RegExp(`v2.*${secondLabel}(?! live)`));
     await rows
       .first()
       .getByRole("button", { name: /^Diff version/ })
@@ -263,7 +268,7 @@ describe("the Hooks tab", () => {
     // Active is the first revision (limit 3) since the rollback above; the second (limit 1) goes to shadow.
     const hook = await toolHookPath();
     const { revisions } = (await request(fixture.origin, "GET", `${hook}/revisions`, fixture.adminKey)) as {
-      revisions: { revisionId: string; createdAt: string }[];
+      revisions: { revisionId: string; number: number; createdAt: string }[];
     };
     const deployments = (await request(fixture.origin, "GET", `${hook}/deployments`, fixture.adminKey)) as {
       active: { revisionId: string } | null;
@@ -286,7 +291,8 @@ describe("the Hooks tab", () => {
       const differed = rows.filter({ hasText: "differed" }).first();
       await poll(() => differed.count()).toBe(1);
       expect(await differed.textContent()).toMatch(/after\s*shadow\s*return/);
-      expect(await differed.textContent()).toContain(shadow.revisionId);
+      // The revision by its per-tool number, its id beside it.
+      await poll(() => differed.textContent()).toContain(`r${shadow.number} (${shadow.revisionId})`);
       // Active kept two notes, shadow one: the second note's lines are active's only.
       const diff = differed.getByLabel("Diff of active and shadow for after");
       await poll(() => diff.locator(".removed").count()).toBeGreaterThan(0);
@@ -348,7 +354,7 @@ describe("the Hooks tab", () => {
     await resetButton.click();
     await dialog.waitFor({ state: "hidden" });
     await poll(() => mine.page.locator("ul.resets").textContent()).toMatch(
-      /reset by usr_\w+ \(browser\); \d+ versions, \d+ revisions and \d+ bundles removed/,
+      new RegExp(`reset by ${ADMIN_EMAIL.replaceAll(".", "\\.")} \\(browser\\); \\d+ versions, \\d+ revisions and \\d+ bundles removed`),
     );
     await mine.page.getByText("No draft saved yet").waitFor();
     await mine.context.close();

@@ -79,7 +79,9 @@ describe("services", () => {
     const refusal = page.getByRole("alert");
     await refusal.waitFor();
     expect(await refusal.textContent()).toContain("(hook_history_exists)");
-    expect(await refusal.textContent()).toContain(tool.uid);
+    // The tool by the name agents call it, not its id.
+    expect(await refusal.textContent()).toContain("Tools with hook history: docs__search_release_notes");
+    expect(await refusal.textContent()).not.toContain(tool.uid);
 
     await page.getByRole("button", { name: "Hook history of docs" }).click();
     const history = page.getByRole("region", { name: /Hook history of docs/ });

@@ -1,9 +1,11 @@
 // Tools in the console: a definition the upstream changed waits for review, shown
-// beside the approved one; approving lets it through. API refusals read as sentences with their code.
+// beside the approved one line against line; the Overview's review link opens the
+// list filtered to it; approving lets it through. 200 tools are searched, filtered
+// and paged. API refusals read as sentences with their code.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, inject, it } from "vitest";
 import { request } from "../node/gateway.ts";
-import { expectAccessible, launchChromium, openScreen, signIn } from "./browser.ts";
+import { expectAccessible, expectNoSidewaysOverflow, launchChromium, openScreen, signIn } from "./browser.ts";
 import { ADMIN_EMAIL } from "./global-setup.ts";
 
 const fixture = inject("fixture");
@@ -38,14 +40,26 @@ describe("tools", () => {
       .filter({ hasText: /^Indexed mut: 0 added, 1 changed/ })
       .waitFor();
 
-    await openScreen(page, "Tools");
-    expect(await page.getByRole("row", { name: /mut__echo/ }).textContent()).toContain("review required");
+    // The Overview's "awaiting review" opens the list filtered to the tools in review.
+    await openScreen(page, "Overview");
+    await page.getByRole("link", { name: /\d+ awaiting review/ }).click();
+    await page.getByRole("heading", { level: 1, name: "Tools" }).waitFor();
+    expect(page.url()).toContain("?status=review_required");
+    expect(await page.getByLabel("Review").inputValue()).toBe("review_required");
+    const rows = page.getByRole("table", { name: "Tools" }).locator("tbody tr");
+    await expect.poll(() => rows.allTextContents()).toEqual([expect.stringMatching(/mut__echo.*review required/)]);
     await page.getByRole("link", { name: "mut__echo" }).click();
     const approved = page.getByLabel("Approved definition");
     const proposed = page.getByLabel("New definition");
     await proposed.waitFor();
     expect(await approved.textContent()).not.toContain("loud");
     expect(await proposed.textContent()).toContain('"loud"');
+    // Side by side, line against line: the new lines are marked on the right, wrapped inside the window at 1440 px.
+    expect(await proposed.locator(".diff-added", { hasText: "loud" }).first().textContent()).toMatch(/^\+ .*"loud"/);
+    expect(await approved.locator(".diff-added").count()).toBe(0);
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await expectNoSidewaysOverflow(page, "tool review");
+    await page.setViewportSize({ width: 1280, height: 860 });
     await expectAccessible(page, "tool review");
     await page.getByRole("button", { name: "Approve new definition" }).click();
     await page.getByText("Review state: active").waitFor();
@@ -55,6 +69,48 @@ describe("tools", () => {
     await page.getByLabel("Fields (comma-separated)").fill("message");
     await page.getByRole("button", { name: "Save projection" }).click();
     expect(await page.getByRole("alert").textContent()).toContain("(projection_requires_output_schema)");
+  });
+
+  it("searches, filters and pages 200 tools", async ({ expect }) => {
+    const created = await request(fixture.origin, "POST", `/v1/workspaces/${fixture.ws}/services`, fixture.adminKey, {
+      slug: "many",
+      url: `${fixture.upstreamOrigin}/fixtures/tools/200/mcp`,
+    });
+    expect(created.index.added).toHaveLength(200);
+    await openScreen(page, "Tools");
+    await page.getByLabel("Service").selectOption({ label: "many" });
+    const rows = page.getByRole("table", { name: "Tools" }).locator("tbody tr");
+    const pages = page.getByRole("navigation", { name: "Pages" });
+    await expect.poll(() => pages.getByRole("status").textContent()).toBe("1–50 of 200");
+    expect(await rows.count()).toBe(50);
+    await pages.getByRole("button", { name: "Next page" }).click();
+    await expect.poll(() => pages.getByRole("status").textContent()).toBe("51–100 of 200");
+    expect(await rows.first().textContent()).toContain("many__tool_00050");
+
+    // Search narrows it on the server, and starts again at the first page.
+    await page.getByLabel("Search").fill("tool_0019");
+    await expect.poll(() => pages.getByRole("status").textContent()).toBe("1–10 of 10");
+    expect(await rows.first().textContent()).toContain("many__tool_00190");
+    await page.getByLabel("Search").fill("tool_00123");
+    await expect.poll(() => rows.allTextContents()).toEqual([expect.stringMatching(/many__tool_00123.*many.*active.*default: allow/)]);
+    // Filtered by mode under a profile: none of these is blocked under the default profile.
+    await page.getByLabel("Search").fill("");
+    await page.getByLabel("Mode").selectOption("block");
+    await page.getByLabel("Under profile").selectOption({ label: "default" });
+    await page.getByText("No tools match.").waitFor();
+    await page.getByLabel("Mode").selectOption("allow");
+    await expect.poll(() => pages.getByRole("status").textContent()).toBe("1–50 of 200");
+    // The filters are in the URL: a reload keeps them.
+    await page.reload();
+    await expect.poll(() => pages.getByRole("status").textContent()).toBe("1–50 of 200");
+    expect(await page.getByLabel("Service").locator("option:checked").textContent()).toBe("many");
+    await expectAccessible(page, "200 tools");
+    await expectNoSidewaysOverflow(page, "200 tools");
+    const removed = await fetch(`${fixture.origin}/v1/workspaces/${fixture.ws}/services/${created.service.id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${fixture.adminKey}` },
+    });
+    expect(removed.status).toBe(204);
   });
 
   it("holds back a tool a refresh adds as a new tool in review, and approving it makes it active", async ({ expect }) => {

@@ -12,6 +12,9 @@ import { fileURLToPath } from "node:url";
 import { RELEASE_NOTES_HOOK, SEARCH_TOOL } from "../../worker/hooks/compiler/compiler.fixtures.ts";
 import { generateToolDeclarations } from "../../worker/hooks/compiler/compiler.types.ts";
 import { generateCodeDeclarations } from "../../worker/codemode/codemode.declarations.ts";
+import { TEMPLATES, templateSource } from "../../console/src/hooks/templates.ts";
+import { checkHookShape } from "../../console/src/hooks/shape.ts";
+import { format } from "prettier";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const tsc = path.join(repo, "node_modules", ".bin", "tsc");
@@ -184,4 +187,36 @@ test("a program that calls a tool with the upstream's argument instead of the pu
   assert.match(wrongResult.output, /error TS2551: Property 'toFixed' does not exist on type 'string'/);
   const unknown = typecheckProgram("return tools.demo__delete_record({ id: '1' });");
   assert.match(unknown.output, /error TS2339: Property 'demo__delete_record' does not exist/);
+});
+
+/** Tools the console's templates are generated for: a list result, no outputSchema, a text result, odd property names. */
+const TEMPLATE_TOOLS = [
+  SEARCH_TOOL,
+  { name: "delete_record", inputSchema: { type: "object", properties: { id: { type: "string" } }, required: ["id"] } },
+  {
+    name: "lookup_customer",
+    inputSchema: { type: "object", properties: { email: { type: "string" } }, required: ["email"] },
+    outputSchema: { type: "object", properties: { name: { type: "string" }, plan: { type: "string" } }, required: ["name", "plan"] },
+  },
+  {
+    name: "odd",
+    inputSchema: { type: "object", properties: { "user-name": { type: "string" }, count: { type: "integer" } } },
+    outputSchema: { type: "object", properties: { "hit-list": { type: "array", items: { type: "string" } } } },
+  },
+  { name: "no_args", inputSchema: { type: "object" } },
+];
+
+test("every console template type-checks, passes the shape check and is stored as generated, for every kind of tool", async () => {
+  for (const definition of TEMPLATE_TOOLS) {
+    const tool = { uid: "tool_t", publicName: `demo__${definition.name}`, definition, definitionHash: "", status: "active" };
+    for (const template of TEMPLATES) {
+      const source = templateSource(tool, template.id);
+      const what = `${definition.name}, ${template.label}`;
+      const { status, output } = typecheck(definition, source);
+      assert.equal(status, 0, `${what}:\n${output}\n${source}`);
+      assert.deepEqual(checkHookShape(source), [], what);
+      // The server formats a draft on save with Prettier's defaults: a template is already in that form.
+      assert.equal(await format(source, { parser: "typescript" }), source, what);
+    }
+  }
 });

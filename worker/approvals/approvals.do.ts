@@ -43,8 +43,13 @@ export interface Approval extends ApprovalRequest {
   expiresAt: string;
   decidedBy: string | null;
   decidedAt: string | null;
+  /** The approver's note on the decision, if they wrote one. */
+  decisionNote: string | null;
   usedAt: string | null;
 }
+
+/** The longest note an approver may give with a decision. */
+export const MAX_DECISION_NOTE_LENGTH = 1000;
 
 export type ClaimResult =
   | { claimed: true; approval: Approval }
@@ -71,6 +76,7 @@ interface ApprovalRow {
   expires_at: number;
   decided_by: string | null;
   decided_at: number | null;
+  decision_note: string | null;
   used_at: number | null;
   [key: string]: SqlStorageValue;
 }
@@ -95,6 +101,7 @@ function toApproval(row: ApprovalRow, now: number): Approval {
     expiresAt: iso(row.expires_at)!,
     decidedBy: row.decided_by,
     decidedAt: iso(row.decided_at),
+    decisionNote: row.decision_note,
     usedAt: iso(row.used_at),
   };
 }
@@ -203,17 +210,25 @@ export class ApprovalStore {
     };
   }
 
-  /** Approve or deny a pending, unexpired request. Returns the approval, or why it cannot be decided. */
+  /** Approve or deny a pending, unexpired request, with the approver's note. Returns the approval, or why it cannot be decided. */
   decide(
     id: string,
     decision: "approved" | "denied",
     actorId: string,
+    note: string | null,
     now = Date.now(),
   ): { ok: true; approval: Approval } | { ok: false; reason: "not_found" | "not_pending"; approval?: Approval } {
     const current = this.get(id, now);
     if (!current) return { ok: false, reason: "not_found" };
     if (current.status !== "pending") return { ok: false, reason: "not_pending", approval: current };
-    this.#sql.exec("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ?", decision, actorId, now, id);
+    this.#sql.exec(
+      "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, decision_note = ? WHERE id = ?",
+      decision,
+      actorId,
+      now,
+      note,
+      id,
+    );
     return { ok: true, approval: this.get(id, now)! };
   }
 }

@@ -32,7 +32,7 @@ async function seedApprovals(ws: string, sameMs: number, later: number): Promise
       ids.push(id);
     }
     // One is decided, so a status filter has something to leave out.
-    store.decide(ids[1]!, "denied", "usr_listing", now);
+    store.decide(ids[1]!, "denied", "usr_listing", null, now);
     return ids.reverse();
   });
 }

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ApprovalParams, ApprovalSchema, ListApprovalsQuery } from "../../schema/api/approvals.ts";
+import { ApprovalParams, ApprovalSchema, DecideApprovalBody, ListApprovalsQuery } from "../../schema/api/approvals.ts";
 import { errorResponses, json, WorkspaceParams } from "../../schema/api/common.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
@@ -63,16 +63,19 @@ for (const decision of ["approve", "deny"] as const) {
       path: `/v1/workspaces/{ws}/approvals/{id}/${decision}`,
       tags: ["approvals"],
       summary: decision === "approve" ? "Approve one exact call; the client repeats it once" : "Deny a pending call",
+      description: 'The body is optional: `{ "note": "…" }` records why, listed with the decision (`decisionNote`).',
       middleware: guard("admin"),
-      request: { params: ApprovalParams },
-      responses: { 200: json(ApprovalSchema, "The decided approval"), ...errorResponses(404, 409) },
+      request: { params: ApprovalParams, body: { required: false, content: { "application/json": { schema: DecideApprovalBody } } } },
+      responses: { 200: json(ApprovalSchema, "The decided approval"), ...errorResponses(400, 404, 409) },
     }),
     async (c) => {
       const { ws, id } = c.req.valid("param");
+      const note = (c.req.valid("json") as { note?: string } | undefined)?.note ?? null;
       const outcome = await workspaceClient(c.env, ws).decideApproval(
         id,
         decision === "approve" ? "approved" : "denied",
         c.get("actor").id,
+        note,
       );
       if (!outcome.ok && outcome.reason === "not_found") throw notFound("Approval");
       if (!outcome.ok) {

@@ -179,6 +179,7 @@ describe("whoami", () => {
       kind: "key",
       id: expect.stringMatching(/^key_/),
       channel: "cli",
+      mcpUrl: "https://rayrun.test/mcp",
       workspaces: [{ id: workspace.ws, name: "Whoami workspace", role: null, scopes: ["hooks:write"] }],
     });
     expect(JSON.stringify(res.body)).not.toContain(writer);
@@ -205,5 +206,14 @@ describe("whoami", () => {
     const anonymous = await api("/v1/whoami");
     expect(anonymous.status).toBe(401);
     expect(anonymous.body.error.code).toBe("unauthorized");
+
+    // Sign out ends the dev session: the cookie is cleared, and the console then answers as signed out. Like every
+    // cookie-signed write it must come from the console: another page cannot sign the admin out.
+    const foreign = await api("/dev/logout", { method: "POST", headers: { cookie, origin: "https://evil.example" } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.error.code).toBe("csrf_refused");
+    const out = await api("/dev/logout", { method: "POST", headers: { cookie, ...CONSOLE_HEADERS } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get("set-cookie")).toMatch(/Max-Age=0/);
   });
 });

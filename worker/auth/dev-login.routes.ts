@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { setCookie } from "hono/cookie";
+import { deleteCookie, setCookie } from "hono/cookie";
 import type { AppEnv } from "../http/app.ts";
 import { ApiError } from "../http/errors.ts";
 import { DEV_SESSION_COOKIE, issueDevSession } from "./dev-session.ts";
@@ -23,4 +23,11 @@ devLoginRoutes.post("/dev/login", async (c) => {
     path: "/",
   });
   return c.json({ user });
+});
+
+/** Ends the dev session (the console's Sign out). Deployed, Cloudflare Access signs out at /cdn-cgi/access/logout. */
+devLoginRoutes.post("/dev/logout", (c) => {
+  if (c.env.DEV_LOGIN !== "on") throw new ApiError("not_found", { message: "Not found" });
+  deleteCookie(c, DEV_SESSION_COOKIE, { httpOnly: true, sameSite: "Strict", path: "/" });
+  return c.body(null, 204);
 });

@@ -5,12 +5,14 @@ import { authenticate } from "./authenticate.ts";
 import { ROLES, SCOPES, scopesForRole, type Scope } from "./principal.ts";
 import { getWorkspace } from "../workspaces/workspaces.store.ts";
 import { workspacesOfUser } from "./users.store.ts";
+import { mcpResource, publicUrl } from "../oauth/oauth.config.ts";
 
 const WhoamiSchema = z
   .object({
     kind: z.enum(["key", "user"]),
     id: z.string().openapi({ description: "The key id (never its secret) or the user id" }),
     channel: z.enum(["browser", "api", "cli"]).openapi({ description: "The channel this caller's changes are attributed to" }),
+    mcpUrl: z.string().openapi({ description: "The MCP endpoint agents connect to: `<PUBLIC_URL>/mcp` (else this origin's)" }),
     email: z.string().optional().openapi({ description: "Only for a user" }),
     workspaces: z
       .array(
@@ -38,11 +40,12 @@ whoamiRoutes.openapi(
   }),
   async (c) => {
     const principal = c.get("principal");
+    const mcpUrl = mcpResource(publicUrl(c.env) ?? new URL(c.req.url).origin);
     const sorted = (scopes: Iterable<Scope>) => SCOPES.filter((scope) => new Set(scopes).has(scope));
     if (principal.kind === "key") {
       const workspace = await getWorkspace(c.env.DB, principal.workspaceId);
       const workspaces = workspace ? [{ id: workspace.id, name: workspace.name, role: null, scopes: sorted(principal.scopes) }] : [];
-      return c.json({ kind: "key" as const, id: principal.id, channel: principal.channel, workspaces }, 200);
+      return c.json({ kind: "key" as const, id: principal.id, channel: principal.channel, mcpUrl, workspaces }, 200);
     }
     const memberships = await workspacesOfUser(c.env.DB, principal.id);
     return c.json(
@@ -50,6 +53,7 @@ whoamiRoutes.openapi(
         kind: "user" as const,
         id: principal.id,
         channel: principal.channel,
+        mcpUrl,
         email: principal.email,
         workspaces: memberships.map((m) => ({ ...m, scopes: sorted(scopesForRole(m.role)) })),
       },

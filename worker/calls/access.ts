@@ -1,5 +1,5 @@
-import type { PolicyMode } from "../policy/profiles.store.ts";
-import { matchRiskRules, type RiskApprovalReason } from "../policy/risk.ts";
+import { effectiveMode } from "../policy/effective-mode.ts";
+import type { RiskApprovalReason } from "../policy/risk.ts";
 import type { Catalog, CatalogProfile, CatalogTool } from "./catalog.ts";
 
 /** Why the gateway refuses a call before any hook or upstream sees it. Stable codes. */
@@ -62,23 +62,11 @@ export function decideAccess(catalog: Catalog, profileId: string | null, tool: C
   return mode;
 }
 
-const STRICTNESS: Record<PolicyMode, number> = { allow: 0, approval: 1, block: 2 };
-
-/**
- * The profile's mode for the tool: the strictest of its per-tool override (else the
- * default mode) and every risk rule the tool's annotations match. Risk rules are a
- * floor, so an override can tighten them but never lift them.
- */
+/** The profile's mode for the tool (policy/effective-mode.ts), as an access decision. */
 function decideMode(profile: CatalogProfile, tool: CatalogTool): AccessDecision {
-  const policyMode = profile.overrides.get(tool.uid) ?? profile.defaultMode;
-  const risks = matchRiskRules(profile.riskRules, tool.definition.annotations);
-  const mode = risks.reduce<PolicyMode>(
-    (strictest, risk) => (STRICTNESS[risk.mode] > STRICTNESS[strictest] ? risk.mode : strictest),
-    policyMode,
-  );
+  const { mode, floor, risks } = effectiveMode(profile, profile.overrides.get(tool.uid), tool.definition.annotations);
   if (mode === "block") {
-    const rule = policyMode === "block" ? undefined : risks.find((risk) => risk.mode === "block");
-    const by = rule ? `the access profile's ${rule.hint} rule` : "policy";
+    const by = floor ? `the access profile's ${floor.hint} rule` : "policy";
     return { allowed: false, code: "tool_blocked", message: `${tool.publicName} is blocked by ${by}` };
   }
   if (mode === "allow") return { allowed: true, needsApproval: false };

@@ -12,7 +12,10 @@ describe("catalog snapshot after API writes", () => {
     // Caches the workspace's catalog, taken before the new profile exists.
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
 
-    const profile = await api(`/v1/workspaces/${gateway.ws}/profiles`, { key: gateway.adminKey, body: { name: "fresh" } });
+    const profile = await api(`/v1/workspaces/${gateway.ws}/profiles`, {
+      key: gateway.adminKey,
+      body: { name: "fresh", defaultMode: "allow" },
+    });
     expect(profile.status).toBe(201);
     const freshKey = await createKey(gateway, ["tools:call"], profile.body.id);
     const fresh = await connectMcp(freshKey);

@@ -1,5 +1,6 @@
 import { CallToolResultSchema, McpError, type CallToolResult, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
+import { linksFor, type ApprovalLinks } from "../approvals/approval-links.ts";
 import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_KEY } from "../approvals/approvals.do.ts";
 import { runStage, type StageRun } from "../hooks/isolate/index.ts";
 import { afterInput, afterResult, beforeInput, stageContext, type StageCall } from "../hooks/stage-call.ts";
@@ -33,7 +34,7 @@ export interface ToolCallInput {
   arguments: JsonObject;
   requestId: string;
   /** Where an approver acts on approvals, shown to the agent. */
-  approvalsUrl: string;
+  approvalLinks: ApprovalLinks;
   /** Progress, cancellation and server-to-client relaying for the upstream request, when the client streams. */
   upstream?: UpstreamCallOptions;
   /** What the client declared in its session's `initialize` (none without a session). */
@@ -241,6 +242,12 @@ const pointersOf = (state: CallState): ToolDeployments => state.catalog.deployme
 
 type Allowed = Extract<AccessDecision, { allowed: true }>;
 
+/** How a full approval queue is refused: the key's own share, or the whole workspace's. */
+const PENDING_FULL = {
+  key: { code: "approval_key_limit", holder: "this key", limit: "pending_approvals_per_key", max: MAX_PENDING_APPROVALS_PER_KEY },
+  workspace: { code: "approval_limit", holder: "the workspace", limit: "pending_approvals", max: MAX_PENDING_APPROVALS },
+} as const;
+
 /** Step 1, access policy on the public tool: a refusal here ends the call, no hook runs. */
 function stepOne(state: CallState): Allowed | CallOutcome {
   const access = decideAccess(state.catalog, state.input.profileId, state.tool);
@@ -287,22 +294,15 @@ async function approvalGate(state: CallState, access: Allowed, prepared: Prepare
     reason,
     hookApproval?.message ?? null,
   );
-  if ("pendingFull" in claim && claim.pendingFull === "key") {
-    return refuse(
-      state,
-      "approval_key_limit",
-      `This call needs a human approval (${reason}), but this key already has ${MAX_PENDING_APPROVALS_PER_KEY} approvals waiting; ask an approver to decide them, or retry after they expire`,
-      revisionId,
-      { reason, limit: "pending_approvals_per_key", max: MAX_PENDING_APPROVALS_PER_KEY },
-    );
-  }
   if ("pendingFull" in claim) {
+    // The per-key cap sits below the workspace's, so one agent cannot fill the queue for all the others.
+    const full = PENDING_FULL[claim.pendingFull];
     return refuse(
       state,
-      "approval_limit",
-      `This call needs a human approval (${reason}), but the workspace already has ${MAX_PENDING_APPROVALS} approvals waiting; ask an approver to decide them, or retry after they expire`,
+      full.code,
+      `This call needs a human approval (${reason}), but ${full.holder} already has ${full.max} approvals waiting; ask an approver to decide them, or retry after they expire`,
       revisionId,
-      { reason, limit: "pending_approvals", max: MAX_PENDING_APPROVALS },
+      { reason, limit: full.limit, max: full.max },
     );
   }
   if (!claim.claimed) {
@@ -316,7 +316,7 @@ async function approvalGate(state: CallState, access: Allowed, prepared: Prepare
         reason,
         ...(hookApproval?.message ? { message: hookApproval.message } : {}),
         expiresAt: claim.approval.expiresAt,
-        approveAt: `${input.approvalsUrl}/${claim.approval.id}/approve`,
+        ...linksFor(input.approvalLinks, claim.approval.id),
       },
     );
   }

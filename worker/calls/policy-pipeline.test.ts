@@ -26,7 +26,10 @@ describe("policy approvals", () => {
     const pending = (first._meta as Record<string, any>)[META];
     expect(pending).toMatchObject({ code: "approval_required", details: { reason: "policy_approval", tool: "demo__delete_record" } });
     const approvalId = pending.details.approvalId as string;
-    expect(pending.details.approveAt).toBe(`https://rayrun.test/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`);
+    // approveAt opens the approval's page in the console (served from the gateway's origin when CONSOLE_URL is empty);
+    // approveApi is the REST route an admin key POSTs to, which approveAt was before.
+    expect(pending.details.approveAt).toBe(`https://rayrun.test/#/w/${gateway.ws}/approvals/${approvalId}`);
+    expect(pending.details.approveApi).toBe(`https://rayrun.test/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`);
     // Asking again before a decision returns the same pending approval, not a new one.
     const again = await client.callTool({ name: "demo__delete_record", arguments: { id: "r1" } });
     expect((again._meta as Record<string, any>)[META].details.approvalId).toBe(approvalId);
@@ -45,7 +48,7 @@ describe("policy approvals", () => {
     expect((await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, { method: "POST", key: reader })).status).toBe(403);
     const approved = await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, { method: "POST", key: gateway.adminKey });
     expect(approved.status).toBe(200);
-    expect(approved.body.status).toBe("approved");
+    expect(approved.body).toMatchObject({ status: "approved", decisionNote: null });
 
     const other = await client.callTool({ name: "demo__delete_record", arguments: { id: "r2" } });
     expect((other._meta as Record<string, any>)[META].code).toBe("approval_required");
@@ -78,11 +81,45 @@ describe("policy approvals", () => {
     expect((stolen._meta as Record<string, any>)[META].code).toBe("approval_required");
 
     const denyTarget = (stolen._meta as Record<string, any>)[META].details.approvalId;
-    const denied = await api(`/v1/workspaces/${gateway.ws}/approvals/${denyTarget}/deny`, { method: "POST", key: gateway.adminKey });
-    expect(denied.body.status).toBe("denied");
+    const denied = await api(`/v1/workspaces/${gateway.ws}/approvals/${denyTarget}/deny`, {
+      key: gateway.adminKey,
+      body: { note: "  Not this key's record.  " },
+    });
+    expect(denied.body).toMatchObject({ status: "denied", decisionNote: "Not this key's record." });
+    const listed = await api(`/v1/workspaces/${gateway.ws}/approvals?status=denied`, { key: gateway.adminKey });
+    expect(listed.body.approvals).toMatchObject([
+      { id: denyTarget, decisionNote: "Not this key's record.", decidedBy: expect.any(String) },
+    ]);
     const afterDeny = await otherClient.callTool({ name: "demo__delete_record", arguments: { id: "r9" } });
     expect((afterDeny._meta as Record<string, any>)[META].code).toBe("approval_required");
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
+});
+
+describe("deciding with a note", () => {
+  it("refuses a note that is empty, too long or not a string, and an unknown field, deciding nothing", async ({ expect }) => {
+    const gateway = await demoGateway();
+    await setPolicy(gateway, "delete_record", "approval");
+    const client = await connectMcp(gateway.clientKey);
+    const held = await client.callTool({ name: "demo__delete_record", arguments: { id: "n1" } });
+    const approvalId = (held._meta as Record<string, any>)[META].details.approvalId as string;
+    const approve = (body: unknown) => api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, { key: gateway.adminKey, body });
+    for (const [body, field] of [
+      [{ note: "   " }, "json.note"],
+      [{ note: "x".repeat(1001) }, "json.note"],
+      [{ note: 7 }, "json.note"],
+      [{ note: "fine", decidedBy: "someone else" }, "json"],
+    ] as const) {
+      const refused = await approve(body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: "invalid_request", details: { issues: [{ field }] } });
+    }
+    const bad = await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}/approve`, { key: gateway.adminKey, rawBody: "{" });
+    expect(bad.body.error.code).toBe("invalid_json");
+    expect((await api(`/v1/workspaces/${gateway.ws}/approvals/${approvalId}`, { key: gateway.adminKey })).body.status).toBe("pending");
+
+    const approved = await approve({ note: "x".repeat(1000) });
+    expect(approved.body).toMatchObject({ status: "approved", decisionNote: "x".repeat(1000) });
   });
 });
 

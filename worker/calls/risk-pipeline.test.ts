@@ -32,7 +32,7 @@ const patchProfile = (gateway: TestWorkspace, profileId: string, body: unknown, 
 
 /** A client key in a new profile with these risk rules. */
 async function riskClient(gateway: Gateway, riskRules: Record<string, unknown>) {
-  const profile = await createProfile(gateway, { name: `risk ${crypto.randomUUID().slice(0, 6)}`, riskRules });
+  const profile = await createProfile(gateway, { name: `risk ${crypto.randomUUID().slice(0, 6)}`, defaultMode: "allow", riskRules });
   return { profileId: profile.id, client: await connectMcp(await createKey(gateway, ["tools:call"], profile.id)) };
 }
 
@@ -43,7 +43,7 @@ describe("risk rules on an access profile", () => {
     const gateway = await demoGateway();
     const created = await api(`/v1/workspaces/${gateway.ws}/profiles`, {
       key: gateway.adminKey,
-      body: { name: "careful", riskRules: { destructiveHint: { mode: "approval" } } },
+      body: { name: "careful", defaultMode: "allow", riskRules: { destructiveHint: { mode: "approval" } } },
     });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
@@ -233,9 +233,9 @@ describe("profile API input", () => {
     const gateway = await demoGateway();
     const path = `/v1/workspaces/${gateway.ws}/profiles/${gateway.defaultProfileId}`;
     const cases: [unknown, string, string][] = [
-      [{}, "json", "give defaultMode, riskRules, discovery or a combination"],
+      [{}, "json", "give name, defaultMode, riskRules, discovery or a combination"],
       [{ discovery: "hybrid" }, "json.discovery", 'Invalid option: expected one of "direct"|"code"|"both"'],
-      [{ name: "renamed", defaultMode: "block" }, "json", 'Unrecognized key: "name"'],
+      [{ label: "renamed", defaultMode: "block" }, "json", 'Unrecognized key: "label"'],
       [{ riskRules: { readOnlyHint: { mode: "block" } } }, "json.riskRules", 'Unrecognized key: "readOnlyHint"'],
       [
         { riskRules: { destructiveHint: { mode: "allow" } } },

@@ -43,7 +43,7 @@ describe("run_code when the compiler is down", () => {
         grantSubject: "key:key_compiler_down",
         stillAuthorized: async () => true,
         requestId: "req_compiler_down",
-        approvalsUrl: "https://gateway.test/approvals",
+        approvalLinks: { pages: "https://gateway.test/#/w/ws/approvals", api: "https://gateway.test/approvals" },
       },
       RUN_CODE,
       { code: "return 1;" },

@@ -1,5 +1,6 @@
 import type { CallToolResult, ClientCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
+import type { ApprovalLinks } from "../approvals/approval-links.ts";
 import { decideAccess } from "../calls/access.ts";
 import type { Catalog, CatalogTool } from "../calls/catalog.ts";
 import { isDiscoverable, listedTools } from "../calls/discovery.ts";
@@ -149,7 +150,7 @@ export interface CodeModeCaller {
   stillAuthorized: () => Promise<boolean>;
   /** The run's request id: every inner call is logged under it, with its index. */
   requestId: string;
-  approvalsUrl: string;
+  approvalLinks: ApprovalLinks;
   signal?: AbortSignal;
 }
 
@@ -296,7 +297,7 @@ async function innerCall(
     profileId: caller.profileId,
     arguments: call.arguments as JsonObject,
     requestId: caller.requestId,
-    approvalsUrl: caller.approvalsUrl,
+    approvalLinks: caller.approvalLinks,
     upstream: { signal },
     // The program computes between its calls with no I/O, so the clock cannot be trusted at dispatch.
     confirmLeaseBeforeDispatch: true,

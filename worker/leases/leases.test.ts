@@ -68,7 +68,7 @@ async function leaseGateway() {
   /** One tools/call through `from`'s catalog (or the given one), in `env` (or another, e.g. with the object unreachable). */
   const call = async (
     from: Isolate,
-    options: { env?: Env; catalog?: Catalog; tool?: string; arguments?: JsonObject; confirmLease?: boolean } = {},
+    options: { env?: Env; catalog?: Catalog; tool?: string; arguments?: JsonObject; confirmLease?: boolean; profileId?: string } = {},
   ) =>
     runToolCall({
       env: options.env ?? env,
@@ -76,10 +76,10 @@ async function leaseGateway() {
       publicName: `demo__${options.tool ?? "search_release_notes"}`,
       workspaceId: gateway.ws,
       keyId: "key_lease_test",
-      profileId: gateway.defaultProfileId,
+      profileId: options.profileId ?? gateway.defaultProfileId,
       arguments: options.arguments ?? { query: "sso" },
       requestId: `req_${newTag()}`,
-      approvalsUrl: "https://rayrun.test/approvals",
+      approvalLinks: { pages: "https://rayrun.test/#/w/ws/approvals", api: "https://rayrun.test/approvals" },
       grantSubject: "key:key_lease_test",
       confirmLeaseBeforeDispatch: options.confirmLease,
     });
@@ -212,6 +212,34 @@ describe("once a change's API has answered", () => {
     const revoked = await clock.settle(api(`/v1/workspaces/${g.ws}/keys/${keyId}`, { method: "DELETE", key: g.adminKey }));
     expect(revoked.status).toBe(200);
     for (const other of isolates) expect(await other.keys.findActive(env, key)).toBeNull();
+  });
+
+  it("removing an override and deleting a profile hold in every isolate before they answer", async ({ expect }) => {
+    const g = await leaseGateway();
+    const policy = `/v1/workspaces/${g.ws}/tools/${g.uid}/policy`;
+    const temporary = await api(`/v1/workspaces/${g.ws}/profiles`, { key: g.adminKey, body: { name: "temporary", defaultMode: "allow" } });
+    expect(temporary.status).toBe(201);
+    expect(temporary.headers.get(EFFECTIVE_AT_HEADER)).not.toBeNull();
+    const profileId = temporary.body.id as string;
+    await clock.settle(api(policy, { method: "PUT", key: g.adminKey, body: { profileId: g.defaultProfileId, mode: "block" } }));
+    const isolates = [isolate(), isolate()];
+    for (const other of isolates) {
+      expect((await g.call(other)).outcome).toEqual({ kind: "hidden" });
+      expect((await g.call(other, { profileId })).outcome.kind).toBe("result");
+    }
+
+    // The override goes: the default profile's allow applies again everywhere once the DELETE answers.
+    const removed = await clock.settle(api(`${policy}/${g.defaultProfileId}`, { method: "DELETE", key: g.adminKey }));
+    expect(removed.status).toBe(204);
+    expect(Date.parse(removed.headers.get(EFFECTIVE_AT_HEADER)!)).toBeLessThanOrEqual(clock.now());
+    for (const other of isolates) expect((await g.call(other)).outcome.kind).toBe("result");
+
+    // The profile goes: no isolate lets a call through under it once the DELETE answers.
+    const deleted = await clock.settle(api(`/v1/workspaces/${g.ws}/profiles/${profileId}`, { method: "DELETE", key: g.adminKey }));
+    expect(deleted.status).toBe(204);
+    expect(Date.parse(deleted.headers.get(EFFECTIVE_AT_HEADER)!)).toBeLessThanOrEqual(clock.now());
+    for (const other of isolates) expect((await g.call(other, { profileId })).outcome).toEqual({ kind: "hidden" });
+    expect(await g.sent()).toEqual(["sso", "sso", "sso", "sso"]);
   });
 });
 

@@ -35,6 +35,7 @@ import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
 import { resolveSession } from "./mcp.session.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
 import { answerOut, streamedCallOptions, wantsEventStream, type CallStreaming } from "./mcp.streaming.ts";
+import { approvalLinks } from "../approvals/approval-links.ts";
 
 /** Who is calling /mcp: an API key with tools:call or an OAuth grant, bound to one workspace and profile. */
 interface Caller {
@@ -219,7 +220,7 @@ function createGatewayServer(
         gatewayCall(refused, "refused", refusalCode(refused));
         return refused;
       }
-      const approvalsUrl = `${caller.origin}/v1/workspaces/${caller.workspaceId}/approvals`;
+      const links = approvalLinks(env, caller.origin, caller.workspaceId);
       if (isCodeModeCall(catalog, caller.profileId, name)) {
         const { result, inner } = await callCodeModeTool(
           {
@@ -228,7 +229,7 @@ function createGatewayServer(
             loadCatalog: leasedCatalog,
             ...caller,
             requestId,
-            approvalsUrl,
+            approvalLinks: links,
             signal: upstream.signal,
           },
           name,
@@ -256,7 +257,7 @@ function createGatewayServer(
         profileId: caller.profileId,
         arguments: args,
         requestId,
-        approvalsUrl,
+        approvalLinks: links,
         upstream,
         clientCapabilities: stream.session?.capabilities,
         grantSubject: caller.grantSubject,

@@ -7,7 +7,7 @@ import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { authorizationServer } from "./oauth.config.ts";
 
-/** Admins see and revoke the OAuth grants bound to their workspace; revoking stops its tokens at once. */
+/** Admins see and revoke the OAuth grants bound to their workspace; revoking deletes its tokens from KV (deployed KV may serve them from cache for about 60 s). */
 export const oauthGrantRoutes = createRouter();
 
 function oauthApi(env: Env): OAuthHelpers {

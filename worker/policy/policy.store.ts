@@ -35,3 +35,26 @@ export async function listToolPolicies(db: D1Database, workspaceId: string, tool
     .all<ToolPolicy>();
   return results;
 }
+
+/** Removes a tool's override under one profile, if it has one, so the profile's default mode applies again. */
+export async function removeToolPolicy(db: D1Database, workspaceId: string, profileId: string, toolUid: string): Promise<void> {
+  await db
+    .prepare("DELETE FROM tool_policies WHERE workspace_id = ? AND profile_id = ? AND tool_uid = ?")
+    .bind(workspaceId, profileId, toolUid)
+    .run();
+}
+
+/** Every per-tool override of the workspace: profileId → toolUid → mode. */
+export async function workspaceOverrides(db: D1Database, workspaceId: string): Promise<Map<string, Map<string, PolicyMode>>> {
+  const { results } = await db
+    .prepare("SELECT profile_id AS profileId, tool_uid AS toolUid, mode FROM tool_policies WHERE workspace_id = ?")
+    .bind(workspaceId)
+    .all<{ profileId: string; toolUid: string; mode: PolicyMode }>();
+  const overrides = new Map<string, Map<string, PolicyMode>>();
+  for (const row of results) {
+    const ofProfile = overrides.get(row.profileId) ?? new Map<string, PolicyMode>();
+    ofProfile.set(row.toolUid, row.mode);
+    overrides.set(row.profileId, ofProfile);
+  }
+  return overrides;
+}

@@ -229,7 +229,9 @@ describe("attack: the stream around the result", () => {
       (await callBytes(gateway.key, "evil__tiny_writes_sse", { args: { bytes, isError: true }, progressToken: "p-3" })).bytes,
     );
     expect(JSON.parse(failed.slice(6)).result).toEqual({ content: [{ type: "text", text: "a".repeat(bytes) }], isError: true });
-  });
+    // 400,000 one-byte writes from the Node fixture: what this asserts is the whole answer, not its speed, so the
+    // bound leaves room for a machine loaded by other work (50 s at a load average of 7 on 2 cores).
+  }, 120_000);
 
   /**
    * FOUND AND FIXED (medium): the SSE splitter handed the SDK's stream one chunk per event, and an empty line is a

@@ -15,7 +15,14 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { isStaleSession, resumesStream } from "./upstream-resilience.ts";
 import { divertingResult, type ByteCount } from "./upstream.passthrough.ts";
 import { failingFast, requestScope, withRequestScope } from "./upstream.scope.ts";
-import { CallCancelled, CallDeadline, MAX_CALL_DURATION_MS, UpstreamTimeout, type UpstreamCallOptions } from "./upstream.call.ts";
+import {
+  abortingCall,
+  CallCancelled,
+  CallDeadline,
+  MAX_CALL_DURATION_MS,
+  UpstreamTimeout,
+  type UpstreamCallOptions,
+} from "./upstream.call.ts";
 import { SessionPool, type HeldSession } from "./upstream.sessions.ts";
 import { checkUpstreamUrl } from "./url-guard.ts";
 
@@ -205,7 +212,7 @@ async function connect(target: UpstreamTarget, capabilities: ClientCapabilities 
     { name: "rayrun-gateway", version: "0.1.0" },
     { capabilities, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
-  trackCancellations(client, transport);
+  trackCancellations(transport);
   // A request the client did not declare a capability for is refused at once, saying why, instead of
   // waiting for an answer that cannot come.
   client.fallbackRequestHandler = async (request) => {
@@ -220,36 +227,35 @@ async function connect(target: UpstreamTarget, capabilities: ClientCapabilities 
   return client;
 }
 
-/** Each client's `notifications/cancelled` still being sent to the upstream. */
-const cancellationsInFlight = new WeakMap<Client, Set<Promise<void>>>();
 /** How long a timed-out call waits for the upstream to be told before it answers anyway. */
 const CANCELLATION_SEND_WAIT_MS = 2_000;
 
 /**
  * The SDK client sends `notifications/cancelled` without waiting for it, and rejects the call at once; a timed-out
- * call's answer could then end the Worker's request, and with it that POST, before the upstream was told.
+ * call's answer could then end the Worker's request, and with it that POST, before the upstream was told. Each send
+ * is kept by the call whose own abort started it (CallDeadline.cancellations), never in a set shared by the
+ * session's calls: a session outlives its requests, and a send of a request that has ended never settles in another.
  */
-function trackCancellations(client: Client, transport: StreamableHTTPClientTransport): void {
-  const inFlight = new Set<Promise<void>>();
-  cancellationsInFlight.set(client, inFlight);
+function trackCancellations(transport: StreamableHTTPClientTransport): void {
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
     const sent = send(message, options);
-    if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+    const call = abortingCall();
+    if (call && isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
       const settled = sent.then(
         () => {},
         () => {},
       );
-      inFlight.add(settled);
-      void settled.then(() => inFlight.delete(settled));
+      call.cancellations.add(settled);
+      void settled.then(() => call.cancellations.delete(settled));
     }
     return sent;
   };
 }
 
-/** Waits (briefly) until the client's cancellations have gone out. */
-async function cancellationsSent(client: Client): Promise<void> {
-  const inFlight = [...(cancellationsInFlight.get(client) ?? [])];
+/** Waits (briefly) until the call's own cancellations have gone out. */
+async function cancellationsSent(call: CallDeadline): Promise<void> {
+  const inFlight = [...call.cancellations];
   if (!inFlight.length) return;
   let waited: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([Promise.all(inFlight), new Promise<void>((resolve) => (waited = setTimeout(resolve, CANCELLATION_SEND_WAIT_MS)))]);
@@ -365,7 +371,7 @@ export async function callUpstreamTool(
       } catch (error) {
         if (!sent) throw error;
         // The client still waits for this answer; one that cancelled or went away does not, and its request may be gone.
-        if (deadline.tripped || deadline.failure) await cancellationsSent(client);
+        if (deadline.tripped || deadline.failure) await cancellationsSent(deadline);
         if (deadline.failure) throw deadline.failure;
         if (deadline.tripped) throw new UpstreamTimeout(deadline.tripped);
         if (options.signal?.aborted) throw new CallCancelled(String(options.signal.reason ?? "cancelled"));

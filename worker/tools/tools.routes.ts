@@ -13,7 +13,8 @@ import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { changeInForce } from "../leases/change-window.ts";
-import { listToolPolicies, setToolPolicy } from "../policy/policy.store.ts";
+import { listToolPolicies, removeToolPolicy, setToolPolicy } from "../policy/policy.store.ts";
+import { ToolProfileParams } from "../../schema/api/policy.ts";
 import { findProfile } from "../policy/profiles.store.ts";
 import { approveDefinition, findTool, listTools, setProjection } from "./tools.store.ts";
 
@@ -119,6 +120,27 @@ toolRoutes.openapi(
     const policy = await setToolPolicy(c.env.DB, ws, { ...body, toolUid, updatedBy: c.get("actor").id });
     await changeInForce(c);
     return c.json(policy, 200);
+  },
+);
+
+toolRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/workspaces/{ws}/tools/{toolUid}/policy/{profileId}",
+    tags: ["policy"],
+    summary: "Remove a tool's override for one access profile, so the profile's default mode applies again",
+    description: "Idempotent: 204 whether or not the tool had an override under the profile.",
+    middleware: guard("admin"),
+    request: { params: ToolProfileParams },
+    responses: { 204: { description: "No override any more" }, ...errorResponses(404) },
+  }),
+  async (c) => {
+    const { ws, toolUid, profileId } = c.req.valid("param");
+    if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
+    if (!(await findProfile(c.env.DB, ws, profileId))) throw notFound("Access profile");
+    await removeToolPolicy(c.env.DB, ws, profileId, toolUid);
+    await changeInForce(c);
+    return c.body(null, 204);
   },
 );
 

@@ -132,7 +132,7 @@ const hashBeforeIssue13 = (definition: ToolDefinition) =>
 export async function listTools(
   db: D1Database,
   workspaceId: string,
-  filter: { serviceId?: string; status?: ToolStatus } = {},
+  filter: { serviceId?: string; status?: ToolStatus; publicName?: string } = {},
 ): Promise<ToolRecord[]> {
   const clauses = ["t.workspace_id = ?"];
   const params: string[] = [workspaceId];
@@ -143,6 +143,10 @@ export async function listTools(
   if (filter.status) {
     clauses.push("t.status = ?");
     params.push(filter.status);
+  }
+  if (filter.publicName !== undefined) {
+    clauses.push("s.slug || '__' || t.name = ?");
+    params.push(filter.publicName);
   }
   const { results } = await db
     .prepare(`${SELECT} WHERE ${clauses.join(" AND ")} ORDER BY s.slug, t.name`)

@@ -77,8 +77,9 @@ export function workspaceClient(env: Env, workspaceId: string) {
       id: string,
       decision: "approved" | "denied",
       actorId: string,
+      note: string | null,
     ): Promise<{ ok: true; approval: Approval } | { ok: false; reason: "not_found" | "not_pending"; approval?: Approval }> =>
-      serialisable(stub.decideApproval(id, decision, actorId)),
+      serialisable(stub.decideApproval(id, decision, actorId, note)),
 
     /** Upstream OAuth (worker/upstream-auth/grants.do.ts): flows in progress and grants, tokens sealed. */
     reusableOAuthFlow: (serviceId: string, subject: GrantSubject): Promise<{ flowId: string; expiresAt: string } | null> =>

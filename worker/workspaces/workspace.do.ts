@@ -125,8 +125,8 @@ export class WorkspaceDO extends DurableObject<Env> {
     return this.#approvals.list(filter);
   }
 
-  decideApproval(id: string, decision: "approved" | "denied", actorId: string) {
-    return this.#approvals.decide(id, decision, actorId);
+  decideApproval(id: string, decision: "approved" | "denied", actorId: string, note: string | null) {
+    return this.#approvals.decide(id, decision, actorId, note);
   }
 
   reusableOAuthFlow(serviceId: string, subject: GrantSubject) {

@@ -138,10 +138,11 @@ describe("workspace Durable Object schema", () => {
       const sql = state.storage.sql;
       expect(CURRENT_SCHEMA_VERSION).toBe(WORKSPACE_MIGRATIONS.length);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
+      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
       expect(names(sql, "table")).toEqual(["_schema_migrations", ...TABLES]);
       expect(names(sql, "index")).toEqual(INDEXES);
       expect(columns(sql, "approvals")).toContain("message");
+      expect(columns(sql, "approvals")).toContain("decision_note");
     });
   });
 
@@ -164,7 +165,12 @@ describe("workspace Durable Object schema", () => {
         historyBytes: { used: 640 },
         deployedBytes: { used: 120 },
       });
-      expect(upgraded.getApproval("apr_legacy")).toMatchObject({ status: "pending", reason: "policy_approval", message: null });
+      expect(upgraded.getApproval("apr_legacy")).toMatchObject({
+        status: "pending",
+        reason: "policy_approval",
+        message: null,
+        decisionNote: null,
+      });
       // Compile attempts moved to each actor's ActorQuotaDO; their old per-workspace rows are gone.
       expect(sql.exec("SELECT quota FROM quota_events").toArray()).toEqual([{ quota: "draft_saves" }]);
     });

@@ -124,6 +124,8 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
     )`,
     "CREATE TABLE lease_epoch (epoch TEXT NOT NULL)",
   ],
+  // 6: the approver's optional note on a decision, shown with who decided.
+  ["ALTER TABLE approvals ADD COLUMN decision_note TEXT"],
 ];
 
 export const CURRENT_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;

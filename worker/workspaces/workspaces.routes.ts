@@ -1,6 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
 import {
+  ActorSchema,
   ApiKeySchema,
   CreateApiKeyBody,
   CreatedApiKeySchema,
@@ -190,5 +191,29 @@ workspaceRoutes.openapi(
     const body = c.req.valid("json");
     const user = await upsertMember(c.env.DB, c.req.valid("param").ws, body.email, body.role);
     return c.json({ id: user.id, email: user.email, role: body.role }, 200);
+  },
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/workspaces/{ws}/actors",
+    tags: ["members"],
+    summary: "Names for the ids that history, approvals and deployments record: members by email, keys by name",
+    description:
+      "Every current member and every key of the workspace, revoked ones included, so records read by name. An id that " +
+      "is not listed (a former member, `bootstrap`) is shown as recorded.",
+    middleware: guard("hooks:read"),
+    request: { params: WorkspaceParams },
+    responses: { 200: json(z.object({ actors: z.array(ActorSchema) }), "Actors"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const { ws } = c.req.valid("param");
+    const [members, keys] = await Promise.all([listMembers(c.env.DB, ws), listApiKeys(c.env.DB, ws)]);
+    const actors = [
+      ...members.map((member) => ({ id: member.id, kind: "user" as const, name: member.email, revoked: false })),
+      ...keys.map((key) => ({ id: key.id, kind: "key" as const, name: key.name, revoked: key.revokedAt !== null })),
+    ];
+    return c.json({ actors }, 200);
   },
 );

@@ -664,6 +664,85 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/workspaces/{ws}/actors": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Names for the ids that history, approvals and deployments record: members by email, keys by name
+     * @description Every current member and every key of the workspace, revoked ones included, so records read by name. An id that is not listed (a former member, `bootstrap`) is shown as recorded.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Actors */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              actors: components["schemas"]["Actor"][];
+            };
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/workspaces/{ws}/lease": {
     parameters: {
       query?: never;
@@ -810,7 +889,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create an access profile; client keys belong to one */
+    /**
+     * Create an access profile; client keys belong to one
+     * @description `defaultMode` defaults to `block`: a new profile reaches no tool until an admin allows tools (per tool, or by changing the default). A workspace holds at most 50 profiles (`too_many_profiles`).
+     */
     post: {
       parameters: {
         query?: never;
@@ -871,8 +953,17 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        413: {
           headers: {
             [name: string]: unknown;
           };
@@ -907,12 +998,81 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Delete an access profile that no unrevoked key belongs to
+     * @description Removes the profile with its per-tool and per-service modes. Refused with `profile_in_use` (`details.keys`: id and name of each) while an unrevoked key belongs to it; revoke or move those keys first. An OAuth grant bound to a deleted profile is refused on /mcp (`no_access_profile`) until the app is granted again.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          profileId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     /**
-     * Change an access profile's default mode, risk rules or discovery
-     * @description Answers once the change is in force for every call (`rayrun-effective-at`). `riskRules` replaces the profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. The name cannot be changed.
+     * Rename an access profile, or change its default mode, risk rules or discovery
+     * @description Answers once the change is in force for every call (`rayrun-effective-at`). `riskRules` replaces the profile's whole set. `discovery` chooses Direct Mode, Code Mode or both on /mcp. A rename keeps every key in the profile.
      */
     patch: {
       parameters: {
@@ -975,6 +1135,15 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
         /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
         503: {
           headers: {
@@ -986,6 +1155,105 @@ export interface paths {
         };
       };
     };
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/policy/matrix": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every tool's effective mode under every access profile, searchable and paged
+     * @description Each cell is what /mcp enforces: the strictest of the tool's override (else the profile's default mode) and every risk rule it matches, with the override and the risk floor that hold it. Columns are all the workspace's profiles (at most 50); rows are tools in service then name order, filtered by `q`, `serviceId`, `status` and `mode`.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Case-insensitive text in the tool's public name, title or description */
+          q?: string;
+          serviceId?: string;
+          /** @description Review state */
+          status?: "active" | "review_required" | "removed";
+          /** @description Only tools with this effective mode under `profileId`, or under at least one profile when it is absent */
+          mode?: "allow" | "block" | "approval";
+          /** @description The profile `mode` filters on; 400 if it is not in the workspace */
+          profileId?: string;
+          limit?: number;
+          /** @description `nextCursor` of the previous page */
+          cursor?: string;
+        };
+        header?: never;
+        path: {
+          ws: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The matrix page */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["PolicyMatrix"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   "/v1/workspaces/{ws}/services": {
@@ -1126,7 +1394,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1135,7 +1403,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1286,7 +1554,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1309,8 +1577,8 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Change a service's URL, secret headers or payload capture (or lift an old authorization hold)
-     * @description Changing the URL or headers does not re-index; call refresh.
+     * Change a service's URL, secret headers, payload capture or upstream OAuth (or lift an old authorization hold)
+     * @description Changing the URL or headers does not re-index; call refresh. Changing `oauth` does: removing it indexes through the new headers (refused `oauth_still_required` while the upstream still answers 401), adding it discovers and registers from the upstream's 401, and a changed mode or client revokes every grant and returns the service to pending (docs/upstream-oauth.md).
      */
     patch: {
       parameters: {
@@ -1373,8 +1641,26 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large`, `oauth_discovery_failed`, `oauth_metadata_invalid`, `oauth_token_request_failed` */
+        502: {
           headers: {
             [name: string]: unknown;
           };
@@ -1465,7 +1751,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1474,7 +1760,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1664,7 +1950,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1752,7 +2038,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2114,6 +2400,8 @@ export interface paths {
       parameters: {
         query?: {
           serviceId?: string;
+          /** @description Only the tool clients call by this name */
+          publicName?: string;
           status?: "active" | "review_required" | "removed";
         };
         header?: never;
@@ -2336,7 +2624,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2506,6 +2794,83 @@ export interface paths {
     };
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/tools/{toolUid}/policy/{profileId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a tool's override for one access profile, so the profile's default mode applies again
+     * @description Idempotent: 204 whether or not the tool had an override under the profile.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          toolUid: string;
+          profileId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No override any more */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -2737,7 +3102,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2755,7 +3120,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3121,7 +3486,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3139,7 +3504,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3419,7 +3784,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3428,7 +3793,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3546,7 +3911,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3555,7 +3920,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3745,7 +4110,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3754,7 +4119,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3947,7 +4312,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3956,7 +4321,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -4455,7 +4820,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Approve one exact call; the client repeats it once */
+    /**
+     * Approve one exact call; the client repeats it once
+     * @description The body is optional: `{ "note": "…" }` records why, listed with the decision (`decisionNote`).
+     */
     post: {
       parameters: {
         query?: never;
@@ -4466,7 +4834,11 @@ export interface paths {
         };
         cookie?: never;
       };
-      requestBody?: never;
+      requestBody?: {
+        content: {
+          "application/json": components["schemas"]["DecideApproval"];
+        };
+      };
       responses: {
         /** @description The decided approval */
         200: {
@@ -4475,6 +4847,15 @@ export interface paths {
           };
           content: {
             "application/json": components["schemas"]["Approval"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -4504,7 +4885,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4539,7 +4920,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Deny a pending call */
+    /**
+     * Deny a pending call
+     * @description The body is optional: `{ "note": "…" }` records why, listed with the decision (`decisionNote`).
+     */
     post: {
       parameters: {
         query?: never;
@@ -4550,7 +4934,11 @@ export interface paths {
         };
         cookie?: never;
       };
-      requestBody?: never;
+      requestBody?: {
+        content: {
+          "application/json": components["schemas"]["DecideApproval"];
+        };
+      };
       responses: {
         /** @description The decided approval */
         200: {
@@ -4559,6 +4947,15 @@ export interface paths {
           };
           content: {
             "application/json": components["schemas"]["Approval"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -4588,7 +4985,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -5351,6 +5748,8 @@ export interface components {
        * @enum {string}
        */
       channel: "browser" | "api" | "cli";
+      /** @description The MCP endpoint agents connect to: `<PUBLIC_URL>/mcp` (else this origin's) */
+      mcpUrl: string;
       /** @description Only for a user */
       email?: string;
       /** @description Where the caller has standing: a key's one workspace, a user's memberships */
@@ -5391,13 +5790,16 @@ export interface components {
           | "incompatible_revision"
           | "service_deleted"
           | "hook_reset"
+          | "profile_in_use"
           | "upstream_authorization_required"
           | "service_not_oauth"
           | "oauth_client_required"
+          | "oauth_still_required"
           | "oauth_not_configured"
           | "precondition_failed"
           | "payload_too_large"
           | "too_many_tools"
+          | "too_many_profiles"
           | "tool_list_too_large"
           | "source_too_large"
           | "config_too_large"
@@ -5487,6 +5889,16 @@ export interface components {
       /** @enum {string} */
       role: "admin" | "editor" | "viewer";
     };
+    Actor: {
+      /** @description As history, approvals and deployments record it: `usr_…` or `key_…` */
+      id: string;
+      /** @enum {string} */
+      kind: "user" | "key";
+      /** @description A member's email, or a key's name */
+      name: string;
+      /** @description A key that was revoked (kept so old records still read by name) */
+      revoked: boolean;
+    };
     LeaseStatus: {
       /** @description The version of the state calls depend on; every change moves it */
       version: number;
@@ -5540,8 +5952,8 @@ export interface components {
     CreateAccessProfile: {
       name: string;
       /**
-       * @description The mode of a tool without a per-tool override (`PUT …/tools/{toolUid}/policy`)
-       * @default allow
+       * @description The mode of a tool without a per-tool override (`PUT …/tools/{toolUid}/policy`). Defaults to `block` (until this release: `allow`), so a new profile reaches no tool until an admin allows it; send `allow` to keep the old behaviour
+       * @default block
        * @enum {string}
        */
       defaultMode: "allow" | "block" | "approval";
@@ -5549,6 +5961,8 @@ export interface components {
       discovery?: components["schemas"]["Discovery"];
     };
     UpdateAccessProfile: {
+      /** @description A new name, unique in the workspace; keys keep their profile (by id) */
+      name?: string;
       /**
        * @description The mode of a tool without a per-tool override (`PUT …/tools/{toolUid}/policy`)
        * @enum {string}
@@ -5557,6 +5971,48 @@ export interface components {
       riskRules?: components["schemas"]["RiskRules"] & unknown;
       discovery?: components["schemas"]["Discovery"];
     };
+    PolicyMatrix: {
+      /** @description Every profile of the workspace, in name order: the matrix's columns */
+      profiles: components["schemas"]["AccessProfile"][];
+      /** @description The page of tools that match, in service then name order */
+      tools: {
+        uid: string;
+        publicName: string;
+        serviceId: string;
+        serviceSlug: string;
+        /** @enum {string} */
+        status: "active" | "review_required" | "removed";
+        /** @description null while nothing was ever approved: a tool in review is new */
+        approvedHash: string | null;
+        description: string | null;
+        /** @description One cell per profile, in the order of `profiles` */
+        modes: components["schemas"]["ToolMode"][];
+      }[];
+      /** @description Tools matching the filters, over every page */
+      total: number;
+      nextCursor: string | null;
+    };
+    ToolMode: {
+      profileId: string;
+      /**
+       * @description The effective mode /mcp enforces for this tool under this profile
+       * @enum {string}
+       */
+      mode: "allow" | "block" | "approval";
+      /**
+       * @description The per-tool override; null when the profile's default mode applies
+       * @enum {string|null}
+       */
+      override: "allow" | "block" | "approval" | null;
+      floor: components["schemas"]["RiskFloor"];
+    };
+    /** @description The profile's risk rule that holds the tool's mode at least this strict: no override or hook can lift it */
+    RiskFloor: {
+      /** @enum {string} */
+      hint: "destructiveHint" | "openWorldHint";
+      /** @enum {string} */
+      mode: "approval" | "block";
+    } | null;
     Service: {
       id: string;
       slug: string;
@@ -5589,7 +6045,7 @@ export interface components {
            */
           status: "pending" | "authorized";
           pendingReason: {
-            /** @description `connected`, `disconnected`, `invalid_grant`, or the authorization server's or gateway's error code */
+            /** @description `connected`, `disconnected`, `invalid_grant`, `oauth_changed` (its mode or client was changed), or the authorization server's or gateway's error code */
             code: string;
             message: string;
             at: string;
@@ -5669,6 +6125,18 @@ export interface components {
        * @enum {boolean}
        */
       requiresAuthorization?: false;
+      /** @description Change the service's upstream OAuth: its mode or client (every grant is revoked, the service waits for authorization again), OAuth for a service whose upstream now asks for it, or `null` to remove it, when the upstream answers with the service's headers alone (checked by indexing through them). docs/upstream-oauth.md, "Changing a service's OAuth" */
+      oauth?: {
+        /**
+         * @description Switch between one workspace grant and a grant per caller
+         * @enum {string}
+         */
+        mode?: "shared" | "per_user";
+        /** @description A client registered with the authorization server by hand; `null` forgets the pre-registered client and registers the gateway's own way (client ID metadata document or dynamic registration). The same id with a new `clientSecret` only replaces the secret */
+        clientId?: string | null;
+        /** @description That client's secret: encrypted at rest, never returned */
+        clientSecret?: string;
+      } | null;
       payloadCapture?: boolean;
     };
     HookHistoryTool: {
@@ -5843,6 +6311,8 @@ export interface components {
     };
     HookVersionSummary: {
       versionId: string;
+      /** @description The tool's version number (v1, v2, …); a reset starts them again at 1 */
+      number: number;
       toolUid: string;
       /** @description SHA-256 of canonical { source, config } */
       contentHash: string;
@@ -5858,6 +6328,8 @@ export interface components {
     };
     HookVersion: {
       versionId: string;
+      /** @description The tool's version number (v1, v2, …); a reset starts them again at 1 */
+      number: number;
       toolUid: string;
       /** @description SHA-256 of canonical { source, config } */
       contentHash: string;
@@ -5982,6 +6454,8 @@ export interface components {
     };
     HookRevision: {
       revisionId: string;
+      /** @description The tool's revision number (r1, r2, …); a reset starts them again at 1 */
+      number: number;
       toolUid: string;
       versionId: string;
       contentHash: string;
@@ -6111,9 +6585,16 @@ export interface components {
       status: "pending" | "approved" | "denied" | "used" | "expired";
       createdAt: string;
       expiresAt: string;
+      /** @description Who decided: a user id or key id (`GET …/actors` names them) */
       decidedBy: string | null;
       decidedAt: string | null;
+      /** @description The approver's note on the decision; null when none was given */
+      decisionNote: string | null;
       usedAt: string | null;
+    };
+    DecideApproval: {
+      /** @description Why, for the record (1–1,000 characters); listed with the decision */
+      note?: string;
     };
     CallLog: {
       id: number;

@@ -27,7 +27,7 @@ export class AliasDoor extends CoreAliasDoor {
 }
 
 export class HookRun extends CoreHookRun {
-  /** One line per call of a declared tool (`run.tools()`), as `[live].record` gets them. */
+  /** One line per call of a declared tool (`run.tools()`), as `[live].record` gets them: the last 1,000. */
   readonly liveLog: LiveLine[] = [];
   #live?: LiveTools;
 

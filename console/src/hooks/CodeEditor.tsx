@@ -5,14 +5,7 @@
 // a value a keystroke or two old, and overwrite what was just typed.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { CodeEditor as MonacoCodeEditor, Monaco } from "./monaco.ts";
-
-/** A problem in the text, 1-based as editors count. */
-export interface Problem {
-  line: number;
-  column: number;
-  message: string;
-  source: string;
-}
+import type { Problem } from "./problem.ts";
 
 export interface CodeEditorProps {
   monaco: Monaco;
@@ -26,7 +19,9 @@ export interface CodeEditorProps {
   label: string;
   /** Problems to mark in the text besides the language service's own (e.g. compile diagnostics), under this owner. */
   markers?: { owner: string; problems: Problem[] };
-  /** Every marker on the model, whatever its owner, as it changes. */
+  /** A second set, under its own owner (the shape rules beside the compiler's diagnostics). */
+  extraMarkers?: { owner: string; problems: Problem[] };
+  /** Every error marker on the model, whatever its owner, as it changes. */
   onProblems?: (problems: Problem[]) => void;
   height?: string;
   readOnly?: boolean;
@@ -56,10 +51,12 @@ export function CodeEditor(props: CodeEditorProps) {
       fixedOverflowWidgets: true,
     });
     const edits = model.onDidChangeContent(() => latest.current.onChange(model.getValue()));
+    // Errors only: the TypeScript service also marks hints (an unused name is faded, not a problem).
     const reportProblems = () =>
       latest.current.onProblems?.(
         monaco.editor
           .getModelMarkers({ resource: modelUri })
+          .filter((marker) => marker.severity === monaco.MarkerSeverity.Error)
           .map((marker) => ({ line: marker.startLineNumber, column: marker.startColumn, message: marker.message, source: marker.owner })),
       );
     const markerChanges = monaco.editor.onDidChangeMarkers((uris) => {
@@ -82,30 +79,38 @@ export function CodeEditor(props: CodeEditorProps) {
 
   useEffect(() => editor?.updateOptions({ readOnly }), [editor, readOnly]);
 
-  const { markers } = props;
-  useEffect(() => {
-    const model = editor?.getModel();
-    if (!model || !markers) return;
-    monaco.editor.setModelMarkers(
-      model,
-      markers.owner,
-      markers.problems.map((problem) => {
-        const line = Math.min(Math.max(problem.line, 1), model.getLineCount());
-        const column = Math.max(problem.column, 1);
-        // Underline from the column to the end of the word there (at least one character).
-        const word = model.getWordAtPosition({ lineNumber: line, column });
-        return {
-          severity: monaco.MarkerSeverity.Error,
-          message: problem.message,
-          source: problem.source,
-          startLineNumber: line,
-          startColumn: column,
-          endLineNumber: line,
-          endColumn: word && word.startColumn <= column ? word.endColumn : column + 1,
-        };
-      }),
-    );
-  }, [editor, markers]);
+  const { markers, extraMarkers } = props;
+  useEffect(() => setMarkers(monaco, editor, markers), [editor, markers]);
+  useEffect(() => setMarkers(monaco, editor, extraMarkers), [editor, extraMarkers]);
 
   return <div ref={host} class="code-editor" style={{ height }} data-uri={uri} />;
+}
+
+/** Marks `markers.problems` in the editor's model under `markers.owner`, replacing what that owner marked before. */
+function setMarkers(
+  monaco: Monaco,
+  editor: MonacoCodeEditor | undefined,
+  markers: { owner: string; problems: Problem[] } | undefined,
+): void {
+  const model = editor?.getModel();
+  if (!model || !markers) return;
+  monaco.editor.setModelMarkers(
+    model,
+    markers.owner,
+    markers.problems.map((problem) => {
+      const line = Math.min(Math.max(problem.line, 1), model.getLineCount());
+      const column = Math.max(problem.column, 1);
+      // Underline from the column to the end of the word there (at least one character).
+      const word = model.getWordAtPosition({ lineNumber: line, column });
+      return {
+        severity: monaco.MarkerSeverity.Error,
+        message: problem.message,
+        source: problem.source,
+        startLineNumber: line,
+        startColumn: column,
+        endLineNumber: line,
+        endColumn: word && word.startColumn <= column ? word.endColumn : column + 1,
+      };
+    }),
+  );
 }

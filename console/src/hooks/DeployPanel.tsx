@@ -6,8 +6,9 @@ import { useState } from "preact/hooks";
 import { api, call, type Schemas } from "../api.ts";
 import { useLoad } from "../ui/load.ts";
 import { Empty, Loading } from "../ui/status.tsx";
-import { ConfirmDialog, type ConfirmRequest } from "./ConfirmDialog.tsx";
+import { ConfirmDialog, type ConfirmRequest } from "../ui/ConfirmDialog.tsx";
 import { hookErrorMessage } from "./errors.ts";
+import { numberLabels } from "./labels.ts";
 
 type Slot = "active" | "shadow";
 type Revision = Schemas["HookRevision"];
@@ -18,29 +19,40 @@ interface DeployPanelProps {
   tool: HookTool;
   /** The saved draft's version, which a new revision is built from. */
   draftVersionId: string | null;
+  /** Its number (v3), when known. */
+  draftVersionLabel: string | undefined;
   dirty: boolean;
   /** Changes when something elsewhere in the tab may have changed revisions or deployments. */
   generation: number;
+  /** A person's or key's name for an actor id. */
+  name: (id: string | null | undefined) => string;
+  /** A revision or a deployment changed here: the other panels (History marks live and shadow) re-read. */
+  onChanged: () => void;
 }
 
-const short = (id: string | null | undefined) => (id ? id.slice(0, 12) : "—");
 const when = (iso: string) => new Date(iso).toLocaleString();
+type Labels = ReturnType<typeof numberLabels>;
 
-function describePointer(pointer: Pointer, revisions: Revision[]): string {
+function describeRevision(revision: Revision, labels: Labels): string {
+  return `revision ${labels.revision(revision.revisionId)} (from version ${labels.version(revision.versionId)}, built ${when(revision.createdAt)})`;
+}
+
+function describePointer(pointer: Pointer, revisions: Revision[], labels: Labels): string {
   if (!pointer) return "nothing (no hook runs)";
   const revision = revisions.find((r) => r.revisionId === pointer.revisionId);
-  return `revision ${short(pointer.revisionId)} (version ${short(pointer.versionId)}${revision ? `, built ${when(revision.createdAt)}` : ""})`;
+  return revision ? describeRevision(revision, labels) : `revision ${labels.revision(pointer.revisionId)}`;
 }
 
-export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: DeployPanelProps) {
+export function DeployPanel({ ws, tool, draftVersionId, draftVersionLabel, dirty, generation, name, onChanged }: DeployPanelProps) {
   const params = { path: { ws, toolUid: tool.uid } };
   const [changes, setChanges] = useState(0);
   const data = useLoad(async () => {
-    const [deployments, revisions] = await Promise.all([
+    const [deployments, revisions, versions] = await Promise.all([
       call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/deployments", { params })),
       call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/revisions", { params: { ...params, query: { limit: 50 } } })),
+      call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/versions", { params: { ...params, query: { limit: 100 } } })),
     ]);
-    return { deployments, revisions: revisions.revisions };
+    return { deployments, revisions: revisions.revisions, labels: numberLabels(revisions.revisions, versions.versions) };
   }, [ws, tool.uid, generation, changes]);
   const [error, setError] = useState<unknown>();
   const [notice, setNotice] = useState<string>();
@@ -52,6 +64,7 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
     setNotice(undefined);
     try {
       setNotice(await what());
+      onChanged();
     } catch (failure) {
       setError(failure);
     } finally {
@@ -66,7 +79,7 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
         const created = await call(
           api.POST("/v1/workspaces/{ws}/tools/{toolUid}/hook/revisions", { params, body: { versionId: draftVersionId! } }),
         );
-        return `Revision ${created.revisionId} built from version ${short(created.versionId)} (${created.compiledBytes.toLocaleString()} bytes, stages ${created.stages.join(" and ")}).`;
+        return `Revision r${created.number} (${created.revisionId}) built from version ${draftVersionLabel ?? created.versionId} (${created.compiledBytes.toLocaleString()} bytes, stages ${created.stages.join(" and ")}).`;
       } finally {
         setCreating(false);
       }
@@ -80,15 +93,13 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
     ) : (
       <Loading what="deployments" />
     );
-  const { deployments, revisions } = data.data;
+  const { deployments, revisions, labels } = data.data;
   const { active, shadow } = deployments;
   const activeRevision = revisions.find((r) => r.revisionId === active?.revisionId);
 
   const ask = (slot: Slot, revision: Revision | null, action: string) => {
     const current = slot === "active" ? active : shadow;
-    const target = revision
-      ? `revision ${short(revision.revisionId)} (version ${short(revision.versionId)}, built ${when(revision.createdAt)})`
-      : "nothing";
+    const target = revision ? describeRevision(revision, labels) : "nothing";
     setConfirming({
       title: `${action}?`,
       confirmLabel: action,
@@ -100,7 +111,7 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
           </p>
           <dl class="change">
             <dt>Now</dt>
-            <dd>{describePointer(current, revisions)}</dd>
+            <dd>{describePointer(current, revisions, labels)}</dd>
             <dt>After</dt>
             <dd>{target}</dd>
           </dl>
@@ -124,7 +135,7 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
                 body: { revisionId: revision.revisionId },
               }),
             );
-            return `${slot} is now revision ${short(revision.revisionId)} (${done.event.action}).`;
+            return `${slot} is now revision ${labels.revision(revision.revisionId)} (${done.event.action}).`;
           }
           await call(
             api.DELETE("/v1/workspaces/{ws}/tools/{toolUid}/hook/deployments/{slot}", { params: { path: { ...params.path, slot } } }),
@@ -145,8 +156,9 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
               <h4>{slot === "active" ? "Active" : "Shadow"}</h4>
               {pointer ? (
                 <p data-testid={`${slot}-revision`}>
-                  Revision <code>{pointer.revisionId}</code> (version <code>{short(pointer.versionId)}</code>), stages{" "}
-                  {pointer.stages.join(" and ")}; deployed by {pointer.deployedBy} at {when(pointer.deployedAt)}
+                  Revision <strong>{labels.revision(pointer.revisionId)}</strong> <code class="muted">{pointer.revisionId}</code> (from
+                  version {labels.version(pointer.versionId)}), stages {pointer.stages.join(" and ")}; deployed by{" "}
+                  {name(pointer.deployedBy)} at {when(pointer.deployedAt)}
                   {pointer.definitionHash !== tool.definitionHash && (
                     <strong class="error"> · built for an earlier definition: calls fail closed</strong>
                   )}
@@ -176,7 +188,7 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
 
       <div class="actions">
         <button type="button" onClick={createRevision} disabled={creating || !draftVersionId}>
-          {creating ? "Building…" : `Create revision from saved version ${short(draftVersionId)}`}
+          {creating ? "Building…" : `Create revision from saved version ${draftVersionLabel ?? draftVersionId?.slice(0, 12) ?? "—"}`}
         </button>
         {dirty && <span class="muted">Unsaved changes are not part of a revision.</span>}
       </div>
@@ -217,18 +229,16 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
                 return (
                   <tr key={revision.revisionId} data-revision={revision.revisionId}>
                     <td>
-                      <code>{short(revision.revisionId)}</code>
+                      <strong>r{revision.number}</strong>
                     </td>
-                    <td>
-                      <code>{short(revision.versionId)}</code>
-                    </td>
+                    <td>{labels.version(revision.versionId)}</td>
                     <td>{when(revision.createdAt)}</td>
                     <td>
-                      {revision.createdBy} ({revision.channel})
+                      {name(revision.createdBy)} ({revision.channel})
                     </td>
                     <td>{revision.stages.join(", ")}</td>
                     <td>
-                      {[isActive && "active", isShadow && "shadow"].filter(Boolean).join(", ") || "—"}
+                      {[isActive && "active (live)", isShadow && "shadow"].filter(Boolean).join(", ") || "—"}
                       {!compatible && <span class="error"> · earlier definition</span>}
                     </td>
                     <td class="row-actions">
@@ -283,14 +293,10 @@ export function DeployPanel({ ws, tool, draftVersionId, dirty, generation }: Dep
                   <td>{when(event.createdAt)}</td>
                   <td>{event.slot}</td>
                   <td>{event.action}</td>
+                  <td>{labels.revision(event.previousRevisionId)}</td>
+                  <td>{labels.revision(event.revisionId)}</td>
                   <td>
-                    <code>{short(event.previousRevisionId)}</code>
-                  </td>
-                  <td>
-                    <code>{short(event.revisionId)}</code>
-                  </td>
-                  <td>
-                    {event.actorId} ({event.channel})
+                    {name(event.actorId)} ({event.channel})
                   </td>
                 </tr>
               ))}

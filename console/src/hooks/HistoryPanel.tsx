@@ -6,9 +6,10 @@ import { useState } from "preact/hooks";
 import { api, call, type Schemas } from "../api.ts";
 import { useLoad } from "../ui/load.ts";
 import { Empty, Loading } from "../ui/status.tsx";
-import { ConfirmDialog, type ConfirmRequest } from "./ConfirmDialog.tsx";
+import { ConfirmDialog, type ConfirmRequest } from "../ui/ConfirmDialog.tsx";
 import { DiffEditor } from "./DiffEditor.tsx";
 import { hookErrorMessage } from "./errors.ts";
+import { numberLabels, short } from "./labels.ts";
 import type { Monaco } from "./monaco.ts";
 
 type Version = Schemas["HookVersionSummary"];
@@ -22,24 +23,27 @@ interface HistoryPanelProps {
   draft: { versionId: string | null; etag: string } | undefined;
   dirty: boolean;
   generation: number;
+  /** A person's or key's name for an actor id. */
+  name: (id: string | null | undefined) => string;
   /** The draft changed here (restore, reset): the editor reloads it. */
   onDraftChanged: () => void;
 }
 
-const short = (id: string | null | undefined) => (id ? id.slice(0, 12) : "—");
 const when = (iso: string) => new Date(iso).toLocaleString();
 
-export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDraftChanged }: HistoryPanelProps) {
+export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, name, onDraftChanged }: HistoryPanelProps) {
   const params = { path: { ws, toolUid: tool.uid } };
   const [changes, setChanges] = useState(0);
   const [more, setMore] = useState<{ versions: Version[]; nextCursor: string | null }>();
   const first = useLoad(async () => {
     setMore(undefined);
-    const [page, resets] = await Promise.all([
+    const [page, resets, revisions, deployments] = await Promise.all([
       call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/versions", { params: { ...params, query: { limit: 50 } } })),
       call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/resets", { params })),
+      call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/revisions", { params: { ...params, query: { limit: 100 } } })),
+      call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/deployments", { params })),
     ]);
-    return { page, resets };
+    return { page, resets, revisions: revisions.revisions, active: deployments.active?.revisionId, shadow: deployments.shadow?.revisionId };
   }, [ws, tool.uid, generation, changes]);
   const [diff, setDiff] = useState<{ version: Version; diff: Diff } | { version: Version; error: unknown }>();
   const [error, setError] = useState<unknown>();
@@ -57,6 +61,10 @@ export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDra
   const versions = [...first.data.page.versions, ...(more?.versions ?? [])];
   const nextCursor = more ? more.nextCursor : first.data.page.nextCursor;
   const resets = first.data.resets.resets;
+  const labels = numberLabels(first.data.revisions, versions);
+  const { active, shadow } = first.data;
+  /** The revisions built from each version, with where each is deployed. */
+  const revisionsOf = (versionId: string) => first.data!.revisions.filter((revision) => revision.versionId === versionId);
 
   const loadMore = async () => {
     if (!nextCursor) return;
@@ -98,7 +106,7 @@ export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDra
 
   const askRestore = (version: Version) =>
     setConfirming({
-      title: `Restore version ${short(version.versionId)}?`,
+      title: `Restore version v${version.number}?`,
       confirmLabel: "Restore",
       body: (
         <>
@@ -116,7 +124,7 @@ export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDra
             body: {},
           }),
         );
-        return `Restored version ${short(version.versionId)} as version ${short(restored.versionId)}.`;
+        return `Restored version v${version.number} as a new version (${short(restored.versionId)}).`;
       }),
     });
 
@@ -187,6 +195,7 @@ export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDra
             <thead>
               <tr>
                 <th scope="col">Version</th>
+                <th scope="col">Revisions</th>
                 <th scope="col">Saved</th>
                 <th scope="col">By</th>
                 <th scope="col">Channel</th>
@@ -202,24 +211,33 @@ export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDra
                   class={diff?.version.versionId === version.versionId ? "highlight" : undefined}
                 >
                   <td>
-                    <code>{short(version.versionId)}</code>
+                    <strong>v{version.number}</strong>
                     {version.versionId === draft?.versionId && <strong> (draft)</strong>}
+                  </td>
+                  <td class="revision-marks">
+                    {revisionsOf(version.versionId).map((revision) => (
+                      <span key={revision.revisionId}>
+                        r{revision.number}
+                        {revision.revisionId === active && <strong class="ok"> live</strong>}
+                        {revision.revisionId === shadow && <strong> shadow</strong>}{" "}
+                      </span>
+                    ))}
                   </td>
                   <td>{when(version.createdAt)}</td>
                   <td>
-                    {version.actorId} ({version.actorKind})
+                    {name(version.actorId)} ({version.actorKind})
                   </td>
                   <td>{version.channel}</td>
                   <td>
                     {version.note ?? ""}
-                    {version.restoredFrom && <span class="muted"> restored from {short(version.restoredFrom)}</span>}
+                    {version.restoredFrom && <span class="muted"> restored from {labels.version(version.restoredFrom)}</span>}
                   </td>
                   <td class="row-actions">
                     <button
                       type="button"
                       class="secondary"
                       onClick={() => showDiff(version)}
-                      aria-label={`Diff version ${short(version.versionId)} with its predecessor`}
+                      aria-label={`Diff version v${version.number} with its predecessor`}
                     >
                       Diff
                     </button>
@@ -228,7 +246,7 @@ export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDra
                         type="button"
                         class="secondary"
                         onClick={() => askRestore(version)}
-                        aria-label={`Restore version ${short(version.versionId)}`}
+                        aria-label={`Restore version v${version.number}`}
                       >
                         Restore
                       </button>
@@ -246,7 +264,7 @@ export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDra
         </button>
       )}
 
-      {diff && <DiffView monaco={monaco} shown={diff} onClose={() => setDiff(undefined)} />}
+      {diff && <DiffView monaco={monaco} shown={diff} label={labels.version} onClose={() => setDiff(undefined)} />}
 
       <h4>Resets</h4>
       {resets.length === 0 ? (
@@ -255,7 +273,7 @@ export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDra
         <ul class="resets">
           {resets.map((reset) => (
             <li key={reset.resetId}>
-              {when(reset.createdAt)}: reset by {reset.actorId} ({reset.channel}); {reset.versionsRemoved} versions,{" "}
+              {when(reset.createdAt)}: reset by {name(reset.actorId)} ({reset.channel}); {reset.versionsRemoved} versions,{" "}
               {reset.revisionsRemoved} revisions and {reset.bundlesRemoved} bundles removed
             </li>
           ))}
@@ -269,13 +287,15 @@ export function HistoryPanel({ ws, tool, monaco, draft, dirty, generation, onDra
 function DiffView({
   monaco,
   shown,
+  label,
   onClose,
 }: {
   monaco: Monaco;
   shown: { version: Version; diff: Diff } | { version: Version; error: unknown };
+  label: (versionId: string) => string;
   onClose: () => void;
 }) {
-  const title = `Version ${short(shown.version.versionId)} against ${"diff" in shown ? (shown.diff.previousVersionId ? short(shown.diff.previousVersionId) : "empty (first version)") : "its predecessor"}`;
+  const title = `Version v${shown.version.number} against ${"diff" in shown ? (shown.diff.previousVersionId ? label(shown.diff.previousVersionId) : "empty (first version)") : "its predecessor"}`;
   return (
     <section class="panel version-diff" aria-labelledby="version-diff-title">
       <h4 id="version-diff-title">{title}</h4>

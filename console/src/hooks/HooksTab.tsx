@@ -2,10 +2,13 @@
 // and history. Loaded on demand by the Tools screen, so it and Monaco stay out
 // of the console's initial JavaScript; Monaco itself is one more lazy chunk.
 import type { HookTool } from "./tool.ts";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, call } from "../api.ts";
+import { useLeaveGuard } from "../router.ts";
 import { StageRuns } from "../screens/CallDetail.tsx";
+import { useActorNames } from "../ui/actors.ts";
 import { useLoad } from "../ui/load.ts";
+import { useRevisionNames } from "../ui/revisions.ts";
 import { Loading } from "../ui/status.tsx";
 import { useCompile } from "./compile.ts";
 import { DeployPanel } from "./DeployPanel.tsx";
@@ -25,8 +28,10 @@ export interface HooksTabProps {
 
 export default function HooksTab({ workspaceId, toolName }: HooksTabProps) {
   const tool = useLoad(async () => {
-    const { tools } = await call(api.GET("/v1/workspaces/{ws}/tools", { params: { path: { ws: workspaceId } } }));
-    const found = tools.find((candidate) => candidate.publicName === toolName);
+    const { tools } = await call(
+      api.GET("/v1/workspaces/{ws}/tools", { params: { path: { ws: workspaceId }, query: { publicName: toolName } } }),
+    );
+    const found = tools[0];
     if (!found) throw new Error(`There is no tool named ${toolName} in this workspace`);
     return found;
   }, [workspaceId, toolName]);
@@ -65,14 +70,40 @@ function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monac
   const [generation, setGeneration] = useState(0);
   const bump = () => setGeneration((n) => n + 1);
   const compile = useCompile(ws, tool.uid);
-  const draft = useHookDraft(ws, tool.uid, () => {
+  const draft = useHookDraft(ws, tool, (stored) => {
     bump();
-    void compile.compile();
+    void compile.compile(stored);
   });
   const [panel, setPanel] = useState<Panel>("test");
+  const [note, setNote] = useState("");
   const declarations = useDeclarations(ws, tool.uid, monaco);
-
+  const name = useActorNames(ws);
   const server = draft.state.server;
+  const versionLabel = useVersionLabel(ws, tool.uid, server?.versionId ?? null);
+
+  // Unsaved edits are guarded: another tab of the tool, another screen, a reload or a closed tab asks first
+  // (and the text is kept in this tab's storage meanwhile).
+  useLeaveGuard(
+    draft.state.dirty ? "You have unsaved changes to this hook. Leave anyway? (They stay in this tab until you discard them.)" : null,
+  );
+  const save = async () => {
+    await draft.save(note);
+    setNote("");
+  };
+  // Ctrl+S (⌘S) saves wherever focus is in the console, the editors included.
+  const latestSave = useRef(save);
+  latestSave.current = save;
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s") {
+        event.preventDefault();
+        void latestSave.current();
+      }
+    };
+    addEventListener("keydown", onKey, { capture: true });
+    return () => removeEventListener("keydown", onKey, { capture: true });
+  }, []);
+
   if (draft.state.loadError !== undefined && !server)
     return (
       <p class="error" role="alert">
@@ -93,7 +124,16 @@ function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monac
           This tool is {tool.status === "review_required" ? "waiting for its changed definition to be reviewed" : "removed upstream"}.
         </p>
       )}
-      <DraftEditor monaco={monaco.monaco} toolUid={tool.uid} draft={draft} compile={compile} />
+      <DraftEditor
+        monaco={monaco.monaco}
+        tool={tool}
+        draft={draft}
+        compile={compile}
+        versionLabel={versionLabel}
+        note={note}
+        onNote={setNote}
+        onSave={() => void save()}
+      />
       <div role="tablist" aria-label="Hook panels" class="hook-panels">
         {PANELS.map((item) => (
           <button
@@ -132,9 +172,18 @@ function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monac
             <TestConsole ws={ws} tool={tool} dirty={draft.state.dirty} hasDraft={server.versionId !== null} onTested={bump} />
           )}
           {item.id === "deploy" && (
-            <DeployPanel ws={ws} tool={tool} draftVersionId={server.versionId} dirty={draft.state.dirty} generation={generation} />
+            <DeployPanel
+              ws={ws}
+              tool={tool}
+              draftVersionId={server.versionId}
+              draftVersionLabel={versionLabel}
+              dirty={draft.state.dirty}
+              generation={generation}
+              name={name}
+              onChanged={bump}
+            />
           )}
-          {item.id === "logs" && <HookLogs ws={ws} toolUid={tool.uid} visible={panel === "logs"} />}
+          {item.id === "logs" && <HookLogs ws={ws} toolUid={tool.uid} visible={panel === "logs"} generation={generation} />}
           {item.id === "history" && (
             <HistoryPanel
               ws={ws}
@@ -143,6 +192,7 @@ function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monac
               draft={server}
               dirty={draft.state.dirty}
               generation={generation}
+              name={name}
               onDraftChanged={() => {
                 bump();
                 compile.clear();
@@ -156,6 +206,22 @@ function HookWorkspace({ ws, tool, monaco }: { ws: string; tool: HookTool; monac
   );
 }
 
+/** `v7` for the draft's version: it is always the tool's newest one (a save, a restore or a newer draft makes it so). */
+function useVersionLabel(ws: string, toolUid: string, versionId: string | null): string | undefined {
+  const newest = useLoad(
+    async () =>
+      versionId
+        ? (
+            await call(
+              api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/versions", { params: { path: { ws, toolUid }, query: { limit: 1 } } }),
+            )
+          ).versions[0]
+        : undefined,
+    [ws, toolUid, versionId],
+  );
+  return newest.data?.versionId === versionId && newest.data ? `v${newest.data.number}` : undefined;
+}
+
 const LOGS_POLL_MS = 3000;
 
 /**
@@ -163,8 +229,9 @@ const LOGS_POLL_MS = 3000;
  * first, with outcome, duration, revision, request id and whether shadow differed; with payload capture on, a row
  * where shadow differed shows the JSON diff of the two verdicts. Polls while shown.
  */
-function HookLogs({ ws, toolUid, visible }: { ws: string; toolUid: string; visible: boolean }) {
+function HookLogs({ ws, toolUid, visible, generation }: { ws: string; toolUid: string; visible: boolean; generation: number }) {
   const [channel, setChannel] = useState<"" | "active" | "shadow">("");
+  const revisionName = useRevisionNames(ws, [toolUid], generation);
   const logs = useLoad(async () => {
     if (!visible) return null;
     const page = await call(
@@ -196,7 +263,7 @@ function HookLogs({ ws, toolUid, visible }: { ws: string; toolUid: string; visib
         </p>
       )}
       {logs.data === undefined && <Loading what="the hook's logs" />}
-      {logs.data && <StageRuns rows={logs.data} label="Hook stage runs" />}
+      {logs.data && <StageRuns rows={logs.data} label="Hook stage runs" revisionName={revisionName} />}
     </>
   );
 }

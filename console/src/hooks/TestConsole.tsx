@@ -19,17 +19,37 @@ interface TestConsoleProps {
   onTested: () => void;
 }
 
-/** A starting value for a JSON schema: each required property with an empty value of its type. */
+/**
+ * A starting value for a JSON schema that the schema accepts where it can tell: each required property,
+ * with the schema's `default`, `const` or first `enum` value, else an empty value of its type long or large
+ * enough for its bounds. A fresh skeleton hook then tests green with no edits.
+ */
 function sample(schema: unknown): unknown {
   if (typeof schema !== "object" || schema === null) return {};
-  const { type, properties, required } = schema as { type?: unknown; properties?: Record<string, unknown>; required?: unknown };
-  if (type === "string") return "";
-  if (type === "number" || type === "integer") return 0;
+  const s = schema as {
+    type?: unknown;
+    properties?: Record<string, unknown>;
+    required?: unknown;
+    default?: unknown;
+    const?: unknown;
+    enum?: unknown;
+    minLength?: unknown;
+    minimum?: unknown;
+    minItems?: unknown;
+    items?: unknown;
+  };
+  if (s.default !== undefined) return s.default;
+  if (s.const !== undefined) return s.const;
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  const type = Array.isArray(s.type) ? s.type.find((t) => t !== "null") : s.type;
+  if (type === "string") return "x".repeat(typeof s.minLength === "number" ? Math.min(s.minLength, 64) : 0);
+  if (type === "number" || type === "integer") return typeof s.minimum === "number" ? s.minimum : 0;
   if (type === "boolean") return false;
-  if (type === "array") return [];
+  if (type === "null") return null;
+  if (type === "array") return Array.from({ length: typeof s.minItems === "number" ? Math.min(s.minItems, 8) : 0 }, () => sample(s.items));
   const out: Record<string, unknown> = {};
-  if (properties && Array.isArray(required)) {
-    for (const name of required) if (typeof name === "string") out[name] = sample(properties[name]);
+  if (s.properties && Array.isArray(s.required)) {
+    for (const name of s.required) if (typeof name === "string") out[name] = sample(s.properties[name]);
   }
   return out;
 }

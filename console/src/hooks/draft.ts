@@ -1,10 +1,15 @@
 // The draft being edited: what the server holds (with its etag) and what the
-// user typed. Saves send the etag; a stale one (412) keeps the user's text and
-// fetches the newer draft, so the conflict can be shown side by side and
-// resolved knowingly. Nothing the user typed is replaced without them asking.
+// user typed. Saves send the etag the text was edited from; a stale one (412)
+// keeps the user's text and fetches the newer draft, so the conflict can be
+// shown side by side and resolved knowingly. Nothing the user typed is replaced
+// without them asking, and unsaved text is kept in sessionStorage until it is
+// saved or discarded, so a reload, a crash or a closed tab restores it.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { api, ApiRequestError, call, type Schemas } from "../api.ts";
+import { clearSavedDraft, readSavedDraft, writeSavedDraft } from "../ui/saved-drafts.ts";
 import { checkConfig, pretty } from "./json.ts";
+import { templateSource } from "./templates.ts";
+import type { HookTool } from "./tool.ts";
 
 export type HookDraft = Schemas["HookDraft"];
 
@@ -23,7 +28,13 @@ export interface Conflict {
 export interface DraftState {
   server: HookDraft | undefined;
   text: DraftText;
+  /** The text that counts as unchanged: the server's draft, or the typed skeleton while the tool has none. */
+  pristine: DraftText;
+  /** The etag of the draft the text was edited from: a save sends it, so a newer draft is a conflict. */
+  editedFrom: string;
   dirty: boolean;
+  /** Unsaved text found in this tab's storage and put back into the editors. */
+  restored: { savedAt: string; newerOnServer: boolean } | undefined;
   loadError: unknown;
   saving: boolean;
   /** The API's refusal of the last save (a config it refused is shown beside the config editor). */
@@ -39,13 +50,19 @@ export interface DraftState {
 }
 
 const textOf = (draft: HookDraft): DraftText => ({ source: draft.source, configText: pretty(draft.config) });
+const sameText = (a: DraftText, b: DraftText) => a.source === b.source && a.configText === b.configText;
 
-export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
+/** `onSaved` hears the text the server stored (formatted when it parsed), which the editors now show. */
+export function useHookDraft(ws: string, tool: HookTool, onSaved: (stored: DraftText) => void) {
+  const toolUid = tool.uid;
   const params = { path: { ws, toolUid } };
   const [state, setState] = useState<DraftState>({
     server: undefined,
     text: { source: "", configText: "{}" },
+    pristine: { source: "", configText: "{}" },
+    editedFrom: "",
     dirty: false,
+    restored: undefined,
     loadError: undefined,
     saving: false,
     saveError: undefined,
@@ -58,36 +75,63 @@ export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
   const patch = (changes: Partial<DraftState>) => setState((previous) => ({ ...previous, ...changes }));
 
   const fetchDraft = () => call(api.GET("/v1/workspaces/{ws}/tools/{toolUid}/hook/draft", { params }));
+  /** A tool without a saved draft starts from the typed skeleton, which counts as unchanged. */
+  const pristineOf = (draft: HookDraft): DraftText =>
+    draft.versionId === null && draft.source === "" ? { source: templateSource(tool, "skeleton"), configText: "{}" } : textOf(draft);
 
-  /** Replaces the editor's text with the server's draft (first load, after a restore or reset, or on request). */
-  const reload = useCallback(async () => {
-    try {
-      const draft = await fetchDraft();
-      setState((previous) => ({
-        ...previous,
-        server: draft,
-        text: textOf(draft),
-        dirty: false,
-        loadError: undefined,
-        conflict: undefined,
-        saveError: undefined,
-        textGeneration: previous.textGeneration + 1,
-      }));
-    } catch (error) {
-      patch({ loadError: error });
-    }
-  }, [ws, toolUid]);
+  /**
+   * Puts the server's draft into the editors. The first load restores this tab's unsaved text instead, when
+   * there is some; later loads (Reload, after a restore or reset) discard it, as the user asked.
+   */
+  const load = useCallback(
+    async (restore: boolean) => {
+      try {
+        const draft = await fetchDraft();
+        const pristine = pristineOf(draft);
+        const saved = restore ? readSavedDraft(ws, toolUid) : null;
+        if (!restore) clearSavedDraft(ws, toolUid);
+        const restoredText = saved && !sameText(saved, pristine) ? { source: saved.source, configText: saved.configText } : undefined;
+        setState((previous) => ({
+          ...previous,
+          server: draft,
+          pristine,
+          text: restoredText ?? pristine,
+          editedFrom: restoredText ? saved!.baseEtag : draft.etag,
+          dirty: restoredText !== undefined,
+          restored: restoredText ? { savedAt: saved!.savedAt, newerOnServer: saved!.baseEtag !== draft.etag } : undefined,
+          loadError: undefined,
+          conflict: undefined,
+          saveError: undefined,
+          textGeneration: previous.textGeneration + 1,
+        }));
+      } catch (error) {
+        patch({ loadError: error });
+      }
+    },
+    [ws, toolUid],
+  );
 
   useEffect(() => {
-    void reload();
-  }, [reload]);
+    void load(true);
+  }, [load]);
+
+  // Unsaved text lives in this tab's storage until it is saved or discarded.
+  useEffect(() => {
+    if (!state.server) return;
+    if (state.dirty) {
+      writeSavedDraft(ws, toolUid, { ...state.text, baseEtag: state.editedFrom, savedAt: new Date().toISOString() });
+    } else clearSavedDraft(ws, toolUid);
+  }, [state.text, state.dirty, state.editedFrom, state.server]);
 
   const edit = (changes: Partial<DraftText>) =>
     setState((previous) => {
       const text = { ...previous.text, ...changes };
-      const server = previous.server;
-      const dirty = !server || text.source !== server.source || text.configText !== pretty(server.config);
-      return { ...previous, text, dirty, configProblem: changes.configText === undefined ? previous.configProblem : undefined };
+      return {
+        ...previous,
+        text,
+        dirty: !sameText(text, previous.pristine),
+        configProblem: changes.configText === undefined ? previous.configProblem : undefined,
+      };
     });
 
   /** Saves `text` against `etag`; a 412 turns into a conflict that keeps `text`. */
@@ -109,21 +153,25 @@ export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
       const stored = await fetchDraft();
       const server =
         stored.etag === saved.etag ? stored : { source: text.source, config: stored.config, etag: saved.etag, versionId: saved.versionId };
+      const pristine = textOf(server);
       setState((previous) => {
-        const unchangedSince = previous.text.source === text.source && previous.text.configText === text.configText;
+        const unchangedSince = sameText(previous.text, text);
         return {
           ...previous,
           server,
-          text: unchangedSince ? textOf(server) : previous.text,
+          pristine,
+          editedFrom: server.etag,
+          text: unchangedSince ? pristine : previous.text,
           textGeneration: unchangedSince ? previous.textGeneration + 1 : previous.textGeneration,
-          dirty: !unchangedSince,
+          dirty: unchangedSince ? false : !sameText(previous.text, pristine),
+          restored: undefined,
           saving: false,
           conflict: undefined,
           setAside: undefined,
           lastSave: saved,
         };
       });
-      onSaved();
+      onSaved(pristine);
     } catch (error) {
       if (error instanceof ApiRequestError && error.code === "precondition_failed") {
         try {
@@ -141,8 +189,9 @@ export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
   return {
     state,
     edit,
-    reload,
-    save: (note?: string) => state.server && saveAgainst(state.text, state.server.etag, note),
+    /** Discards unsaved text and loads the server's draft. */
+    reload: () => load(false),
+    save: (note?: string) => state.server && saveAgainst(state.text, state.editedFrom, note),
     /** Saves this user's text over the newer draft, which stays in history as its own version. */
     overwrite: (note?: string) => state.conflict && saveAgainst(state.conflict.mine, state.conflict.theirs.etag, note),
     /** Takes the newer draft into the editor; this user's text stays visible, set aside, until the next save. */
@@ -152,8 +201,11 @@ export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
           ? {
               ...previous,
               server: previous.conflict.theirs,
+              pristine: textOf(previous.conflict.theirs),
+              editedFrom: previous.conflict.theirs.etag,
               text: textOf(previous.conflict.theirs),
               dirty: false,
+              restored: undefined,
               setAside: previous.conflict.mine,
               conflict: undefined,
               textGeneration: previous.textGeneration + 1,
@@ -165,6 +217,7 @@ export function useHookDraft(ws: string, toolUid: string, onSaved: () => void) {
       edit(changes);
       setState((previous) => ({ ...previous, textGeneration: previous.textGeneration + 1 }));
     },
+    dismissRestored: () => patch({ restored: undefined }),
   };
 }
 

@@ -18,6 +18,7 @@ import "monaco-editor/languages/features/json/register.js";
 import EditorWorker from "monaco-editor/editor/editor.worker.js?worker";
 import JsonWorker from "monaco-editor/language/json/json.worker.js?worker";
 import TypeScriptWorker from "monaco-editor/language/typescript/ts.worker.js?worker";
+import { currentTheme, onThemeChange, type Theme } from "../ui/theme.ts";
 
 export type Monaco = typeof monaco;
 export type CodeEditor = monaco.editor.IStandaloneCodeEditor;
@@ -44,7 +45,7 @@ typescriptDefaults.setCompilerOptions({
 typescriptDefaults.setDiagnosticsOptions({ noSemanticValidation: false, noSyntaxValidation: false });
 typescriptDefaults.setEagerModelSync(true);
 
-// The default light theme's line numbers are too faint for WCAG AA contrast (axe checks them).
+// The default themes' line numbers are too faint for WCAG AA contrast (axe checks them).
 monaco.editor.defineTheme("rayrun-light", {
   base: "vs",
   inherit: true,
@@ -55,7 +56,21 @@ monaco.editor.defineTheme("rayrun-light", {
     "editorLineNumber.activeForeground": "#1b1f24",
   },
 });
-monaco.editor.setTheme("rayrun-light");
+monaco.editor.defineTheme("rayrun-dark", {
+  base: "vs-dark",
+  inherit: true,
+  rules: [],
+  colors: {
+    "editor.background": "#0d1117",
+    "editorLineNumber.foreground": "#a5b0bc",
+    "editorLineNumber.dimmedForeground": "#a5b0bc",
+    "editorLineNumber.activeForeground": "#e6edf3",
+  },
+});
+// Monaco follows the console's theme (the system's, or the toggle's).
+const monacoTheme = (theme: Theme) => (theme === "dark" ? "rayrun-dark" : "rayrun-light");
+monaco.editor.setTheme(monacoTheme(currentTheme()));
+onThemeChange((theme) => monaco.editor.setTheme(monacoTheme(theme)));
 
 /** The URI every editor's declarations live at: one tool's declarations at a time. */
 const DECLARATIONS_URI = "file:///rayrun/tool-hook.d.ts";

@@ -1,7 +1,9 @@
 import { api, call, type Schemas } from "../api.ts";
+import { useActorNames } from "../ui/actors.ts";
 import { json, when } from "../ui/format.ts";
 import { JsonDiff } from "../ui/JsonDiff.tsx";
 import { useLoad } from "../ui/load.ts";
+import { useRevisionNames } from "../ui/revisions.ts";
 import { ErrorNote, Loading } from "../ui/status.tsx";
 
 /** What a differed shadow row's captured details hold: both verdicts (outcome, value, error). */
@@ -31,6 +33,8 @@ export function CallDetail({
     () => call(api.GET("/v1/workspaces/{ws}/logs/{requestId}", { params: { path: { ws, requestId } } })),
     [ws, requestId],
   );
+  const revisionName = useRevisionNames(ws, detail.data?.stages.map((row) => row.toolUid) ?? []);
+  const person = useActorNames(ws);
   return (
     <section class="call-detail" aria-label={`Call ${requestId}`}>
       <h2>
@@ -53,10 +57,10 @@ export function CallDetail({
                 <dd>
                   {row.outcome}
                   {row.code ? ` (${row.code})` : ""} · {actorName(row.actor)}
-                  {row.grantedBy ? ` (granted by ${row.grantedBy})` : ""} · {when(row.createdAt)} · {row.durationMs.toFixed(1)} ms (gateway{" "}
-                  {row.gatewayMs.toFixed(1)}, hooks {row.hooksMs.toFixed(1)}, upstream {row.upstreamMs.toFixed(1)}) · {row.bytesIn} B in,{" "}
-                  {row.bytesOut} B out
-                  {row.revisionId ? ` · revision ${row.revisionId}` : ""}
+                  {row.grantedBy ? ` (granted by ${person(row.grantedBy)})` : ""} · {when(row.createdAt)} · {row.durationMs.toFixed(1)} ms
+                  (gateway {row.gatewayMs.toFixed(1)}, hooks {row.hooksMs.toFixed(1)}, upstream {row.upstreamMs.toFixed(1)}) · {row.bytesIn}{" "}
+                  B in, {row.bytesOut} B out
+                  {row.revisionId ? ` · revision ${revisionName(row.revisionId)}` : ""}
                   {row.shadow ? ` · shadow ${row.shadow}` : ""}
                   {row.item ? ` · ${row.item}` : ""}
                   {row.programSha256
@@ -66,7 +70,7 @@ export function CallDetail({
               </div>
             ))}
           </dl>
-          <StageRuns rows={detail.data.stages} label="Stage runs of this call" />
+          <StageRuns rows={detail.data.stages} label="Stage runs of this call" revisionName={revisionName} />
         </>
       )}
     </section>
@@ -74,7 +78,16 @@ export function CallDetail({
 }
 
 /** Stage runs (active and shadow), each with its payload details when they were captured and the reader may see them. */
-export function StageRuns({ rows, label }: { rows: Schemas["CallLog"][]; label: string }) {
+export function StageRuns({
+  rows,
+  label,
+  revisionName,
+}: {
+  rows: Schemas["CallLog"][];
+  label: string;
+  /** `r7 (rev_…)` for a revision id, from useRevisionNames. */
+  revisionName: (revisionId: string | null) => string;
+}) {
   if (!rows.length) return <p class="muted">No hook stage ran and nothing was refused before dispatch.</p>;
   return (
     <div class="table-wrap">
@@ -121,7 +134,7 @@ export function StageRuns({ rows, label }: { rows: Schemas["CallLog"][]; label: 
                   )}
                 </td>
                 <td>{row.durationMs.toFixed(1)} ms</td>
-                <td>{row.revisionId ?? "—"}</td>
+                <td>{revisionName(row.revisionId)}</td>
                 <td>{row.shadowDiffered === null ? "—" : row.shadowDiffered ? <strong>differed</strong> : "same"}</td>
               </tr>
             );

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, call } from "../api.ts";
+import { useActorNames } from "../ui/actors.ts";
 import { when } from "../ui/format.ts";
 import { useLoad } from "../ui/load.ts";
 import { Empty, ErrorNote, Loading } from "../ui/status.tsx";
@@ -12,6 +13,7 @@ const POLL_MS = 3000;
 export function CodeRuns({ ws }: ScreenProps) {
   const [outcome, setOutcome] = useState<"" | "ok" | "error">("");
   const [open, setOpen] = useState<string | null>(null);
+  const name = useActorNames(ws);
   const runs = useLoad(async () => {
     const page = await call(
       api.GET("/v1/workspaces/{ws}/code-runs", { params: { path: { ws }, query: { limit: 100, ...(outcome ? { outcome } : {}) } } }),
@@ -57,7 +59,7 @@ export function CodeRuns({ ws }: ScreenProps) {
               {runs.data.map((run) => (
                 <tr key={run.id}>
                   <td>{when(run.createdAt)}</td>
-                  <td>{run.actor}</td>
+                  <td>{name(run.actor)}</td>
                   <td>
                     {run.outcome}
                     {run.code && <span class="error"> {run.code}</span>}
@@ -76,7 +78,7 @@ export function CodeRuns({ ws }: ScreenProps) {
           </table>
         </div>
       )}
-      {open && <CallDetail ws={ws} requestId={open} actorName={(actor) => actor} onClose={() => setOpen(null)} />}
+      {open && <CallDetail ws={ws} requestId={open} actorName={name} onClose={() => setOpen(null)} />}
     </section>
   );
 }

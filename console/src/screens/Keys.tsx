@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api, call, type Schemas } from "../api.ts";
 import { useLoad } from "../ui/load.ts";
+import { useActorNames } from "../ui/actors.ts";
 import { useProfiles } from "../ui/profiles.ts";
 import { when } from "../ui/format.ts";
 import { Empty, ErrorNote, Loading } from "../ui/status.tsx";
@@ -20,6 +21,7 @@ export function Keys({ ws }: ScreenProps) {
   const [created, setCreated] = useState<Schemas["CreatedApiKey"] | null>(null);
   const [actionError, setActionError] = useState<unknown>(undefined);
   const profileName = (id: string | null) => profiles.data?.find((p) => p.id === id)?.name ?? id ?? "—";
+  const name = useActorNames(ws);
 
   async function revoke(key: Schemas["ApiKey"]) {
     if (!confirm(`Revoke key "${key.name}" (${key.prefix}…)? Calls with it are refused from now on.`)) return;
@@ -50,7 +52,7 @@ export function Keys({ ws }: ScreenProps) {
       {keys.data?.length === 0 && <Empty>No keys yet.</Empty>}
       {keys.data && keys.data.length > 0 && (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -64,14 +66,16 @@ export function Keys({ ws }: ScreenProps) {
             <tbody>
               {keys.data.map((key) => (
                 <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
+                  <td data-label="Name">{key.name}</td>
+                  <td data-label="Prefix">
                     <code>{key.prefix}…</code>
                   </td>
-                  <td>{key.scopes.join(", ")}</td>
-                  <td>{profileName(key.profileId)}</td>
-                  <td>{when(key.createdAt)}</td>
-                  <td>
+                  <td data-label="Scopes">{key.scopes.join(", ")}</td>
+                  <td data-label="Profile">{profileName(key.profileId)}</td>
+                  <td data-label="Created">
+                    {when(key.createdAt)} by {name(key.createdBy)}
+                  </td>
+                  <td data-label="State">
                     {key.revokedAt ? (
                       `Revoked ${when(key.revokedAt)}`
                     ) : (
@@ -101,12 +105,16 @@ function CreateKey({
 }) {
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<Scope[]>(["tools:call"]);
-  const [profileId, setProfileId] = useState("");
+  // Unset means the first profile (the workspace's "default" when there is one): a tools:call key needs one.
+  const [chosenProfile, setProfileId] = useState<string | null>(null);
+  const profileId = chosenProfile ?? (profiles.find((p) => p.name === "default") ?? profiles[0])?.id ?? "";
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
+  const needsProfile = scopes.includes("tools:call") && !profileId;
 
   async function submit(event: Event) {
     event.preventDefault();
+    if (needsProfile) return setError(new Error("A key with tools:call belongs to an access profile: choose one."));
     setBusy(true);
     setError(undefined);
     try {
@@ -143,7 +151,7 @@ function CreateKey({
       <label>
         Profile
         <select value={profileId} onChange={(e) => setProfileId(e.currentTarget.value)}>
-          <option value="">No profile</option>
+          <option value="">No profile (keys without tools:call)</option>
           {profiles.map((p) => (
             <option key={p.id} value={p.id}>
               {p.name}

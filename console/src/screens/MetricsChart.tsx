@@ -3,6 +3,7 @@ import type UPlotChart from "uplot";
 import { api, call, type Schemas } from "../api.ts";
 import { useLoad } from "../ui/load.ts";
 import { ErrorNote } from "../ui/status.tsx";
+import { chartColors, useTheme } from "../ui/theme.ts";
 import { chartSeries } from "./metrics.chart.ts";
 
 const REFRESH_MS = 10_000;
@@ -49,12 +50,16 @@ export function Summary({ totals }: { totals: Schemas["Metrics"]["totals"] }) {
 /** uPlot, loaded with the first chart so the initial bundle stays small. */
 function Chart({ points, width, label }: { points: Schemas["Metrics"]["points"]; width: number; label: string }) {
   const host = useRef<HTMLDivElement>(null);
+  // Drawn again in the other theme's colours when it changes (a canvas does not read CSS).
+  const { theme } = useTheme();
   useEffect(() => {
     let disposed = false;
     let chart: UPlotChart | undefined;
     void Promise.all([import("uplot"), import("uplot/dist/uPlot.min.css")]).then(([{ default: UPlot }]) => {
       if (disposed || !host.current) return;
       const s = chartSeries(points);
+      const colors = chartColors();
+      const axis = { stroke: colors.text, grid: { stroke: colors.grid }, ticks: { stroke: colors.grid } };
       chart = new UPlot(
         {
           width,
@@ -64,13 +69,17 @@ function Chart({ points, width, label }: { points: Schemas["Metrics"]["points"];
             count: { range: (_chart, _min, max) => [0, Math.max(2, max)] },
             ms: { range: (_chart, _min, max) => [0, Math.max(1, max)] },
           },
-          axes: [{}, { scale: "count", label: "calls / min" }, { scale: "ms", side: 1, label: "ms", grid: { show: false } }],
+          axes: [
+            axis,
+            { ...axis, scale: "count", label: "calls / min" },
+            { ...axis, scale: "ms", side: 1, label: "ms", grid: { show: false } },
+          ],
           series: [
             {},
-            { label: "ok", scale: "count", stroke: "#1a7f37", width: 2 },
-            { label: "refused or failed", scale: "count", stroke: "#b42318", width: 2 },
-            { label: "p50 ms", scale: "ms", stroke: "#0b57d0", dash: [4, 4], spanGaps: false },
-            { label: "p99 ms", scale: "ms", stroke: "#6d28d9", dash: [8, 4], spanGaps: false },
+            { label: "ok", scale: "count", stroke: colors.ok, width: 2 },
+            { label: "refused or failed", scale: "count", stroke: colors.bad, width: 2 },
+            { label: "p50 ms", scale: "ms", stroke: colors.accent, dash: [4, 4], spanGaps: false },
+            { label: "p99 ms", scale: "ms", stroke: colors.other, dash: [8, 4], spanGaps: false },
           ],
         },
         [s.times, s.ok, s.notOk, s.p50, s.p99],
@@ -81,6 +90,6 @@ function Chart({ points, width, label }: { points: Schemas["Metrics"]["points"];
       disposed = true;
       chart?.destroy();
     };
-  }, [points, width]);
+  }, [points, width, theme]);
   return <div ref={host} role="img" aria-label={label} />;
 }

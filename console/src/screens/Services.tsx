@@ -87,7 +87,7 @@ export function Services({ ws }: ScreenProps) {
       {services.data && live.length === 0 && <Empty>No services yet: add one above.</Empty>}
       {live.length > 0 && (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th scope="col">Slug</th>
@@ -103,23 +103,25 @@ export function Services({ ws }: ScreenProps) {
             <tbody>
               {live.map((svc) => (
                 <tr key={svc.id}>
-                  <td>{svc.slug}</td>
-                  <td>
+                  <td data-label="Slug">{svc.slug}</td>
+                  <td data-label="URL">
                     <code>{svc.url}</code>
                   </td>
-                  <td>{svc.secretHeaderNames.length ? svc.secretHeaderNames.join(", ") : "—"}</td>
-                  <td>
+                  <td data-label="Secret headers">{svc.secretHeaderNames.length ? svc.secretHeaderNames.join(", ") : "—"}</td>
+                  <td data-label="Authorization">
                     <AuthorizationState service={svc} />
                   </td>
-                  <td>{when(svc.indexedAt)}</td>
-                  <td>
+                  <td data-label="Indexed">{when(svc.indexedAt)}</td>
+                  <td data-label="Payload capture">
                     <label class="check">
                       <input type="checkbox" checked={svc.payloadCapture} onChange={(e) => setCapture(svc, e.currentTarget.checked)} />
                       <span class="visually-hidden">Payload capture for {svc.slug}</span>
                     </label>
                   </td>
-                  <td>{svc.reviewInitialTools ? "reviewed, from the first indexing" : "reviewed when a refresh adds them"}</td>
-                  <td>
+                  <td data-label="New tools">
+                    {svc.reviewInitialTools ? "reviewed, from the first indexing" : "reviewed when a refresh adds them"}
+                  </td>
+                  <td data-label="Actions">
                     {svc.authorization.kind === "oauth" && (
                       <>
                         <button type="button" aria-label={`Authorize ${svc.slug}`} onClick={() => authorize(svc)}>
@@ -192,13 +194,14 @@ function AuthorizationState({ service }: { service: Service }) {
 /** Deleting a service whose tools have hook history is refused; say which tools hold it. */
 function DeleteRefusal({ error }: { error: unknown }) {
   if (!(error instanceof ApiRequestError) || error.code !== "hook_history_exists") return <ErrorNote error={error} />;
-  const tools = Array.isArray(error.details?.tools) ? (error.details.tools as unknown[]) : [];
+  // The tools by the names agents call them (`details.toolNames`), not their ids.
+  const names = Array.isArray(error.details?.toolNames) ? error.details.toolNames.filter((t): t is string => typeof t === "string") : [];
   return (
     <div class="error" role="alert">
       <p>
         {error.message} ({error.code})
       </p>
-      {tools.length > 0 && <p>Tools with hook history: {tools.map((t) => (typeof t === "string" ? t : JSON.stringify(t))).join(", ")}</p>}
+      {names.length > 0 && <p>Tools with hook history: {names.join(", ")}</p>}
     </div>
   );
 }

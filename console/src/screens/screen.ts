@@ -3,4 +3,6 @@ export interface ScreenProps {
   ws: string;
   /** Path segments after the screen's name. */
   rest: string[];
+  /** The hash's query: a screen's filters. */
+  query: URLSearchParams;
 }

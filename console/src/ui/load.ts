@@ -7,9 +7,16 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** Runs `load` when `deps` change (and on `reload`), keeping the last data while a reload is in flight. */
+const sameDeps = (a: unknown[], b: unknown[]) => a.length === b.length && a.every((dep, i) => Object.is(dep, b[i]));
+
+/**
+ * Runs `load` when `deps` change (and on `reload`). A reload keeps the last data while it is in flight;
+ * data loaded for other deps (another tool, another workspace) is never returned, not even for the one
+ * render before the new load starts, so one screen never shows another's data.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({
+  const [state, setState] = useState<{ deps: unknown[] | undefined; data: T | undefined; error: unknown; loading: boolean }>({
+    deps: undefined,
     data: undefined,
     error: undefined,
     loading: true,
@@ -17,10 +24,18 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   const [generation, setGeneration] = useState(0);
   useEffect(() => {
     let current = true;
+    const loadedFor = deps;
     setState((previous) => ({ ...previous, loading: true }));
     load().then(
-      (data) => current && setState({ data, error: undefined, loading: false }),
-      (error: unknown) => current && setState((previous) => ({ data: previous.data, error, loading: false })),
+      (data) => current && setState({ deps: loadedFor, data, error: undefined, loading: false }),
+      (error: unknown) =>
+        current &&
+        setState((previous) => ({
+          deps: loadedFor,
+          data: previous.deps && sameDeps(previous.deps, loadedFor) ? previous.data : undefined,
+          error,
+          loading: false,
+        })),
     );
     return () => {
       current = false;
@@ -28,5 +43,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     // eslint-style exhaustive deps are the caller's: `deps` says when to reload.
   }, [...deps, generation]);
   const reload = useCallback(() => setGeneration((n) => n + 1), []);
-  return { ...state, reload };
+  const fresh = state.deps !== undefined && sameDeps(state.deps, deps);
+  return fresh
+    ? { data: state.data, error: state.error, loading: state.loading, reload }
+    : { data: undefined, error: undefined, loading: true, reload };
 }

@@ -1,3 +1,4 @@
+import { SHAPE_MESSAGES } from "../../../schema/hooks/shape-rules.ts";
 import type { Diagnostic, DiagnosticCode } from "./compiler.diagnostics.ts";
 import { type esbuild, EsbuildStackOverflowError, isBuildFailure, withEsbuild } from "./compiler.esbuild.ts";
 
@@ -26,12 +27,12 @@ export const rejectImports = (why: string): esbuild.Plugin => ({
     build.onResolve({ filter: /.*/ }, (args) => {
       const code = IMPORT_KIND_CODES[args.kind] ?? "import_forbidden";
       const what = code === "require_forbidden" ? "require()" : code === "dynamic_import_forbidden" ? "import()" : "import";
-      return { errors: [{ text: `${what} of "${args.path}" is not allowed: ${why}`, detail: code }] };
+      return { errors: [{ text: SHAPE_MESSAGES.importForbidden(what, args.path, why), detail: code }] };
     });
   },
 });
 
-const rejectEveryImport = rejectImports("a hook is a single self-contained file");
+const rejectEveryImport = rejectImports(SHAPE_MESSAGES.selfContained);
 
 /** esbuild warnings that we turn into errors, with the code they map to. */
 export const WARNINGS_AS_ERRORS: Record<string, DiagnosticCode> = {
@@ -81,12 +82,7 @@ export async function checkSource(source: string): Promise<StaticCheckResult> {
   if (input?.format === "cjs") {
     return {
       ok: false,
-      diagnostics: [
-        {
-          code: "commonjs_forbidden",
-          message: "CommonJS (`module`, `exports`, top-level `return`) is not allowed: use `export default defineToolAdapter(...)`",
-        },
-      ],
+      diagnostics: [{ code: "commonjs_forbidden", message: SHAPE_MESSAGES.commonjsForbidden }],
     };
   }
   const diagnostics = await checkExports(source, exportNames);
@@ -120,11 +116,11 @@ async function checkExports(source: string, exportNames: readonly string[]): Pro
   const positions = extra.length > 0 ? await locateExports(source, extra) : new Map<string, Position>();
   const diagnostics: Diagnostic[] = extra.map((name) => ({
     code: "export_forbidden",
-    message: `export "${name}" is not allowed: a hook exports only \`default\` (its defineToolAdapter(...))`,
+    message: SHAPE_MESSAGES.exportForbidden(name),
     ...positions.get(name),
   }));
   if (!exportNames.includes("default")) {
-    diagnostics.push({ code: "default_export_missing", message: "a hook must `export default defineToolAdapter({ ... })`" });
+    diagnostics.push({ code: "default_export_missing", message: SHAPE_MESSAGES.defaultExportMissing });
   }
   return diagnostics;
 }

@@ -7,6 +7,7 @@ import { type Diagnostic, type DiagnosticCode, statusFor } from "./compiler.diag
 import { checkConfig, checkSourceShape, checkSourceSize, utf8Length } from "./compiler.inputs.ts";
 import { COMPILED_MAX_BYTES } from "./compiler.limits.ts";
 import type { UpstreamToolDefinition } from "./compiler.types.ts";
+import { SHAPE_MESSAGES } from "../../../schema/hooks/shape-rules.ts";
 
 export interface CompileInput {
   source: string;
@@ -63,9 +64,7 @@ export async function compileHook({ source, config, upstreamDefinition }: Compil
   if (!evaluated.ok) return failure([topLevelFailure(evaluated.error)]);
   if (!evaluated.adapter.builtByDefineToolAdapter) {
     const position = await locateExport(source, "default");
-    return failure([
-      { code: "default_export_not_adapter", message: "the default export must be the value of defineToolAdapter({ ... })", ...position },
-    ]);
+    return failure([{ code: "default_export_not_adapter", message: SHAPE_MESSAGES.defaultExportNotAdapter, ...position }]);
   }
   const { adapter } = evaluated;
 

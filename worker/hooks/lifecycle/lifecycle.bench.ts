@@ -58,9 +58,18 @@ async function seedVersions(ws: string, toolUid: string, count: number): Promise
   for (let start = 0; start < count; start += 500) {
     const statements = Array.from({ length: Math.min(500, count - start) }, (_, offset) =>
       env.DB.prepare(
-        `INSERT INTO hook_versions (id, workspace_id, tool_uid, source, config, content_hash, bytes, note, restored_from, actor_id, actor_kind, channel, created_at)
-         VALUES (?, ?, ?, ?, '{}', ?, ?, NULL, NULL, 'key_bench', 'key', 'api', ?)`,
-      ).bind(newId("hv"), ws, toolUid, `// ${start + offset}\n${SEARCH_HOOK}`, `hash${start + offset}`, SEARCH_HOOK.length, createdAt),
+        `INSERT INTO hook_versions (id, workspace_id, tool_uid, source, config, content_hash, bytes, note, restored_from, actor_id, actor_kind, channel, created_at, number)
+         VALUES (?, ?, ?, ?, '{}', ?, ?, NULL, NULL, 'key_bench', 'key', 'api', ?, ?)`,
+      ).bind(
+        newId("hv"),
+        ws,
+        toolUid,
+        `// ${start + offset}\n${SEARCH_HOOK}`,
+        `hash${start + offset}`,
+        SEARCH_HOOK.length,
+        createdAt,
+        start + offset + 1,
+      ),
     );
     await env.DB.batch(statements);
   }

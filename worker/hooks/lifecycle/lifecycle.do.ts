@@ -194,7 +194,7 @@ export class HookLifecycle {
         return failure("not_found", "Version not found");
       }
       const revisionId = newId("rev");
-      const revision: RevisionRecord = {
+      const unnumbered: Omit<RevisionRecord, "number"> = {
         revisionId,
         toolUid: input.toolUid,
         versionId: input.versionId,
@@ -211,14 +211,14 @@ export class HookLifecycle {
         channel: input.actor.channel,
         createdAt: nowIso(),
       };
-      await putBundle(this.#env.BUNDLES, revision.bundleKey, input.bundle, input.sourceHash);
+      await putBundle(this.#env.BUNDLES, unnumbered.bundleKey, input.bundle, input.sourceHash);
       try {
-        await insertRevision(this.#env.DB, input.workspaceId, revision);
+        const number = await insertRevision(this.#env.DB, input.workspaceId, unnumbered);
+        return { ok: true, revision: { ...unnumbered, number } };
       } catch (error) {
-        await deleteBundles(this.#env.BUNDLES, [revision.bundleKey]);
+        await deleteBundles(this.#env.BUNDLES, [unnumbered.bundleKey]);
         throw error;
       }
-      return { ok: true, revision };
     });
   }
 

@@ -176,6 +176,39 @@ describe("revisions", () => {
     expect(object).not.toBeNull();
     expect(await object!.text()).toContain("rayrun.hooks/v1");
   });
+
+  it("numbers versions and revisions per tool (v1, v2 … and r1, r2 …), starting again at 1 after a reset", async ({ expect }) => {
+    const g = await hookGateway();
+    const other = g.tools.find((tool) => tool.name === "lookup_customer")!.uid;
+    const a = await g.tested();
+    const b = await g.tested(searchHookVariant(1));
+    // Another tool counts its own.
+    await g.saveLatest(
+      {
+        source:
+          "export default defineToolAdapter({ apiVersion: 'rayrun.hooks/v1', before: ({ arguments: a }) => ({ action: 'continue', arguments: a }) });",
+      },
+      g.writer,
+      other,
+    );
+    const revisions = (await g.call(g.writer, `${g.base()}/revisions`)).body.revisions;
+    expect(revisions.map((revision: { revisionId: string; number: number }) => [revision.revisionId, revision.number])).toEqual([
+      [b.revisionId, 2],
+      [a.revisionId, 1],
+    ]);
+    const versions = (await g.call(g.writer, `${g.base()}/versions`)).body.versions;
+    expect(versions.map((version: { versionId: string; number: number }) => [version.versionId, version.number])).toEqual([
+      [b.versionId, 2],
+      [a.versionId, 1],
+    ]);
+    expect((await g.call(g.writer, `${g.base()}/versions/${a.versionId}`)).body.number).toBe(1);
+    expect((await g.call(g.writer, `${g.base(other)}/versions`)).body.versions.map((v: { number: number }) => v.number)).toEqual([1]);
+
+    expect((await g.call(g.writer, g.base(), { method: "DELETE" })).status).toBe(200);
+    const again = await g.tested();
+    expect((await g.call(g.writer, `${g.base()}/revisions`)).body.revisions).toMatchObject([{ revisionId: again.revisionId, number: 1 }]);
+    expect((await g.call(g.writer, `${g.base()}/versions`)).body.versions).toMatchObject([{ versionId: again.versionId, number: 1 }]);
+  });
 });
 
 describe("deployments", () => {
@@ -364,7 +397,10 @@ describe("reset and service deletion", () => {
     await g.saveLatest({ source: SEARCH_HOOK });
     const refused = await api(`/v1/workspaces/${g.ws}/services/${g.service.id}`, { method: "DELETE", key: g.adminKey });
     expect(refused.status).toBe(409);
-    expect(refused.body.error).toMatchObject({ code: "hook_history_exists", details: { tools: [g.toolUid] } });
+    expect(refused.body.error).toMatchObject({
+      code: "hook_history_exists",
+      details: { tools: [g.toolUid], toolNames: ["demo__search_release_notes"] },
+    });
     expect((await g.call(g.writer, g.base(), { method: "DELETE" })).status).toBe(200);
     expect((await api(`/v1/workspaces/${g.ws}/services/${g.service.id}`, { method: "DELETE", key: g.adminKey })).status).toBe(204);
   });

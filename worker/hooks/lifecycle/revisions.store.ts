@@ -7,6 +7,8 @@ import type { Page } from "./versions.store.ts";
 /** An immutable deployment revision: a compiled, tested version and what it was compiled against. */
 export interface RevisionRecord {
   revisionId: string;
+  /** The tool's revision number (r1, r2, …): its highest plus one when created; a reset starts them again at 1. */
+  number: number;
   toolUid: string;
   versionId: string;
   contentHash: string;
@@ -30,6 +32,7 @@ export interface StoredRevision extends RevisionRecord {
 interface RevisionRow {
   seq: number;
   id: string;
+  number: number;
   tool_uid: string;
   version_id: string;
   content_hash: string;
@@ -49,6 +52,7 @@ interface RevisionRow {
 const toStored = (row: RevisionRow): StoredRevision => ({
   seq: row.seq,
   revisionId: row.id,
+  number: row.number,
   toolUid: row.tool_uid,
   versionId: row.version_id,
   contentHash: row.content_hash,
@@ -70,12 +74,15 @@ export function toRevisionRecord(revision: StoredRevision): RevisionRecord {
   return record;
 }
 
-export async function insertRevision(db: D1Database, workspaceId: string, revision: RevisionRecord): Promise<void> {
-  await db
+/** Inserts the revision under the tool's next number, which it returns. */
+export async function insertRevision(db: D1Database, workspaceId: string, revision: Omit<RevisionRecord, "number">): Promise<number> {
+  const inserted = await db
     .prepare(
       `INSERT INTO hook_revisions (id, workspace_id, tool_uid, version_id, content_hash, source_hash, config, bundle_key,
-         compiled_bytes, stages, contract, replaces, definition_hash, created_by, channel, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         compiled_bytes, stages, contract, replaces, definition_hash, created_by, channel, created_at, number)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, COALESCE(MAX(number), 0) + 1
+       FROM hook_revisions WHERE workspace_id = ?2 AND tool_uid = ?3
+       RETURNING number`,
     )
     .bind(
       revision.revisionId,
@@ -95,7 +102,8 @@ export async function insertRevision(db: D1Database, workspaceId: string, revisi
       revision.channel,
       revision.createdAt,
     )
-    .run();
+    .first<{ number: number }>();
+  return inserted!.number;
 }
 
 /** A revision of this tool in this workspace; another tool's revision is not found. */

@@ -4,6 +4,8 @@ import type { HookActor, JsonObject } from "./lifecycle.types.ts";
 /** One immutable, attributed draft version as the API shows it. */
 export interface VersionSummary {
   versionId: string;
+  /** The tool's version number (v1, v2, …): its highest plus one when saved; a reset starts them again at 1. */
+  number: number;
   toolUid: string;
   contentHash: string;
   bytes: number;
@@ -28,6 +30,7 @@ export interface StoredVersion extends VersionRecord {
 interface VersionRow {
   seq: number;
   id: string;
+  number: number;
   tool_uid: string;
   source?: string;
   config?: string;
@@ -41,10 +44,11 @@ interface VersionRow {
   created_at: string;
 }
 
-const SUMMARY_COLUMNS = "seq, id, tool_uid, content_hash, bytes, note, restored_from, actor_id, actor_kind, channel, created_at";
+const SUMMARY_COLUMNS = "seq, id, number, tool_uid, content_hash, bytes, note, restored_from, actor_id, actor_kind, channel, created_at";
 
 const toSummary = (row: VersionRow): VersionSummary => ({
   versionId: row.id,
+  number: row.number,
   toolUid: row.tool_uid,
   contentHash: row.content_hash,
   bytes: row.bytes,
@@ -81,8 +85,9 @@ export async function insertVersion(db: D1Database, version: NewVersion): Promis
   await db
     .prepare(
       `INSERT INTO hook_versions (id, workspace_id, tool_uid, source, config, content_hash, bytes, note, restored_from,
-         actor_id, actor_kind, channel, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         actor_id, actor_kind, channel, created_at, number)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, COALESCE(MAX(number), 0) + 1
+       FROM hook_versions WHERE workspace_id = ?2 AND tool_uid = ?3`,
     )
     .bind(
       version.id,

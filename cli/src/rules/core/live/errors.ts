@@ -6,7 +6,7 @@ export type LiveToolErrorCode =
   | "live_input_invalid"
   /** A variable the tool reads (listed in allowed_env) is not set; no request was made. */
   | "live_env_missing"
-  /** The URL the input makes is not http(s), or a hole tried to change a fixed scheme, host or path. */
+  /** The URL the input makes is not http(s), a hole tried to change a fixed scheme, host or path, or a redirect left them. */
   | "live_url_refused"
   | "live_http_status"
   | "live_unreachable"

@@ -61,8 +61,14 @@ interface Trace extends Partial<LiveCall> {
   replayed?: boolean;
 }
 
+/**
+ * Lines a run keeps in memory, newest last: a long agent run makes unbounded calls, and every line holds a raw and a
+ * shown result. The record file keeps them all.
+ */
+export const MAX_KEPT_LINES = 1_000;
+
 export class LiveTools {
-  /** Every call's line, in order (the same lines the record file gets). */
+  /** The last MAX_KEPT_LINES calls' lines, in order (the same lines the record file gets). */
   readonly log: LiveLine[];
   readonly #run: LiveRun;
   readonly #tools = new Map<string, Tool>();
@@ -189,6 +195,7 @@ export class LiveTools {
   async #record(line: LiveLine): Promise<void> {
     const redacted = this.#options.redactor ? this.#options.redactor.redact(line) : line;
     this.log.push(redacted);
+    if (this.log.length > MAX_KEPT_LINES) this.log.splice(0, this.log.length - MAX_KEPT_LINES);
     await this.#options.sink?.append(`${JSON.stringify(redacted)}\n`);
   }
 }

@@ -7,7 +7,7 @@ import type { ToolInput } from "../../core/events.ts";
 import type { HttpTool } from "../../core/live/config.ts";
 import { LiveToolError } from "../../core/live/errors.ts";
 import { parsePage, type Page } from "../../core/live/parse.ts";
-import type { LiveExecutor } from "../../core/live/table.ts";
+import type { LiveCall, LiveExecutor } from "../../core/live/table.ts";
 import { fillJson, fillLimit, fillQuery, fillUrl } from "../../core/live/template.ts";
 
 export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string | undefined>>): LiveExecutor {
@@ -33,15 +33,8 @@ export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string
     const body = requestBody(request.body, input, headers);
     // The URL as recorded; a query key in it is redacted from the line with every other secret.
     call.request = { method: request.method, url: url.href };
-    const where = `${request.method} ${url.origin}${url.pathname}`;
-    let response: Response;
-    try {
-      response = await fetch(url, { method: request.method, headers, body, signal: call.signal });
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new LiveToolError("live_unreachable", `${name}: ${where} failed: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
-    }
-    const page = await readPage(response, url.href, tool.max_bytes);
+    const { response, where } = await follow(name, request.url.fixedOrigin, { method: request.method, url, headers, body }, call);
+    const page = await readPage(response, response.url || call.request.url, tool.max_bytes);
     call.truncated = page.truncated;
     // A fetched page is returned whatever its status (the text shape carries it); a search or an API must answer 2xx.
     if (!response.ok && request.parse.mode !== "text")
@@ -50,6 +43,77 @@ export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string
     call.truncated = truncated;
     return result;
   };
+}
+
+/** Redirects one call follows; every hop is checked as the first URL was. */
+export const MAX_REDIRECTS = 5;
+
+interface Hop {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+/**
+ * Sends the request and follows redirects by hand. fetch would follow them itself, forwarding every header but
+ * `authorization` and `cookie` to any origin: an API key header from allowed_env would reach whoever the server
+ * redirects to. So a hop must be http(s), stay on the origin the template fixes (when it fixes one), and a hop to
+ * another origin (a `{url}` tool's) leaves every header the file set behind. The record names the last URL asked.
+ */
+async function follow(
+  name: string,
+  fixedOrigin: string | undefined,
+  first: Hop,
+  call: LiveCall,
+): Promise<{ response: Response; where: string }> {
+  let hop = first;
+  for (let redirects = 0; ; redirects++) {
+    const where = `${hop.method} ${hop.url.origin}${hop.url.pathname}`;
+    let response: Response;
+    try {
+      response = await fetch(hop.url, {
+        method: hop.method,
+        headers: hop.headers,
+        body: hop.body,
+        signal: call.signal,
+        redirect: "manual",
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new LiveToolError("live_unreachable", `${name}: ${where} failed: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+    }
+    const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
+    if (location === null) return { response, where };
+    await response.body?.cancel();
+    if (redirects === MAX_REDIRECTS)
+      throw new LiveToolError("live_url_refused", `${name}: ${where} redirected more than ${MAX_REDIRECTS} times`);
+    const next = parsedUrl(location, hop.url);
+    if (!next || (next.protocol !== "http:" && next.protocol !== "https:"))
+      throw new LiveToolError("live_url_refused", `${name}: ${where} redirected to a URL that is not http(s)`);
+    if (fixedOrigin !== undefined && next.origin !== fixedOrigin)
+      throw new LiveToolError(
+        "live_url_refused",
+        `${name}: ${where} redirected to ${next.origin}, off the template's origin ${fixedOrigin}`,
+      );
+    // 303, and 301/302 after a POST, turn into a GET without the body, as browsers do; 307 and 308 repeat the request.
+    const asGet = response.status === 303 || ((response.status === 301 || response.status === 302) && hop.method === "POST");
+    const headers = next.origin === hop.url.origin ? { ...hop.headers } : {};
+    if (asGet) delete headers["content-type"];
+    hop = { method: asGet ? "GET" : hop.method, url: next, headers, body: asGet ? undefined : hop.body };
+    call.request = { method: hop.method, url: next.href };
+  }
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** `URL.parse` is Node 22's; the CLI runs on Node 20. */
+function parsedUrl(text: string, base: URL): URL | null {
+  try {
+    return new URL(text, base);
+  } catch {
+    return null;
+  }
 }
 
 function requestBody(template: unknown, input: ToolInput, headers: Record<string, string>): string | undefined {
