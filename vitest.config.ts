@@ -31,7 +31,7 @@ export default defineConfig(async () => {
             MCP_ALLOWED_HOSTS: "localhost,127.0.0.1",
           },
           // The real local queue, delivering a batch 50 ms after its first message rather than after 1 s.
-          queueConsumers: { "rayrun-call-logs": { maxBatchTimeout: 0.05 } },
+          queueConsumers: { "rayrun-call-logs": { maxBatchTimeout: 0.05 }, "rayrun-call-logs-overflow": { maxBatchTimeout: 0.05 } },
         },
       }),
     ],

@@ -7,7 +7,7 @@ import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startGatewayWorker, type RunningWorker } from "../test/node/gateway.ts";
-import { isolateHeap, processGroupMemory, type IsolateHeap, type TreeMemory } from "./memory.ts";
+import { isolateFootprint, processGroupMemory, workerdIsolates, type IsolateFootprint, type TreeMemory } from "./memory.ts";
 import {
   balancedOrders,
   fmt,
@@ -77,8 +77,22 @@ export interface GatewayBench {
   leaseGrantsPerThousand: { rounds: number; sustained: number };
   /** From a deploy request to its answer, under the sustained load (one isolate: it gives its own lease up). */
   deployAnswer: Figures;
-  /** The isolate's heap and the process tree's memory: idle, after 10,000 hooked calls, after the sustained load. */
-  memory: { label: string; heap: IsolateHeap; tree: TreeMemory }[];
+  /**
+   * The gateway isolate's heap and footprint, miniflare's other isolates, and both process trees: idle, after
+   * 10,000 hooked calls, after the sustained load, and after the same load on the bare forwarder alone.
+   */
+  memory: MemorySample[];
+}
+
+export interface MemorySample {
+  label: string;
+  /** Calls each `wrangler dev` had served by then. */
+  calls: { gateway: number; forwarder: number };
+  isolate: IsolateFootprint;
+  /** Used heap of miniflare's own isolates beside the gateway's (D1, R2, queues, cache, entry), uncollected. */
+  helpersBytes: number;
+  gateway: TreeMemory;
+  forwarder: TreeMemory;
 }
 
 /** The hook measured: rewrites the query, trims the result, logs once (the shape of a real adapter). */
@@ -112,16 +126,24 @@ export async function benchGateway(): Promise<GatewayBench> {
     const gatewayOrigin = gateway.origin;
     const seeded = await seedGateway(gatewayOrigin, `${upstreamOrigin}/mcp`);
     const clientKey = seeded.clientKey;
-    const memory: GatewayBench["memory"] = [];
-    const sampleMemory = async (label: string) =>
+    const memory: MemorySample[] = [];
+    const served = { gateway: 0, forwarder: 0 };
+    const sampleMemory = async (label: string) => {
+      const isolate = await isolateFootprint(
+        ports.gatewayInspector,
+        process.env.BENCH_HEAP_SNAPSHOTS && `${process.env.BENCH_HEAP_SNAPSHOTS}/${memory.length}.heapsnapshot`,
+      );
+      let helpersBytes = 0;
+      for (const heap of (await workerdIsolates(gateway!.pid!)).values()) helpersBytes += heap.usedBytes;
       memory.push({
         label,
-        heap: await isolateHeap(
-          ports.gatewayInspector,
-          process.env.BENCH_HEAP_SNAPSHOTS && `${process.env.BENCH_HEAP_SNAPSHOTS}/${memory.length}.heapsnapshot`,
-        ),
-        tree: processGroupMemory(gateway!.pid!),
+        calls: { ...served },
+        isolate,
+        helpersBytes,
+        gateway: processGroupMemory(gateway!.pid!),
+        forwarder: processGroupMemory(forwarder!.pid!),
       });
+    };
     await sampleMemory("idle, seeded");
     const leaseGrants = async () =>
       (
@@ -145,7 +167,8 @@ export async function benchGateway(): Promise<GatewayBench> {
       active: gatewayTarget("hooked"),
       activeShadow: gatewayTarget("shadowed"),
     };
-    const once = (target: { url: string; body: string; headers: Record<string, string> }) => async () => {
+    const once = (target: { url: string; body: string; headers: Record<string, string> }, tree?: keyof typeof served) => async () => {
+      if (tree) served[tree]++;
       const res = await fetch(target.url, { method: "POST", headers: target.headers, body: target.body });
       const text = await res.text();
       if (!res.ok || !text.includes("structuredContent")) throw new Error(`bad response ${res.status}: ${text.slice(0, 200)}`);
@@ -153,11 +176,11 @@ export async function benchGateway(): Promise<GatewayBench> {
 
     const callers = {
       direct: once(targets.direct),
-      forwarder: once(targets.forwarder),
-      forwarderWithDo: once(targets.forwarderWithDo),
-      gateway: once(targets.gateway),
-      active: once(targets.active),
-      activeShadow: once(targets.activeShadow),
+      forwarder: once(targets.forwarder, "forwarder"),
+      forwarderWithDo: once(targets.forwarderWithDo, "forwarder"),
+      gateway: once(targets.gateway, "gateway"),
+      active: once(targets.active, "gateway"),
+      activeShadow: once(targets.activeShadow, "gateway"),
     };
 
     // Phase 1, no hook deployed anywhere: the gateway against its baselines.
@@ -186,11 +209,14 @@ export async function benchGateway(): Promise<GatewayBench> {
 
     // Phase 1b: the same call at 2026-07-28 (stateless, v2 SDK entry) against the bare forwarder and the 2025-era call.
     const modernName = "demo__search_release_notes";
-    const modernCall = once({
-      url: `${gatewayOrigin}/mcp`,
-      body: modernCallBody(modernName),
-      headers: { ...modernHeaders(modernName), authorization: `Bearer ${clientKey}` },
-    });
+    const modernCall = once(
+      {
+        url: `${gatewayOrigin}/mcp`,
+        body: modernCallBody(modernName),
+        headers: { ...modernHeaders(modernName), authorization: `Bearer ${clientKey}` },
+      },
+      "gateway",
+    );
     const modernCalls = { forwarder: callers.forwarder, gateway2025: callers.gateway, gateway2026: modernCall };
     await measureInterleaved(modernCalls, 100);
     const modernRounds = await measureInterleaved(modernCalls, SEQUENTIAL);
@@ -292,6 +318,15 @@ export async function benchGateway(): Promise<GatewayBench> {
       sustained: sustainedCalls > 0 ? (sustainedGrants / sustainedCalls) * 1000 : NaN,
     };
     result.deployAnswer = summarise(deployTimes);
+
+    // The same load on the bare forwarder alone: what workerd under wrangler dev grows by for any Worker.
+    const forwarderDeadline = Date.now() + SUSTAINED_SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CONCURRENT_CLIENTS }, async () => {
+        while (Date.now() < forwarderDeadline) await callers.forwarder().catch(() => {});
+      }),
+    );
+    await sampleMemory(`forwarder: ${CONCURRENT_CLIENTS} clients × ${SUSTAINED_SECONDS} s`);
     result.memory = memory;
     return result;
   } finally {
@@ -526,17 +561,40 @@ export function printGateway(result: GatewayBench): void {
   console.log(
     `  ${"2026-07-28 client through the gateway (input-required)".padEnd(52)} ${fmt(e.gateway.p50)}  ${fmt(e.gateway.p99)}   ${ratio(e.gateway.p50, e.direct.p50)}`,
   );
-  const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
-  console.log("\nGateway memory under wrangler dev (isolate heap after a full collection; resident memory of the process tree)");
-  for (const { label, heap, tree } of result.memory) {
+  printMemory(result.memory);
+}
+
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)}`.padStart(6);
+
+function printMemory(samples: MemorySample[]): void {
+  console.log(
+    "\nMemory under wrangler dev, MiB. Gateway isolate: its JavaScript heap after a full collection (target ≤ 64, flat), and the heap\n" +
+      "snapshot's whole (heap + wasm memories + compiled wasm), the part a deployed isolate's 128 MB holds. Resident memory (RSS) of\n" +
+      "each wrangler dev's runtime workerd (the Worker, miniflare's D1/R2/queue workers) and proxy workerd, beside the bare forwarder's.\n" +
+      "Helpers: the heaps of miniflare's own isolates in the gateway's workerd, each after a full collection.",
+  );
+  console.log(
+    "                                        calls     heap  snapshot  wasm mem  wasm code  helpers | gateway runtime  proxy   tree | forwarder runtime  proxy",
+  );
+  for (const { label, calls, isolate, helpersBytes, gateway, forwarder } of samples) {
     console.log(
-      `  ${label.padEnd(34)} heap ${mib(heap.usedBytes).padStart(9)} used of ${mib(heap.totalBytes).padStart(9)}   workerd RSS ${mib(tree.workerdBytes).padStart(9)}   tree ${mib(tree.totalBytes).padStart(9)}`,
+      `  ${label.padEnd(36)} ${String(calls.gateway).padStart(6)} ${mib(isolate.usedBytes)}  ${mib(isolate.snapshotBytes)}    ${mib(isolate.arrayBufferBytes)}     ${mib(isolate.wasmCodeBytes)}   ${mib(helpersBytes)} |          ${mib(gateway.runtimeBytes)} ${mib(gateway.proxyBytes)} ${mib(gateway.totalBytes)} |            ${mib(forwarder.runtimeBytes)} ${mib(forwarder.proxyBytes)}   (${calls.forwarder} forwarder calls)`,
     );
   }
-  const [, afterCalls, afterLoad] = result.memory;
-  if (afterCalls && afterLoad) {
-    console.log(
-      `  heap after the load over after the calls: ${(afterLoad.heap.usedBytes / afterCalls.heap.usedBytes).toFixed(2)}× (target: at most 64 MiB, and flat)`,
-    );
-  }
+  const [idle, afterCalls, afterLoad, forwarderLoaded] = samples;
+  if (!idle || !afterCalls || !afterLoad || !forwarderLoaded) return;
+  console.log(
+    `  gateway heap after the load ÷ after the hooked calls: ${(afterLoad.isolate.usedBytes / afterCalls.isolate.usedBytes).toFixed(2)}× heap, ${(afterLoad.isolate.snapshotBytes / afterCalls.isolate.snapshotBytes).toFixed(2)}× snapshot (target: at most 64 MiB, and flat)`,
+  );
+  // Each tree's workerd (runtime + proxy) growth per 1,000 calls it served, from idle to the end of its last load.
+  // Over one load alone it is noise: workerd's resident memory also falls back at times, by tens of MiB.
+  const growth = (tree: "gateway" | "forwarder", to: MemorySample) => {
+    const bytes = (sample: MemorySample) => sample[tree].runtimeBytes + sample[tree].proxyBytes;
+    return ((bytes(to) - bytes(idle)) / (to.calls[tree] - idle.calls[tree])) * 1000;
+  };
+  const gatewayGrowth = growth("gateway", afterLoad);
+  const forwarderGrowth = growth("forwarder", forwarderLoaded);
+  console.log(
+    `  workerd RSS growth per 1,000 calls served, idle to the end of its last load: gateway ${mib(gatewayGrowth)} MiB over ${afterLoad.calls.gateway} calls, bare forwarder ${mib(forwarderGrowth)} MiB over ${forwarderLoaded.calls.forwarder} (${(gatewayGrowth / forwarderGrowth).toFixed(2)}×)`,
+  );
 }

@@ -52,6 +52,8 @@ export function stop(child: ChildProcess): void {
 /** The bare forwarding Worker (bench/forwarder.ts) under `wrangler dev`, as the gateway runs: the floor for one Worker hop. */
 export interface RunningForwarder {
   origin: string;
+  /** The `wrangler dev` process, whose group holds workerd (the benchmarks read its memory). */
+  pid: number | undefined;
   stop(): void;
 }
 
@@ -87,6 +89,7 @@ export async function startForwarder(upstreamOrigin: string, ports: { port?: num
   );
   const forwarder = {
     origin: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     stop() {
       stop(child);
       rmSync(persist, { recursive: true, force: true });

@@ -1,13 +1,24 @@
 // The gateway's memory under `wrangler dev`: the Worker isolate's JavaScript heap through the inspector
-// (CDP `Runtime.getHeapUsage` after a full collection), and the resident memory of the
-// process tree `wrangler dev` started, workerd on its own and in all.
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+// (CDP `Runtime.getHeapUsage` after a full collection), every other isolate workerd runs beside it (miniflare's
+// D1, R2, queue and cache workers) through workerd's own inspector, and the resident memory of the process tree
+// `wrangler dev` started: each of its two workerd, and all of it.
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 
 export interface IsolateHeap {
-  /** Live JavaScript objects after a full collection. */
+  /** Live JavaScript objects (after a full collection, where the reading took one). */
   usedBytes: number;
   /** What V8 holds for the heap (used plus free space it keeps). */
   totalBytes: number;
+}
+
+/** The user Worker's isolate, from a heap snapshot: what a deployed isolate's 128 MB would have to hold. */
+export interface IsolateFootprint extends IsolateHeap {
+  /** Everything the snapshot counts: live objects, ArrayBuffer and wasm memories, compiled wasm code. */
+  snapshotBytes: number;
+  /** ArrayBuffer contents (the QuickJS and esbuild wasm memories, QuickJS's memory images). */
+  arrayBufferBytes: number;
+  /** Compiled WebAssembly modules (QuickJS, esbuild). */
+  wasmCodeBytes: number;
 }
 
 /** Node's WebSocket (undici), as far as this file uses it: the Worker types in scope describe Cloudflare's instead. */
@@ -19,70 +30,223 @@ interface NodeSocket {
   close(): void;
 }
 
-/**
- * The isolate's heap after a full collection. workerd's inspector answers `Runtime.getHeapUsage` but not
- * `HeapProfiler.collectGarbage`; a heap snapshot collects first, so one is taken (and written to `saveTo`, if
- * given, for DevTools' Memory tab) and the usage read right after it.
- */
-export async function isolateHeap(inspectorPort: number, saveTo?: string): Promise<IsolateHeap> {
-  const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { webSocketDebuggerUrl: string }[];
-  const url = targets[0]?.webSocketDebuggerUrl;
-  if (!url) throw new Error("the inspector lists no Worker");
+interface HeapUsage {
+  usedSize: number;
+  totalSize: number;
+}
+
+/** One DevTools protocol connection: `send` answers with the command's result; `onEvent` sees everything else. */
+async function inspect<T>(
+  url: string,
+  work: (send: (method: string, params?: object) => Promise<unknown>) => Promise<T>,
+  onEvent: (method: string, params: { chunk?: string }) => void = () => {},
+): Promise<T> {
   // The inspector proxy accepts only DevTools' origins, localhost among them; Node's WebSocket takes headers (undici).
   const socket = new WebSocket(url, { headers: { origin: "http://localhost" } } as unknown as string[]) as unknown as NodeSocket;
-  const chunks: string[] = [];
+  const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+  let nextId = 1;
   try {
-    return await new Promise<IsolateHeap>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("the inspector did not answer within 5 minutes")), 300_000);
+    await new Promise<void>((resolve, reject) => {
+      socket.onopen = resolve;
       socket.onerror = reject;
-      socket.onopen = () =>
-        socket.send(JSON.stringify({ id: 1, method: "HeapProfiler.takeHeapSnapshot", params: { reportProgress: false } }));
-      socket.addEventListener("message", (event) => {
-        const message = JSON.parse(String(event.data)) as {
-          id?: number;
-          method?: string;
-          params?: { chunk?: string };
-          result?: { usedSize: number; totalSize: number };
-        };
-        if (message.method === "HeapProfiler.addHeapSnapshotChunk") {
-          if (saveTo) chunks.push(message.params?.chunk ?? "");
-        } else if (message.id === 1) {
-          if (saveTo) writeFileSync(saveTo, chunks.join(""));
-          socket.send(JSON.stringify({ id: 2, method: "Runtime.getHeapUsage", params: {} }));
-        } else if (message.id === 2 && message.result) {
-          clearTimeout(timer);
-          resolve({ usedBytes: message.result.usedSize, totalBytes: message.result.totalSize });
-        }
-      });
     });
+    socket.addEventListener("message", (event) => {
+      const message = JSON.parse(String(event.data)) as {
+        id?: number;
+        method?: string;
+        params?: object;
+        result?: unknown;
+        error?: unknown;
+      };
+      if (message.id === undefined) return onEvent(message.method ?? "", message.params ?? {});
+      const pending = waiting.get(message.id);
+      waiting.delete(message.id);
+      if (message.error) pending?.reject(new Error(`inspector: ${JSON.stringify(message.error)}`));
+      else pending?.resolve(message.result);
+    });
+    const send = (method: string, params: object = {}) =>
+      new Promise<unknown>((resolve, reject) => {
+        const id = nextId++;
+        const timer = setTimeout(() => reject(new Error(`the inspector did not answer ${method} within 5 minutes`)), 300_000);
+        waiting.set(id, {
+          resolve: (value) => (clearTimeout(timer), resolve(value)),
+          reject: (error) => (clearTimeout(timer), reject(error)),
+        });
+        socket.send(JSON.stringify({ id, method, params }));
+      });
+    return await work(send);
   } finally {
     socket.close();
   }
 }
 
+const asHeap = (usage: HeapUsage): IsolateHeap => ({ usedBytes: usage.usedSize, totalBytes: usage.totalSize });
+
+/**
+ * The user Worker's isolate after a full collection. workerd's inspector answers `Runtime.getHeapUsage` but not
+ * `HeapProfiler.collectGarbage`; a heap snapshot collects first, so one is taken (and written to `saveTo`, if
+ * given, for DevTools' Memory tab), summed, and the usage read right after it.
+ */
+export async function isolateFootprint(inspectorPort: number, saveTo?: string): Promise<IsolateFootprint> {
+  const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { webSocketDebuggerUrl: string }[];
+  const url = targets[0]?.webSocketDebuggerUrl;
+  if (!url) throw new Error("the inspector lists no Worker");
+  const chunks: string[] = [];
+  return inspect(
+    url,
+    async (send) => {
+      await send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+      const snapshot = chunks.join("");
+      if (saveTo) writeFileSync(saveTo, snapshot);
+      return { ...asHeap((await send("Runtime.getHeapUsage")) as HeapUsage), ...sumSnapshot(snapshot) };
+    },
+    (method, params) => {
+      if (method === "HeapProfiler.addHeapSnapshotChunk") chunks.push(params.chunk ?? "");
+    },
+  );
+}
+
+interface HeapSnapshot {
+  snapshot: { meta: { node_fields: string[] } };
+  nodes: number[];
+  strings: string[];
+}
+
+/** A V8 heap snapshot's nodes, summed: in all, ArrayBuffer contents, and compiled wasm modules. */
+function sumSnapshot(text: string): Pick<IsolateFootprint, "snapshotBytes" | "arrayBufferBytes" | "wasmCodeBytes"> {
+  const { snapshot, nodes, strings } = JSON.parse(text) as HeapSnapshot;
+  const fields = snapshot.meta.node_fields;
+  const [width, nameAt, sizeAt] = [fields.length, fields.indexOf("name"), fields.indexOf("self_size")];
+  let [snapshotBytes, arrayBufferBytes, wasmCodeBytes] = [0, 0, 0];
+  for (let node = 0; node < nodes.length; node += width) {
+    const size = nodes[node + sizeAt]!;
+    const name = strings[nodes[node + nameAt]!]!;
+    snapshotBytes += size;
+    if (name === "system / JSArrayBufferData") arrayBufferBytes += size;
+    else if (name.includes("(WasmNativeModule)")) wasmCodeBytes += size;
+  }
+  return { snapshotBytes, arrayBufferBytes, wasmCodeBytes };
+}
+
+/** Ports the process listens on (from /proc: its socket inodes, matched against the kernel's TCP table). */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (link.startsWith("socket:[")) inodes.add(link.slice(8, -1));
+    } catch {
+      // closed while being read
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ["tcp", "tcp6"]) {
+    for (const line of readFileSync(`/proc/${pid}/net/${table}`, "utf8").split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // fields: sl, local address, remote address, state (0A: LISTEN), …, inode at 9
+      if (fields[3] === "0A" && inodes.has(fields[9]!)) ports.push(parseInt(fields[1]!.split(":")[1]!, 16));
+    }
+  }
+  return ports;
+}
+
+interface Target {
+  id: string;
+  webSocketDebuggerUrl: string;
+}
+
+/**
+ * workerd's own inspector (wrangler starts the runtime with `--inspector-addr=127.0.0.1:0` and proxies only the
+ * user Worker): the one port of a workerd process in the group whose `/json` lists `core:user:` workers.
+ */
+async function workerdTargets(groupId: number): Promise<Target[]> {
+  for (const { pid } of groupProcesses(groupId)) {
+    for (const port of listeningPorts(pid)) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/json`, { signal: AbortSignal.timeout(2_000) });
+        const targets = (await res.json()) as Target[];
+        if (Array.isArray(targets) && targets.some((target) => target.id?.startsWith("core:user:"))) return targets;
+      } catch {
+        // not an inspector
+      }
+    }
+  }
+  return [];
+}
+
+/**
+ * The isolates workerd runs for `wrangler dev` beside the user Worker, by worker name: miniflare's own (D1, R2,
+ * the queue broker, the cache, the entry router), each after a full collection (a heap snapshot, not kept).
+ */
+export async function workerdIsolates(groupId: number): Promise<Map<string, IsolateHeap>> {
+  const heaps = new Map<string, IsolateHeap>();
+  for (const target of await workerdTargets(groupId)) {
+    // A session on the user Worker here would take its place from wrangler's inspector proxy (isolateFootprint's way in).
+    if (target.id.startsWith("core:user:")) continue;
+    try {
+      const usage = await inspect(target.webSocketDebuggerUrl, async (send) => {
+        await send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+        return (await send("Runtime.getHeapUsage")) as HeapUsage;
+      });
+      heaps.set(target.id, asHeap(usage));
+    } catch {
+      // a worker whose isolate is not started answers nothing
+    }
+  }
+  return heaps;
+}
+
 export interface TreeMemory {
-  /** Resident memory of the workerd processes. */
-  workerdBytes: number;
-  /** Of every process in the group (wrangler's Node, esbuild, workerd). */
+  /** Resident memory of the workerd that runs the Worker (and miniflare's D1, R2, queue and cache workers). */
+  runtimeBytes: number;
+  /** Of the workerd in front of it, wrangler's proxy (requests and the inspector pass through it). */
+  proxyBytes: number;
+  /** Of every process in the group (wrangler's Node, esbuild, both workerd). */
   totalBytes: number;
 }
 
-/** Resident memory of the processes in one process group (`wrangler dev` is started as a group of its own). */
-export function processGroupMemory(groupId: number): TreeMemory {
-  let workerdBytes = 0;
-  let totalBytes = 0;
+interface GroupProcess {
+  pid: number;
+  command: string;
+  /** Its command line, arguments separated by spaces. */
+  args: string;
+  rssBytes: number;
+}
+
+/** The processes in one process group (`wrangler dev` is started as a group of its own), with their resident memory. */
+export function groupProcesses(groupId: number): GroupProcess[] {
+  const found: GroupProcess[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(fields[2]) !== groupId) continue;
-      const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1] ?? 0) * 1024;
-      totalBytes += rss;
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "workerd") workerdBytes += rss;
+      const rssBytes = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1] ?? 0) * 1024;
+      found.push({
+        pid: Number(entry),
+        command: readFileSync(`/proc/${entry}/comm`, "utf8").trim(),
+        args: readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " "),
+        rssBytes,
+      });
     } catch {
       // the process ended while being read
     }
   }
-  return { workerdBytes, totalBytes };
+  return found;
+}
+
+/**
+ * Resident memory of the processes in one process group. wrangler starts two workerd: the runtime, whose
+ * inspector it proxies (`--inspector-addr`), and its proxy in front of it.
+ */
+export function processGroupMemory(groupId: number): TreeMemory {
+  const memory: TreeMemory = { runtimeBytes: 0, proxyBytes: 0, totalBytes: 0 };
+  for (const process of groupProcesses(groupId)) {
+    memory.totalBytes += process.rssBytes;
+    if (process.command !== "workerd") continue;
+    if (process.args.includes("--inspector-addr")) memory.runtimeBytes += process.rssBytes;
+    else memory.proxyBytes += process.rssBytes;
+  }
+  return memory;
 }

@@ -460,6 +460,28 @@ describe("run_end check", () => {
     expect(JSON.stringify(verdict)).not.toMatch(/nowell|7946/i);
   });
 
+  it("reads a bracketed dotted phone and a +-joined name as the real values: rewritten, metered and failing run_end", async ({
+    expect,
+  }) => {
+    const { run } = await doorRun();
+    const name = aliasOf(run, "Matthew Nowell");
+    const page = "Call (020).7946 0958 or search ?q=Matthew+Nowell&page=2";
+    const tools = run.wrapTools({ guarded: async () => page, unguarded: async () => page });
+    // Rewritten whole: the bracket goes with the phone, the + join stays a + join (the query stays valid).
+    expect(await tools.guarded({})).toBe(
+      `Call 999 555 ${aliasOf(run, "+44 20 7946 0958").slice(-4)} or search ?q=${name.replace(" ", "+")}&page=2`,
+    );
+    expect(run.summary().leak_through_inbound).toBe(0);
+    expect(await tools.unguarded({})).toBe(page);
+    expect(run.summary().leak_through_inbound).toBe(2);
+    const verdict = await run.end({ notes: page });
+    expect(verdict.passed).toBe(false);
+    expect(verdict.findings.map(({ kind, where, count }) => ({ kind, where, count }))).toEqual([
+      { kind: "phone", where: "report.notes", count: 1 },
+      { kind: "person_name", where: "report.notes", count: 1 },
+    ]);
+  });
+
   it("passes a report in alias space", async ({ expect }) => {
     const { run } = await doorRun();
     const verdict = await run.end({ summary: `${aliasOf(run, "Matthew Nowell")} runs ${aliasOf(run, "Nowell Ltd")}` });
@@ -498,7 +520,7 @@ describe("one normalisation for real values, over random mixes of spellings", ()
         ...FORMAT.map((format) => `${char}${format}`),
       ],
     );
-  const space = fc.constantFrom(" ", "  ", "%20", "&nbsp;", "&#32;", "\u00a0", "\u3000", "\t", " \u200b");
+  const space = fc.constantFrom(" ", "  ", "%20", "+", "&nbsp;", "&#32;", "\u00a0", "\u3000", "\t", " \u200b");
   const separator = fc.constantFrom(" ", ".", "-", "\u2013", "\u2014", "/", "&#45;", "\u200b-");
   /** A spelling of `text`: each letter spelt one of the ways above, each space one of the spaces. */
   const spelling = (text: string) =>
@@ -512,7 +534,18 @@ describe("one normalisation for real values, over random mixes of spellings", ()
       const seps = parts.slice(groups.length);
       return digits.map((group, i) => (i === 0 ? group : `${seps[i - 1]}${group}`)).join("");
     });
-  const before = fc.constantFrom("", "Met ", "(", "Call: ", "Notes:\n", "« ");
+  /** A phone whose first group is in brackets, then any separators a bracket takes (`(020).7946 0958`). */
+  const bracketed = (groups: [string, string, string]) =>
+    fc
+      .tuple(
+        spelling(groups[0]),
+        fc.constantFrom(")", ") ", ").", ")-", ")\u2013", ")/"),
+        spelling(groups[1]),
+        separator,
+        spelling(groups[2]),
+      )
+      .map(([first, close, second, between, third]) => `(${first}${close}${second}${between}${third}`);
+  const before = fc.constantFrom("", "Met ", "(", "Call: ", "Notes:\n", "« ", "?q=");
   const after = fc.constantFrom("", " in Leeds.", ").", "\n", ", twice", " »");
 
   it("rewrites every spelling of a real value inbound with the text around it intact, meters it and fails run_end on it", async ({
@@ -526,6 +559,7 @@ describe("one normalisation for real values, over random mixes of spellings", ()
       spelling("MATTHEW NOWELL"),
       phone(["020", "7946", "0958"]),
       phone(["+44", "20", "7946", "0958"]),
+      bracketed(["020", "7946", "0958"]),
     );
     fc.assert(
       fc.property(before, reals, after, (head, real, tail) => {
@@ -545,7 +579,12 @@ describe("one normalisation for real values, over random mixes of spellings", ()
     await door.seed(SUBJECT);
     const [name, , , phoneAlias] = door.legend().entries.map((entry) => entry.alias) as string[];
     const national = phoneAlias!.replace("+1 ", "").split(" ");
-    const aliases = fc.oneof(spelling(name!), spelling(name!.split(" ")[1]!), phone(national));
+    const aliases = fc.oneof(
+      spelling(name!),
+      spelling(name!.split(" ")[1]!),
+      phone(national),
+      bracketed(national as [string, string, string]),
+    );
     fc.assert(
       fc.property(before, aliases, after, (head, alias, tail) => {
         const out = door.toReal(`${head}${alias}${tail}`);

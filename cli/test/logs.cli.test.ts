@@ -1,5 +1,6 @@
-// Every call on the record, end to end under `wrangler dev` with its real local queue: 1,000 calls of every kind
-// through /mcp and Code Mode, found exactly once in the API, in `rayrun logs` and in the rollups, and exported as
+// Every call on the record, end to end under `wrangler dev` with its real local queue: 1,000 calls of every outcome
+// through /mcp and Code Mode (upstreams that answer, fail, go silent past the idle timeout, send too much, or are
+// gone; clients that cancel), found exactly once in the API, in `rayrun logs` and in the rollups, and exported as
 // OpenTelemetry traces to a local OTLP/HTTP receiver that decodes them (and refuses the first export, which the
 // consumer must retry without doubling a row).
 import { spawn, spawnSync } from "node:child_process";
@@ -10,6 +11,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, it } from "vitest";
+import { startDemoUpstream } from "../../demo/upstream/http.ts";
 import { request, seedWorkspace, startGateway, type RunningGateway, type SeededWorkspace } from "../../test/node/gateway.ts";
 
 const root = join(import.meta.dirname, "../..");
@@ -97,12 +99,22 @@ beforeAll(async () => {
   if (built.status !== 0) throw new Error(built.stderr);
   await receiver.start();
   gateway = await startGateway({
+    // The upstream's fixtures: a tool that goes silent, one that reports progress until cancelled, a hostile server.
+    fixtures: true,
     vars: {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,
       OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${OTEL_TOKEN},x-tenant=rayrun%20tests`,
     },
   });
   seeded = await seedWorkspace(gateway, "every call");
+  const connect = (slug: string, url: string) =>
+    request(gateway.origin, "POST", `/v1/workspaces/${seeded.ws}/services`, seeded.adminKey, { slug, url });
+  await connect("live", `${gateway.upstream.origin}/fixtures/interactive/logs/mcp`);
+  await connect("evil", `${gateway.upstream.origin}/fixtures/hostile/logs/mcp`);
+  // An upstream that answered when it was connected and is gone by the time it is called.
+  const gone = await startDemoUpstream({ host: "127.0.0.1", port: 0 });
+  await connect("gone", `${gone.origin}/mcp`);
+  await gone.close();
 }, 300_000);
 afterAll(async () => {
   await gateway?.stop();
@@ -130,6 +142,18 @@ async function agent(key: string): Promise<Client> {
 const key = async (name: string, profileId: string) =>
   (await request(gateway.origin, "POST", `/v1/workspaces/${seeded.ws}/keys`, seeded.adminKey, { name, scopes: ["tools:call"], profileId }))
     .secret as string;
+
+/** A call its client cancels (notifications/cancelled) once `afterMs` have passed; it rejects with the reason. */
+function cancelled(client: Client, name: string, args: Record<string, unknown>, afterMs: number): Promise<unknown> {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort("the user pressed stop"), afterMs);
+  return client.callTool({ name, arguments: args }, undefined, { signal: controller.signal }).then(
+    () => {
+      throw new Error(`${name} was not cancelled`);
+    },
+    (error: Error) => error.message,
+  );
+}
 
 /** Runs `count` calls, `concurrency` at a time, each on one of that many clients. */
 async function many(clients: Client[], count: number, call: (client: Client, index: number) => Promise<unknown>): Promise<void> {
@@ -172,16 +196,35 @@ describe("1,000 calls on the record", () => {
     const direct = await Promise.all(Array.from({ length: 6 }, async () => agent(await key("direct agent", seeded.defaultProfileId))));
     const coder = await agent(await key("code agent", codeProfile.id));
 
-    // Code Mode: 20 runs of 3 inner calls (one goes through, one the upstream fails, one names no tool), 2 that do not compile.
+    // Code Mode: 20 runs of 4 inner calls (one goes through, one the upstream answers with an error, one whose answer
+    // is too large, one that names no tool), 2 that do not compile.
     const program = [
       'await tools.demo__search_release_notes({ query: "sso" });',
       'try { await tools.demo__lookup_customer({ email: "nobody@example.com" }); } catch {}',
+      "try { await tools.evil__declare_huge({}); } catch {}",
       "try { await tools.demo__no_such_tool({}); } catch {}",
       "return 1;",
     ].join("\n");
     for (let run = 0; run < 20; run++)
       expect((await coder.callTool({ name: "run_code", arguments: { code: program } })).isError).toBeFalsy();
     for (let run = 0; run < 2; run++) await coder.callTool({ name: "run_code", arguments: { code: "return (" } });
+    // While the direct calls run: a run whose inner call the upstream leaves silent past the idle timeout (30 s), then
+    // a run its client cancels during an inner call (one at a time: a workspace has one run waiting on tools).
+    const slowRuns = (async () => {
+      const quiet = "try { await tools.live__go_quiet({ seconds: 45 }); } catch {}\nreturn 1;";
+      expect((await coder.callTool({ name: "run_code", arguments: { code: quiet } }, undefined, { timeout: 90_000 })).isError).toBeFalsy();
+      const counting = "await tools.live__slow_count({ seconds: 20, every: 1 });\nreturn 1;";
+      expect(await cancelled(coder, "run_code", { code: counting }, 2000)).toContain("the user pressed stop");
+    })();
+    // Direct calls the upstream leaves silent past the idle timeout, or the client cancels while they run. The
+    // cancelled ones end first, on the same upstream session: under wrangler dev this caught a timed-out call that
+    // awaited another request's cancellation send and failed with -32603 instead of answering upstream_timeout.
+    const slowCalls = Promise.all([
+      ...Array.from({ length: 3 }, (_, index) =>
+        direct[index]!.callTool({ name: "live__go_quiet", arguments: { seconds: 45 } }, undefined, { timeout: 90_000 }),
+      ),
+      ...Array.from({ length: 5 }, (_, index) => cancelled(direct[index]!, "live__slow_count", { seconds: 20, every: 1 }, 1500)),
+    ]);
 
     // One call held for approval, approved, then repeated: approval_required, then approved.
     const held = await direct[0]!.callTool({ name: "demo__delete_record", arguments: { id: "approved-one" } });
@@ -189,11 +232,24 @@ describe("1,000 calls on the record", () => {
     await request(gateway.origin, "POST", `/v1/workspaces/${seeded.ws}/approvals/${approvalId}/approve`, seeded.adminKey, {});
     expect((await direct[0]!.callTool({ name: "demo__delete_record", arguments: { id: "approved-one" } })).isError).toBeFalsy();
 
-    const expected = { hidden: 50 + 20, refused: 100, upstream_error: 100 + 20, approval_required: 10 + 1, approved: 1, error: 2 };
+    const expected = {
+      hidden: 50 + 20,
+      refused: 100,
+      upstream_error: 100 + 20,
+      // Answers too large (direct and inner), and an upstream that is gone.
+      upstream_failed: 5 + 20 + 5,
+      // Direct, and the quiet run's inner call.
+      timed_out: 3 + 1,
+      // Direct, the cancelled run's inner call, and the run.
+      cancelled: 5 + 1 + 1,
+      approval_required: 10 + 1,
+      approved: 1,
+      error: 2,
+    };
     const content = 40;
     const okCount = 1000 - Object.values(expected).reduce((sum, n) => sum + n, 0);
-    // ok: the direct calls, the content requests, the 20 runs and their 20 inner calls that went through.
-    const directOk = okCount - content - 20 - 20;
+    // ok: the direct calls, the content requests, the 20 runs and their 20 inner calls that went through, the quiet run.
+    const directOk = okCount - content - 20 - 20 - 1;
     await many(direct, directOk, (client) => client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } }));
     await many(direct, 100, (client) => client.callTool({ name: "demo__lookup_customer", arguments: { email: "nobody@example.com" } }));
     await many(direct, 100, (client) => client.callTool({ name: "demo__search_release_notes", arguments: { query: 5 } }));
@@ -201,6 +257,26 @@ describe("1,000 calls on the record", () => {
     await many(direct, 10, (client, index) => client.callTool({ name: "demo__delete_record", arguments: { id: `held-${index}` } }));
     await many(direct, 20, (client) => client.readResource({ uri: "rayrun://demo/notes://release/2.3.1" }));
     await many(direct, 20, (client) => client.getPrompt({ name: "demo__summarize_release", arguments: { version: "2.4.0" } }));
+    await many(direct, 5, (client) => client.callTool({ name: "evil__declare_huge", arguments: {} }));
+    await many(direct, 5, (client) => client.callTool({ name: "gone__search_release_notes", arguments: { query: "sso" } }));
+    const timedOut = (await slowCalls).slice(0, 3) as { _meta?: { "dev.rayrun/error"?: { code: string } } }[];
+    expect(timedOut.map((result) => result._meta?.["dev.rayrun/error"]?.code)).toEqual([
+      "upstream_timeout",
+      "upstream_timeout",
+      "upstream_timeout",
+    ]);
+    await slowRuns;
+    // A client's cancellation is a POST of its own, sent as the call rejects: closing the client at once would abort
+    // it. The cancelled run's row is there once the gateway has it.
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 250))) {
+      const runs = await request(
+        gateway.origin,
+        "GET",
+        `/v1/workspaces/${seeded.ws}/logs?kind=run_code&outcome=cancelled`,
+        seeded.adminKey,
+      );
+      if (runs.calls.length) break;
+    }
     await Promise.all([...direct, coder].map((client) => client.close()));
     const outcomes = { ok: okCount, ...expected };
 
@@ -232,10 +308,10 @@ describe("1,000 calls on the record", () => {
     expect(new Set(rows.map((row) => row.id)).size).toBe(1000);
     expect(countBy(rows)).toEqual(outcomes);
     expect(countBy(rows.map((row) => ({ outcome: row.kind })))).toEqual({
-      "tools/call": 1000 - content - 22,
+      "tools/call": 1000 - content - 24,
       "resources/read": 20,
       "prompts/get": 20,
-      run_code: 22,
+      run_code: 24,
     });
 
     // The CLI, every row as JSON lines.
@@ -285,14 +361,14 @@ describe("1,000 calls on the record", () => {
     // A Code Mode inner call's span is a child of its run's span, whichever batch brought each.
     const children = (run: OtlpSpan) =>
       receiver.spans.filter((span) => span.parentSpanId === run.spanId && attribute(span, "rayrun.call_index") !== undefined);
-    const run = receiver.spans.find((span) => span.name === "run_code run_code" && children(span).length > 0)!;
+    const run = receiver.spans.find((span) => span.name === "run_code run_code" && children(span).length === 4)!;
     expect(run.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(new Set(children(run).map((span) => span.traceId))).toEqual(new Set([run.traceId]));
     expect(
       children(run)
         .map((span) => attribute(span, "rayrun.call_index"))
         .sort(),
-    ).toEqual([0, 1, 2]);
+    ).toEqual([0, 1, 2, 3]);
 
     // The first export was refused and retried: every row is still there exactly once.
     expect(receiver.refused).toBe(1);

@@ -30,6 +30,7 @@ export const ERROR_STATUS = {
   upstream_authorization_required: 409,
   service_not_oauth: 409,
   oauth_client_required: 409,
+  oauth_still_required: 409,
   oauth_not_configured: 409,
   precondition_failed: 412,
   payload_too_large: 413,

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ServiceAuthorizationSchema, ServiceOAuthOptions } from "./upstream-oauth.ts";
+import { ServiceAuthorizationSchema, ServiceOAuthOptions, UpdateServiceOAuthOptions } from "./upstream-oauth.ts";
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 /** Tab, space and visible ASCII: CR, LF and NUL break every request, and non-ASCII is sent as whatever bytes the runtime picks. */
@@ -59,6 +59,14 @@ export const UpdateServiceBody = z
     requiresAuthorization: z.literal(false).optional().openapi({
       description: "Lifts a hold set by hand before upstream OAuth existed; `true` is refused (authorization follows the upstream's OAuth)",
     }),
+    oauth: UpdateServiceOAuthOptions.nullable()
+      .optional()
+      .openapi({
+        description:
+          "Change the service's upstream OAuth: its mode or client (every grant is revoked, the service waits for authorization again), " +
+          "OAuth for a service whose upstream now asks for it, or `null` to remove it, when the upstream answers with the service's headers " +
+          'alone (checked by indexing through them). docs/upstream-oauth.md, "Changing a service\'s OAuth"',
+      }),
     payloadCapture: z.boolean().optional(),
   })
   .openapi("UpdateService");

@@ -21,10 +21,32 @@ export const ServiceOAuthOptions = z
   .refine((options) => options.clientSecret === undefined || options.clientId !== undefined, "clientSecret needs clientId")
   .openapi("ServiceOAuthOptions");
 
+/**
+ * What PATCH may change of an existing service's upstream OAuth (`null` in its place removes OAuth). Changing the mode or
+ * the client revokes and deletes every grant (they were made under the old one) and returns the service to pending.
+ */
+export const UpdateServiceOAuthOptions = z
+  .object({
+    mode: z.enum(["shared", "per_user"]).optional().openapi({ description: "Switch between one workspace grant and a grant per caller" }),
+    clientId: z.string().min(1).max(2048).nullable().optional().openapi({
+      description:
+        "A client registered with the authorization server by hand; `null` forgets the pre-registered client and registers the gateway's own way (client ID metadata document or dynamic registration). The same id with a new `clientSecret` only replaces the secret",
+    }),
+    clientSecret: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .openapi({ description: "That client's secret: encrypted at rest, never returned" }),
+  })
+  .refine((options) => options.clientSecret === undefined || typeof options.clientId === "string", "clientSecret needs clientId")
+  .openapi("UpdateServiceOAuth");
+
 const PendingReasonSchema = z.object({
-  code: z
-    .string()
-    .openapi({ description: "`connected`, `disconnected`, `invalid_grant`, or the authorization server's or gateway's error code" }),
+  code: z.string().openapi({
+    description:
+      "`connected`, `disconnected`, `invalid_grant`, `oauth_changed` (its mode or client was changed), or the authorization server's or gateway's error code",
+  }),
   message: z.string(),
   at: z.string(),
 });

@@ -1,7 +1,9 @@
 // A real OAuth-protected MCP upstream for tests: an authorization server built
 // with the MCP SDK's own auth router (discovery, dynamic registration, PKCE,
 // token, refresh with rotation, RFC 7009 revocation) in front of an MCP SDK
-// server whose /mcp needs its bearer tokens, bound to its resource (RFC 8707).
+// server (a tool, a resource and a prompt, each saying whose token it saw) whose
+// /mcp needs its bearer tokens, bound to its resource (RFC 8707), or a personal
+// access token minted by the control route, sent as a static header.
 // Tests ask the lab's control server for a fresh one per test (`POST /labs`),
 // each on its own loopback port, so parallel tests never see each other's
 // clients, tokens or counts. Options make it lie or misbehave on purpose.
@@ -41,6 +43,8 @@ export interface LabState {
   mcpAuthorizations: string[];
   /** Whose token each tool call carried. */
   toolCallsBy: string[];
+  /** Whose token each resources/read and prompts/get carried. */
+  contentReadsBy: string[];
   registeredClients: number;
 }
 
@@ -74,6 +78,7 @@ async function startOne(options: LabOptions): Promise<{ origin: string; close():
     revocations: [],
     mcpAuthorizations: [],
     toolCallsBy: [],
+    contentReadsBy: [],
     registeredClients: 0,
   };
   const clients = new Map<string, OAuthClientInformationFull>();
@@ -179,6 +184,19 @@ ${hidden("code_challenge", params.codeChallenge)}${hidden("resource", params.res
     refreshTokens.clear();
     res.json({ ok: true });
   });
+  // A personal access token (what GitHub calls a PAT): no grant, no refresh, sent as a static header.
+  app.post("/__lab/personal-token", express.json(), (req: Request, res: Response) => {
+    const token = `pat_${random()}`;
+    const user = String((req.body as { user?: string }).user ?? "carol");
+    accessTokens.set(token, {
+      clientId: "personal",
+      user,
+      scopes: ["mcp:tools"],
+      resource: mcpUrl,
+      expiresAt: Math.floor(Date.now() / 1000) + 86_400,
+    });
+    res.json({ token });
+  });
   app.post("/__lab/expire-access-tokens", (_req, res) => {
     for (const grant of accessTokens.values()) grant.expiresAt = 0;
     res.json({ ok: true });
@@ -255,6 +273,16 @@ ${hidden("code_challenge", params.codeChallenge)}${hidden("resource", params.res
         const user = String(extra.authInfo?.extra?.user ?? "nobody");
         state.toolCallsBy.push(user);
         return { content: [{ type: "text", text: `upstream user: ${user}` }] };
+      });
+      // Content that says whose token read it, like whoami.
+      const userOf = (extra: { authInfo?: AuthInfo }) => String(extra.authInfo?.extra?.user ?? "nobody");
+      mcp.registerResource("profile", "lab://profile", { mimeType: "text/plain" }, async (uri, extra) => {
+        state.contentReadsBy.push(userOf(extra));
+        return { contents: [{ uri: uri.href, mimeType: "text/plain", text: `profile of ${userOf(extra)}` }] };
+      });
+      mcp.registerPrompt("greet", { description: "Greets the token's user" }, async (extra) => {
+        state.contentReadsBy.push(userOf(extra));
+        return { messages: [{ role: "user", content: { type: "text", text: `Say hello to ${userOf(extra)}` } }] };
       });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => void transport.close());

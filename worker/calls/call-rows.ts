@@ -213,7 +213,7 @@ export function codeRunRow(
     requestId: string;
     startedAt: number;
     durationMs: number;
-    outcome: "ok" | "error";
+    outcome: "ok" | "error" | "cancelled" | "timed_out";
     code: string | null;
     innerCalls: number;
     program: { sha256: string; bytes: number } | null;

@@ -1,4 +1,5 @@
 import type { WaitUntil } from "../lib/after-response.ts";
+import { WeightedLru } from "../lib/lru.ts";
 import { isolateLeases, type HeldLease, type LeaseHolder } from "../leases/holder.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import type { Discovery, PolicyMode } from "../policy/profiles.store.ts";
@@ -67,6 +68,8 @@ export interface Catalog {
   servicesById: Map<string, CatalogService>;
   /** The lease the catalog was read under: while it holds, the catalog is the workspace's current state. */
   lease: CatalogLease;
+  /** Characters of the stored tool definitions, policies and services it was read from: its weight in the cache. */
+  chars: number;
 }
 
 export interface CatalogLease {
@@ -77,6 +80,13 @@ export interface CatalogLease {
   renew(env: Env): Promise<Catalog>;
 }
 
+interface CachedCatalog {
+  token: string;
+  catalog: Promise<Catalog>;
+  /** The catalog once read. */
+  read?: Catalog;
+}
+
 /**
  * Each isolate keeps one catalog per workspace, read from D1 after the lease
  * it belongs to was granted and used for as long as that lease's version
@@ -84,12 +94,25 @@ export interface CatalogLease {
  * change's API answer waits until no isolate can still act on an older one.
  */
 export class CatalogCache {
-  readonly #byWorkspace = new Map<string, { token: string; catalog: Promise<Catalog>; read?: Catalog }>();
+  readonly #byWorkspace: WeightedLru<CachedCatalog>;
 
   constructor(
     readonly leases: LeaseHolder,
     readonly maxWorkspaces = 1_000,
-  ) {}
+    /** Tenants choose how many tools and how large their schemas are, so the count alone does not bound memory. */
+    readonly maxChars = 16 * 1024 * 1024,
+  ) {
+    this.#byWorkspace = new WeightedLru(maxWorkspaces, maxChars);
+  }
+
+  /** Catalogs held, and their characters. */
+  get size(): number {
+    return this.#byWorkspace.size;
+  }
+
+  get chars(): number {
+    return this.#byWorkspace.weight;
+  }
 
   /** The workspace's catalog under a valid lease; a lease past half its life is renewed after the response. */
   async load(env: Env, workspaceId: string, waitUntil?: WaitUntil): Promise<Catalog> {
@@ -97,17 +120,19 @@ export class CatalogCache {
   }
 
   #under(env: Env, lease: HeldLease): Promise<Catalog> {
-    const cached = this.#byWorkspace.get(lease.workspaceId);
+    const workspaceId = lease.workspaceId;
+    const cached = this.#byWorkspace.get(workspaceId);
     if (cached?.token === lease.token) return cached.catalog;
-    const entry: { token: string; catalog: Promise<Catalog>; read?: Catalog } = { token: lease.token, catalog: this.#read(env, lease) };
-    if (!cached && this.#byWorkspace.size >= this.maxWorkspaces) this.#byWorkspace.delete(this.#byWorkspace.keys().next().value!);
-    this.#byWorkspace.set(lease.workspaceId, entry);
+    const entry: CachedCatalog = { token: lease.token, catalog: this.#read(env, lease) };
+    // Weighed once read (a catalog larger than maxChars alone is then let go: each call reads it again).
+    this.#byWorkspace.set(workspaceId, entry, 0);
     entry.catalog.then(
       (catalog) => {
         entry.read = catalog;
+        if (this.#byWorkspace.peek(workspaceId) === entry) this.#byWorkspace.set(workspaceId, entry, catalog.chars);
       },
       () => {
-        if (this.#byWorkspace.get(lease.workspaceId) === entry) this.#byWorkspace.delete(lease.workspaceId);
+        if (this.#byWorkspace.peek(workspaceId) === entry) this.#byWorkspace.delete(workspaceId);
       },
     );
     return entry.catalog;
@@ -115,7 +140,7 @@ export class CatalogCache {
 
   /** The last catalog read for the workspace, valid or not: only to say how a call without a lease is refused. */
   lastRead(workspaceId: string): Catalog | undefined {
-    return this.#byWorkspace.get(workspaceId)?.read;
+    return this.#byWorkspace.peek(workspaceId)?.read;
   }
 
   async #read(env: Env, lease: HeldLease): Promise<Catalog> {
@@ -199,10 +224,12 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
     servicesById: new Map(),
     deployments: new Map(),
     lease,
+    chars: 0,
   };
   for (const row of (tools?.results ?? []) as CatalogRow[]) {
     const publicName = publicToolName(row.slug, row.name);
     const definition = JSON.parse(row.definition) as ToolDefinition;
+    catalog.chars += row.definition.length + (row.projection?.length ?? 0);
     catalog.tools.set(publicName, {
       uid: row.uid,
       publicName,
@@ -220,6 +247,7 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
     });
   }
   for (const row of (services?.results ?? []) as ServiceRow[]) {
+    catalog.chars += row.url.length + (row.instructions?.length ?? 0) + (row.secret_headers?.length ?? 0);
     const service: CatalogService = {
       id: row.id,
       slug: row.slug,
@@ -235,6 +263,7 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
     );
   }
   for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode; risk_rules: string; discovery: Discovery }[]) {
+    catalog.chars += row.risk_rules.length;
     catalog.profiles.set(row.id, {
       defaultMode: row.default_mode,
       discovery: row.discovery,

@@ -1,6 +1,7 @@
 import type { HookStage, JsonObject } from "../../schema/hooks/contract.ts";
 import type { PublicContract } from "../hooks/compiler/index.ts";
 import type { DeploymentPointer, ToolDeployments } from "../hooks/lifecycle/deployments.do.ts";
+import { WeightedLru } from "../lib/lru.ts";
 
 export type { ToolDeployments };
 
@@ -16,29 +17,48 @@ export interface DeployedRevision {
 }
 
 /**
- * Bundles are immutable (a revision never changes), so each isolate keeps the
- * ones it has read from R2. Bounded, because a workspace may deploy many.
+ * Bundles are immutable (a revision never changes), so each isolate keeps the ones it has read from R2, the least
+ * recently used going first past either bound: any workspace may deploy many, each up to 150 KiB.
  */
-const MAX_CACHED_BUNDLES = 256;
-const bundles = new Map<string, string>();
+export class BundleCache {
+  readonly #bundles: WeightedLru<string>;
 
-async function bundleFor(env: Env, key: string): Promise<string> {
-  const cached = bundles.get(key);
-  if (cached !== undefined) return cached;
-  const object = await env.BUNDLES.get(key);
-  if (!object) throw new Error(`deployed bundle ${key} is missing from R2`);
-  const code = await object.text();
-  if (bundles.size >= MAX_CACHED_BUNDLES) bundles.delete(bundles.keys().next().value!);
-  bundles.set(key, code);
-  return code;
+  constructor(
+    readonly maxBundles: number,
+    readonly maxChars: number,
+  ) {
+    this.#bundles = new WeightedLru(maxBundles, maxChars);
+  }
+
+  get size(): number {
+    return this.#bundles.size;
+  }
+
+  /** Characters held. */
+  get chars(): number {
+    return this.#bundles.weight;
+  }
+
+  async read(env: Env, key: string): Promise<string> {
+    const cached = this.#bundles.get(key);
+    if (cached !== undefined) return cached;
+    const object = await env.BUNDLES.get(key);
+    if (!object) throw new Error(`deployed bundle ${key} is missing from R2`);
+    const code = await object.text();
+    this.#bundles.set(key, code, code.length);
+    return code;
+  }
 }
+
+/** 256 bundles, 16 Mi characters: a workspace's whole allowance of active and shadow bundles fits. */
+export const isolateBundles = new BundleCache(256, 16 * 1024 * 1024);
 
 /** A pointer with its bundle, ready to run. */
 export async function withBundle(env: Env, pointer: DeploymentPointer | undefined): Promise<DeployedRevision | null> {
   if (!pointer) return null;
   return {
     revisionId: pointer.revisionId,
-    bundle: await bundleFor(env, pointer.bundleKey),
+    bundle: await isolateBundles.read(env, pointer.bundleKey),
     stages: pointer.stages,
     contract: pointer.contract,
     config: pointer.config,

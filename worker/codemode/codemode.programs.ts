@@ -1,46 +1,11 @@
 import { CompilerUnavailableError, compileProgram, type Diagnostic } from "../hooks/compiler/index.ts";
 import { sha256Hex } from "../lib/crypto.ts";
+import { WeightedLru } from "../lib/lru.ts";
 import type { CodeModeError } from "./codemode.errors.ts";
 import { CODE_MODE_SHARE } from "./codemode.limits.ts";
 
 /** A program ready to run, or why it cannot run. */
 export type CompiledProgram = { ok: true; script: string } | { ok: false; error: CodeModeError };
-
-interface Entry {
-  program: CompiledProgram;
-  chars: number;
-}
-
-/** Programs by key, least recently used first, at most `maxEntries` of them and `maxChars` in all. */
-export class ProgramCache {
-  private readonly entries = new Map<string, Entry>();
-  private chars = 0;
-
-  constructor(
-    readonly maxEntries: number,
-    readonly maxChars: number,
-  ) {}
-
-  get(key: string): CompiledProgram | undefined {
-    const hit = this.entries.get(key);
-    if (!hit) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, hit);
-    return hit.program;
-  }
-
-  set(key: string, program: CompiledProgram): void {
-    const chars = program.ok ? program.script.length : JSON.stringify(program.error).length;
-    if (chars > this.maxChars || this.entries.has(key)) return;
-    this.entries.set(key, { program, chars });
-    this.chars += chars;
-    for (const [oldest, entry] of this.entries) {
-      if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) break;
-      this.entries.delete(oldest);
-      this.chars -= entry.chars;
-    }
-  }
-}
 
 /**
  * Compiled programs of this Worker isolate, keyed by workspace and SHA-256 of
@@ -48,7 +13,7 @@ export class ProgramCache {
  * again, and one workspace never learns from a cache hit what another ran. A
  * program that does not compile is kept too (its diagnostics); esbuild failing is not.
  */
-const cache = new ProgramCache(CODE_MODE_SHARE.cachedPrograms, CODE_MODE_SHARE.cachedProgramChars);
+const cache = new WeightedLru<CompiledProgram>(CODE_MODE_SHARE.cachedPrograms, CODE_MODE_SHARE.cachedProgramChars);
 
 /** The program compiled, from the cache or by esbuild now (`compiled` says which). */
 export async function compiledProgram(workspaceId: string, source: string): Promise<{ program: CompiledProgram; compiled: boolean }> {
@@ -66,7 +31,7 @@ export async function compiledProgram(workspaceId: string, source: string): Prom
     const message = "The compiler failed and is being restarted, not because of the program; run it again";
     return { program: { ok: false, error: { code: "compiler_unavailable", message, details: { retryAfterSeconds: 1 } } }, compiled: true };
   }
-  cache.set(key, program);
+  cache.set(key, program, program.ok ? program.script.length : JSON.stringify(program.error).length);
   return { program, compiled: true };
 }
 

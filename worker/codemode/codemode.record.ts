@@ -39,10 +39,11 @@ export async function codeRunMessages(
     }
   }
   const program = typeof args.code === "string" ? args.code : null;
+  const code = refusalCode(result);
   const row = codeRunRow(caller, {
     ...run,
-    outcome: result.isError ? "error" : "ok",
-    code: refusalCode(result),
+    outcome: runOutcome(result.isError === true, code),
+    code,
     innerCalls: inner.length,
     program: program === null ? null : { sha256: await sha256Hex(program), bytes: utf8Length(program) },
     arguments: args,
@@ -50,4 +51,12 @@ export async function codeRunMessages(
   });
   messages.push(callLogMessage(row, [], false));
   return messages;
+}
+
+/** How a run ended, as its row records it: a run its client cancelled or that ran out of wall time is no program failure. */
+function runOutcome(failed: boolean, code: string | null): "ok" | "error" | "cancelled" | "timed_out" {
+  if (!failed) return "ok";
+  if (code === "cancelled") return "cancelled";
+  if (code === "wall_time_exceeded") return "timed_out";
+  return "error";
 }

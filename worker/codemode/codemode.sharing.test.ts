@@ -9,7 +9,7 @@ import { connectMcp, createKey, gatewayError, upstreamReceived } from "../../tes
 import { ComputeAllowance } from "./codemode.allowance.ts";
 import { bigProgram } from "./codemode.attacks.fixtures.ts";
 import { codeGateway, run, type Client } from "./codemode.fixtures.ts";
-import { compiledProgram, ProgramCache } from "./codemode.programs.ts";
+import { compiledProgram } from "./codemode.programs.ts";
 
 const BUSY_MESSAGE = /^This workspace used its share of Code Mode's compute on this server; run the program again in (\d+) s$/;
 
@@ -71,22 +71,6 @@ describe("finding 4 (issue 26): one workspace cannot starve the isolate's CPU th
     expect(broken).toMatchObject({ compiled: true, program: { ok: false, error: { code: "compile_failed" } } });
     expect((await compiledProgram("ws_cache_a", `${source}\nreturn +;`)).compiled).toBe(false);
   }, 60_000);
-
-  it("the cache keeps at most its entries and characters, dropping the least recently used", ({ expect }) => {
-    const cache = new ProgramCache(2, 10);
-    const script = (text: string) => ({ ok: true as const, script: text });
-    cache.set("a", script("aaaa"));
-    cache.set("b", script("bbbb"));
-    expect(cache.get("a")).toEqual(script("aaaa"));
-    cache.set("c", script("cc"));
-    // "b" was the least recently used of the three.
-    expect([cache.get("a"), cache.get("b"), cache.get("c")]).toEqual([script("aaaa"), undefined, script("cc")]);
-    cache.set("d", script("dddddddd"));
-    // 14 characters: "a" (used before "c") goes, and 10 remain.
-    expect([cache.get("a"), cache.get("c"), cache.get("d")]).toEqual([undefined, script("cc"), script("dddddddd")]);
-    cache.set("e", script("x".repeat(11)));
-    expect(cache.get("e")).toBeUndefined();
-  });
 
   it("new 95 KiB programs each pay esbuild: a workspace sending one after another is refused code_mode_busy", async ({ expect }) => {
     const gateway = await codeGateway();

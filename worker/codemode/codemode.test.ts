@@ -6,6 +6,7 @@ import { hookGateway, MOCK_RESULT, SEARCH_HOOK } from "../hooks/lifecycle/lifecy
 import { generateCodeDeclarations } from "./codemode.declarations.ts";
 import { CODE_MODE_ERROR_CODES } from "./codemode.errors.ts";
 import { codeGateway, run } from "./codemode.fixtures.ts";
+import { codeRunMessages } from "./codemode.record.ts";
 
 type Gateway = Pick<Awaited<ReturnType<typeof demoGateway>>, "ws" | "adminKey" | "defaultProfileId">;
 
@@ -198,6 +199,39 @@ describe("the code run log", () => {
     const caller = await api(`/v1/workspaces/${gateway.ws}/code-runs`, { key: gateway.clientKey });
     expect(caller.status).toBe(403);
     expect(caller.body.error.code).toBe("forbidden");
+  });
+});
+
+describe("the code run log, for runs that end from outside", () => {
+  it("records a run its client cancels as cancelled, with its inner call, and one past its wall time as timed_out", async ({ expect }) => {
+    const { client, ...gateway } = await codeGateway();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort("the user pressed stop"), 500);
+    const cancelled = client.callTool(
+      { name: "run_code", arguments: { code: "await tools.slow__wait({ ms: 5000 });\nreturn 1;" } },
+      undefined,
+      {
+        signal: controller.signal,
+      },
+    );
+    await expect(cancelled).rejects.toThrow("the user pressed stop");
+    const rows = await eventually(
+      () => api(`/v1/workspaces/${gateway.ws}/logs`, { key: gateway.adminKey }),
+      (res) => res.body.calls.length === 2,
+    );
+    expect(rows.body.calls.map((row: { kind: string; outcome: string; code: string }) => [row.kind, row.outcome, row.code])).toEqual([
+      ["run_code", "cancelled", "cancelled"],
+      ["tools/call", "cancelled", "cancelled"],
+    ]);
+    // The code-runs view keeps its two outcomes: a run that did not finish is not ok.
+    const listed = await api(`/v1/workspaces/${gateway.ws}/code-runs`, { key: gateway.adminKey });
+    expect(listed.body.runs).toMatchObject([{ outcome: "error", code: "cancelled" }]);
+
+    const caller = { workspaceId: gateway.ws, actor: "key:key_t", keyId: "key_t", grantedBy: null, profileId: null };
+    const timing = { requestId: "req_wall", startedAt: Date.now(), durationMs: 60_000 };
+    const wall = { isError: true, content: [], _meta: { "dev.rayrun/error": { code: "wall_time_exceeded", message: "…" } } };
+    const [runRow] = await codeRunMessages(caller, timing, { code: "return 1;" }, wall, []);
+    expect(runRow!.call).toMatchObject({ kind: "run_code", outcome: "timed_out", code: "wall_time_exceeded" });
   });
 });
 

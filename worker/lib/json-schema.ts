@@ -1,5 +1,6 @@
 import { format, Validator, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import { compileLinearPattern, matchLinear, PatternBudgetExceeded, type LinearPattern } from "../../cli/src/rules/core/linear-regex.ts";
+import { WeightedLru } from "./lru.ts";
 import { analyseSchema, VALUE_LIMITS, type SchemaAnalysis, type SchemaBoundBreach } from "./schema-bounds.ts";
 
 export interface SchemaViolation {
@@ -11,7 +12,6 @@ export interface SchemaViolation {
 export type SchemaCheck = { valid: true } | { valid: false; violations: SchemaViolation[] } | { valid: false; breach: SchemaBoundBreach };
 
 const MAX_VIOLATIONS = 10;
-const MAX_CACHED_VALIDATORS = 500;
 
 /** Upstream schemas name their draft in `$schema` (the MCP SDK emits draft-07); default to 2020-12. */
 function draftOf(schema: Schema): SchemaDraft {
@@ -30,8 +30,12 @@ interface CompiledSchema {
 /**
  * Compiled validators keyed by the schema's own JSON: the same definition is
  * validated on every call, and a changed definition is simply a new key.
+ * Upstreams choose the schemas, so the cache is bounded by count and by the
+ * schemas' characters (a compiled validator's memory follows its schema's
+ * size): 500 validators, 8 Mi characters, twice one service's 4 MiB of tool
+ * definitions.
  */
-const validators = new Map<string, CompiledSchema>();
+export const validatorCache = new WeightedLru<CompiledSchema>(500, 8 * 1024 * 1024);
 /**
  * The same validators by schema object: a catalog snapshot passes the same
  * objects on every call, so most calls skip serialising the schema for the key.
@@ -42,14 +46,13 @@ function compiledFor(schema: Schema): CompiledSchema {
   const known = bySchemaObject.get(schema);
   if (known) return known;
   const key = JSON.stringify(schema);
-  let compiled = validators.get(key);
+  let compiled = validatorCache.get(key);
   if (!compiled) {
-    if (validators.size >= MAX_CACHED_VALIDATORS) validators.clear();
     const analysis = analyseSchema(schema);
     // A schema past a static bound is never handed to the validator.
     const validator = new Validator(analysis.breach ? true : withLinearPatterns(schema), draftOf(schema), false);
     compiled = { validator, analysis };
-    validators.set(key, compiled);
+    validatorCache.set(key, compiled, key.length);
   }
   bySchemaObject.set(schema, compiled);
   return compiled;
@@ -177,7 +180,11 @@ function withLinearPatterns(schema: Schema): Schema {
   return copy;
 }
 
-const linearPatterns = new Map<string, (subject: string) => boolean>();
+/**
+ * Compiled `pattern`s, by source: 500 of them, 4 Mi characters of source in all (a compiled pattern's memory
+ * follows its length), so any pattern one service's 4 MiB of definitions can hold is kept.
+ */
+export const linearPatternCache = new WeightedLru<(subject: string) => boolean>(500, 4 * 1024 * 1024);
 
 /**
  * cfworker looks formats up by name in its exported `format` table; names under
@@ -191,14 +198,13 @@ Object.setPrototypeOf(
     get(target, name, receiver) {
       if (typeof name !== "string" || !name.startsWith(LINEAR_FORMAT)) return Reflect.get(target, name, receiver);
       const source = name.slice(LINEAR_FORMAT.length);
-      let matcher = linearPatterns.get(source);
+      let matcher = linearPatternCache.get(source);
       if (!matcher) {
         const compiled = compileLinearPattern(source);
         // Only an upstream naming this format itself gets here with a pattern the analysis would refuse: it matches nothing.
         const pattern: LinearPattern | null = compiled.ok ? compiled.pattern : null;
         matcher = (subject) => pattern !== null && matchLinear(pattern, subject, patternBudget);
-        if (linearPatterns.size >= MAX_CACHED_VALIDATORS) linearPatterns.clear();
-        linearPatterns.set(source, matcher);
+        linearPatternCache.set(source, matcher, source.length);
       }
       return matcher;
     },

@@ -1,4 +1,5 @@
 import type { CallLogMessage } from "./call-log.ts";
+import { laneFor } from "./call-log.lanes.ts";
 
 /** Queues takes at most 100 messages and 256 KB in one sendBatch. */
 const SEND_BATCH_MESSAGES = 100;
@@ -8,15 +9,24 @@ const encoder = new TextEncoder();
 
 /**
  * Hands call-log messages to the queue, after the response (the caller runs this under `afterResponse`). The call
- * path never writes a row to D1 itself. When the queue refuses or is unreachable, the messages are lost: the call
- * has been answered already and a log must never fail it. The loss is counted per workspace and minute in
- * `call_log_losses` (GET …/metrics `lost`), the only D1 write the call path makes, and only on this failure.
+ * path never writes a row to D1 itself. Each message goes to the shared lane while its workspace is within its fair
+ * share, else to the overflow lane (call-log.lanes.ts). When a queue refuses or is unreachable, the messages are
+ * lost: the call has been answered already and a log must never fail it. The loss is counted per workspace and
+ * minute in `call_log_losses` (GET …/metrics `lost`), the only D1 write the call path makes, and only on this failure.
  */
 export async function sendCallLogs(env: Env, messages: CallLogMessage[]): Promise<void> {
   if (env.CALL_LOG === "off") return;
+  const shared: CallLogMessage[] = [];
+  const overflow: CallLogMessage[] = [];
+  for (const message of messages) (laneFor(message.call.workspaceId) === "shared" ? shared : overflow).push(message);
+  await send(env, env.CALL_LOGS, shared);
+  await send(env, env.CALL_LOGS_OVERFLOW, overflow);
+}
+
+async function send(env: Env, queue: Queue, messages: CallLogMessage[]): Promise<void> {
   for (const chunk of chunks(messages)) {
     try {
-      await env.CALL_LOGS.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
+      await queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
     } catch (error) {
       console.error(`call log queue send failed, ${chunk.length} rows lost`, error);
       await countLost(env.DB, chunk);

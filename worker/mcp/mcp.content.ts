@@ -261,7 +261,8 @@ interface ContentRowDraft {
 /**
  * One resources/read or prompts/get, with its call row sent after the response whatever the outcome: `hidden` for
  * an unknown or blocked item (the client cannot tell them apart), the upstream's error or failure, `refused` for a
- * malformed URI. Content and prompt arguments are never on the row; the item is shown only to detail readers.
+ * malformed URI or a service waiting for upstream authorization. Content and prompt arguments are never on the row;
+ * the item is shown only to detail readers.
  */
 async function recorded<T>(
   caller: ContentCaller,
@@ -302,7 +303,8 @@ async function recorded<T>(
     if (error instanceof UpstreamRpcError) send("upstream_error", String(error.code), null);
     else if (error instanceof GatewayRpcError) {
       const code = typeof error.data.code === "string" ? error.data.code : null;
-      if (code === "resource_uri_malformed") send("refused", code, null);
+      // A malformed URI, or a service that waits for the caller's (or an admin's) upstream authorization: refused before the upstream.
+      if (code === "resource_uri_malformed" || code === "upstream_authorization_required") send("refused", code, null);
       else if (row.upstreamMs || code?.startsWith("upstream_")) send("upstream_failed", code, null);
       else send("hidden", null, null);
     } else send("error", "internal_error", null);

@@ -9,7 +9,7 @@ import { toolsWithHookHistory } from "../hooks/lifecycle/events.store.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { SHARED_SUBJECT } from "../upstream-auth/grants.do.ts";
-import { connectOAuthService, disconnectGrants } from "../upstream-auth/lifecycle.ts";
+import { changeServiceOAuth, connectOAuthService, disconnectGrants } from "../upstream-auth/lifecycle.ts";
 import { resourceCovers } from "../upstream-auth/oauth.server.ts";
 import { indexNewService, reindexService } from "./indexing.ts";
 import {
@@ -121,25 +121,35 @@ serviceRoutes.openapi(
     method: "patch",
     path: "/v1/workspaces/{ws}/services/{svc}",
     tags: ["services"],
-    summary: "Change a service's URL, secret headers or payload capture (or lift an old authorization hold)",
-    description: "Changing the URL or headers does not re-index; call refresh.",
+    summary: "Change a service's URL, secret headers, payload capture or upstream OAuth (or lift an old authorization hold)",
+    description:
+      "Changing the URL or headers does not re-index; call refresh. Changing `oauth` does: removing it indexes through the new " +
+      "headers (refused `oauth_still_required` while the upstream still answers 401), adding it discovers and registers from the " +
+      "upstream's 401, and a changed mode or client revokes every grant and returns the service to pending (docs/upstream-oauth.md).",
     middleware: guard("admin"),
     request: { params: ServiceParams, body: jsonBody(UpdateServiceBody) },
-    responses: { 200: json(ServiceSchema, "The updated service"), ...errorResponses(400, 404, 409) },
+    responses: { 200: json(ServiceSchema, "The updated service"), ...errorResponses(400, 404, 409, 413, 502) },
   }),
   async (c) => {
     const { ws, svc } = c.req.valid("param");
     const body = c.req.valid("json");
+    const stored = await storedUpstreamTarget(c.env, ws, svc);
+    if (!stored) throw notFound("Service");
     if (body.url !== undefined) {
       assertUrlAllowed(c.env, body.url);
-      // Its tokens are bound to one resource (RFC 8707): an OAuth service cannot be pointed anywhere else.
-      const oauth = (await storedUpstreamTarget(c.env, ws, svc))?.oauth;
-      if (oauth && !resourceCovers(oauth.server.resource, new URL(body.url))) {
+      // Its tokens are bound to one resource (RFC 8707): a service that keeps OAuth cannot be pointed anywhere else.
+      const { oauth } = stored;
+      if (oauth && body.oauth !== null && !resourceCovers(oauth.server.resource, new URL(body.url))) {
         throw new ApiError("conflict", {
           message: `This service's OAuth grants are for ${oauth.server.resource}; connect the new URL as a service of its own`,
           details: { field: "json.url" },
         });
       }
+    }
+    if (body.oauth !== undefined) {
+      // How the service reaches its upstream once this PATCH is in: its new URL and headers, and no token.
+      const target = { ...stored.target, url: body.url ?? stored.target.url, headers: body.headers ?? stored.target.headers };
+      await changeServiceOAuth(c.env, { workspaceId: ws, id: svc, oauth: stored.oauth, target }, body.oauth);
     }
     const service = await updateService(c.env, ws, svc, body);
     if (!service) throw notFound("Service");

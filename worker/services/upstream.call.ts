@@ -101,6 +101,11 @@ export class CallDeadline {
   tripped: "idle" | "duration" | null = null;
   /** A failure found in the upstream's answer (upstream.scope.ts), which ended the call. */
   failure: Error | null = null;
+  /**
+   * The `notifications/cancelled` sends this call's own abort started, so it waits for its own only: a send another
+   * request started belongs to that request, and once that request ends its promise can never settle in this one.
+   */
+  readonly cancellations = new Set<Promise<void>>();
   private readonly controller = new AbortController();
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly totalTimer: ReturnType<typeof setTimeout>;
@@ -133,7 +138,7 @@ export class CallDeadline {
   /** Ends the call with `error`; the SDK tells the upstream it was cancelled. */
   fail(error: Error): void {
     this.failure ??= error;
-    this.controller.abort(error);
+    this.abort(error);
   }
 
   dispose(): void {
@@ -143,6 +148,21 @@ export class CallDeadline {
 
   private trip(bound: "idle" | "duration"): void {
     this.tripped = bound;
-    this.controller.abort(new UpstreamTimeout(bound));
+    this.abort(new UpstreamTimeout(bound));
+  }
+
+  /** Abort listeners run inside `abort()`, the SDK's cancellation send among them: while they run, this call is `aborting`. */
+  private abort(reason: Error): void {
+    aborting = this;
+    try {
+      this.controller.abort(reason);
+    } finally {
+      aborting = null;
+    }
   }
 }
+
+let aborting: CallDeadline | null = null;
+
+/** The call whose own clock or failure is aborting it right now (null outside such an abort). */
+export const abortingCall = (): CallDeadline | null => aborting;

@@ -1,4 +1,3 @@
-import { waitUntil } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -21,12 +20,21 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import { waitUntil } from "cloudflare:workers";
 import type { Client as ModernClient } from "@modelcontextprotocol/client";
 import { isStaleSession } from "./upstream-resilience.ts";
 import { guardedFetch, UpstreamFailure, type StandaloneStream, type UpstreamTarget } from "./upstream.fetch.ts";
 import { asModernFailure, callModernTool, listModernTools, sharedModernClient } from "./upstream.modern.ts";
 import { failingFast, withRequestScope } from "./upstream.scope.ts";
-import { CallCancelled, CallDeadline, MAX_CALL_DURATION_MS, UpstreamTimeout, type UpstreamCallOptions } from "./upstream.call.ts";
+import {
+  abortingCall,
+  CallCancelled,
+  CallDeadline,
+  MAX_CALL_DURATION_MS,
+  UpstreamTimeout,
+  type UpstreamCallOptions,
+} from "./upstream.call.ts";
+import { SessionPool, type HeldSession } from "./upstream.sessions.ts";
 
 export { MAX_UPSTREAM_RESPONSE_BYTES, UpstreamFailure, type UpstreamFailureCode, type UpstreamTarget } from "./upstream.fetch.ts";
 export { discoverUpstream } from "./upstream.modern.ts";
@@ -58,7 +66,7 @@ async function connect(
     { name: "rayrun-gateway", version: "0.1.0" },
     { capabilities, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
-  trackCancellations(client, transport);
+  trackCancellations(transport);
   transports.set(client, transport);
   // A request the client did not declare a capability for is refused at once, saying why, instead of
   // waiting for an answer that cannot come.
@@ -95,36 +103,35 @@ function endSession(client: Client): Promise<void> {
   return ended;
 }
 
-/** Each client's `notifications/cancelled` still being sent to the upstream. */
-const cancellationsInFlight = new WeakMap<Client, Set<Promise<void>>>();
 /** How long a timed-out call waits for the upstream to be told before it answers anyway. */
 const CANCELLATION_SEND_WAIT_MS = 2_000;
 
 /**
  * The SDK client sends `notifications/cancelled` without waiting for it, and rejects the call at once; a timed-out
- * call's answer could then end the Worker's request, and with it that POST, before the upstream was told.
+ * call's answer could then end the Worker's request, and with it that POST, before the upstream was told. Each send
+ * is kept by the call whose own abort started it (CallDeadline.cancellations), never in a set shared by the
+ * session's calls: a session outlives its requests, and a send of a request that has ended never settles in another.
  */
-function trackCancellations(client: Client, transport: StreamableHTTPClientTransport): void {
-  const inFlight = new Set<Promise<void>>();
-  cancellationsInFlight.set(client, inFlight);
+function trackCancellations(transport: StreamableHTTPClientTransport): void {
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
     const sent = send(message, options);
-    if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+    const call = abortingCall();
+    if (call && isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
       const settled = sent.then(
         () => {},
         () => {},
       );
-      inFlight.add(settled);
-      void settled.then(() => inFlight.delete(settled));
+      call.cancellations.add(settled);
+      void settled.then(() => call.cancellations.delete(settled));
     }
     return sent;
   };
 }
 
-/** Waits (briefly) until the client's cancellations have gone out. */
-async function cancellationsSent(client: Client): Promise<void> {
-  const inFlight = [...(cancellationsInFlight.get(client) ?? [])];
+/** Waits (briefly) until the call's own cancellations have gone out. */
+async function cancellationsSent(call: CallDeadline): Promise<void> {
+  const inFlight = [...call.cancellations];
   if (!inFlight.length) return;
   let waited: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([Promise.all(inFlight), new Promise<void>((resolve) => (waited = setTimeout(resolve, CANCELLATION_SEND_WAIT_MS)))]);
@@ -153,27 +160,22 @@ function asUpstreamFailure(error: unknown): unknown {
 }
 
 /**
- * Connected clients, reused across calls in this isolate so a call costs one
- * upstream round trip, not an initialize handshake each time. Only fully
- * connected clients are cached (never a pending promise shared across requests).
- * A session belongs to one credential: when the target's `credential` changes
- * (a refreshed OAuth token), the old session is closed, not kept beside the new.
+ * Upstream sessions this isolate keeps (see SessionPool). A session costs an open upstream connection and the
+ * SDK client's state; past this many, the least recently used is closed once its calls are done.
  */
-const sessions = new Map<string, { client: Client; credential: string | undefined }>();
-
-async function session(target: UpstreamTarget): Promise<Client> {
-  const cached = sessions.get(target.cacheKey);
-  if (cached && cached.credential === target.credential) return cached.client;
-  if (cached) dropSession(target, cached.client);
-  const client = await connect(target);
-  sessions.set(target.cacheKey, { client, credential: target.credential });
-  return client;
+export const MAX_UPSTREAM_SESSIONS = 128;
+/** A pooled session: closing it ends it upstream (DELETE), as every session the gateway opens is ended. */
+interface PooledSession {
+  client: Client;
+  close(): Promise<void>;
 }
+export const upstreamSessions = new SessionPool<PooledSession>(MAX_UPSTREAM_SESSIONS);
 
-function dropSession(target: UpstreamTarget, client: Client): void {
-  if (sessions.get(target.cacheKey)?.client === client) sessions.delete(target.cacheKey);
-  void endSession(client);
-}
+const session = (target: UpstreamTarget) =>
+  upstreamSessions.acquire(target.cacheKey, target.credential, async () => {
+    const client = await connect(target);
+    return { client, close: () => endSession(client) };
+  });
 
 /**
  * Lists every tool, following cursors, refusing upstreams over the tool count or byte caps. Uses a fresh session,
@@ -233,7 +235,13 @@ export async function callUpstreamTool(
   try {
     for (let attempt = 0; ; attempt++) {
       const relay = options.relay;
-      const client = relay ? await relaySession(target, relay, deadline) : await session(target);
+      let held: HeldSession<PooledSession> | undefined;
+      let client: Client;
+      if (relay) client = await relaySession(target, relay, deadline);
+      else {
+        held = await session(target);
+        client = held.session.client;
+      }
       let sent = false;
       try {
         await options.beforeSend?.();
@@ -253,16 +261,17 @@ export async function callUpstreamTool(
       } catch (error) {
         if (!sent) throw error;
         // The client still waits for this answer; one that cancelled or went away does not, and its request may be gone.
-        if (deadline.tripped || deadline.failure) await cancellationsSent(client);
+        if (deadline.tripped || deadline.failure) await cancellationsSent(deadline);
         if (deadline.failure) throw deadline.failure;
         if (deadline.tripped) throw new UpstreamTimeout(deadline.tripped);
         if (options.signal?.aborted) throw new CallCancelled(String(options.signal.reason ?? "cancelled"));
         const staleSession = attempt === 0 && isStaleSession(error);
-        if (!(error instanceof McpError) && !relay) dropSession(target, client);
+        if (!(error instanceof McpError)) held?.drop();
         if (staleSession) continue;
         throw asUpstreamFailure(error);
       } finally {
-        if (relay) void endSession(client);
+        if (held) held.release();
+        else void endSession(client);
       }
     }
   } finally {
@@ -324,14 +333,16 @@ export async function requestUpstream<T>(
     );
   }
   for (let attempt = 0; ; attempt++) {
-    const client = await session(target);
+    const held = await session(target);
     try {
-      return await failingFast(REQUEST_TIMEOUT_MS, (options) => send(client, options));
+      return await failingFast(REQUEST_TIMEOUT_MS, (options) => send(held.session.client, options));
     } catch (error) {
       const staleSession = attempt === 0 && isStaleSession(error);
-      if (!(error instanceof McpError)) dropSession(target, client);
+      if (!(error instanceof McpError)) held.drop();
       if (staleSession) continue;
       throw asUpstreamFailure(error);
+    } finally {
+      held.release();
     }
   }
 }

@@ -92,3 +92,58 @@ export async function markAuthorized(
     .bind(input.indexSubject, input.by, nowIso(), workspaceId, serviceId)
     .run();
 }
+
+/**
+ * The service's OAuth set anew (a changed mode or client, or OAuth its upstream now asks for): pending, with no
+ * grant indexing it, saying why. Its tools stay indexed, and are refused until an admin authorizes it again.
+ */
+export async function setServiceOAuth(
+  db: D1Database,
+  workspaceId: string,
+  serviceId: string,
+  oauth: { mode: "shared" | "per_user"; server: OAuthServer; sealedClientSecret: string | null; reason: Omit<PendingReason, "at"> },
+): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE services SET authorization_kind = 'oauth', oauth_mode = ?, oauth_status = 'pending', oauth_pending_reason = ?,
+         oauth_server = ?, oauth_client_secret = ?, oauth_index_subject = NULL, oauth_authorized_by = NULL, oauth_authorized_at = NULL
+       WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL`,
+    )
+    .bind(
+      oauth.mode,
+      JSON.stringify({ ...oauth.reason, at: nowIso() }),
+      JSON.stringify(oauth.server),
+      oauth.sealedClientSecret,
+      workspaceId,
+      serviceId,
+    )
+    .run();
+}
+
+/** Only the pre-registered client's secret changes (the same client, so its grants stand). */
+export async function replaceClientSecret(
+  db: D1Database,
+  workspaceId: string,
+  serviceId: string,
+  server: OAuthServer,
+  sealedClientSecret: string,
+): Promise<void> {
+  await db
+    .prepare(
+      "UPDATE services SET oauth_server = ?, oauth_client_secret = ? WHERE workspace_id = ? AND id = ? AND authorization_kind = 'oauth'",
+    )
+    .bind(JSON.stringify(server), sealedClientSecret, workspaceId, serviceId)
+    .run();
+}
+
+/** The service no longer uses upstream OAuth: its upstream answers to its headers alone. */
+export async function clearServiceOAuth(db: D1Database, workspaceId: string, serviceId: string): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE services SET authorization_kind = 'none', oauth_mode = NULL, oauth_status = NULL, oauth_pending_reason = NULL,
+         oauth_server = NULL, oauth_client_secret = NULL, oauth_index_subject = NULL, oauth_authorized_by = NULL, oauth_authorized_at = NULL
+       WHERE workspace_id = ? AND id = ?`,
+    )
+    .bind(workspaceId, serviceId)
+    .run();
+}

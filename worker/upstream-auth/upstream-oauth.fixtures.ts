@@ -15,6 +15,32 @@ export async function newLab(options: LabOptions = {}) {
     control: async (action: "revoke-refresh-tokens" | "expire-access-tokens") => {
       await (await fetch(`${origin}/__lab/${action}`, { method: "POST" })).arrayBuffer();
     },
+    /** A personal access token for `user` (no OAuth grant): a static `authorization` header the upstream accepts. */
+    personalToken: async (user: string) =>
+      (
+        (await (
+          await fetch(`${origin}/__lab/personal-token`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ user }),
+          })
+        ).json()) as { token: string }
+      ).token,
+    /** A client registered by hand at the authorization server (RFC 7591 from the test), as an admin would for a pre-registered client. */
+    registerClient: async () =>
+      (await (
+        await fetch(`${origin}/register`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            client_name: "registered by hand",
+            redirect_uris: ["https://rayrun.test/oauth/upstream/callback"],
+            grant_types: ["authorization_code", "refresh_token"],
+            response_types: ["code"],
+            token_endpoint_auth_method: "client_secret_basic",
+          }),
+        })
+      ).json()) as { client_id: string; client_secret: string },
     /** What the authorization server would fetch from a client ID metadata document URL. */
     addClient: async (document: unknown) => {
       await (

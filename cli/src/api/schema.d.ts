@@ -953,7 +953,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1048,7 +1048,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1135,7 +1135,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1394,7 +1394,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1554,7 +1554,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1577,8 +1577,8 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Change a service's URL, secret headers or payload capture (or lift an old authorization hold)
-     * @description Changing the URL or headers does not re-index; call refresh.
+     * Change a service's URL, secret headers, payload capture or upstream OAuth (or lift an old authorization hold)
+     * @description Changing the URL or headers does not re-index; call refresh. Changing `oauth` does: removing it indexes through the new headers (refused `oauth_still_required` while the upstream still answers 401), adding it discovers and registers from the upstream's 401, and a changed mode or client revokes every grant and returns the service to pending (docs/upstream-oauth.md).
      */
     patch: {
       parameters: {
@@ -1641,8 +1641,26 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The upstream MCP server failed: `upstream_unreachable`, `upstream_protocol_error`, `upstream_response_too_large`, `oauth_discovery_failed`, `oauth_metadata_invalid`, `oauth_token_request_failed` */
+        502: {
           headers: {
             [name: string]: unknown;
           };
@@ -1733,7 +1751,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1932,7 +1950,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2020,7 +2038,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2606,7 +2624,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3084,7 +3102,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3468,7 +3486,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3766,7 +3784,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3893,7 +3911,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4092,7 +4110,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4294,7 +4312,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4867,7 +4885,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4967,7 +4985,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -5776,6 +5794,7 @@ export interface components {
           | "upstream_authorization_required"
           | "service_not_oauth"
           | "oauth_client_required"
+          | "oauth_still_required"
           | "oauth_not_configured"
           | "precondition_failed"
           | "payload_too_large"
@@ -6031,7 +6050,7 @@ export interface components {
            */
           status: "pending" | "authorized";
           pendingReason: {
-            /** @description `connected`, `disconnected`, `invalid_grant`, or the authorization server's or gateway's error code */
+            /** @description `connected`, `disconnected`, `invalid_grant`, `oauth_changed` (its mode or client was changed), or the authorization server's or gateway's error code */
             code: string;
             message: string;
             at: string;
@@ -6111,6 +6130,18 @@ export interface components {
        * @enum {boolean}
        */
       requiresAuthorization?: false;
+      /** @description Change the service's upstream OAuth: its mode or client (every grant is revoked, the service waits for authorization again), OAuth for a service whose upstream now asks for it, or `null` to remove it, when the upstream answers with the service's headers alone (checked by indexing through them). docs/upstream-oauth.md, "Changing a service's OAuth" */
+      oauth?: {
+        /**
+         * @description Switch between one workspace grant and a grant per caller
+         * @enum {string}
+         */
+        mode?: "shared" | "per_user";
+        /** @description A client registered with the authorization server by hand; `null` forgets the pre-registered client and registers the gateway's own way (client ID metadata document or dynamic registration). The same id with a new `clientSecret` only replaces the secret */
+        clientId?: string | null;
+        /** @description That client's secret: encrypted at rest, never returned */
+        clientSecret?: string;
+      } | null;
       payloadCapture?: boolean;
     };
     HookHistoryTool: {

@@ -331,10 +331,14 @@ const RENDERED_PER_ENTRY = 16;
 function styleLike(entry: Entry, found: string): string {
   if (entry.kind === "phone") return /[^\d+]/.test(found) && entry.pretty ? entry.pretty : entry.to;
   if (entry.kind === "email" && entry.form === "value" && !found.includes("@")) return obfuscated(entry.to, found);
-  if (found === found.toUpperCase() && found !== found.toLowerCase()) return entry.to.toUpperCase();
-  if (found === found.toLowerCase() && found !== found.toUpperCase()) return entry.to.toLowerCase();
-  return entry.to;
+  // Words joined with `+` (a query string's spaces) stay joined so: `q=Matthew+Nowell` keeps a valid query.
+  const to = PLUS_JOINED.test(found) && !/\s/.test(found) ? entry.to.replaceAll(" ", "+") : entry.to;
+  if (found === found.toUpperCase() && found !== found.toLowerCase()) return to.toUpperCase();
+  if (found === found.toLowerCase() && found !== found.toUpperCase()) return to.toLowerCase();
+  return to;
 }
+
+const PLUS_JOINED = /[\p{L}\p{M}]\+\p{L}/u;
 
 const AT_STYLE = /\s*[[({]\s*at\s*[\])}]\s*|\s+at\s+/i;
 const DOT_STYLE = /\s*[[({]\s*dot\s*[\])}]\s*|\s+dot\s+/i;

@@ -5,7 +5,8 @@
 // (\p{Cf}: zero-width space, soft hyphen, word joiner) dropped, and a look-alike of a
 // Latin letter or digit read as that letter (Unicode's confusables, from the
 // `unhomoglyph` package: Cyrillic `о` → `o`). HTML entities (`&#101;`, `&eacute;`) and
-// percent-encoding (`%20`, `%C3%AB`) are read decoded, in place.
+// percent-encoding (`%20`, `%C3%AB`) are read decoded, in place, and so is a `+` between
+// two letters, a query string's space (`Matthew+Nowell`).
 //
 // Forms are worked out per character the first time one is met, not for the whole of
 // Unicode up front (a `hooks run` process reads one event; building every form takes a
@@ -16,6 +17,7 @@ import confusablesData from "unhomoglyph/data.json";
 export const SPACE = 0x20;
 const AT = 0x40;
 export const DOT = 0x2e;
+const PLUS = 0x2b;
 
 /** What a unit is to the normaliser, as bits. PLAIN (0): its form is one unit, `folded[code]`. */
 export const PLAIN = 0;
@@ -29,7 +31,7 @@ export const IGNORABLE = 8;
 const EXPANDS = 16;
 /** A high surrogate: the code point is read with the unit after it. */
 const SURROGATE = 32;
-/** `&` or `%`: it may start an encoded character. */
+/** `&`, `%` or `+`: it may start (or be) an encoded character. */
 const ENCODED = 64;
 /** A unit the normaliser has not worked out yet (set until the first time it is met). */
 const UNKNOWN = 128;
@@ -108,7 +110,7 @@ function formOf(codePoint: number): string {
 function resolve(code: number): number {
   let kind: number;
   if (code >= 0xd800 && code <= 0xdbff) kind = SURROGATE;
-  else if (code === 0x26 || code === 0x25) kind = ENCODED;
+  else if (code === 0x26 || code === 0x25 || code === PLUS) kind = ENCODED;
   else {
     const form = code >= 0xdc00 && code <= 0xdfff ? String.fromCharCode(code) : formOf(code);
     if (form.length === 0) kind = IGNORABLE;
@@ -179,7 +181,7 @@ function readAt(text: string, i: number, out: Read): Read {
 function readComplex(text: string, i: number, code: number, out: Read): Read {
   const kind = kindOf(code);
   if (kind === ENCODED) {
-    const decoded = code === 0x26 ? entityAt(text, i) : percentAt(text, i);
+    const decoded = code === 0x26 ? entityAt(text, i) : code === PLUS ? plusAt(text, i) : percentAt(text, i);
     if (decoded) return readForm(out, decoded.form, decoded.next);
     out.code = code;
   } else if (kind === SURROGATE) {
@@ -230,6 +232,19 @@ function entityAt(text: string, i: number): { form: string; next: number } | und
   let form = "";
   for (const char of decoded) form += decodedForm(char.codePointAt(0)!);
   return { form, next: i + named[0].length };
+}
+
+const LETTER = /^\p{L}$/u;
+/** A letter, or a mark on one (`Zoë+Fairbanks` in NFD). */
+const LETTER_BEFORE = /^[\p{L}\p{M}]$/u;
+
+/**
+ * A `+` between two letters is a space as a query string writes it (`q=Matthew+Nowell`); anywhere else
+ * it is itself, so a phone's `+44` (after a space, a digit or nothing) keeps its meaning.
+ */
+function plusAt(text: string, i: number): { form: string; next: number } | undefined {
+  if (i === 0 || !LETTER_BEFORE.test(text.charAt(i - 1)) || !LETTER.test(text.charAt(i + 1))) return undefined;
+  return { form: " ", next: i + 1 };
 }
 
 const hexAt = (text: string, i: number) => {

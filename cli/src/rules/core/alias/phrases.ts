@@ -394,9 +394,9 @@ export class PhraseMatcher<T> {
           cls = classOf[last]!;
         }
       }
-      // A full stop met during a match attempt, or after a digit or a space: the phone pass may need to
-      // read the text (it runs when digits are on both sides of the stop, separators aside).
-      if (last === DOT && (state !== 0 || isDigit(before) || before === SPACE)) {
+      // A full stop met during a match attempt, or after a digit, a space or another separator (`(020).7946`):
+      // the phone pass may need to read the text (it runs when digits are on both sides of the stop, separators aside).
+      if (last === DOT && (state !== 0 || isDigit(before) || (before >= 0 && kindOf(before) & SEPARATOR))) {
         stops[stopped++] = from;
         stops[stopped++] = end;
       }
@@ -431,13 +431,15 @@ export class PhraseMatcher<T> {
         const id = output[hit]!;
         const edge = edges[id]!;
         if (!(edge & 2 && endInWord)) {
-          const start = ring[(k - lengths[id]! + 1) & mask]!;
+          let start = ring[(k - lengths[id]! + 1) & mask]!;
           const previous = start > 0 ? text.charCodeAt(start - 1) : -1;
           if (!(
             edge & 1 &&
             previous >= 0 &&
             (word[previous] === 1 || (kinds[previous] === IGNORABLE && wordBefore(text, start, word, kinds)))
           )) {
+            // `(020) 7946 0958`: the match took the closing bracket, so it takes the opening one too.
+            if ((previous === 0x28 || previous === 0xff08) && closesFirst(text, start, after)) start--;
             // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
             // that starts earlier than the overlapping ones on top replaces them; one that starts later loses.
             let top = used - 3;
@@ -461,6 +463,16 @@ export class PhraseMatcher<T> {
 /** Whether the word after a whitespace run may be an obfuscated ` at ` or ` dot ` (`after`: its first unit, lower-cased). */
 const mayBeObfuscation = (text: string, j: number, after: number) =>
   (after === 0x61 && (text.charCodeAt(j + 1) | 0x20) === 0x74) || (after === 0x64 && (text.charCodeAt(j + 1) | 0x20) === 0x6f);
+
+/** Whether `text[start, end)` holds a closing bracket before any opening one. */
+function closesFirst(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x29 || c === 0xff09) return true;
+    if (c === 0x28 || c === 0xff08) return false;
+  }
+  return false;
+}
 
 /** Whether a word unit comes before `start` in the original text, marks and format characters passed over. */
 function wordBefore(text: string, start: number, word: Uint8Array, kinds: Uint8Array): boolean {
