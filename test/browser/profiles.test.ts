@@ -95,8 +95,11 @@ describe("profiles", () => {
     const dialog = page.getByRole("dialog");
     await expect.poll(() => dialog.textContent()).toMatch(/from block to allow/);
     await dialog.getByRole("button", { name: "Cancel" }).click();
+    // The cell is set back once the dialog has closed; choosing again before that would be undone by it.
+    await dialog.waitFor({ state: "hidden" });
     await expect.poll(() => cell(TOOL, "locked down").inputValue()).toBe("");
     await cell(TOOL, "locked down").selectOption("allow");
+    await expect.poll(() => dialog.textContent()).toMatch(/from block to allow/);
     await dialog.getByRole("button", { name: "Change to allow" }).click();
     await page
       .getByRole("status")
