@@ -216,6 +216,26 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
         result: { supportedVersions: ["2026-07-28"], capabilities: { experimental: { junk: { text: "x".repeat(1024 * 1024) } } } },
       });
     }
+    // A 2026-07-28 upstream whose `flood` tool asks for `count` roots at once in one input-required result.
+    const flood = /^\/fixtures\/input-flood\/([\w-]+)\/mcp$/.exec(path);
+    if (flood) {
+      const tag = `flood-${flood[1]!}`;
+      const message = (await readJson(req)) as { id?: number; method?: string; params?: Record<string, any> } | undefined;
+      noteMethods(tag, message, req);
+      if (!message || message.id === undefined) return void res.writeHead(202).end();
+      const reply = (result: object) =>
+        sendJson(res, 200, { jsonrpc: "2.0", id: message.id, result: { resultType: "complete", ...result } });
+      if (message.method === "server/discover") return reply({ supportedVersions: ["2026-07-28"], capabilities: { tools: {} } });
+      if (message.method === "tools/list") {
+        return reply({ tools: [{ name: "flood", inputSchema: { type: "object" } }], ttlMs: 0, cacheScope: "private" });
+      }
+      const answered = message.params?.inputResponses as Record<string, unknown> | undefined;
+      push(calls, tag, { tool: "flood", arguments: { answered: Object.keys(answered ?? {}).length }, at: new Date().toISOString() });
+      if (answered) return reply({ content: [{ type: "text", text: `answered ${Object.keys(answered).length}` }] });
+      const count = Number(message.params?.arguments?.count ?? 1);
+      const inputRequests = Object.fromEntries(Array.from({ length: count }, (_, i) => [`root${i}`, { method: "roots/list" }]));
+      return reply({ resultType: "input_required", inputRequests, requestState: "flood" });
+    }
     // A 2026-07-28 upstream on the v2 SDK (no 2025-era leg): its calls and their rounds under `modern-{tag}`.
     const modern = /^\/fixtures\/modern\/([\w-]+)\/mcp$/.exec(path);
     if (modern) {
