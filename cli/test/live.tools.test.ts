@@ -134,17 +134,16 @@ operation = "get_records_by_email"
     });
 
     it("a {url} tool follows a redirect to another origin without the file's headers, and records where it went", async ({ expect }) => {
+      // A {url} tool reads no variable (round 5, finding 2): its file's own headers are what a redirect leaves behind.
       const { tools, run } = await runOf(
-        `[live]\nallowed_env = ["EXA_API_KEY"]\n\n[tools.fetch_json]\ninput = { url = "string" }\nurl = "{url}"\nheaders = { x-api-key = "$EXA_API_KEY", accept = "application/json" }\n`,
-        {},
-        keyed,
+        `[tools.fetch_json]\ninput = { url = "string" }\nurl = "{url}"\nheaders = { x-client = "rayrun-agent", accept = "application/json" }\n`,
       );
       const landed = (await tools.fetch_json!({ url: redirectTo(`${other.origin}/echo/landed`) })) as {
         path: string;
         headers: Record<string, string>;
       };
       expect(landed.path).toBe("/echo/landed");
-      expect(landed.headers["x-api-key"]).toBeUndefined();
+      expect(landed.headers["x-client"]).toBeUndefined();
       expect(landed.headers.accept).not.toBe("application/json");
       expect(run.liveLog[0]!.request).toEqual({ method: "GET", url: `${other.origin}/echo/landed` });
     });
@@ -924,5 +923,46 @@ input = { type = "object", properties = { id = { type = "string", pattern = "^[a
     }
     // A JSON-schema input is enforced as written.
     expect(await rejection((await run.tools()).lookup!({ id: "NOT OK" }))).toMatchObject({ code: "live_input_invalid" });
+  });
+});
+
+describe("round 5, finding 2: a secret goes only to an origin the file names", () => {
+  const keyed = { env: { EXA_API_KEY: EXA_KEY } };
+
+  it("refuses at load a tool whose URL the input chooses and that reads a variable, in a header or a connector's auth", async ({
+    expect,
+  }) => {
+    const whole = await loadError(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\n[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nheaders = { x-api-key = "$EXA_API_KEY" }\n`,
+    );
+    expect([whole.code, whole.path, whole.line]).toEqual(["rules_env_not_allowed", "tools.fetch.headers.x-api-key", 6]);
+    expect(whole.message).toContain("the input chooses where it goes");
+    // A hole right after the host extends it: `https://api.example.test{path}` fixes no origin either.
+    const extended = await loadError(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\n[tools.get]\ninput = { path = "string" }\nurl = "https://api.example.test{path}"\nheaders = { Authorization = "Bearer $EXA_API_KEY" }\n`,
+    );
+    expect([extended.code, extended.path]).toEqual(["rules_env_not_allowed", "tools.get.headers.Authorization"]);
+    // A fixed origin with holes after it is fine, and so is a {url} tool that reads nothing.
+    await runOf(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\n[tools.get]\ninput = { path = "string" }\nurl = "https://api.example.test/{path}"\nheaders = { x-api-key = "$EXA_API_KEY" }\n[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\n`,
+      {},
+      keyed,
+    );
+  });
+
+  it("keeps a connector's calls on its base_url's origin: a path hole cannot extend the host", async ({ expect }) => {
+    const { tools } = await runOf(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\n[tools.op]\nconnector = "./c.toml"\noperation = "get"\n`,
+      {
+        "c.toml": `base_url = "https://api.example.test"\nauth = { type = "header", name = "x-api-key", env = "EXA_API_KEY" }\n[operations.get]\ninput = { p = "string" }\npath = "{p}"\nparse = "text"\n`,
+      },
+      keyed,
+    );
+    // `https://api.example.test` + `.evil.test`: the key would go to a host the input chose. Refused before any request.
+    const error = (await rejection(tools.op!({ p: ".evil.test" }))) as LiveToolError;
+    expect([error.code, error.message]).toEqual([
+      "live_url_refused",
+      "op: the input would change the template's origin https://api.example.test to https://api.example.test.evil.test",
+    ]);
   });
 });
