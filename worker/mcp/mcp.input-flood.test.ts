@@ -72,3 +72,19 @@ describe("round-5 finding 1: an upstream's input flood", () => {
     expect(asked).toBeLessThanOrEqual(MAX_PENDING_INPUT_REQUESTS);
   });
 });
+
+/**
+ * Round-5 finding 5: several inputs in one round. An input-required result may name several input requests at once;
+ * a 2026-07-28 client in front of the gateway got the first, and the rest waited for answers that could never come
+ * (25 s, then the call failed), so no upstream asking for two inputs at once could be used from such a client.
+ */
+describe("round-5 finding 5: several inputs an upstream asks for in one round", () => {
+  it("reach a 2026-07-28 client one bridged round each, and the upstream gets every answer", async ({ expect }) => {
+    const gateway = await floodGateway();
+    let asked = 0;
+    const client = await modernClient(gateway.key, () => asked++);
+    const result = await client.callTool({ name: "flood__flood", arguments: { count: 3 } });
+    expect(text(result)).toBe("answered 3");
+    expect(asked).toBe(3);
+  });
+});
