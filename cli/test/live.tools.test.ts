@@ -966,3 +966,32 @@ describe("round 5, finding 2: a secret goes only to an origin the file names", (
     ]);
   });
 });
+
+/**
+ * Round-5 finding 8: a query key spelled the way URLSearchParams spells it. A connector's `auth` of type `query`
+ * sets the key with URLSearchParams, which encodes `~ ! ' ( )` and writes a space as `+`, where encodeURIComponent
+ * (the redactor's second spelling) does not: such a key stood in the record line's `request.url` and in an echo of
+ * the raw query as it was sent.
+ */
+describe("round 5, finding 8: a query key is redacted however the query spells it", () => {
+  it("leaves no spelling of a key with ~, !, ', (, ) and a space in the record", async ({ expect }) => {
+    const key = "sk~live!('quoted') key 42";
+    const { tools, run, dir } = await runOf(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\nrecord = "live.jsonl"\n[tools.echo]\nconnector = "./q.toml"\noperation = "echo"\n`,
+      {
+        "q.toml": `base_url = "${origin}"\nauth = { type = "query", name = "api_key", env = "EXA_API_KEY" }\n[operations.echo]\ninput = { id = "string" }\npath = "/echo/records/{id}"\n`,
+      },
+      { env: { EXA_API_KEY: key } },
+    );
+    const echoed = (await tools.echo!({ id: "r1" })) as { query: Record<string, string>; rawQuery: string };
+    // The server got the key; the raw query spells it the URLSearchParams way.
+    expect(echoed.query.api_key).toBe(key);
+    const formSpelling = new URLSearchParams({ k: key }).toString().slice(2);
+    expect(echoed.rawQuery).toBe(`?api_key=${formSpelling}`);
+    const record = readFileSync(join(dir, "live.jsonl"), "utf8");
+    for (const spelling of [key, encodeURIComponent(key), formSpelling, JSON.stringify(key).slice(1, -1)]) {
+      expect(record).not.toContain(spelling);
+    }
+    expect(run.liveLog[0]!.request).toEqual({ method: "GET", url: `${origin}/echo/records/r1?api_key=[redacted:EXA_API_KEY]` });
+  });
+});
