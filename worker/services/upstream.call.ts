@@ -136,6 +136,8 @@ export class CallDeadline {
    * MAX_PENDING_INPUT_REQUESTS at once ends the call `upstream_protocol_error`, before it reaches the client.
    */
   async hold<T>(work: () => Promise<T>): Promise<T> {
+    // Ended already: the rest of a flood (thousands, dispatched at once) is refused with the one error, made once.
+    if (this.failure) throw this.failure;
     if (this.held >= MAX_PENDING_INPUT_REQUESTS) {
       const failure = new UpstreamFailure(
         "upstream_protocol_error",
