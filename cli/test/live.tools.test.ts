@@ -995,3 +995,36 @@ describe("round 5, finding 8: a query key is redacted however the query spells i
     expect(run.liveLog[0]!.request).toEqual({ method: "GET", url: `${origin}/echo/records/r1?api_key=[redacted:EXA_API_KEY]` });
   });
 });
+
+/**
+ * Round-5 finding 9: a page against the author's pattern. JavaScript's RegExp backtracks and a match cannot be
+ * interrupted: the DuckDuckGo example's own pattern took 2.5 s on 16 KiB of result links with no snippet, 128 s on
+ * 64 KiB, and a page may be 2 MiB, so a page's writer held the agent's process (the tool's timeout could not fire on
+ * a blocked thread). The pattern now runs off the thread, stopped at the tool's timeout.
+ */
+describe("round 5, finding 9: a page written against the author's pattern", () => {
+  it("ends at the tool's timeout as live_timeout, and the process stays free meanwhile", async ({ expect }) => {
+    const pattern = readFileSync(join(import.meta.dirname, "../../examples/hooks/duckduckgo.toml"), "utf8").match(/^pattern = (.*)$/m)![1]!;
+    const { tools, run } = await runOf(
+      `[tools.search]\nurl = "${origin}/result-links"\nparse = "regex"\npattern = ${pattern}\ntimeout = 1\n`,
+    );
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 50);
+    const error = (await rejection(tools.search!({}))) as LiveToolError;
+    clearInterval(ticking);
+    expect([error.code, error.message]).toEqual(["live_timeout", "search: no answer within 1 s"]);
+    // The thread answered timers while the pattern ran.
+    expect(ticks).toBeGreaterThan(5);
+    expect(run.liveLog[0]!.error_raw).toMatchObject({ code: "live_timeout" });
+  });
+
+  it("still gives one object per match off the thread", async ({ expect }) => {
+    const { tools } = await runOf(
+      `[tools.links]\nurl = "${origin}/result-links"\nparse = "regex"\npattern = '<a class="(?<kind>[^"]+)" href="(?<href>[^"]+)">(?<text>[^<]*)</a>'\nlimit = 2\n`,
+    );
+    expect(await tools.links!({})).toEqual([
+      { kind: "result__a", href: "x", text: "t" },
+      { kind: "result__a", href: "x", text: "t" },
+    ]);
+  });
+});

@@ -6,9 +6,10 @@ import { interpolateEnv, envNames } from "../../core/env.ts";
 import type { ToolInput } from "../../core/events.ts";
 import type { HttpTool } from "../../core/live/config.ts";
 import { LiveToolError } from "../../core/live/errors.ts";
-import { parsePage, type Page } from "../../core/live/parse.ts";
+import { matchedItems, parsePage, patternRun, type Page } from "../../core/live/parse.ts";
 import type { LiveCall, LiveExecutor } from "../../core/live/table.ts";
 import { fillJson, fillLimit, fillQuery, fillUrl } from "../../core/live/template.ts";
+import { matchesOffThread } from "./pattern-thread.ts";
 
 export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string | undefined>>): LiveExecutor {
   const { request, name } = tool;
@@ -39,6 +40,12 @@ export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string
     // A fetched page is returned whatever its status (the text shape carries it); a search or an API must answer 2xx.
     if (!response.ok && request.parse.mode !== "text")
       throw new LiveToolError("live_http_status", `${name}: ${where} answered ${response.status}: ${page.body.slice(0, 200)}`);
+    if (request.parse.mode === "regex") {
+      const run = patternRun(page, limit);
+      const found = await matchesOffThread(request.parse.pattern, run.text, run.most, call.signal);
+      call.truncated = page.truncated || run.cut;
+      return matchedItems(found, request.parse.fields, page.url);
+    }
     const { result, truncated } = parsePage(name, request.parse, page, limit);
     call.truncated = truncated;
     return result;
