@@ -136,7 +136,7 @@ operation = "get_records_by_email"
     it("a {url} tool follows a redirect to another origin without the file's headers, and records where it went", async ({ expect }) => {
       // A {url} tool reads no variable (round 5, finding 2): its file's own headers are what a redirect leaves behind.
       const { tools, run } = await runOf(
-        `[tools.fetch_json]\ninput = { url = "string" }\nurl = "{url}"\nheaders = { x-client = "rayrun-agent", accept = "application/json" }\n`,
+        `[live]\nallow_private = true\n[tools.fetch_json]\ninput = { url = "string" }\nurl = "{url}"\nheaders = { x-client = "rayrun-agent", accept = "application/json" }\n`,
       );
       const landed = (await tools.fetch_json!({ url: redirectTo(`${other.origin}/echo/landed`) })) as {
         path: string;
@@ -334,6 +334,9 @@ limit = "{max_results}"
 
   it("text: title and readable text, scripts, styles and comments removed; past max_bytes it is cut and says so", async ({ expect }) => {
     const { tools, run } = await runOf(`
+[live]
+allow_private = true
+
 [tools.fetch]
 input = { url = "string" }
 url = "{url}"
@@ -360,7 +363,9 @@ max_bytes = 50000
   it("reads 2 MB of lone < and </ as text in one pass (it took seconds per megabyte, quadratic, with the thread held)", async ({
     expect,
   }) => {
-    const { tools } = await runOf(`[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nparse = "text"\nmax_bytes = 4194304\n`);
+    const { tools } = await runOf(
+      `[live]\nallow_private = true\n[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nparse = "text"\nmax_bytes = 4194304\n`,
+    );
     const page = (await tools.fetch!({ url: `${origin}/lone-brackets` })) as { text: string; truncated: boolean };
     expect(page.truncated).toBe(false);
     expect(page.text).toBe(`${"< ".repeat(500_000)}${"</ ".repeat(333_000)}`.trim() + "\nend");
@@ -720,6 +725,7 @@ describe("record, then replay without the network", () => {
 [live]
 record = "{run_dir}/live.jsonl"
 replay = "{replay}"
+allow_private = true
 
 [[hooks.PreToolUse]]
 handlers = [{ type = "alias" }]
@@ -1026,5 +1032,43 @@ describe("round 5, finding 9: a page written against the author's pattern", () =
       { kind: "result__a", href: "x", text: "t" },
       { kind: "result__a", href: "x", text: "t" },
     ]);
+  });
+});
+
+/**
+ * Round-5 finding 11: a URL the input chose, on the agent's own machine or network. A `{url}` tool fetched whatever
+ * the model named, and followed redirects anywhere, so a page the model read could have the agent fetch its cloud
+ * metadata (169.254.169.254), a local admin port or a LAN device and hand the answer to the model.
+ */
+describe("round 5, finding 11: a URL the input chose, on the agent's own machine or network", () => {
+  it("is refused before any request, by address or by what the name resolves to, unless [live].allow_private is set", async ({
+    expect,
+  }) => {
+    const file = (allow: string) => `${allow}[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nparse = "text"\n`;
+    const { tools, run } = await runOf(file(""));
+    const made = requestsFrom();
+    const port = new URL(origin).port;
+    for (const url of [
+      `${origin}/article`,
+      `http://localhost:${port}/article`,
+      `http://[::1]:${port}/article`,
+      "http://169.254.169.254/latest/meta-data/",
+      "http://10.0.0.1/",
+      "http://[::ffff:127.0.0.1]/",
+    ]) {
+      const error = (await rejection(tools.fetch!({ url }))) as LiveToolError;
+      expect([error.code, error.message], url).toEqual([
+        "live_url_refused",
+        expect.stringMatching(/^fetch: \S+ is a private, loopback or link-local address \(\S+\); \[live\]\.allow_private lets/),
+      ]);
+    }
+    expect(made()).toEqual([]);
+    expect(run.liveLog.every((line) => line.error_raw?.code === "live_url_refused")).toBe(true);
+    // A template that names its origin is the file's own choice, and `allow_private` opens the rest.
+    const fixed = await runOf(`[tools.article]\nurl = "${origin}/article"\nparse = "text"\n`);
+    expect(await fixed.tools.article!({})).toMatchObject({ status: 200 });
+    const allowed = await runOf(file("[live]\nallow_private = true\n"));
+    expect(await allowed.tools.fetch!({ url: `${origin}/article` })).toMatchObject({ status: 200 });
+    expect(await loadError(`[live]\nallow_private = "yes"\n`)).toMatchObject({ code: "rules_wrong_type", path: "live.allow_private" });
   });
 });

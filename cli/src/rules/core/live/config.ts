@@ -28,6 +28,8 @@ export interface LiveSettings {
   allowed_env: string[];
   /** Seconds per request. */
   timeout: number;
+  /** Whether a URL the input chose may reach a private, loopback or link-local address (false unless set). */
+  allow_private?: boolean;
 }
 
 export interface Located {
@@ -96,7 +98,7 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const PARSE_MODES = ["json", "regex", "text"];
-const LIVE_KEYS = ["record", "replay", "allowed_env", "timeout"];
+const LIVE_KEYS = ["record", "replay", "allowed_env", "timeout", "allow_private"];
 const COMMON_KEYS = ["description", "vendor", "timeout", "max_bytes", "defaults"];
 const HTTP_KEYS = ["input", "method", "query", "headers", "body", "parse", "results", "fields", "pattern", "limit"];
 const CONNECTOR_KEYS = ["base_url", "headers", "auth", "operations"];
@@ -228,7 +230,13 @@ class LiveValidator {
       replay: replay === "" ? undefined : replay,
       allowed_env: allowed as string[],
       timeout: this.positive(table.timeout, ["live", "timeout"]) ?? DEFAULT_LIVE_TIMEOUT,
+      ...(this.boolean(table.allow_private, ["live", "allow_private"]) ? { allow_private: true } : {}),
     };
+  }
+
+  boolean(value: unknown, path: KeyPath): boolean | undefined {
+    if (value !== undefined && typeof value !== "boolean") this.fail("rules_wrong_type", path, "must be true or false");
+    return value as boolean | undefined;
   }
 
   tool(name: string, value: unknown, live: LiveSettings): ToolSpec {

@@ -10,8 +10,9 @@ import { matchedItems, parsePage, patternRun, type Page } from "../../core/live/
 import type { LiveCall, LiveExecutor } from "../../core/live/table.ts";
 import { fillJson, fillLimit, fillQuery, fillUrl } from "../../core/live/template.ts";
 import { matchesOffThread } from "./pattern-thread.ts";
+import { privateAddressOf } from "./private-address.ts";
 
-export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string | undefined>>): LiveExecutor {
+export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string | undefined>>, allowPrivate = false): LiveExecutor {
   const { request, name } = tool;
   const read = (variable: string) => {
     const value = env[variable];
@@ -34,7 +35,9 @@ export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string
     const body = requestBody(request.body, input, headers);
     // The URL as recorded; a query key in it is redacted from the line with every other secret.
     call.request = { method: request.method, url: url.href };
-    const { response, where } = await follow(name, request.url.fixedOrigin, { method: request.method, url, headers, body }, call);
+    // Where the input chose the origin, the agent's own machine and network are off limits unless the file says so.
+    const guard = request.url.fixedOrigin === undefined && !allowPrivate;
+    const { response, where } = await follow(name, request.url.fixedOrigin, guard, { method: request.method, url, headers, body }, call);
     const page = await readPage(response, response.url || call.request.url, tool.max_bytes);
     call.truncated = page.truncated;
     // A fetched page is returned whatever its status (the text shape carries it); a search or an API must answer 2xx.
@@ -71,12 +74,19 @@ interface Hop {
 async function follow(
   name: string,
   fixedOrigin: string | undefined,
+  guardPrivate: boolean,
   first: Hop,
   call: LiveCall,
 ): Promise<{ response: Response; where: string }> {
   let hop = first;
   for (let redirects = 0; ; redirects++) {
     const where = `${hop.method} ${hop.url.origin}${hop.url.pathname}`;
+    const privateAddress = guardPrivate ? await privateAddressOf(hop.url) : null;
+    if (privateAddress !== null)
+      throw new LiveToolError(
+        "live_url_refused",
+        `${name}: ${hop.url.origin} is a private, loopback or link-local address (${privateAddress}); [live].allow_private lets a tool whose input names the URL reach one`,
+      );
     let response: Response;
     try {
       response = await fetch(hop.url, {
