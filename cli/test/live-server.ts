@@ -62,6 +62,10 @@ export async function startFixtureServer(): Promise<FixtureServer> {
         case "/lone-brackets":
           // 2 MB of `<` that open no tag, and of `</` that close none: markup a reader must pass in one scan.
           return html(`<html><body>${"< ".repeat(500_000)}${"</ ".repeat(333_000)}<p>end</p></body></html>`);
+        case "/result-links":
+          // 64 KiB of result links with no snippet after them: the DuckDuckGo example's pattern searches the rest of
+          // the page from each one, and backtracks over every closing tag on the way (minutes, on JavaScript's RegExp).
+          return html('<a class="result__a" href="x">t</a>'.repeat(1_900));
         case "/not-json":
           return html("<html><body>this is not JSON</body></html>");
         case "/hang":

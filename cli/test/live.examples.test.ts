@@ -33,6 +33,9 @@ function examples(): string {
     const path = join(dir, file);
     writeFileSync(path, readFileSync(path, "utf8").replaceAll(host, server.origin));
   }
+  // The fixture server is on this machine: web_fetch's URLs (the input's) may reach it only when the file says so.
+  const ddg = join(dir, "duckduckgo.toml");
+  writeFileSync(ddg, readFileSync(ddg, "utf8").replace("[live]\n", "[live]\nallow_private = true\n"));
   return dir;
 }
 

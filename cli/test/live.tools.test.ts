@@ -134,17 +134,16 @@ operation = "get_records_by_email"
     });
 
     it("a {url} tool follows a redirect to another origin without the file's headers, and records where it went", async ({ expect }) => {
+      // A {url} tool reads no variable (round 5, finding 2): its file's own headers are what a redirect leaves behind.
       const { tools, run } = await runOf(
-        `[live]\nallowed_env = ["EXA_API_KEY"]\n\n[tools.fetch_json]\ninput = { url = "string" }\nurl = "{url}"\nheaders = { x-api-key = "$EXA_API_KEY", accept = "application/json" }\n`,
-        {},
-        keyed,
+        `[live]\nallow_private = true\n[tools.fetch_json]\ninput = { url = "string" }\nurl = "{url}"\nheaders = { x-client = "rayrun-agent", accept = "application/json" }\n`,
       );
       const landed = (await tools.fetch_json!({ url: redirectTo(`${other.origin}/echo/landed`) })) as {
         path: string;
         headers: Record<string, string>;
       };
       expect(landed.path).toBe("/echo/landed");
-      expect(landed.headers["x-api-key"]).toBeUndefined();
+      expect(landed.headers["x-client"]).toBeUndefined();
       expect(landed.headers.accept).not.toBe("application/json");
       expect(run.liveLog[0]!.request).toEqual({ method: "GET", url: `${other.origin}/echo/landed` });
     });
@@ -335,6 +334,9 @@ limit = "{max_results}"
 
   it("text: title and readable text, scripts, styles and comments removed; past max_bytes it is cut and says so", async ({ expect }) => {
     const { tools, run } = await runOf(`
+[live]
+allow_private = true
+
 [tools.fetch]
 input = { url = "string" }
 url = "{url}"
@@ -361,7 +363,9 @@ max_bytes = 50000
   it("reads 2 MB of lone < and </ as text in one pass (it took seconds per megabyte, quadratic, with the thread held)", async ({
     expect,
   }) => {
-    const { tools } = await runOf(`[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nparse = "text"\nmax_bytes = 4194304\n`);
+    const { tools } = await runOf(
+      `[live]\nallow_private = true\n[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nparse = "text"\nmax_bytes = 4194304\n`,
+    );
     const page = (await tools.fetch!({ url: `${origin}/lone-brackets` })) as { text: string; truncated: boolean };
     expect(page.truncated).toBe(false);
     expect(page.text).toBe(`${"< ".repeat(500_000)}${"</ ".repeat(333_000)}`.trim() + "\nend");
@@ -721,6 +725,7 @@ describe("record, then replay without the network", () => {
 [live]
 record = "{run_dir}/live.jsonl"
 replay = "{replay}"
+allow_private = true
 
 [[hooks.PreToolUse]]
 handlers = [{ type = "alias" }]
@@ -924,5 +929,146 @@ input = { type = "object", properties = { id = { type = "string", pattern = "^[a
     }
     // A JSON-schema input is enforced as written.
     expect(await rejection((await run.tools()).lookup!({ id: "NOT OK" }))).toMatchObject({ code: "live_input_invalid" });
+  });
+});
+
+describe("round 5, finding 2: a secret goes only to an origin the file names", () => {
+  const keyed = { env: { EXA_API_KEY: EXA_KEY } };
+
+  it("refuses at load a tool whose URL the input chooses and that reads a variable, in a header or a connector's auth", async ({
+    expect,
+  }) => {
+    const whole = await loadError(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\n[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nheaders = { x-api-key = "$EXA_API_KEY" }\n`,
+    );
+    expect([whole.code, whole.path, whole.line]).toEqual(["rules_env_not_allowed", "tools.fetch.headers.x-api-key", 6]);
+    expect(whole.message).toContain("the input chooses where it goes");
+    // A hole right after the host extends it: `https://api.example.test{path}` fixes no origin either.
+    const extended = await loadError(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\n[tools.get]\ninput = { path = "string" }\nurl = "https://api.example.test{path}"\nheaders = { Authorization = "Bearer $EXA_API_KEY" }\n`,
+    );
+    expect([extended.code, extended.path]).toEqual(["rules_env_not_allowed", "tools.get.headers.Authorization"]);
+    // A fixed origin with holes after it is fine, and so is a {url} tool that reads nothing.
+    await runOf(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\n[tools.get]\ninput = { path = "string" }\nurl = "https://api.example.test/{path}"\nheaders = { x-api-key = "$EXA_API_KEY" }\n[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\n`,
+      {},
+      keyed,
+    );
+  });
+
+  it("keeps a connector's calls on its base_url's origin: a path hole cannot extend the host", async ({ expect }) => {
+    const { tools } = await runOf(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\n[tools.op]\nconnector = "./c.toml"\noperation = "get"\n`,
+      {
+        "c.toml": `base_url = "https://api.example.test"\nauth = { type = "header", name = "x-api-key", env = "EXA_API_KEY" }\n[operations.get]\ninput = { p = "string" }\npath = "{p}"\nparse = "text"\n`,
+      },
+      keyed,
+    );
+    // `https://api.example.test` + `.evil.test`: the key would go to a host the input chose. Refused before any request.
+    const error = (await rejection(tools.op!({ p: ".evil.test" }))) as LiveToolError;
+    expect([error.code, error.message]).toEqual([
+      "live_url_refused",
+      "op: the input would change the template's origin https://api.example.test to https://api.example.test.evil.test",
+    ]);
+  });
+});
+
+/**
+ * Round-5 finding 8: a query key spelled the way URLSearchParams spells it. A connector's `auth` of type `query`
+ * sets the key with URLSearchParams, which encodes `~ ! ' ( )` and writes a space as `+`, where encodeURIComponent
+ * (the redactor's second spelling) does not: such a key stood in the record line's `request.url` and in an echo of
+ * the raw query as it was sent.
+ */
+describe("round 5, finding 8: a query key is redacted however the query spells it", () => {
+  it("leaves no spelling of a key with ~, !, ', (, ) and a space in the record", async ({ expect }) => {
+    const key = "sk~live!('quoted') key 42";
+    const { tools, run, dir } = await runOf(
+      `[live]\nallowed_env = ["EXA_API_KEY"]\nrecord = "live.jsonl"\n[tools.echo]\nconnector = "./q.toml"\noperation = "echo"\n`,
+      {
+        "q.toml": `base_url = "${origin}"\nauth = { type = "query", name = "api_key", env = "EXA_API_KEY" }\n[operations.echo]\ninput = { id = "string" }\npath = "/echo/records/{id}"\n`,
+      },
+      { env: { EXA_API_KEY: key } },
+    );
+    const echoed = (await tools.echo!({ id: "r1" })) as { query: Record<string, string>; rawQuery: string };
+    // The server got the key; the raw query spells it the URLSearchParams way.
+    expect(echoed.query.api_key).toBe(key);
+    const formSpelling = new URLSearchParams({ k: key }).toString().slice(2);
+    expect(echoed.rawQuery).toBe(`?api_key=${formSpelling}`);
+    const record = readFileSync(join(dir, "live.jsonl"), "utf8");
+    for (const spelling of [key, encodeURIComponent(key), formSpelling, JSON.stringify(key).slice(1, -1)]) {
+      expect(record).not.toContain(spelling);
+    }
+    expect(run.liveLog[0]!.request).toEqual({ method: "GET", url: `${origin}/echo/records/r1?api_key=[redacted:EXA_API_KEY]` });
+  });
+});
+
+/**
+ * Round-5 finding 9: a page against the author's pattern. JavaScript's RegExp backtracks and a match cannot be
+ * interrupted: the DuckDuckGo example's own pattern took 2.5 s on 16 KiB of result links with no snippet, 128 s on
+ * 64 KiB, and a page may be 2 MiB, so a page's writer held the agent's process (the tool's timeout could not fire on
+ * a blocked thread). The pattern now runs off the thread, stopped at the tool's timeout.
+ */
+describe("round 5, finding 9: a page written against the author's pattern", () => {
+  it("ends at the tool's timeout as live_timeout, and the process stays free meanwhile", async ({ expect }) => {
+    const pattern = readFileSync(join(import.meta.dirname, "../../examples/hooks/duckduckgo.toml"), "utf8").match(/^pattern = (.*)$/m)![1]!;
+    const { tools, run } = await runOf(
+      `[tools.search]\nurl = "${origin}/result-links"\nparse = "regex"\npattern = ${pattern}\ntimeout = 1\n`,
+    );
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 50);
+    const error = (await rejection(tools.search!({}))) as LiveToolError;
+    clearInterval(ticking);
+    expect([error.code, error.message]).toEqual(["live_timeout", "search: no answer within 1 s"]);
+    // The thread answered timers while the pattern ran.
+    expect(ticks).toBeGreaterThan(5);
+    expect(run.liveLog[0]!.error_raw).toMatchObject({ code: "live_timeout" });
+  });
+
+  it("still gives one object per match off the thread", async ({ expect }) => {
+    const { tools } = await runOf(
+      `[tools.links]\nurl = "${origin}/result-links"\nparse = "regex"\npattern = '<a class="(?<kind>[^"]+)" href="(?<href>[^"]+)">(?<text>[^<]*)</a>'\nlimit = 2\n`,
+    );
+    expect(await tools.links!({})).toEqual([
+      { kind: "result__a", href: "x", text: "t" },
+      { kind: "result__a", href: "x", text: "t" },
+    ]);
+  });
+});
+
+/**
+ * Round-5 finding 11: a URL the input chose, on the agent's own machine or network. A `{url}` tool fetched whatever
+ * the model named, and followed redirects anywhere, so a page the model read could have the agent fetch its cloud
+ * metadata (169.254.169.254), a local admin port or a LAN device and hand the answer to the model.
+ */
+describe("round 5, finding 11: a URL the input chose, on the agent's own machine or network", () => {
+  it("is refused before any request, by address or by what the name resolves to, unless [live].allow_private is set", async ({
+    expect,
+  }) => {
+    const file = (allow: string) => `${allow}[tools.fetch]\ninput = { url = "string" }\nurl = "{url}"\nparse = "text"\n`;
+    const { tools, run } = await runOf(file(""));
+    const made = requestsFrom();
+    const port = new URL(origin).port;
+    for (const url of [
+      `${origin}/article`,
+      `http://localhost:${port}/article`,
+      `http://[::1]:${port}/article`,
+      "http://169.254.169.254/latest/meta-data/",
+      "http://10.0.0.1/",
+      "http://[::ffff:127.0.0.1]/",
+    ]) {
+      const error = (await rejection(tools.fetch!({ url }))) as LiveToolError;
+      expect([error.code, error.message], url).toEqual([
+        "live_url_refused",
+        expect.stringMatching(/^fetch: \S+ is a private, loopback or link-local address \(\S+\); \[live\]\.allow_private lets/),
+      ]);
+    }
+    expect(made()).toEqual([]);
+    expect(run.liveLog.every((line) => line.error_raw?.code === "live_url_refused")).toBe(true);
+    // A template that names its origin is the file's own choice, and `allow_private` opens the rest.
+    const fixed = await runOf(`[tools.article]\nurl = "${origin}/article"\nparse = "text"\n`);
+    expect(await fixed.tools.article!({})).toMatchObject({ status: 200 });
+    const allowed = await runOf(file("[live]\nallow_private = true\n"));
+    expect(await allowed.tools.fetch!({ url: `${origin}/article` })).toMatchObject({ status: 200 });
+    expect(await loadError(`[live]\nallow_private = "yes"\n`)).toMatchObject({ code: "rules_wrong_type", path: "live.allow_private" });
   });
 });

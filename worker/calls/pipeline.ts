@@ -14,7 +14,7 @@ import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import type { StageRow } from "../logs/call-log.ts";
-import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
+import { GATEWAY_META_PREFIX, withoutProtocolMembers } from "../lib/gateway-meta.ts";
 import { callUpstreamTool, createUpstreamTask, UpstreamFailure } from "../services/upstream.ts";
 import { CallCancelled, declaresAll, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { RawResultCapture } from "../services/raw-result.ts";
@@ -608,8 +608,9 @@ async function shadowRevision(state: CallState, pointers: ToolDeployments): Prom
   }
 }
 
-/** The result without any `_meta` key in the gateway's own `dev.rayrun/` namespace. */
-function withoutGatewayMeta(result: CallToolResult): CallToolResult {
+/** The result without any `_meta` key in the gateway's own `dev.rayrun/` namespace, nor a 2026-07-28 round's members. */
+function withoutGatewayMeta(upstream: CallToolResult): CallToolResult {
+  const result = withoutProtocolMembers(upstream);
   const meta = result._meta;
   if (!meta || !Object.keys(meta).some((key) => key.startsWith(GATEWAY_META_PREFIX))) return result;
   return { ...result, _meta: Object.fromEntries(Object.entries(meta).filter(([key]) => !key.startsWith(GATEWAY_META_PREFIX))) };

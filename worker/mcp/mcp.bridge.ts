@@ -87,6 +87,14 @@ const argumentsHash = (args: Record<string, unknown>) => sha256Hex(canonicalJson
 /** The relay of one call's messages, by token, through the call's own CallRelayDO. */
 const relayOf = (env: Env, token: string) => env.CALL_RELAY.getByName(`mrtr:${token}`);
 
+/**
+ * Where the call's n-th step goes: the input request keyed `r{n}`, or, after n - 1 of them, its outcome. The retry
+ * answering `r{n}` waits on step n + 1. One channel per step, because an upstream may ask for several inputs in one
+ * round: those after the first wait there, in order, while the client answers the one before (on one channel, a
+ * retry's listener would be handed every waiting step and read only the first).
+ */
+const stepChannel = (n: number) => `out:${n}`;
+
 /** The next line the relay sends on `listen(token)`, or null when none comes within INPUT_HOLD_MS. */
 async function nextMessage(env: Env, callToken: string, listenAs: string): Promise<unknown> {
   const stream = await relayOf(env, callToken).listen(listenAs, []);
@@ -125,17 +133,21 @@ export async function bridgedCall(
   let rounds = 0;
   let firstInput: ((step: Extract<Step, { kind: "input" }>) => void) | undefined;
   const askedFirst = new Promise<Extract<Step, { kind: "input" }>>((resolve) => (firstInput = resolve));
-  let answered = false;
+  let shown = false;
   const forward = async (request: ServerRequest): Promise<Result> => {
-    const key = `r${++rounds}`;
+    const round = ++rounds;
+    const key = `r${round}`;
     const step: Extract<Step, { kind: "input" }> = {
       kind: "input",
       key,
       request: { method: request.method, ...(request.params ? { params: request.params as Record<string, unknown> } : {}) },
     };
     const answer = nextMessage(env, token, `in:${key}`);
-    if (!answered) firstInput?.(step);
-    else await relay.deliver({ callToken: "out" }, step);
+    // Set at once: the inputs of one round arrive together, and only the first is this POST's answer.
+    if (!shown) {
+      shown = true;
+      firstInput?.(step);
+    } else await relay.deliver({ callToken: stepChannel(round) }, step);
     const message = await answer;
     if (!isRecord(message) || !isRecord(message.response)) throw new Error("The client did not answer in time");
     return message.response as Result;
@@ -143,12 +155,11 @@ export async function bridgedCall(
   const running = run({ capabilities: call.capabilities, forward, log: () => {} });
   const first = await Promise.race([running.then((result) => ({ kind: "result" as const, result })), askedFirst]);
   if (first.kind === "result") return first.result;
-  answered = true;
-  // The call goes on in this isolate; its outcome goes to the retry waiting for it.
+  // The call goes on in this isolate; its outcome goes to the retry waiting for it (the one answering its last input).
   core.waitUntil(
     running.then(
-      (result) => relay.deliver({ callToken: "out" }, { kind: "result", result } satisfies Step),
-      (error: unknown) => relay.deliver({ callToken: "out" }, errorStep(error)),
+      (result) => relay.deliver({ callToken: stepChannel(rounds + 1) }, { kind: "result", result } satisfies Step),
+      (error: unknown) => relay.deliver({ callToken: stepChannel(rounds + 1) }, errorStep(error)),
     ),
   );
   return inputRequiredFor(core.env, core.caller, call, token, first);
@@ -237,7 +248,9 @@ export async function resumedCall(
   inputResponses: Record<string, unknown> | undefined,
 ): Promise<Result> {
   const response = await answerFor(core.caller, call, state, inputResponses);
-  const next = nextMessage(core.env, state.t, "out");
+  const answering = /^r(\d+)$/.exec(state.r);
+  if (!answering) throw expired();
+  const next = nextMessage(core.env, state.t, stepChannel(Number(answering[1]) + 1));
   await relayOf(core.env, state.t).deliver({ callToken: `in:${state.r}` }, { response });
   const step = (await next) as Step | null;
   if (!step) throw expired();

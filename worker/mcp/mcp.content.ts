@@ -19,7 +19,7 @@ import {
   type Resource,
   type ResourceTemplate,
 } from "@modelcontextprotocol/sdk/types.js";
-import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
+import { GATEWAY_META_PREFIX, withoutProtocolMembers } from "../lib/gateway-meta.ts";
 import { isBlocked, serviceFor, servicesWith, type ContentKind } from "../calls/content-access.ts";
 import type { Catalog, CatalogService } from "../calls/catalog.ts";
 import { afterResponse, type WaitUntil } from "../lib/after-response.ts";
@@ -178,7 +178,10 @@ export function registerContentHandlers(on: OnContentRequest, caller: ContentCal
       const result = await fromUpstream(caller, catalog, service, row, (client, options) =>
         client.readResource({ uri: parsed.upstreamUri }, options),
       );
-      return { ...result, contents: result.contents.map((content) => ({ ...content, uri: gatewayUri(service.slug, content.uri) })) };
+      return {
+        ...withoutProtocolMembers(result),
+        contents: result.contents.map((content) => ({ ...content, uri: gatewayUri(service.slug, content.uri) })),
+      };
     }),
   );
 
@@ -195,7 +198,7 @@ export function registerContentHandlers(on: OnContentRequest, caller: ContentCal
         client.getPrompt({ name: split.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, options),
       );
       return {
-        ...result,
+        ...withoutProtocolMembers(result),
         messages: result.messages.map((message) => ({ ...message, content: mapContentBlock(message.content, service.slug) })),
       };
     }),

@@ -1,5 +1,6 @@
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import { isRequestShaped } from "./mcp.body.ts";
+import { MAX_VALUE_NESTING } from "../lib/json-schema.ts";
+import { isRequestShaped, methodOf } from "./mcp.body.ts";
 import { jsonRpcError } from "./mcp.errors.ts";
 
 /**
@@ -16,12 +17,39 @@ const TARGET_MEMBERS: Record<string, { key: string; arguments?: "object" }> = {
 
 const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** The -32602 answer for a request whose params cannot name what it asks for, or null when they can. */
+/**
+ * The params member (other than `arguments`, which the tool's schema check refuses as `invalid_arguments`) nesting
+ * objects and arrays deeper than MAX_VALUE_NESTING, or null. The SDKs' schemas recurse on a request's `_meta` (a
+ * 2026-07-28 request's declared capabilities) and the relay serialises `inputResponses`: 100,000 levels overflowed
+ * the stack there, answered as an internal error.
+ */
+function tooDeep(params: Record<string, unknown>): string | null {
+  for (const [name, value] of Object.entries(params)) {
+    if (name === "arguments") continue;
+    // A stack, not recursion: the nesting is the client's to choose.
+    const pending: [unknown, number][] = [[value, 1]];
+    while (pending.length) {
+      const [next, depth] = pending.pop()!;
+      if (typeof next !== "object" || next === null) continue;
+      if (depth > MAX_VALUE_NESTING) return name;
+      for (const item of Array.isArray(next) ? next : Object.values(next)) pending.push([item, depth + 1]);
+    }
+  }
+  return null;
+}
+
+/** The -32602 answer for a request whose params cannot name what it asks for or nest too deep, or null. */
 export function paramsRefusal(parsedBody: unknown): Response | null {
+  // Notifications too: a cancellation is routed to its call through a Durable Object, serialised on the way.
+  const params = methodOf(parsedBody) === undefined ? undefined : (parsedBody as { params?: unknown }).params;
+  const deep = isObject(params) ? tooDeep(params as Record<string, unknown>) : null;
+  if (deep) {
+    const message = `Invalid params: params.${deep} nests objects and arrays deeper than ${MAX_VALUE_NESTING} levels`;
+    return jsonRpcError(200, ErrorCode.InvalidParams, message, {}, isRequestShaped(parsedBody) ? parsedBody.id : null);
+  }
   if (!isRequestShaped(parsedBody)) return null;
   const members = TARGET_MEMBERS[parsedBody.method];
   if (!members) return null;
-  const params: unknown = parsedBody.params;
   const problem = !isObject(params)
     ? `${parsedBody.method} needs params, an object`
     : typeof (params as Record<string, unknown>)[members.key] !== "string"

@@ -1,7 +1,8 @@
-import { isInitializeRequest, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, isInitializeRequest, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { base64Decode, base64UrlEncode, timingSafeEqual } from "../lib/crypto.ts";
 import { methodOf } from "./mcp.body.ts";
 import { relayedCapabilities } from "./mcp.capabilities.ts";
+import { jsonRpcError } from "./mcp.errors.ts";
 
 /**
  * A gateway MCP session, carried whole in the `Mcp-Session-Id` the gateway
@@ -103,6 +104,17 @@ export async function resolveSession(
       issuedAt: Date.now(),
     };
     const issued = await issueSessionId(session, env.SECRETS_KEY);
+    // An id past the bound would never be honoured, and the capabilities are the client's to size: a header of
+    // megabytes broke the response itself.
+    if (issued.length > MAX_SESSION_ID_CHARS) {
+      return jsonRpcError(
+        200,
+        ErrorCode.InvalidParams,
+        `Invalid params: the declared sampling, elicitation and roots capabilities are too large for a session (its id would pass ${MAX_SESSION_ID_CHARS} characters)`,
+        {},
+        initialize.id,
+      );
+    }
     return { session, issued, routeSignature: signatureOf(issued) };
   }
   const header = request.headers.get("mcp-session-id");

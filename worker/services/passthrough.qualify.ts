@@ -1,5 +1,5 @@
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
+import { GATEWAY_META_PREFIX, PROTOCOL_RESULT_MEMBERS } from "../lib/gateway-meta.ts";
 import { withoutLongStrings } from "./json-skeleton.ts";
 
 /** The two layouts servers write a result message in: the TypeScript SDK's, and most others'. */
@@ -36,8 +36,8 @@ const PLAIN_CONTENT_TYPES = new Set(["text", "image", "audio"]);
  * cleverly. The native parse is the cheap part of the parsed path; the SDK's
  * schema walk and the re-serialisation are what pass-through saves. Not
  * forwarded unchanged, and so left to the parsed path: `isError` (an upstream
- * error is logged as one), the gateway's own `dev.rayrun/*` metadata (dropped
- * there), and any content block but text, image or audio (resource URIs are
+ * error is logged as one), the gateway's own `dev.rayrun/*` metadata and a
+ * 2026-07-28 round's members (dropped there), and any content block but text, image or audio (resource URIs are
  * mapped). What is parsed is the text without its long string values
  * (json-skeleton.ts): every check below reads member names and content types,
  * never a long value.
@@ -58,6 +58,8 @@ function qualifies(text: string): boolean {
   if (!forwardsAsParsed(reduced, value)) return false;
   const result = value as { content?: unknown; isError?: unknown; _meta?: unknown };
   if ("isError" in result) return false;
+  // A 2026-07-28 round's members are the gateway's to write: the parsed path drops them.
+  if (PROTOCOL_RESULT_MEMBERS.some((name) => name in result)) return false;
   if (typeof result._meta === "object" && result._meta !== null) {
     if (Object.keys(result._meta).some((key) => key.startsWith(GATEWAY_META_PREFIX))) return false;
   }

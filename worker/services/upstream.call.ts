@@ -1,4 +1,5 @@
 import type { RawResultCapture } from "./raw-result.ts";
+import { UpstreamFailure } from "./upstream.fetch.ts";
 import type { ClientCapabilities, LoggingMessageNotification, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 
 /** The client capabilities whose requests the gateway relays; an upstream may list some tools only to clients declaring them. */
@@ -36,6 +37,13 @@ export function declaring(names: readonly ToolRequirement[]): ClientCapabilities
 export const CALL_IDLE_TIMEOUT_MS = 30_000;
 /** No call runs longer than this, however much progress it reports. */
 export const MAX_CALL_DURATION_MS = 10 * 60_000;
+/**
+ * Requests one call's upstream may have waiting on the client at once (sampling, elicitation, roots). An
+ * input-required result names as many input requests as its bytes hold, and a 2025-era upstream can send as many
+ * server-to-client requests as it likes; each one waiting costs a stream event and, for a 2026-07-28 client, a
+ * CallRelayDO listener held for 25 s. Unbounded, 20,000 of them held a gateway isolate for minutes.
+ */
+export const MAX_PENDING_INPUT_REQUESTS = 8;
 
 /** What a tools/call adds to the bare upstream request when the client is streaming. */
 export interface UpstreamCallOptions {
@@ -123,8 +131,21 @@ export class CallDeadline {
     if (this.held === 0 && !this.tripped) this.idleTimer = setTimeout(() => this.trip("idle"), CALL_IDLE_TIMEOUT_MS);
   }
 
-  /** Runs `work` (the client answering a relayed request) with the idle clock held. */
+  /**
+   * Runs `work` (the client answering a relayed request) with the idle clock held. One request past
+   * MAX_PENDING_INPUT_REQUESTS at once ends the call `upstream_protocol_error`, before it reaches the client.
+   */
   async hold<T>(work: () => Promise<T>): Promise<T> {
+    // Ended already: the rest of a flood (thousands, dispatched at once) is refused with the one error, made once.
+    if (this.failure) throw this.failure;
+    if (this.held >= MAX_PENDING_INPUT_REQUESTS) {
+      const failure = new UpstreamFailure(
+        "upstream_protocol_error",
+        `The upstream asked the client for more than ${MAX_PENDING_INPUT_REQUESTS} inputs at once`,
+      );
+      this.fail(failure);
+      throw failure;
+    }
     this.held++;
     clearTimeout(this.idleTimer);
     try {

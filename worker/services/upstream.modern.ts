@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
 import { McpError, type CallToolResult, type ClientCapabilities, type ServerRequest, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { WeightedLru } from "../lib/lru.ts";
 import { guardedFetch, UpstreamFailure, type UpstreamTarget } from "./upstream.fetch.ts";
 import { withRequestScope } from "./upstream.scope.ts";
 import { CallCancelled, CallDeadline, MAX_CALL_DURATION_MS, UpstreamTimeout, type UpstreamCallOptions } from "./upstream.call.ts";
@@ -134,17 +135,29 @@ interface Relay {
 }
 
 /**
+ * 2026-07-28 upstream clients one isolate keeps for reuse, as many as the 2025-era session pool. A target's cache
+ * key changes with every change of its URL or headers (the sealed headers' random IV included) and per OAuth grant
+ * subject, so tenants decide how many keys there are: unbounded, each header change left a client behind for the
+ * isolate's lifetime.
+ */
+export const MAX_MODERN_CLIENTS = 128;
+
+/**
  * Clients of 2026-07-28 upstreams, reused across calls in this isolate: there is no session to keep or end, so
  * one client per target serves every call that answers no input request. Only connected clients are kept (never
- * a pending promise, which would tie one request's work to another's).
+ * a pending promise, which would tie one request's work to another's); the least recently used goes first, and a
+ * call already holding it finishes with it (there is nothing upstream to end).
  */
-const clients = new Map<string, { client: ModernClient; credential: string | undefined }>();
+const clients = new WeightedLru<{ client: ModernClient; credential: string | undefined }>(MAX_MODERN_CLIENTS, MAX_MODERN_CLIENTS);
+
+/** How many clients this isolate keeps now (tests). */
+export const keptModernClients = () => clients.size;
 
 export async function sharedModernClient(target: UpstreamTarget): Promise<ModernClient> {
   const cached = clients.get(target.cacheKey);
   if (cached && cached.credential === target.credential) return cached.client;
   const client = await connectModern(target, {});
-  clients.set(target.cacheKey, { client, credential: target.credential });
+  clients.set(target.cacheKey, { client, credential: target.credential }, 1);
   return client;
 }
 

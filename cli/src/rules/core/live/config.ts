@@ -28,6 +28,8 @@ export interface LiveSettings {
   allowed_env: string[];
   /** Seconds per request. */
   timeout: number;
+  /** Whether a URL the input chose may reach a private, loopback or link-local address (false unless set). */
+  allow_private?: boolean;
 }
 
 export interface Located {
@@ -96,7 +98,7 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const PARSE_MODES = ["json", "regex", "text"];
-const LIVE_KEYS = ["record", "replay", "allowed_env", "timeout"];
+const LIVE_KEYS = ["record", "replay", "allowed_env", "timeout", "allow_private"];
 const COMMON_KEYS = ["description", "vendor", "timeout", "max_bytes", "defaults"];
 const HTTP_KEYS = ["input", "method", "query", "headers", "body", "parse", "results", "fields", "pattern", "limit"];
 const CONNECTOR_KEYS = ["base_url", "headers", "auth", "operations"];
@@ -228,7 +230,13 @@ class LiveValidator {
       replay: replay === "" ? undefined : replay,
       allowed_env: allowed as string[],
       timeout: this.positive(table.timeout, ["live", "timeout"]) ?? DEFAULT_LIVE_TIMEOUT,
+      ...(this.boolean(table.allow_private, ["live", "allow_private"]) ? { allow_private: true } : {}),
     };
+  }
+
+  boolean(value: unknown, path: KeyPath): boolean | undefined {
+    if (value !== undefined && typeof value !== "boolean") this.fail("rules_wrong_type", path, "must be true or false");
+    return value as boolean | undefined;
   }
 
   tool(name: string, value: unknown, live: LiveSettings): ToolSpec {
@@ -347,10 +355,14 @@ class LiveValidator {
       if (!sample || (sample.protocol !== "http:" && sample.protocol !== "https:"))
         this.fail("rules_wrong_type", [...path, url.key], "must be an http or https URL template (or one hole, such as {url})");
     }
+    // A connector's base_url takes no holes, so it names its origin whatever the path: a path hole right after it
+    // (`path = "{p}"`) would otherwise extend the host (`api.example.com` + `.evil.test`).
+    if (url.base !== undefined && URL.canParse(url.base)) template.fixedOrigin = new URL(url.base).origin;
     const query = this.strings(table.query, [...path, "query"]);
     const own = this.strings(table.headers, [...path, "headers"]);
     this.envAllowed(own, live, [...path, "headers"]);
     const headers = { ...url.headers, ...own };
+    if (template.fixedOrigin === undefined) this.secretsBound(headers, url.auth, path, url.key);
     const limit = table.limit;
     if (limit !== undefined && typeof limit !== "string" && !(typeof limit === "number" && Number.isInteger(limit) && limit >= 0))
       this.fail("rules_wrong_type", [...path, "limit"], 'must be a whole number or a template such as "{max_results}"');
@@ -436,6 +448,19 @@ class LiveValidator {
       fields[name] = unwrap as FieldSource;
     }
     return fields;
+  }
+
+  /**
+   * A tool whose URL fixes no origin (`{url}`, or a hole before the host ends) sends its request wherever the input
+   * says, and the input is the model's: a variable in its headers or auth would go to any host a prompt names.
+   */
+  secretsBound(headers: Record<string, string>, auth: ConnectorAuth | undefined, path: KeyPath, urlKey: string): void {
+    const why = "the input chooses where it goes (its URL fixes no origin before the first hole), so it may read no variable";
+    for (const [header, value] of Object.entries(headers)) {
+      const name = envNames(value)[0];
+      if (name !== undefined) this.fail("rules_env_not_allowed", [...path, "headers", header], `$${name}: ${why}`);
+    }
+    if (auth) this.fail("rules_env_not_allowed", [...path, urlKey], `${auth.env}: ${why}`);
   }
 
   envAllowed(headers: Record<string, string>, live: LiveSettings, path: KeyPath): void {

@@ -1,7 +1,9 @@
 // What a declared HTTP tool makes of a response: `json` (a JSONPath to the results and
 // a field map), `regex` (one object per match of the author's pattern, tags stripped and
 // entities decoded) or `text` (the page's readable text). Every pass is linear in the
-// page: an outsider writes the page, only the pattern is the author's.
+// page: an outsider writes the page, only the pattern is the author's. The pattern is
+// JavaScript's backtracking RegExp, which a page can hold for minutes: the Node SDK runs
+// it on a thread of its own, stopped at the tool's timeout.
 import { decodeHTML } from "entities";
 import { query, type JsonValue } from "jsonpath-rfc9535";
 import { valueAt } from "../matcher.ts";
@@ -40,9 +42,12 @@ export interface TextPage {
 export function parsePage(tool: string, spec: ParseSpec, page: Page, limit: number | undefined): { result: unknown; truncated: boolean } {
   if (spec.mode === "text") return { result: textPage(page), truncated: page.truncated };
   if (spec.mode === "regex") {
-    const cut = page.body.length > MAX_PATTERN_INPUT;
-    const items = matchPattern(spec.pattern, cut ? page.body.slice(0, MAX_PATTERN_INPUT) : page.body, spec.fields, page.url, limit);
-    return { result: items, truncated: page.truncated || cut };
+    // On the caller's thread: the Node SDK runs the pattern off it instead (node/live/pattern-thread.ts).
+    const run = patternRun(page, limit);
+    return {
+      result: matchedItems(patternMatches(spec.pattern, run.text, run.most), spec.fields, page.url),
+      truncated: page.truncated || run.cut,
+    };
   }
   if (page.truncated)
     throw new LiveToolError(
@@ -68,17 +73,33 @@ function jsonField(item: unknown, path: string): unknown {
   return path.startsWith("$") ? query(item as JsonValue, path)[0] : valueAt(item, path);
 }
 
-function matchPattern(pattern: RegExp, text: string, fields: FieldMap | undefined, base: string, limit: number | undefined): unknown[] {
-  const most = Math.min(limit ?? MAX_MATCHES, MAX_MATCHES);
-  const items: unknown[] = [];
-  if (most === 0) return items;
+/** The named groups of one match (a group that did not take part is undefined). */
+export type MatchGroups = Record<string, string | undefined>;
+
+/** What one pattern run reads of a page (its first MAX_PATTERN_INPUT characters) and how many matches it collects. */
+export function patternRun(page: Page, limit: number | undefined): { text: string; most: number; cut: boolean } {
+  const cut = page.body.length > MAX_PATTERN_INPUT;
+  return { text: cut ? page.body.slice(0, MAX_PATTERN_INPUT) : page.body, most: Math.min(limit ?? MAX_MATCHES, MAX_MATCHES), cut };
+}
+
+/** The named groups of the first `most` matches. */
+export function patternMatches(pattern: RegExp, text: string, most: number): MatchGroups[] {
+  const found: MatchGroups[] = [];
+  if (most === 0) return found;
   for (const match of text.matchAll(pattern)) {
-    const groups: Record<string, string> = {};
-    for (const [name, value] of Object.entries(match.groups ?? {})) if (value !== undefined) groups[name] = cleanFragment(value);
-    items.push(fields ? pickFields(groups, fields, base, (item, name) => (item as Record<string, string>)[name]) : groups);
-    if (items.length >= most) break;
+    found.push({ ...match.groups });
+    if (found.length >= most) break;
   }
-  return items;
+  return found;
+}
+
+/** One result object per match: its groups as text, through the field map. */
+export function matchedItems(found: MatchGroups[], fields: FieldMap | undefined, base: string): unknown[] {
+  return found.map((match) => {
+    const groups: Record<string, string> = {};
+    for (const [name, value] of Object.entries(match)) if (value !== undefined) groups[name] = cleanFragment(value);
+    return fields ? pickFields(groups, fields, base, (item, name) => (item as Record<string, string>)[name]) : groups;
+  });
 }
 
 function pickFields(

@@ -74,9 +74,11 @@ export class Redactor {
   #text(text: string): string {
     let out = text;
     for (const [name, secret] of this.#secrets) {
-      if (out.includes(secret)) out = out.replaceAll(secret, `[redacted:${name}]`);
-      const encoded = encodeURIComponent(secret);
-      if (encoded !== secret && out.includes(encoded)) out = out.replaceAll(encoded, `[redacted:${name}]`);
+      // As written; percent-encoded; and as a query spells it (URLSearchParams, which a `query` auth sets the key
+      // with, also encodes `~ ! ' ( )` and writes a space as `+`).
+      for (const spelling of new Set([secret, encodeURIComponent(secret), new URLSearchParams({ k: secret }).toString().slice(2)])) {
+        if (out.includes(spelling)) out = out.replaceAll(spelling, `[redacted:${name}]`);
+      }
     }
     return out;
   }

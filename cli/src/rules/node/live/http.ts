@@ -6,11 +6,13 @@ import { interpolateEnv, envNames } from "../../core/env.ts";
 import type { ToolInput } from "../../core/events.ts";
 import type { HttpTool } from "../../core/live/config.ts";
 import { LiveToolError } from "../../core/live/errors.ts";
-import { parsePage, type Page } from "../../core/live/parse.ts";
+import { matchedItems, parsePage, patternRun, type Page } from "../../core/live/parse.ts";
 import type { LiveCall, LiveExecutor } from "../../core/live/table.ts";
 import { fillJson, fillLimit, fillQuery, fillUrl } from "../../core/live/template.ts";
+import { matchesOffThread } from "./pattern-thread.ts";
+import { privateAddressOf } from "./private-address.ts";
 
-export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string | undefined>>): LiveExecutor {
+export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string | undefined>>, allowPrivate = false): LiveExecutor {
   const { request, name } = tool;
   const read = (variable: string) => {
     const value = env[variable];
@@ -33,12 +35,20 @@ export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string
     const body = requestBody(request.body, input, headers);
     // The URL as recorded; a query key in it is redacted from the line with every other secret.
     call.request = { method: request.method, url: url.href };
-    const { response, where } = await follow(name, request.url.fixedOrigin, { method: request.method, url, headers, body }, call);
+    // Where the input chose the origin, the agent's own machine and network are off limits unless the file says so.
+    const guard = request.url.fixedOrigin === undefined && !allowPrivate;
+    const { response, where } = await follow(name, request.url.fixedOrigin, guard, { method: request.method, url, headers, body }, call);
     const page = await readPage(response, response.url || call.request.url, tool.max_bytes);
     call.truncated = page.truncated;
     // A fetched page is returned whatever its status (the text shape carries it); a search or an API must answer 2xx.
     if (!response.ok && request.parse.mode !== "text")
       throw new LiveToolError("live_http_status", `${name}: ${where} answered ${response.status}: ${page.body.slice(0, 200)}`);
+    if (request.parse.mode === "regex") {
+      const run = patternRun(page, limit);
+      const found = await matchesOffThread(request.parse.pattern, run.text, run.most, call.signal);
+      call.truncated = page.truncated || run.cut;
+      return matchedItems(found, request.parse.fields, page.url);
+    }
     const { result, truncated } = parsePage(name, request.parse, page, limit);
     call.truncated = truncated;
     return result;
@@ -64,12 +74,19 @@ interface Hop {
 async function follow(
   name: string,
   fixedOrigin: string | undefined,
+  guardPrivate: boolean,
   first: Hop,
   call: LiveCall,
 ): Promise<{ response: Response; where: string }> {
   let hop = first;
   for (let redirects = 0; ; redirects++) {
     const where = `${hop.method} ${hop.url.origin}${hop.url.pathname}`;
+    const privateAddress = guardPrivate ? await privateAddressOf(hop.url) : null;
+    if (privateAddress !== null)
+      throw new LiveToolError(
+        "live_url_refused",
+        `${name}: ${hop.url.origin} is a private, loopback or link-local address (${privateAddress}); [live].allow_private lets a tool whose input names the URL reach one`,
+      );
     let response: Response;
     try {
       response = await fetch(hop.url, {

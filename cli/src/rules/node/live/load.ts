@@ -68,7 +68,11 @@ export async function buildLiveTools(config: RulesConfig, run: LiveRun, options:
       }
       tool = resolveConnector(spec, connector);
     } else tool = spec;
-    built.push({ spec: tool, execute: tool.kind === "http" ? httpExecutor(tool, env) : await callableExecutor(tool, at, run.runId) });
+    built.push({
+      spec: tool,
+      execute:
+        tool.kind === "http" ? httpExecutor(tool, env, settings.allow_private === true) : await callableExecutor(tool, at, run.runId),
+    });
   }
   const record = settings.record === undefined ? undefined : fill(settings.record);
   const replay = settings.replay === undefined ? undefined : fill(settings.replay);
