@@ -5669,7 +5669,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Revoke an OAuth grant and every token issued under it */
+    /**
+     * Revoke an OAuth grant and every token issued under it
+     * @description Answers once no request anywhere can still use the grant's tokens (`effectiveAt`, also `rayrun-effective-at`).
+     */
     delete: {
       parameters: {
         query?: never;
@@ -5688,7 +5691,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            "application/json": components["schemas"]["OAuthGrant"];
+            "application/json": components["schemas"]["RevokedOAuthGrant"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -6760,6 +6763,10 @@ export interface components {
       approvedBy: string | null;
       createdAt: string;
       expiresAt: string | null;
+    };
+    RevokedOAuthGrant: components["schemas"]["OAuthGrant"] & {
+      /** @description When the change took effect for every call (ISO 8601); the answer comes after it. Also the `rayrun-effective-at` header. */
+      effectiveAt: string;
     };
   };
   responses: never;
