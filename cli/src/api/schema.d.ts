@@ -5029,7 +5029,7 @@ export interface paths {
           outcome?: string;
           requestId?: string;
           limit?: number;
-          /** @description `nextCursor` of the previous page */
+          /** @description `nextCursor` of the previous page (of the same workspace and list) */
           cursor?: string;
           /** @description jsonl: one record per line (application/x-ndjson) */
           format?: "json" | "jsonl";
@@ -5128,7 +5128,7 @@ export interface paths {
           outcome?: "ok" | "blocked" | "upstream_error" | "upstream_failed";
           requestId?: string;
           limit?: number;
-          /** @description `nextCursor` of the previous page */
+          /** @description `nextCursor` of the previous page (of the same workspace and list) */
           cursor?: string;
           /** @description jsonl: one record per line (application/x-ndjson) */
           format?: "json" | "jsonl";
@@ -5226,7 +5226,7 @@ export interface paths {
           outcome?: "ok" | "error";
           requestId?: string;
           limit?: number;
-          /** @description `nextCursor` of the previous page */
+          /** @description `nextCursor` of the previous page (of the same workspace and list) */
           cursor?: string;
           /** @description jsonl: one record per line (application/x-ndjson) */
           format?: "json" | "jsonl";
@@ -5334,7 +5334,7 @@ export interface paths {
           code?: string;
           requestId?: string;
           limit?: number;
-          /** @description `nextCursor` of the previous page (of the same workspace) */
+          /** @description `nextCursor` of the previous page (of the same workspace and list) */
           cursor?: string;
           /** @description jsonl: one record per line (application/x-ndjson) */
           format?: "json" | "jsonl";
@@ -6605,6 +6605,7 @@ export interface components {
       note?: string;
     };
     CallLog: {
+      /** @description The row's number within its workspace: rows landed later have larger ones (a skipped redelivery leaves a gap) */
       id: number;
       toolUid: string;
       requestId: string;
@@ -6630,6 +6631,7 @@ export interface components {
       } | null;
     };
     ContentLog: {
+      /** @description The row's number within its workspace: rows landed later have larger ones (a skipped redelivery leaves a gap) */
       id: number;
       serviceId: string;
       /** @description Who made the request: `key:<key id>` or `oauth:<client_id>`; null on older rows */
@@ -6647,6 +6649,7 @@ export interface components {
       createdAt: string;
     };
     CodeRun: {
+      /** @description The row's number within its workspace: rows landed later have larger ones (a skipped redelivery leaves a gap) */
       id: number;
       /** @description Who ran it: `key:<key id>` or `oauth:<client_id>` */
       actor: string;
@@ -6664,6 +6667,7 @@ export interface components {
       createdAt: string;
     };
     Call: {
+      /** @description The row's number within its workspace: rows landed later have larger ones (a skipped redelivery leaves a gap) */
       id: number;
       /** @description A run_code's inner calls carry the run's request id, with their `callIndex` */
       requestId: string;
