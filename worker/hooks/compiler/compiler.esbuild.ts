@@ -142,21 +142,25 @@ async function attempt<T>(call: (api: typeof esbuild) => Promise<T>): Promise<T>
  * not retried: it already used its time.
  */
 export async function withEsbuild<T>(call: (api: typeof esbuild) => Promise<T>): Promise<T> {
-  while (calling) await scheduler.wait(CALL_POLL_MS);
-  calling = true;
+  while (running && Date.now() - running.since < CALL_STALE_MS) await scheduler.wait(CALL_POLL_MS);
+  const mine = { since: Date.now() };
+  running = mine;
   try {
     return await withRetry(call);
   } finally {
-    calling = false;
+    if (running === mine) running = undefined;
   }
 }
 
 /**
- * A call is running. Waiters poll from their own request instead of awaiting a promise the running call resolves:
- * in workerd a promise resolved from another request's handler never wakes the request awaiting it.
+ * The call running, and when it started. Waiters poll from their own request instead of awaiting a promise the
+ * running call resolves: in workerd a promise resolved from another request's handler never wakes the request
+ * awaiting it.
  */
-let calling = false;
+let running: { since: number } | undefined;
 const CALL_POLL_MS = 2;
+/** Longer than any call takes (two attempts, each bounded): a call whose request died without clearing the mark. */
+const CALL_STALE_MS = 2 * ESBUILD_CALL_TIMEOUT_MS + 5_000;
 
 async function withRetry<T>(call: (api: typeof esbuild) => Promise<T>): Promise<T> {
   try {
