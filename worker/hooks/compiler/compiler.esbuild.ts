@@ -134,12 +134,12 @@ async function attempt<T>(call: (api: typeof esbuild) => Promise<T>): Promise<T>
 }
 
 /**
- * Runs one esbuild call, after the one running (if any). A service that dies
- * rejects every call it holds at once, so a call that only shared the service
- * with the input that killed it is retried once on a fresh service. What fails again is the input's own
- * doing: a stack overflow becomes `EsbuildStackOverflowError` (the compiler's
- * `nesting_too_deep`), anything else `CompilerUnavailableError`. A hung call is
- * not retried: it already used its time.
+ * Runs one esbuild call, after the one running (if any). A call that fails on
+ * a service that may have been broken before it (a dead service rejects every
+ * call it gets) is retried once on a fresh service. What fails again is the
+ * input's own doing: a stack overflow becomes `EsbuildStackOverflowError` (the
+ * compiler's `nesting_too_deep`), anything else `CompilerUnavailableError`. A
+ * hung call is not retried: it already used its time.
  */
 export async function withEsbuild<T>(call: (api: typeof esbuild) => Promise<T>): Promise<T> {
   while (running && Date.now() - running.since < CALL_STALE_MS) await scheduler.wait(CALL_POLL_MS);
