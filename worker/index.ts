@@ -2,6 +2,7 @@ import { createApp } from "./app.ts";
 import { consumeCallLogs } from "./logs/call-log.consumer.ts";
 import { applyLogRetention } from "./logs/logs.store.ts";
 import { forgetExpiredTasks } from "./mcp/mcp.tasks.ts";
+import { forgetRevokedGrants } from "./oauth/revoked-grants.ts";
 
 export { CallRelayDO } from "./mcp/call-relay.do.ts";
 export { OAuthRegistryDO } from "./oauth/registry.do.ts";
@@ -16,9 +17,13 @@ export default {
   async queue(batch, env) {
     await consumeCallLogs(batch, env);
   },
-  /** Hourly (wrangler.toml): clears captured log details and old rows and rollups past their retention, and expired tasks. */
+  /**
+   * Hourly (wrangler.toml): clears captured log details and old rows and rollups past their retention, expired
+   * tasks, and revoked OAuth grants whose tokens can no longer be valid.
+   */
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(applyLogRetention(env.DB));
     ctx.waitUntil(forgetExpiredTasks(env.DB));
+    ctx.waitUntil(forgetRevokedGrants(env.DB));
   },
 } satisfies ExportedHandler<Env>;

@@ -20,9 +20,22 @@ export const CALL_OUTCOMES = [
   "error",
 ] as const;
 
+/** A log row's id: its number within its workspace, never a count shared with other workspaces. */
+const RowNumber = z.number().int().openapi({
+  description: "The row's number within its workspace: rows landed later have larger ones (a skipped redelivery leaves a gap)",
+});
+
+/** A page cursor (worker/logs/page-cursor.ts): signed, opaque, valid only in the workspace and list that made it. */
+const PageCursor = z
+  .string()
+  .max(512)
+  .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, "a cursor is the `nextCursor` of a previous page")
+  .optional()
+  .openapi({ description: "`nextCursor` of the previous page (of the same workspace and list)" });
+
 export const CallLogSchema = z
   .object({
-    id: z.number().int(),
+    id: RowNumber,
     toolUid: z.string(),
     requestId: z.string(),
     stage: z.enum(["before", "after", "pre_dispatch", "upstream"]),
@@ -58,13 +71,13 @@ export const LogsQuery = z.object({
   outcome: z.string().max(64).optional(),
   requestId: z.string().max(128).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().regex(/^\d+$/).optional().openapi({ description: "`nextCursor` of the previous page" }),
+  cursor: PageCursor,
   format: z.enum(["json", "jsonl"]).default("json").openapi({ description: "jsonl: one record per line (application/x-ndjson)" }),
 });
 
 export const ContentLogSchema = z
   .object({
-    id: z.number().int(),
+    id: RowNumber,
     serviceId: z.string(),
     actor: z.string().nullable().openapi({
       description: "Who made the request: `key:<key id>` or `oauth:<client_id>`; null on older rows",
@@ -93,13 +106,13 @@ export const ContentLogsQuery = z.object({
   outcome: z.enum(["ok", "blocked", "upstream_error", "upstream_failed"]).optional(),
   requestId: z.string().max(128).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().regex(/^\d+$/).optional().openapi({ description: "`nextCursor` of the previous page" }),
+  cursor: PageCursor,
   format: z.enum(["json", "jsonl"]).default("json").openapi({ description: "jsonl: one record per line (application/x-ndjson)" }),
 });
 
 export const CodeRunSchema = z
   .object({
-    id: z.number().int(),
+    id: RowNumber,
     actor: z.string().openapi({ description: "Who ran it: `key:<key id>` or `oauth:<client_id>`" }),
     requestId: z.string().openapi({ description: "The run's request id; its inner calls' rows (under each tool) carry it too" }),
     outcome: z.enum(["ok", "error"]),
@@ -118,7 +131,7 @@ export const CodeRunsQuery = z.object({
   outcome: z.enum(["ok", "error"]).optional(),
   requestId: z.string().max(128).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().regex(/^\d+$/).optional().openapi({ description: "`nextCursor` of the previous page" }),
+  cursor: PageCursor,
   format: z.enum(["json", "jsonl"]).default("json").openapi({ description: "jsonl: one record per line (application/x-ndjson)" }),
 });
 
@@ -131,7 +144,7 @@ const id = (what: string) =>
 
 export const CallSchema = z
   .object({
-    id: z.number().int(),
+    id: RowNumber,
     requestId: z.string().openapi({ description: "A run_code's inner calls carry the run's request id, with their `callIndex`" }),
     kind: z.enum(CALL_KINDS),
     callIndex: z.number().int().nullable().openapi({ description: "A Code Mode inner call's 0-based index in its run; null otherwise" }),
@@ -177,12 +190,7 @@ export const CallsQuery = z.object({
     .optional(),
   requestId: id("request id").optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z
-    .string()
-    .max(256)
-    .regex(/^[A-Za-z0-9_-]+$/, "a cursor is the `nextCursor` of a previous page")
-    .optional()
-    .openapi({ description: "`nextCursor` of the previous page (of the same workspace)" }),
+  cursor: PageCursor,
   format: z.enum(["json", "jsonl"]).default("json").openapi({ description: "jsonl: one record per line (application/x-ndjson)" }),
 });
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { EffectiveAt } from "./hooks.ts";
 
 export const OAuthGrantSchema = z
   .object({
@@ -12,6 +13,8 @@ export const OAuthGrantSchema = z
     expiresAt: z.string().nullable(),
   })
   .openapi("OAuthGrant");
+
+export const RevokedOAuthGrantSchema = OAuthGrantSchema.extend({ effectiveAt: EffectiveAt }).openapi("RevokedOAuthGrant");
 
 export const OAuthGrantParams = z.object({
   grantId: z.string().openapi({ param: { name: "grantId", in: "path" } }),

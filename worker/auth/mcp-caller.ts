@@ -1,5 +1,6 @@
 import type { WaitUntil } from "../lib/after-response.ts";
 import { authorizationServer, mcpResource, OAUTH_SCOPE, publicUrl, resourceMetadataUrl, type GrantProps } from "../oauth/oauth.config.ts";
+import { grantIdOfToken, isolateRevokedGrants, type RevokedGrantCache } from "../oauth/revoked-grants.ts";
 import { resolvePrincipal } from "./authenticate.ts";
 
 /**
@@ -33,7 +34,7 @@ export type McpAuthentication =
 
 export async function authenticateMcp(env: Env, request: Request, waitUntil: WaitUntil): Promise<McpAuthentication> {
   const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-  if (bearer && !bearer.startsWith("rr_")) return authenticateOAuthToken(env, bearer);
+  if (bearer && !bearer.startsWith("rr_")) return authenticateOAuthToken(env, bearer, waitUntil);
 
   const principal = await resolvePrincipal(env, request, waitUntil);
   if (!principal || principal.kind !== "key") {
@@ -58,11 +59,24 @@ export async function authenticateMcp(env: Env, request: Request, waitUntil: Wai
   };
 }
 
-async function authenticateOAuthToken(env: Env, token: string): Promise<McpAuthentication> {
+/**
+ * An OAuth access token, as the library validates it (from KV, which may still serve a revoked grant's tokens for a
+ * while) and as the workspace's lease-covered list of revoked grants allows it (`revoked`; tests pass their own
+ * isolate's), so a revocation holds everywhere once its API has answered.
+ */
+export async function authenticateOAuthToken(
+  env: Env,
+  token: string,
+  waitUntil?: WaitUntil,
+  revoked: RevokedGrantCache = isolateRevokedGrants,
+): Promise<McpAuthentication> {
   const server = authorizationServer(env);
   const origin = publicUrl(env);
   const validated = server && origin ? await server.validateToken<GrantProps>(mcpResource(origin), token, env) : null;
-  if (!validated) return unauthorized(env, "The access token is invalid, expired or revoked", true);
+  const grantId = validated && grantIdOfToken(token);
+  if (!validated || !grantId || (await revoked.isRevoked(env, validated.props.workspaceId, grantId, waitUntil))) {
+    return unauthorized(env, "The access token is invalid, expired or revoked", true);
+  }
   if (!validated.scope.includes(OAUTH_SCOPE)) {
     return {
       kind: "refused",

@@ -686,6 +686,8 @@ function hookRefused(state: CallState, reason: string, message: string): CallOut
 }
 
 function hookFailed(state: CallState, run: StageRun): CallOutcome {
+  if (run.unavailable)
+    return refused(state, "hook_unavailable", "The tool's hook could not be run (no isolate was free for it), so the call was stopped");
   const code = run.error?.code ?? "invalid_return";
   // Internal detail stays out of the agent's view unless payload capture allows it.
   const error = state.tool.captureDetails ? run.error : { code };

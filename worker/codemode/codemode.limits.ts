@@ -36,7 +36,7 @@ export const CODE_MODE_SHARE = Object.freeze({
   refillMsPerSecond: 100,
   /** Runs of one workspace in progress at once (compiling, running or waiting); the next is refused. */
   runsPerWorkspace: 4,
-  /** Runs waiting on tools in a sandbox of their own (16–48 MiB each), per isolate and per workspace. */
+  /** Runs waiting on tools in a sandbox of their own (16 MiB each: lib/wasm-budget.ts), per isolate and per workspace. */
   parkedRuns: 2,
   parkedRunsPerWorkspace: 1,
   /** Compiled programs kept, by workspace and source digest, and their total size (UTF-16 units). */

@@ -3,10 +3,11 @@ import { prepareContext } from "../hooks/isolate/isolate.context.ts";
 import type { IsolateInstance } from "../hooks/isolate/isolate.instance.ts";
 import { resolveLimits, WASM_RETAIN_BYTES, type LimitOverrides } from "../hooks/isolate/isolate.limits.ts";
 import { newPrivateInstance } from "../hooks/isolate/isolate.module.ts";
+import { WasmBudgetExceeded } from "../lib/wasm-budget.ts";
 import { IsolateSession, openSession } from "../hooks/isolate/isolate.session.ts";
 import { utf8Length } from "../hooks/isolate/isolate.text.ts";
 import type { CodeModeError } from "./codemode.errors.ts";
-import { endedError, isolateError, THROWN_MESSAGE_MAX_CHARS, thrownError } from "./codemode.failures.ts";
+import { busyError, endedError, isolateError, THROWN_MESSAGE_MAX_CHARS, thrownError } from "./codemode.failures.ts";
 import { CODE_MODE_COST, type CodeModeLimits } from "./codemode.limits.ts";
 import { CODE_MODE_RUNTIME_SOURCE } from "./codemode.runtime.ts";
 
@@ -76,20 +77,27 @@ interface QueuedCall {
  * instantiation, runtime, prelude, image) costs far more than a run. Every run
  * restores the instance's pristine image first (`IsolateSession.begin`), as
  * the shared hook instance does, so nothing of a run survives into the next;
- * an instance that misbehaved or grew past the retain cap is dropped.
+ * an instance that misbehaved or grew past the retain cap is dropped, and so
+ * is one returned while another is idle: each gives its share of the wasm
+ * budget back.
  */
 let idleInstance: IsolateInstance | undefined;
 
+/** The idle instance, or a new one (WasmBudgetExceeded when this isolate's wasm budget has no room for it). */
 async function takeInstance(): Promise<IsolateInstance> {
   const idle = idleInstance;
   idleInstance = undefined;
   return idle ?? newPrivateInstance();
 }
 
-function returnInstance(instance: IsolateInstance, session: IsolateSession): void {
-  if (!session.instanceReusable || instance.wasmBytes() > WASM_RETAIN_BYTES) return;
-  idleInstance ??= instance;
+function returnInstance(instance: IsolateInstance, reusable: boolean): void {
+  if (reusable && instance.wasmBytes() <= WASM_RETAIN_BYTES && !idleInstance) idleInstance = instance;
+  else instance.drop();
 }
+
+/** No sandbox memory is free in this isolate: the run is refused before it starts, like a busy workspace. */
+const noSandboxMemory = () =>
+  busyError("This server has no sandbox memory free for the program right now; run it again in 1 s", 1, { limit: "wasm_memory" });
 
 /**
  * One attempt at running a compiled program in a fresh QuickJS runtime and
@@ -144,7 +152,10 @@ export class Run {
     const turn = await this.settings.turn(
       async (): Promise<ProgramRun | undefined> => {
         const session = await openSession(resolveLimits(this.settings.isolateLimits));
-        if ("code" in session) return this.failed({ code: "exception", message: "The sandbox could not be started" });
+        if ("unavailable" in session) {
+          if (session.unavailable === "budget") return notStarted(noSandboxMemory());
+          return this.failed({ code: "exception", message: "The sandbox could not be started" });
+        }
         try {
           let state = this.start(session);
           // Refusals the host answered at once (a bad name or arguments) need no waiting: deliver them here.
@@ -185,7 +196,9 @@ export class Run {
       return first.value ?? (await this.drive(session));
     } catch (error) {
       if (!session) {
+        if (error instanceof WasmBudgetExceeded) return notStarted(noSandboxMemory());
         console.error("code mode isolate unavailable", error);
+        instance?.drop();
         return this.failed({ code: "exception", message: "The sandbox could not be started" });
       }
       session.fail("exception", `isolate fault: ${String(error)}`);
@@ -197,7 +210,7 @@ export class Run {
       if (session && instance) {
         const released = session.instanceReusable && this.release();
         session.close();
-        if (released) returnInstance(instance, session);
+        returnInstance(instance, released);
       }
     }
   }

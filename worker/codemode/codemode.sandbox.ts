@@ -30,7 +30,7 @@ export interface ProgramRequest {
  */
 const LANE = new FairSlots(1, 1, 5);
 /**
- * Private instances (16–48 MiB each) held by runs waiting on tools; a run
+ * Private instances (16 MiB each, lib/wasm-budget.ts) held by runs waiting on tools; a run
  * waiting for one is answered at once if it needs no tool (see `Run.trial`).
  */
 const SANDBOXES = new FairSlots(CODE_MODE_SHARE.parkedRuns, CODE_MODE_SHARE.parkedRunsPerWorkspace, 20);

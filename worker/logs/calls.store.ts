@@ -3,6 +3,7 @@ import { logWhere } from "./log-filter.ts";
 
 /** A call row as the logs API shows it. `item` only to readers who see details (see logs.routes.ts). */
 export interface StoredCall {
+  /** The row's number within its workspace (`workspace_seq`); the table's own id counts every workspace's rows. */
   id: number;
   requestId: string;
   kind: CallKind;
@@ -43,13 +44,13 @@ export interface CallQuery {
   outcome?: CallRowOutcome;
   code?: string;
   requestId?: string;
-  /** Rows with a smaller id than this (the previous page's cursor). */
+  /** Rows with a smaller number than this (the previous page's cursor). */
   before?: number;
   limit: number;
 }
 
 interface CallTableRow {
-  id: number;
+  workspace_seq: number;
   request_id: string;
   kind: CallKind;
   call_index: number;
@@ -78,7 +79,7 @@ interface CallTableRow {
 
 function storedCall(row: CallTableRow, withItem: boolean): StoredCall {
   return {
-    id: row.id,
+    id: row.workspace_seq,
     requestId: row.request_id,
     kind: row.kind,
     callIndex: row.call_index === -1 ? null : row.call_index,
@@ -122,11 +123,11 @@ export async function queryCalls(db: D1Database, workspaceId: string, query: Cal
       ["outcome = ?", query.outcome],
       ["code = ?", query.code],
       ["request_id = ?", query.requestId],
-      ["id < ?", query.before],
+      ["workspace_seq < ?", query.before],
     ],
   );
   const { results } = await db
-    .prepare(`SELECT * FROM calls WHERE ${where} ORDER BY id DESC LIMIT ?`)
+    .prepare(`SELECT * FROM calls WHERE ${where} ORDER BY workspace_seq DESC LIMIT ?`)
     .bind(...params, query.limit)
     .all<CallTableRow>();
   return results.map((row) => storedCall(row, withItem));
@@ -135,7 +136,7 @@ export async function queryCalls(db: D1Database, workspaceId: string, query: Cal
 /** The rows of one request: a call, or a run_code with its inner calls (at most 1,000), in index order. */
 export async function callsOfRequest(db: D1Database, workspaceId: string, requestId: string, withItem: boolean): Promise<StoredCall[]> {
   const { results } = await db
-    .prepare("SELECT * FROM calls WHERE workspace_id = ? AND request_id = ? ORDER BY call_index, id LIMIT 1000")
+    .prepare("SELECT * FROM calls WHERE workspace_id = ? AND request_id = ? ORDER BY call_index, workspace_seq LIMIT 1000")
     .bind(workspaceId, requestId)
     .all<CallTableRow>();
   return results.map((row) => storedCall(row, withItem));

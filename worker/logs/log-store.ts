@@ -78,10 +78,25 @@ const CALL_COLUMNS = [
   "program_bytes",
 ];
 
-/** Every call row of a batch in one statement; a row already there (a redelivery) is skipped, and so is its rollup. */
-const INSERT_CALLS = `INSERT INTO calls (${CALL_COLUMNS.join(", ")})
-  SELECT ${CALL_COLUMNS.map((_, index) => `json_extract(value, '$[${index}]')`).join(", ")} FROM json_each(?1) WHERE true
-  ON CONFLICT DO NOTHING`;
+/**
+ * A row's number within its workspace (`workspace_seq`, what the API shows as its id): the workspace's highest so
+ * far plus the row's place among the statement's rows of that workspace. The statement reads the table it writes,
+ * so SQLite evaluates its rows before inserting any, and D1 runs one batch at a time.
+ */
+const workspaceSeq = (table: string, workspace: string, key: string) =>
+  `COALESCE((SELECT MAX(numbered.workspace_seq) FROM ${table} AS numbered WHERE numbered.workspace_id = ${workspace}), 0)
+    + ROW_NUMBER() OVER (PARTITION BY ${workspace} ORDER BY ${key})`;
+
+/**
+ * Every call row of a batch in one statement; a row already there (a redelivery) is skipped, and so is its rollup.
+ * Only that conflict is skipped: a clash of workspace numbers fails the batch, which the queue retries.
+ */
+const INSERT_CALLS = `INSERT INTO calls (${CALL_COLUMNS.join(", ")}, workspace_seq)
+  SELECT ${CALL_COLUMNS.map((_, index) => `json_extract(value, '$[${index}]')`).join(", ")},
+    ${workspaceSeq("calls", "json_extract(value, '$[0]')", "key")}
+  FROM json_each(?1) WHERE true
+  ORDER BY key
+  ON CONFLICT (workspace_id, request_id, kind, call_index) DO NOTHING`;
 
 /** One stage row as a JSON array, in the order INSERT_STAGES reads. */
 function stageValues(call: CallRow, row: StageRow, seq: number) {
@@ -115,12 +130,13 @@ function stageValues(call: CallRow, row: StageRow, seq: number) {
  * last bytes.
  */
 const INSERT_STAGES = `INSERT INTO call_logs (workspace_id, tool_uid, request_id, call_index, row_seq, stage, channel, outcome, code,
-    duration_ms, revision_id, shadow_differed, actor, details, detail_bytes, created_at)
+    duration_ms, revision_id, shadow_differed, actor, details, detail_bytes, created_at, workspace_seq)
   SELECT r.ws, r.tool, r.rid, r.ci, r.seq, r.stage, r.channel, r.outcome, r.code, r.ms, r.rev, r.differed, r.actor,
     CASE WHEN r.bytes = 0 THEN NULL WHEN COALESCE(u.used, 0) + r.running <= ?3 THEN r.details
       ELSE json_object('limited', json_object('code', 'log_detail_allowance', 'bytes', r.bytes)) END,
     CASE WHEN r.bytes > 0 AND COALESCE(u.used, 0) + r.running <= ?3 THEN r.bytes ELSE 0 END,
-    r.at
+    r.at,
+    ${workspaceSeq("call_logs", "r.ws", "r.key")}
   FROM (
     SELECT json_extract(value, '$[0]') AS ws, json_extract(value, '$[1]') AS tool, json_extract(value, '$[2]') AS rid,
       json_extract(value, '$[3]') AS ci, json_extract(value, '$[4]') AS seq, json_extract(value, '$[5]') AS stage,
@@ -135,7 +151,7 @@ const INSERT_STAGES = `INSERT INTO call_logs (workspace_id, tool_uid, request_id
     ON u.workspace_id = r.ws
   WHERE true
   ORDER BY r.key
-  ON CONFLICT DO NOTHING`;
+  ON CONFLICT (workspace_id, request_id, COALESCE(call_index, -1), row_seq) WHERE row_seq IS NOT NULL DO NOTHING`;
 
 /** JSON arrays of values, as few as the statement bound allows. */
 function* jsonChunks(rows: unknown[][]): Generator<string> {

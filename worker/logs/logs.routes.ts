@@ -19,12 +19,15 @@ import { ToolParams } from "../../schema/api/tools.ts";
 import type { Actor } from "../auth/principal.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
+import type { Context } from "hono";
+import type { AppEnv } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { findService } from "../services/services.store.ts";
 import { findTool } from "../tools/tools.store.ts";
 import { callsOfRequest, queryCalls, type StoredCall } from "./calls.store.ts";
 import { queryLogs, stageRowsOf } from "./logs.store.ts";
 import { logDatabase } from "./log-store.ts";
+import { openCursor, sealCursor, type PagedRows } from "./page-cursor.ts";
 import { queryMetrics } from "./rollups.store.ts";
 
 export const logRoutes = createRouter();
@@ -59,10 +62,10 @@ logRoutes.openapi(
       logDatabase(c.env, ws),
       ws,
       toolUid,
-      { ...query, before: query.cursor ? Number(query.cursor) : undefined },
+      { ...query, before: await positionOf(c, "call_logs", query.cursor) },
       seesDetails(c.get("actor")),
     );
-    const nextCursor = cursorAfter(logs, query.limit);
+    const nextCursor = await cursorAfter(c, "call_logs", logs, query.limit);
     // Declared above as application/x-ndjson; Hono's typed responses only model the JSON variant.
     if (query.format === "jsonl") return c.body(...jsonLines(logs, nextCursor)) as never;
     return c.json({ logs, nextCursor }, 200);
@@ -103,12 +106,12 @@ logRoutes.openapi(
         kinds: ["resources/read", "prompts/get"],
         service: svc,
         outcome: query.outcome === "blocked" ? "hidden" : query.outcome,
-        before: query.cursor ? Number(query.cursor) : undefined,
+        before: await positionOf(c, "calls", query.cursor),
       },
       withItem,
     );
     const logs = calls.map((call) => contentLog(call, withItem));
-    const nextCursor = cursorAfter(logs, query.limit);
+    const nextCursor = await cursorAfter(c, "calls", logs, query.limit);
     if (query.format === "jsonl") return c.body(...jsonLines(logs, nextCursor)) as never;
     return c.json({ logs, nextCursor }, 200);
   },
@@ -139,11 +142,11 @@ logRoutes.openapi(
     const calls = await queryCalls(
       logDatabase(c.env, ws),
       ws,
-      { ...query, kind: "run_code", before: query.cursor ? Number(query.cursor) : undefined },
+      { ...query, kind: "run_code", before: await positionOf(c, "calls", query.cursor) },
       false,
     );
     const runs = calls.map(codeRun);
-    const nextCursor = cursorAfter(runs, query.limit);
+    const nextCursor = await cursorAfter(c, "calls", runs, query.limit);
     if (query.format === "jsonl") return c.body(...jsonLines(runs, nextCursor)) as never;
     return c.json({ runs, nextCursor }, 200);
   },
@@ -174,11 +177,10 @@ logRoutes.openapi(
     const calls = await queryCalls(
       logDatabase(c.env, ws),
       ws,
-      { ...query, before: query.cursor ? cursorId(ws, query.cursor) : undefined },
+      { ...query, before: await positionOf(c, "calls", query.cursor) },
       seesDetails(c.get("actor")),
     );
-    const last = calls.at(-1);
-    const nextCursor = calls.length === query.limit && last ? workspaceCursor(ws, last.id) : null;
+    const nextCursor = await cursorAfter(c, "calls", calls, query.limit);
     if (query.format === "jsonl") return c.body(...jsonLines(calls, nextCursor)) as never;
     return c.json({ calls, nextCursor }, 200);
   },
@@ -249,30 +251,6 @@ logRoutes.openapi(
   },
 );
 
-/**
- * A page cursor names the workspace it was made for and the last row's id, so a cursor carried to another
- * workspace is refused (404), never read as a position there.
- */
-const workspaceCursor = (ws: string, id: number) => btoa(`${ws}:${id}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-
-function cursorId(ws: string, cursor: string): number {
-  let decoded: string;
-  try {
-    decoded = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-  } catch {
-    decoded = "";
-  }
-  const match = /^([^:]+):(\d{1,15})$/.exec(decoded);
-  if (!match) {
-    throw new ApiError("invalid_request", {
-      message: "Invalid query.cursor: not a cursor this API issued",
-      details: { issues: [{ field: "query.cursor", message: "not a cursor this API issued" }] },
-    });
-  }
-  if (match[1] !== ws) throw new ApiError("not_found", { message: "No such cursor in this workspace" });
-  return Number(match[2]);
-}
-
 /** A call row in the content-logs shape (that route predates call rows). */
 function contentLog(call: StoredCall, withItem: boolean) {
   return {
@@ -305,10 +283,15 @@ function codeRun(call: StoredCall) {
   };
 }
 
-/** A full page has a next one, starting below its last row's id. */
-function cursorAfter(logs: { id: number }[], limit: number): string | null {
-  const last = logs.at(-1);
-  return logs.length === limit && last ? String(last.id) : null;
+/** Where the page a cursor asks for starts: below that row number of the path's workspace (none: from the newest). */
+async function positionOf(c: Context<AppEnv>, rows: PagedRows, cursor: string | undefined): Promise<number | undefined> {
+  return cursor === undefined ? undefined : openCursor(c.env.SECRETS_KEY, c.req.param("ws")!, rows, cursor);
+}
+
+/** A full page has a next one, starting below its last row's number. */
+async function cursorAfter(c: Context<AppEnv>, rows: PagedRows, page: { id: number }[], limit: number): Promise<string | null> {
+  const last = page.at(-1);
+  return page.length === limit && last ? sealCursor(c.env.SECRETS_KEY, c.req.param("ws")!, rows, last.id) : null;
 }
 
 function jsonLines(logs: unknown[], nextCursor: string | null): [string, 200, Record<string, string>] {

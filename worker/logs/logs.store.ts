@@ -4,6 +4,7 @@ import { logWhere } from "./log-filter.ts";
 
 export interface StoredCallLog extends Omit<StageRow, "details" | "callIndex" | "offsetMs"> {
   callIndex: number | null;
+  /** The row's number within its workspace (`workspace_seq`); the table's own id counts every workspace's rows. */
   id: number;
   /** Who made the call: `key:<key id>` or `oauth:<client_id>`; null on rows older than the column. */
   actor: string | null;
@@ -22,13 +23,13 @@ export interface LogQuery {
   channel?: StageRow["channel"];
   outcome?: string;
   requestId?: string;
-  /** Rows with a smaller id than this (the previous page's cursor). */
+  /** Rows with a smaller number than this (the previous page's cursor). */
   before?: number;
   limit: number;
 }
 
 interface LogRow {
-  id: number;
+  workspace_seq: number;
   tool_uid: string;
   request_id: string;
   stage: StageRow["stage"];
@@ -64,11 +65,11 @@ export async function queryLogs(
       ["channel = ?", query.channel],
       ["outcome = ?", query.outcome],
       ["request_id = ?", query.requestId],
-      ["id < ?", query.before],
+      ["workspace_seq < ?", query.before],
     ],
   );
   const { results } = await db
-    .prepare(`SELECT * FROM call_logs WHERE ${where} ORDER BY id DESC LIMIT ?`)
+    .prepare(`SELECT * FROM call_logs WHERE ${where} ORDER BY workspace_seq DESC LIMIT ?`)
     .bind(...params, query.limit)
     .all<LogRow>();
   return results.map((row) => storedStageRow(row, withDetails));
@@ -77,7 +78,7 @@ export async function queryLogs(
 /** Every stage row of one call (a run_code's inner calls included), in the order they happened. */
 export async function stageRowsOf(db: D1Database, workspaceId: string, requestId: string, withDetails: boolean): Promise<StoredCallLog[]> {
   const { results } = await db
-    .prepare("SELECT * FROM call_logs WHERE workspace_id = ? AND request_id = ? ORDER BY id LIMIT 1000")
+    .prepare("SELECT * FROM call_logs WHERE workspace_id = ? AND request_id = ? ORDER BY workspace_seq LIMIT 1000")
     .bind(workspaceId, requestId)
     .all<LogRow>();
   return results.map((row) => storedStageRow(row, withDetails));
@@ -85,7 +86,7 @@ export async function stageRowsOf(db: D1Database, workspaceId: string, requestId
 
 function storedStageRow(row: LogRow, withDetails: boolean): StoredCallLog {
   return {
-    id: row.id,
+    id: row.workspace_seq,
     toolUid: row.tool_uid,
     requestId: row.request_id,
     stage: row.stage,

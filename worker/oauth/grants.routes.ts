@@ -1,13 +1,19 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { GrantSummary, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { errorResponses, json, WorkspaceParams } from "../../schema/api/common.ts";
-import { OAuthGrantParams, OAuthGrantSchema } from "../../schema/api/oauth.ts";
+import { OAuthGrantParams, OAuthGrantSchema, RevokedOAuthGrantSchema } from "../../schema/api/oauth.ts";
 import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
+import { changeInForce } from "../leases/change-window.ts";
 import { authorizationServer } from "./oauth.config.ts";
+import { recordRevokedGrant } from "./revoked-grants.ts";
 
-/** Admins see and revoke the OAuth grants bound to their workspace; revoking deletes its tokens from KV (deployed KV may serve them from cache for about 60 s). */
+/**
+ * Admins see and revoke the OAuth grants bound to their workspace. Revoking deletes the grant's tokens from KV,
+ * which deployed may serve them from cache for 60 s or more, so it also lists the grant as revoked in the
+ * workspace's lease-covered state: the answer comes once no isolate can still accept its tokens.
+ */
 export const oauthGrantRoutes = createRouter();
 
 function oauthApi(env: Env): OAuthHelpers {
@@ -70,9 +76,10 @@ oauthGrantRoutes.openapi(
     path: "/v1/workspaces/{ws}/oauth/grants/{grantId}",
     tags: ["oauth"],
     summary: "Revoke an OAuth grant and every token issued under it",
+    description: "Answers once no request anywhere can still use the grant's tokens (`effectiveAt`, also `rayrun-effective-at`).",
     middleware: guard("admin"),
     request: { params: WorkspaceParams.extend(OAuthGrantParams.shape) },
-    responses: { 200: json(OAuthGrantSchema, "The revoked grant"), ...errorResponses(404) },
+    responses: { 200: json(RevokedOAuthGrantSchema, "The revoked grant"), ...errorResponses(404) },
   }),
   async (c) => {
     const { ws, grantId } = c.req.valid("param");
@@ -80,7 +87,9 @@ oauthGrantRoutes.openapi(
     const grant = (await workspaceGrants(oauth, ws)).find((candidate) => candidate.id === grantId);
     if (!grant) throw notFound("Grant");
     const revoked = await toApi(oauth, grant);
+    // Listed first: from here on every isolate reading under a new lease refuses the grant, whatever KV serves.
+    await recordRevokedGrant(c.env.DB, ws, { id: grant.id, expiresAt: grant.expiresAt === undefined ? null : grant.expiresAt * 1000 });
     await oauth.revokeGrant(grant.id, ws);
-    return c.json(revoked, 200);
+    return c.json({ ...revoked, effectiveAt: await changeInForce(c) }, 200);
   },
 );

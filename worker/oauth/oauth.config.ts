@@ -6,7 +6,7 @@ export const AUTHORIZE_PATH = "/oauth/authorize";
 export const TOKEN_PATH = "/oauth/token";
 export const REGISTER_PATH = "/oauth/register";
 /** Access tokens are short; clients refresh them with the refresh token (rotated on use). */
-const ACCESS_TOKEN_TTL_SECONDS = 60 * 60;
+export const ACCESS_TOKEN_TTL_SECONDS = 60 * 60;
 
 /** What a grant carries to /mcp: the workspace and access profile the admin chose at consent. */
 export interface GrantProps {

@@ -5029,7 +5029,7 @@ export interface paths {
           outcome?: string;
           requestId?: string;
           limit?: number;
-          /** @description `nextCursor` of the previous page */
+          /** @description `nextCursor` of the previous page (of the same workspace and list) */
           cursor?: string;
           /** @description jsonl: one record per line (application/x-ndjson) */
           format?: "json" | "jsonl";
@@ -5128,7 +5128,7 @@ export interface paths {
           outcome?: "ok" | "blocked" | "upstream_error" | "upstream_failed";
           requestId?: string;
           limit?: number;
-          /** @description `nextCursor` of the previous page */
+          /** @description `nextCursor` of the previous page (of the same workspace and list) */
           cursor?: string;
           /** @description jsonl: one record per line (application/x-ndjson) */
           format?: "json" | "jsonl";
@@ -5226,7 +5226,7 @@ export interface paths {
           outcome?: "ok" | "error";
           requestId?: string;
           limit?: number;
-          /** @description `nextCursor` of the previous page */
+          /** @description `nextCursor` of the previous page (of the same workspace and list) */
           cursor?: string;
           /** @description jsonl: one record per line (application/x-ndjson) */
           format?: "json" | "jsonl";
@@ -5334,7 +5334,7 @@ export interface paths {
           code?: string;
           requestId?: string;
           limit?: number;
-          /** @description `nextCursor` of the previous page (of the same workspace) */
+          /** @description `nextCursor` of the previous page (of the same workspace and list) */
           cursor?: string;
           /** @description jsonl: one record per line (application/x-ndjson) */
           format?: "json" | "jsonl";
@@ -5669,7 +5669,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Revoke an OAuth grant and every token issued under it */
+    /**
+     * Revoke an OAuth grant and every token issued under it
+     * @description Answers once no request anywhere can still use the grant's tokens (`effectiveAt`, also `rayrun-effective-at`).
+     */
     delete: {
       parameters: {
         query?: never;
@@ -5688,7 +5691,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            "application/json": components["schemas"]["OAuthGrant"];
+            "application/json": components["schemas"]["RevokedOAuthGrant"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -6602,6 +6605,7 @@ export interface components {
       note?: string;
     };
     CallLog: {
+      /** @description The row's number within its workspace: rows landed later have larger ones (a skipped redelivery leaves a gap) */
       id: number;
       toolUid: string;
       requestId: string;
@@ -6627,6 +6631,7 @@ export interface components {
       } | null;
     };
     ContentLog: {
+      /** @description The row's number within its workspace: rows landed later have larger ones (a skipped redelivery leaves a gap) */
       id: number;
       serviceId: string;
       /** @description Who made the request: `key:<key id>` or `oauth:<client_id>`; null on older rows */
@@ -6644,6 +6649,7 @@ export interface components {
       createdAt: string;
     };
     CodeRun: {
+      /** @description The row's number within its workspace: rows landed later have larger ones (a skipped redelivery leaves a gap) */
       id: number;
       /** @description Who ran it: `key:<key id>` or `oauth:<client_id>` */
       actor: string;
@@ -6661,6 +6667,7 @@ export interface components {
       createdAt: string;
     };
     Call: {
+      /** @description The row's number within its workspace: rows landed later have larger ones (a skipped redelivery leaves a gap) */
       id: number;
       /** @description A run_code's inner calls carry the run's request id, with their `callIndex` */
       requestId: string;
@@ -6760,6 +6767,10 @@ export interface components {
       approvedBy: string | null;
       createdAt: string;
       expiresAt: string | null;
+    };
+    RevokedOAuthGrant: components["schemas"]["OAuthGrant"] & {
+      /** @description When the change took effect for every call (ISO 8601); the answer comes after it. Also the `rayrun-effective-at` header. */
+      effectiveAt: string;
     };
   };
   responses: never;

@@ -4,6 +4,7 @@ import { evaluateAdapter } from "../isolate/index.ts";
 import { checkSource, locateExport, toClassicScript } from "./compiler.checks.ts";
 import { type PublicContract, validatePublicContract } from "./compiler.contract.ts";
 import { type Diagnostic, type DiagnosticCode, statusFor } from "./compiler.diagnostics.ts";
+import { CompilerUnavailableError } from "./compiler.esbuild.ts";
 import { checkConfig, checkSourceShape, checkSourceSize, utf8Length } from "./compiler.inputs.ts";
 import { COMPILED_MAX_BYTES } from "./compiler.limits.ts";
 import type { UpstreamToolDefinition } from "./compiler.types.ts";
@@ -43,7 +44,8 @@ export type CompileResult = CompileSuccess | CompileFailure;
  * module's top level in QuickJS to read the adapter's apiVersion, stages and
  * publicContract. The contract is fixed here, with the revision: a hook cannot
  * change its public definition per request. Throws `CompilerUnavailableError`
- * when esbuild itself failed (not the source): the caller answers 503.
+ * when esbuild itself failed, or no QuickJS instance could be had for the
+ * evaluation (not the source): the caller answers 503.
  */
 export async function compileHook({ source, config, upstreamDefinition }: CompileInput): Promise<CompileResult> {
   const inputProblems = [...checkSourceSize(source), ...checkConfig(config)];
@@ -61,6 +63,7 @@ export async function compileHook({ source, config, upstreamDefinition }: Compil
   }
 
   const evaluated = await evaluateAdapter({ bundle });
+  if (!evaluated.ok && evaluated.unavailable) throw new CompilerUnavailableError(evaluated.error.message);
   if (!evaluated.ok) return failure([topLevelFailure(evaluated.error)]);
   if (!evaluated.adapter.builtByDefineToolAdapter) {
     const position = await locateExport(source, "default");

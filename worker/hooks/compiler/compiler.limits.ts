@@ -20,3 +20,10 @@ export const FORMAT_SHAPE = { nesting: 64, arrowNesting: 12, expressionTokens: 2
 
 /** A call into esbuild that has not answered by then is a hung service: it is replaced. */
 export const ESBUILD_CALL_TIMEOUT_MS = 10_000;
+
+/**
+ * esbuild's wasm memory a service may keep after a call; past it the service is replaced. A fresh one holds
+ * 8.5 MiB, and one call of 100 KiB grows it by at most 4.3 MiB (measured), so from here no call takes it past its
+ * 16 MiB share of the isolate's wasm budget (lib/wasm-budget.ts).
+ */
+export const ESBUILD_RETAIN_BYTES = 11 * 1024 * 1024;

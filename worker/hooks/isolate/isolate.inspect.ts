@@ -13,7 +13,8 @@ export interface AdapterDescription {
   builtByDefineToolAdapter: boolean;
 }
 
-export type AdapterEvaluation = { ok: true; adapter: AdapterDescription } | { ok: false; error: IsolateError };
+/** `unavailable`: the shared instance could not be had, so nothing was evaluated (not the bundle's doing). */
+export type AdapterEvaluation = { ok: true; adapter: AdapterDescription } | { ok: false; error: IsolateError; unavailable?: true };
 
 const STAGES = new Map<string, HookStage[]>([
   ["before,after", ["before", "after"]],
@@ -70,7 +71,7 @@ function describeInSession(session: IsolateSession, bundle: string): AdapterDesc
  */
 export async function evaluateAdapter(request: { bundle: string; limits?: LimitOverrides }): Promise<AdapterEvaluation> {
   const session = await openSession(resolveLimits(request.limits));
-  if ("code" in session) return { ok: false, error: session };
+  if ("unavailable" in session) return { ok: false, error: { code: "exception", message: session.message }, unavailable: true };
   let adapter: AdapterDescription | undefined;
   try {
     adapter = describeInSession(session, request.bundle);

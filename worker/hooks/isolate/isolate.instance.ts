@@ -1,4 +1,5 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import type { WasmReservation } from "../../lib/wasm-budget.ts";
 import { captureImage, restoreImage, type MemoryImage } from "./isolate.image.ts";
 import { BASE64_SOURCE, PRELUDE_SOURCE } from "./isolate.prelude.ts";
 
@@ -48,9 +49,11 @@ export class IsolateInstance {
      * keep a host reference for ever, since restoring the image never frees the guest object that holds it.
      */
     readonly programFunctions: ProgramFunctions,
+    /** The instance's share of the isolate's wasm budget: its memory's hard maximum. */
+    readonly reservation: WasmReservation,
   ) {}
 
-  static create(module: QuickJSWASMModule): IsolateInstance {
+  static create(module: QuickJSWASMModule, reservation: WasmReservation): IsolateInstance {
     const runtime = module.newRuntime();
     const vm = runtime.newContext();
     let instance: IsolateInstance | undefined;
@@ -66,7 +69,7 @@ export class IsolateInstance {
       call: vm.newFunction("callTool", (name, args) => instance?.host?.programCall(name, args) ?? vm.undefined),
       line: vm.newFunction("consoleLine", (line) => instance?.host?.programLine(line) ?? vm.undefined),
     };
-    instance = new IsolateInstance(module, runtime, vm, driver, programFunctions);
+    instance = new IsolateInstance(module, runtime, vm, driver, programFunctions, reservation);
     instance.image = captureImage(module.getWasmMemory());
     return instance;
   }
@@ -79,5 +82,10 @@ export class IsolateInstance {
 
   wasmBytes(): number {
     return this.module.getWasmMemory().buffer.byteLength;
+  }
+
+  /** No run will use the instance again: its share of the budget is given back (the memory goes with V8's next collection). */
+  drop(): void {
+    this.reservation.release();
   }
 }

@@ -39,7 +39,7 @@ export const DEFAULT_LIMITS: Readonly<IsolateLimits> = Object.freeze({
   deadlineMs: 1000,
   memoryBytes: 16 * MiB,
   stackBytes: 256 * 1024,
-  wasmMemoryBytes: 48 * MiB,
+  wasmMemoryBytes: 32 * MiB,
   outputBytes: 1 * MiB,
   logCount: 100,
   logMessageChars: 2000,
@@ -47,14 +47,13 @@ export const DEFAULT_LIMITS: Readonly<IsolateLimits> = Object.freeze({
 });
 
 /**
- * Wasm memory a module instance may keep between runs. A run that leaves the
- * instance's memory above this is followed by discarding the instance, because
- * wasm memory never shrinks. The hard maximum of an instance's memory is
- * `DEFAULT_LIMITS.wasmMemoryBytes`, so no run can ever grow it further.
+ * Wasm memory a module instance may keep between runs: its initial memory. A
+ * run that grew it is followed by discarding the instance, because wasm memory
+ * never shrinks, so every run starts with the same room. The hard maximum of
+ * an instance's memory is its share of the isolate's wasm budget
+ * (lib/wasm-budget.ts), so no run can ever grow it further.
  */
-export const WASM_RETAIN_BYTES = 24 * MiB;
-/** Room a run gets below its wasm cap: an instance already above `cap - headroom` is replaced first. */
-export const WASM_RUN_HEADROOM_BYTES = 16 * MiB;
+export const WASM_RETAIN_BYTES = 16 * MiB;
 
 /**
  * Lowest values an override may set. Below them a stage could not even

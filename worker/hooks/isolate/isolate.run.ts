@@ -29,6 +29,8 @@ export type StageOutcome = "continue" | "reject" | "require_approval" | "return"
 
 export interface StageRun {
   outcome: StageOutcome;
+  /** The isolate could not be had (it failed to start, or this isolate's wasm budget had no room): nothing ran. */
+  unavailable?: true;
   value?: BeforeReturn | AfterReturn;
   error?: IsolateError;
   logs: HookLog[];
@@ -92,7 +94,9 @@ export async function runStage(request: StageRequest): Promise<StageRun> {
   const context = prepareContext(request.context);
   if (!context.ok) return { outcome: "error", error: { code: "exception", message: context.message }, logs: [], usage: NO_USAGE };
   const session = await openSession(resolveLimits(request.limits));
-  if ("code" in session) return { outcome: "error", error: session, logs: [], usage: NO_USAGE };
+  if ("unavailable" in session) {
+    return { outcome: "error", error: { code: "exception", message: session.message }, logs: [], usage: NO_USAGE, unavailable: true };
+  }
   let value: BeforeReturn | AfterReturn | undefined;
   try {
     value = runInSession(session, request, context.json, context.calledAtMs);

@@ -2,7 +2,8 @@ import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
 import type { IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
 import { BIGINT_LITERAL } from "./isolate.prelude.ts";
-import { WASM_RUN_HEADROOM_BYTES, type IsolateLimits } from "./isolate.limits.ts";
+import type { IsolateLimits } from "./isolate.limits.ts";
+import { WasmBudgetExceeded } from "../../lib/wasm-budget.ts";
 import { acquireInstance, discardInstance, retainOrDiscard } from "./isolate.module.ts";
 import { replaceLoneSurrogates, utf8Length } from "./isolate.text.ts";
 import type { HookLog, IsolateError, IsolateErrorCode, IsolateUsage } from "./isolate.types.ts";
@@ -433,20 +434,19 @@ function thrownText(read: ThrownValue): string {
 }
 
 /**
- * Acquires the shared wasm instance and opens a session in it. A failure here
- * (instantiation, or a runtime that cannot be created) discards the instance.
+ * The shared instance could not be had: it failed to start, or this isolate's wasm budget has no room for it
+ * (`budget`). Nothing ran; the caller refuses the work (hook_unavailable, code_mode_busy).
  */
-export async function openSession(limits: IsolateLimits): Promise<IsolateSession | IsolateError> {
-  let instance: IsolateInstance;
+export interface IsolateUnavailable {
+  unavailable: "budget" | "fault";
+  message: string;
+}
+
+/** Acquires the shared wasm instance (every retained one is at its initial memory) and opens a session in it. */
+export async function openSession(limits: IsolateLimits): Promise<IsolateSession | IsolateUnavailable> {
   try {
-    instance = await acquireInstance();
-    // An instance retained near this run's (possibly lowered) wasm cap would leave the run no room: start fresh.
-    if (instance.wasmBytes() > limits.wasmMemoryBytes - WASM_RUN_HEADROOM_BYTES) {
-      discardInstance(instance);
-      instance = await acquireInstance();
-    }
+    return new IsolateSession(await acquireInstance(), limits);
   } catch (error) {
-    return { code: "exception", message: `isolate unavailable: ${String(error)}` };
+    return { unavailable: error instanceof WasmBudgetExceeded ? "budget" : "fault", message: `isolate unavailable: ${String(error)}` };
   }
-  return new IsolateSession(instance, limits);
 }

@@ -52,7 +52,7 @@ async function chargedCompile(env: Env, actor: HookActor, tool: ToolRecord, sour
     if (!(error instanceof CompilerUnavailableError)) throw error;
     // esbuild itself failed, not the source; a fresh service is started for the next attempt.
     throw new ApiError("compiler_unavailable", {
-      message: "The compiler failed and is being restarted; try again",
+      message: "The compiler failed, or had no memory free on this server, and is being restarted; try again",
       headers: { "retry-after": "1" },
       cause: error,
     });

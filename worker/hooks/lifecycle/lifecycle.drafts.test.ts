@@ -211,6 +211,7 @@ describe("history reads", () => {
       etag = saved.body.etag;
     }
     const seen: string[] = [];
+    const cursors: string[] = [];
     let cursor: string | null = null;
     do {
       const page: { versions: { versionId: string }[]; nextCursor: string | null } = (
@@ -219,8 +220,11 @@ describe("history reads", () => {
       expect(page.versions.length).toBeLessThanOrEqual(2);
       seen.push(...page.versions.map((version) => version.versionId));
       cursor = page.nextCursor;
+      if (cursor) cursors.push(cursor);
     } while (cursor);
     expect(seen).toEqual([...ids].reverse());
+    // Cursors are the tool's own version numbers (v4, v2), not a sequence that counts every workspace's saves.
+    expect(cursors).toEqual(["4", "2"]);
 
     const firstDiff = (await g.call(g.writer, `${g.base()}/versions/${ids[0]}/diff`)).body;
     expect(firstDiff.previousVersionId).toBeNull();

@@ -172,6 +172,14 @@ describe("revisions", () => {
     const b = await g.tested(searchHookVariant(1));
     const listed = (await g.call(g.writer, `${g.base()}/revisions`)).body.revisions;
     expect(listed.map((revision: { revisionId: string }) => revision.revisionId)).toEqual([b.revisionId, a.revisionId]);
+    // Paged by the tool's own revision numbers: the cursor counts nothing of other workspaces.
+    const first = (await g.call(g.writer, `${g.base()}/revisions?limit=1`)).body;
+    expect(first.nextCursor).toBe("2");
+    const second = (await g.call(g.writer, `${g.base()}/revisions?limit=1&cursor=${first.nextCursor}`)).body;
+    expect([second.revisions.map((revision: { revisionId: string }) => revision.revisionId), second.nextCursor]).toEqual([
+      [a.revisionId],
+      null,
+    ]);
     const object = await env.BUNDLES.get(`bundles/${g.ws}/${g.toolUid}/${a.revisionId}.js`);
     expect(object).not.toBeNull();
     expect(await object!.text()).toContain("rayrun.hooks/v1");

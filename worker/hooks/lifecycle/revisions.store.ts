@@ -127,13 +127,14 @@ export async function listRevisions(
   page: { limit: number; cursor?: number },
 ): Promise<Page<RevisionRecord>> {
   const { results } = await db
-    .prepare("SELECT * FROM hook_revisions WHERE workspace_id = ? AND tool_uid = ? AND seq < ? ORDER BY seq DESC LIMIT ?")
+    .prepare("SELECT * FROM hook_revisions WHERE workspace_id = ? AND tool_uid = ? AND number < ? ORDER BY number DESC LIMIT ?")
     .bind(workspaceId, toolUid, page.cursor ?? Number.MAX_SAFE_INTEGER, page.limit + 1)
     .all<RevisionRow>();
   const items = results.slice(0, page.limit);
   const last = items[items.length - 1];
   return {
     items: items.map((row) => toRevisionRecord(toStored(row))),
-    nextCursor: results.length > page.limit && last ? String(last.seq) : null,
+    // Paged by the tool's own revision numbers: `seq` is shared by every workspace and would count their revisions.
+    nextCursor: results.length > page.limit && last ? String(last.number) : null,
   };
 }

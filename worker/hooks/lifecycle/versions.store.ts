@@ -146,12 +146,15 @@ export async function listVersions(
   page: { limit: number; cursor?: number },
 ): Promise<Page<VersionSummary>> {
   const { results } = await db
-    .prepare(`SELECT ${SUMMARY_COLUMNS} FROM hook_versions WHERE workspace_id = ? AND tool_uid = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+    .prepare(
+      `SELECT ${SUMMARY_COLUMNS} FROM hook_versions WHERE workspace_id = ? AND tool_uid = ? AND number < ? ORDER BY number DESC LIMIT ?`,
+    )
     .bind(workspaceId, toolUid, page.cursor ?? Number.MAX_SAFE_INTEGER, page.limit + 1)
     .all<VersionRow>();
   const items = results.slice(0, page.limit);
   const last = items[items.length - 1];
-  return { items: items.map(toSummary), nextCursor: results.length > page.limit && last ? String(last.seq) : null };
+  // Paged by the tool's own version numbers: `seq` is shared by every workspace and would count their saves.
+  return { items: items.map(toSummary), nextCursor: results.length > page.limit && last ? String(last.number) : null };
 }
 
 /** Full versions oldest first after `afterSeq`, for exports streamed page by page. */
