@@ -85,6 +85,40 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
   );
 
   server.registerTool(
+    "ask_then_count",
+    {
+      description: "Reports progress 1, asks the user (elicitation) for a name, then reports progress 2 and 3 and greets them.",
+      inputSchema: { question: z.string() },
+    },
+    async (args, extra) => {
+      received("ask_then_count", args);
+      const progressToken = extra._meta?.progressToken;
+      const progress = async (step: number) => {
+        if (progressToken === undefined) return;
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken, progress: step, total: 3, message: `step ${step} of 3` },
+        });
+      };
+      await progress(1);
+      const answer = await extra.sendRequest(
+        {
+          method: "elicitation/create",
+          params: {
+            mode: "form",
+            message: args.question,
+            requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+          },
+        },
+        ElicitResultSchema,
+      );
+      await progress(2);
+      await progress(3);
+      return { content: [{ type: "text", text: `hello, ${String(answer.content?.name ?? "nobody")}` }] };
+    },
+  );
+
+  server.registerTool(
     "ask_model",
     { description: "Asks the client's model (sampling) to complete a prompt.", inputSchema: { prompt: z.string() } },
     async (args, extra) => {

@@ -1,5 +1,5 @@
 import { createRequestStateCodec, inputRequired, type RequestStateCodec, type ServerContext } from "@modelcontextprotocol/server";
-import type { CallToolResult, ClientCapabilities, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import type { Caller, GatewayCore } from "./mcp.caller.ts";
@@ -17,7 +17,10 @@ import { ERROR_META_KEY } from "./mcp.results.ts";
  * retry, wherever it lands, hands its `inputResponses` to that isolate
  * through the call's own CallRelayDO (named by a random token inside the
  * signed state) and waits there for what the call does next: another input
- * request, or its result.
+ * request, or its result. Progress the upstream reports between rounds takes
+ * the same way: the retry waiting for the call's next step passes each one
+ * to its client under the retry's own `progressToken`, so a client sees the
+ * call's progress in every round, not only the first.
  *
  * How long: the isolate keeps the call alive with `waitUntil`, which Workers
  * honours for 30 s after the response; each round's pending request waits for
@@ -42,8 +45,9 @@ interface BridgeState {
   r: string;
 }
 
-/** What the call does next, carried from its isolate to the retry waiting for it. */
+/** What the call does next, carried from its isolate to the retry waiting for it (progress comes before the next step). */
 type Step =
+  | { kind: "progress"; progress: Progress }
   | { kind: "input"; key: string; request: { method: string; params?: Record<string, unknown> } }
   | { kind: "result"; result: CallToolResult }
   | { kind: "error"; code: number; message: string; data?: Record<string, unknown> };
@@ -87,8 +91,11 @@ const argumentsHash = (args: Record<string, unknown>) => sha256Hex(canonicalJson
 /** The relay of one call's messages, by token, through the call's own CallRelayDO. */
 const relayOf = (env: Env, token: string) => env.CALL_RELAY.getByName(`mrtr:${token}`);
 
-/** The next line the relay sends on `listen(token)`, or null when none comes within INPUT_HOLD_MS. */
-async function nextMessage(env: Env, callToken: string, listenAs: string): Promise<unknown> {
+/**
+ * The lines the relay sends on `listen(listenAs)`, each passed to `take` until it returns true (the one awaited
+ * came); false when the stream ends, or nothing `take` awaited came within INPUT_HOLD_MS.
+ */
+async function readMessages(env: Env, callToken: string, listenAs: string, take: (message: unknown) => boolean): Promise<boolean> {
   const stream = await relayOf(env, callToken).listen(listenAs, []);
   const reader = stream.getReader();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -98,10 +105,14 @@ async function nextMessage(env: Env, callToken: string, listenAs: string): Promi
     let buffered = "";
     for (;;) {
       const read = await Promise.race([reader.read(), timeout]);
-      if (read === null || read.done) return null;
+      if (read === null || read.done) return false;
       buffered += decoder.decode(read.value, { stream: true });
-      const newline = buffered.indexOf("\n");
-      if (newline >= 0) return JSON.parse(buffered.slice(0, newline)) as unknown;
+      let newline: number;
+      while ((newline = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        if (take(JSON.parse(line) as unknown)) return true;
+      }
     }
   } finally {
     clearTimeout(timer);
@@ -109,15 +120,24 @@ async function nextMessage(env: Env, callToken: string, listenAs: string): Promi
   }
 }
 
+/** The first line the relay sends on `listen(listenAs)`, or null when none comes within INPUT_HOLD_MS. */
+async function nextMessage(env: Env, callToken: string, listenAs: string): Promise<unknown> {
+  let message: unknown = null;
+  await readMessages(env, callToken, listenAs, (line) => ((message = line), true));
+  return message;
+}
+
 /**
  * The first round of a call whose client declared capabilities to bridge. `run` starts the call with the
- * relay it is given; the answer is its result, or, when the upstream asks for input first, an input-required
- * result, the call going on in this isolate.
+ * relay and the progress callback it is given; the answer is its result, or, when the upstream asks for input
+ * first, an input-required result, the call going on in this isolate. Progress goes to `onProgress` while the
+ * first round is answering, and to the retry waiting for the call's next step after that.
  */
 export async function bridgedCall(
   core: GatewayCore,
   call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
-  run: (relay: NonNullable<UpstreamCallOptions["relay"]>) => Promise<CallToolResult>,
+  onProgress: ((progress: Progress) => void) | undefined,
+  run: (relay: NonNullable<UpstreamCallOptions["relay"]>, onProgress: (progress: Progress) => void) => Promise<CallToolResult>,
 ): Promise<Result> {
   const { env } = core;
   const token = crypto.randomUUID();
@@ -140,7 +160,11 @@ export async function bridgedCall(
     if (!isRecord(message) || !isRecord(message.response)) throw new Error("The client did not answer in time");
     return message.response as Result;
   };
-  const running = run({ capabilities: call.capabilities, forward, log: () => {} });
+  const progress = (update: Progress) => {
+    if (!answered) onProgress?.(update);
+    else void relay.deliver({ callToken: "out" }, { kind: "progress", progress: update } satisfies Step).catch(() => {});
+  };
+  const running = run({ capabilities: call.capabilities, forward, log: () => {} }, progress);
   const first = await Promise.race([running.then((result) => ({ kind: "result" as const, result })), askedFirst]);
   if (first.kind === "result") return first.result;
   answered = true;
@@ -229,17 +253,27 @@ function approvalHeld(result: Result): { approvalId: string; approveAt: string; 
   return { approvalId, approveAt, message: error.message };
 }
 
-/** A retry carrying the signed state: its answer reaches the waiting call, and the call's next step is the answer. */
+/**
+ * A retry carrying the signed state: its answer reaches the waiting call, and the call's next step is the
+ * answer. The call's progress meanwhile goes to `onProgress`, under the retry's own token.
+ */
 export async function resumedCall(
   core: GatewayCore,
   call: { name: string; arguments: Record<string, unknown> },
   state: BridgeState,
   inputResponses: Record<string, unknown> | undefined,
+  onProgress: ((progress: Progress) => void) | undefined,
 ): Promise<Result> {
   const response = await answerFor(core.caller, call, state, inputResponses);
-  const next = nextMessage(core.env, state.t, "out");
+  let step: Exclude<Step, { kind: "progress" }> | undefined;
+  const next = readMessages(core.env, state.t, "out", (message) => {
+    const line = message as Step;
+    if (line.kind !== "progress") return Boolean((step = line));
+    onProgress?.(line.progress);
+    return false;
+  });
   await relayOf(core.env, state.t).deliver({ callToken: `in:${state.r}` }, { response });
-  const step = (await next) as Step | null;
+  await next;
   if (!step) throw expired();
   if (step.kind === "result") return step.result;
   if (step.kind === "error") throw new BridgeError(step.code, step.message, step.data);

@@ -151,20 +151,20 @@ function modernServer(exchange: ModernExchange): Server {
         streamed(callOptions(ctx, exchange.disconnected), passThroughs),
       )) as never;
     }
-    // A retry: its answers go to the call waiting for them, wherever it runs.
-    if (state !== undefined) return (await resumedCall(core, asked, state, ctx.mcpReq.inputResponses)) as never;
-    const bridged = relayedCapabilities(declared);
-    if (!Object.keys(bridged).length) return (await streamed(callOptions(ctx, exchange.disconnected), passThroughs)) as never;
-    // The upstream may ask for input mid-call: the call runs with a relay that turns each request into a round. It
-    // may outlive this POST, so nothing of this POST's (its signal, its answer's bytes) is tied to it.
-    // Its progress reaches the client while this POST answers (the first round); past that it has nowhere to go.
     const progress = callOptions(ctx, exchange.disconnected);
-    let answering = true;
-    const onProgress = progress.options.onProgress;
-    const result = await bridgedCall(core, { ...asked, capabilities: bridged }, (relay) =>
-      call({ relay, ...(onProgress ? { onProgress: (update) => answering && onProgress(update) } : {}) }, PassThroughs.parsing()),
-    ).finally(() => Promise.all(progress.notifying));
-    answering = false;
+    const delivered = () => Promise.all(progress.notifying);
+    // A retry: its answers go to the call waiting for them, wherever it runs, and the call's progress comes back.
+    if (state !== undefined) {
+      return (await resumedCall(core, asked, state, ctx.mcpReq.inputResponses, progress.options.onProgress).finally(delivered)) as never;
+    }
+    const bridged = relayedCapabilities(declared);
+    if (!Object.keys(bridged).length) return (await streamed(progress, passThroughs)) as never;
+    // The upstream may ask for input mid-call: the call runs with a relay that turns each request into a round. It
+    // may outlive this POST, so nothing of this POST's (its signal, its answer's bytes) is tied to it; its progress
+    // reaches this POST's client in the first round and each retry's in the rounds after (mcp.bridge.ts).
+    const result = await bridgedCall(core, { ...asked, capabilities: bridged }, progress.options.onProgress, (relay, onProgress) =>
+      call({ relay, onProgress }, PassThroughs.parsing()),
+    ).finally(delivered);
     return (await withApprovalInBand(core, asked, result)) as never;
   });
   return server;
