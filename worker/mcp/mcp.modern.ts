@@ -6,7 +6,7 @@ import {
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import { MAX_BODY_BYTES, methodOf } from "./mcp.body.ts";
@@ -27,6 +27,13 @@ import { isRecord } from "./mcp.errors.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
 import { answerOut } from "./mcp.streaming.ts";
+import {
+  declaresTasks,
+  registerModernTaskHandlers,
+  TASKS_EXTENSION_CAPABILITY,
+  withoutContentOnTask,
+  withTaskFlattened,
+} from "./mcp.tasks.modern.ts";
 
 /**
  * The 2026-07-28 layer: stateless, one JSON-RPC request per POST, with the
@@ -105,7 +112,7 @@ function modernServer(exchange: ModernExchange): Server {
   const server = new Server(
     { name: "rayrun", version: "0.1.0" },
     {
-      capabilities: { tools: {}, ...CONTENT_CAPABILITIES },
+      capabilities: { tools: {}, ...CONTENT_CAPABILITIES, extensions: TASKS_EXTENSION_CAPABILITY },
       instructions: exchange.instructions,
       requestState: { verify: verifyRequestState(core.env.SECRETS_KEY) },
       cacheHints: {
@@ -121,7 +128,7 @@ function modernServer(exchange: ModernExchange): Server {
   const connect = server.connect.bind(server);
   server.connect = async (transport) => {
     const send = transport.send.bind(transport);
-    transport.send = (message, options) => send(passThroughs.outgoing(message), options);
+    transport.send = (message, options) => send(withoutContentOnTask(passThroughs.outgoing(message)), options);
     return connect(transport);
   };
   registerContentHandlers(onContentRequest(server), {
@@ -134,14 +141,26 @@ function modernServer(exchange: ModernExchange): Server {
   server.setRequestHandler("tools/list", async (_request, ctx) => ({
     tools: (await listTools(core, declaredCapabilities(ctx))) as never,
   }));
+  registerModernTaskHandlers(server, core, declaredCapabilities);
 
   server.setRequestHandler("tools/call", async (request, ctx) => {
     const name = request.params.name;
     const args = (request.params.arguments ?? {}) as JsonObject;
     const declared = declaredCapabilities(ctx);
     const state = ctx.mcpReq.requestState<BridgeState>();
-    const call = (upstream: UpstreamCallOptions, held: PassThroughs) =>
-      callTool(core, { name, arguments: args, upstream, clientCapabilities: declared, passThroughs: held, urlElicitationError: false });
+    const acceptsTask = declaresTasks(declared);
+    const call = async (upstream: UpstreamCallOptions, held: PassThroughs) =>
+      withTaskFlattened(
+        await callTool(core, {
+          name,
+          arguments: args,
+          upstream,
+          clientCapabilities: declared,
+          passThroughs: held,
+          urlElicitationError: false,
+          acceptsTask,
+        }),
+      ) as CallToolResult;
     // Progress goes out before the result: an upstream that sends both at once must not see its progress dropped.
     const streamed = (upstream: ProgressOptions, held: PassThroughs) =>
       call(upstream.options, held).finally(() => Promise.all(upstream.notifying));
