@@ -3,6 +3,7 @@
 // and with the content their checks read (see node_modules/@modelcontextprotocol/conformance/dist).
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -24,11 +25,72 @@ const lacking = (capability: string): CallToolResult => ({
   content: [{ type: "text", text: `The client did not declare the ${capability} capability` }],
 });
 
+/**
+ * The tools the 2026-07-28 suite's task scenarios call (greet, slow_compute, failing_job, protocol_error_job), as
+ * a 2025-11-25 server with experimental tasks offers them: the gateway passes their tasks on to a client of the
+ * tasks extension. Each runs in the background and keeps its outcome in the SDK's task store.
+ */
+function registerTaskTools(mcp: McpServer): void {
+  mcp.registerTool("greet", { description: "Greets by name", inputSchema: { name: z.string() } }, ({ name }) => text(`Hello, ${name}!`));
+  const inBackground = (
+    name: string,
+    description: string,
+    taskSupport: "optional" | "required",
+    inputSchema: z.ZodRawShape,
+    run: (args: Record<string, unknown>) => Promise<{ status: "completed" | "failed"; result: CallToolResult }>,
+  ) =>
+    mcp.experimental.tasks.registerToolTask(
+      name,
+      { description, inputSchema, execution: { taskSupport } },
+      {
+        createTask: async (args, extra) => {
+          const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 200 });
+          void run(args as Record<string, unknown>)
+            .then(({ status, result }) => extra.taskStore.storeTaskResult(task.taskId, status, result))
+            // A task cancelled meanwhile keeps its cancelled status: the store refuses a result for it.
+            .catch(() => {});
+          return { task };
+        },
+        getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId))!,
+        getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+      },
+    );
+  inBackground(
+    "slow_compute",
+    "Sleeps `seconds`, then reports the label",
+    "optional",
+    { seconds: z.number(), label: z.string().optional() },
+    async ({ seconds, label }) => {
+      await sleep(Number(seconds) * 1000);
+      return { status: "completed", result: text(`computed ${String(label ?? "")} after ${String(seconds)} s`) };
+    },
+  );
+  inBackground("failing_job", "Fails as a tool after about a second", "required", {}, async () => {
+    await sleep(1000);
+    return { status: "completed", result: { isError: true, content: [{ type: "text", text: "the job failed" }] } };
+  });
+  inBackground("protocol_error_job", "Fails as a request after about a second", "required", {}, async () => {
+    await sleep(1000);
+    return { status: "failed", result: text("internal failure") };
+  });
+}
+
 function referenceServer(): McpServer {
   const mcp = new McpServer(
     { name: "conformance-fixture", version: "1.0.0" },
-    { capabilities: { logging: {}, completions: {}, resources: { subscribe: true }, prompts: {}, tools: {} } },
+    {
+      capabilities: {
+        logging: {},
+        completions: {},
+        resources: { subscribe: true },
+        prompts: {},
+        tools: {},
+        tasks: { cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore: new InMemoryTaskStore(),
+    },
   );
+  registerTaskTools(mcp);
   const capabilities = () => mcp.server.getClientCapabilities() ?? {};
 
   mcp.registerTool("test_simple_text", { description: "Returns simple text" }, () => text("This is a simple text response for testing."));

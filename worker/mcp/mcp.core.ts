@@ -261,7 +261,11 @@ export async function observeTask(core: GatewayCore, taskId: string): Promise<Ob
   } else {
     try {
       const result = await fetchUpstreamTaskResult(core, catalog, task);
-      outcome = { status: "completed", result: await finishedTask(core, catalog, task, result) };
+      // A failed task's result (what a 2025-11-25 SDK server keeps for one) is no tool result: the task failed.
+      outcome =
+        upstream.status === "failed"
+          ? { status: "failed", error: { code: ErrorCode.InternalError, message: upstream.statusMessage ?? "The upstream's task failed" } }
+          : { status: "completed", result: await finishedTask(core, catalog, task, result) };
     } catch (error) {
       if (!(error instanceof ProtocolError && error.data?.upstream === true)) throw error;
       outcome = { status: "failed", error: { code: error.code, message: error.message, data: error.data } };
