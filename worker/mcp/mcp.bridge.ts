@@ -1,17 +1,20 @@
 import { createRequestStateCodec, inputRequired, type RequestStateCodec, type ServerContext } from "@modelcontextprotocol/server";
-import type { CallToolResult, ClientCapabilities, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import type { Caller, GatewayCore } from "./mcp.caller.ts";
+import { relayedCapabilities } from "./mcp.capabilities.ts";
 import { isRecord } from "./mcp.errors.ts";
 import { ERROR_META_KEY } from "./mcp.results.ts";
 
 /**
  * A 2026-07-28 client in front of a 2025-era upstream: the upstream asks for
- * input mid-call (`elicitation/create`, `sampling/createMessage`,
+ * input mid-request (`elicitation/create`, `sampling/createMessage`,
  * `roots/list`) as a server-to-client request, but a 2026-07-28 client takes
- * input only through an input-required result and a retry. The gateway
- * answers the client's `tools/call` with the upstream's request as an
+ * input only through an input-required result and a retry. The same holds for
+ * each of the three requests that revision lets answer input-required
+ * (`tools/call`, `prompts/get`, `resources/read`); "call" below is any of them.
+ * The gateway answers the client's request with the upstream's request as an
  * `inputRequests` entry and a `requestState` it signs, and keeps the upstream
  * call (and its pending request) running in the isolate that made it. The
  * retry, wherever it lands, hands its `inputResponses` to that isolate
@@ -38,18 +41,34 @@ interface BridgeState {
   /** The workspace and the credential (API key or OAuth grant) that made the call: only they may answer it. */
   w: string;
   k: string;
-  /** The tool and a hash of the arguments the call was made with: the retry must repeat them exactly. */
+  /**
+   * The method, its target (tool or prompt name, resource URI) and a hash of the arguments the call was made with
+   * (a prompt's; none for a resource): the retry must repeat them exactly.
+   */
+  m: BridgedMethod;
   n: string;
   a: string;
   /** The `inputRequests` key the call waits on. */
   r: string;
 }
 
+/** The requests a 2026-07-28 server may answer input-required (its spec's "supported requests"). */
+export type BridgedMethod = "tools/call" | "prompts/get" | "resources/read";
+
+/** One bridged request as its signed state binds it: the method, its target and its arguments. */
+export interface BridgedRequest {
+  method: BridgedMethod;
+  /** The tool or prompt name, or the resource URI. */
+  name: string;
+  /** A tool's or prompt's arguments; a resource read's are none (`{}`). */
+  arguments: Record<string, unknown>;
+}
+
 /** What the call does next, carried from its isolate to the retry waiting for it (progress comes before the next step). */
 type Step =
   | { kind: "progress"; progress: Progress }
   | { kind: "input"; key: string; request: { method: string; params?: Record<string, unknown> } }
-  | { kind: "result"; result: CallToolResult }
+  | { kind: "result"; result: Result }
   | { kind: "error"; code: number; message: string; data?: Record<string, unknown> };
 
 const codecs = new Map<string, Promise<RequestStateCodec<BridgeState>>>();
@@ -135,9 +154,9 @@ async function nextMessage(env: Env, callToken: string, listenAs: string): Promi
  */
 export async function bridgedCall(
   core: GatewayCore,
-  call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
+  call: BridgedRequest & { capabilities: ClientCapabilities },
   onProgress: ((progress: Progress) => void) | undefined,
-  run: (relay: NonNullable<UpstreamCallOptions["relay"]>, onProgress: (progress: Progress) => void) => Promise<CallToolResult>,
+  run: (relay: NonNullable<UpstreamCallOptions["relay"]>, onProgress: (progress: Progress) => void) => Promise<Result>,
 ): Promise<Result> {
   const { env } = core;
   const token = crypto.randomUUID();
@@ -178,16 +197,36 @@ export async function bridgedCall(
   return inputRequiredFor(core.env, core.caller, call, token, first);
 }
 
+/**
+ * A `prompts/get` or `resources/read` of a 2026-07-28 client, with the input rounds of a call (tools/call has its
+ * own, for approvals and progress): a retry carrying a state resumes the request it was issued for; a client that
+ * declared input capabilities gets the upstream's requests as rounds; any other runs with no relay, so the upstream's
+ * request is refused at once. `run` is the whole request, given the relay its upstream request takes.
+ */
+export function withInputRounds(
+  core: GatewayCore,
+  request: BridgedRequest,
+  asked: { capabilities: ClientCapabilities; state: BridgeState | undefined; inputResponses: Record<string, unknown> | undefined },
+  run: (relay: UpstreamCallOptions["relay"]) => Promise<Result>,
+): Promise<Result> {
+  // An approval's state names a tools/call, so answerFor refuses it here as another request's.
+  if (asked.state !== undefined) return resumedCall(core, request, asked.state, asked.inputResponses, undefined);
+  const capabilities = relayedCapabilities(asked.capabilities);
+  if (!Object.keys(capabilities).length) return run(undefined);
+  return bridgedCall(core, { ...request, capabilities }, undefined, (relay) => run(relay));
+}
+
 /** The answer a retry carries for the input request its state waits on, once the state is proven to be this call's. */
 async function answerFor(
   caller: Caller,
-  call: { name: string; arguments: Record<string, unknown> },
+  call: BridgedRequest,
   state: BridgeState,
   inputResponses: Record<string, unknown> | undefined,
 ): Promise<Record<string, unknown>> {
   const sameCall =
     state.w === caller.workspaceId &&
     state.k === caller.credential &&
+    state.m === call.method &&
     state.n === call.name &&
     state.a === (await argumentsHash(call.arguments));
   if (!sameCall) {
@@ -218,7 +257,7 @@ export const isApprovalState = (state: BridgeState) => state.t.startsWith(APPROV
  */
 export async function withApprovalInBand(
   core: GatewayCore,
-  call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
+  call: BridgedRequest & { capabilities: ClientCapabilities },
   result: Result,
 ): Promise<Result> {
   if (!call.capabilities.elicitation?.url) return result;
@@ -234,7 +273,7 @@ export async function withApprovalInBand(
 /** A retry of an in-band approval: the call runs again (and is asked again while pending), unless the user declined. */
 export async function resumedApproval(
   core: GatewayCore,
-  call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
+  call: BridgedRequest & { capabilities: ClientCapabilities },
   state: BridgeState,
   inputResponses: Record<string, unknown> | undefined,
   run: () => Promise<Result>,
@@ -259,7 +298,7 @@ function approvalHeld(result: Result): { approvalId: string; approveAt: string; 
  */
 export async function resumedCall(
   core: GatewayCore,
-  call: { name: string; arguments: Record<string, unknown> },
+  call: BridgedRequest,
   state: BridgeState,
   inputResponses: Record<string, unknown> | undefined,
   onProgress: ((progress: Progress) => void) | undefined,
@@ -283,7 +322,7 @@ export async function resumedCall(
 async function inputRequiredFor(
   env: Env,
   caller: Caller,
-  call: { name: string; arguments: Record<string, unknown> },
+  call: BridgedRequest,
   token: string,
   step: Extract<Step, { kind: "input" }>,
 ): Promise<Result> {
@@ -291,6 +330,7 @@ async function inputRequiredFor(
     t: token,
     w: caller.workspaceId,
     k: caller.credential,
+    m: call.method,
     n: call.name,
     a: await argumentsHash(call.arguments),
     r: step.key,

@@ -83,7 +83,7 @@ function legacyServer(core: GatewayCore, instructions: string | undefined, strea
       instructions,
     },
   );
-  registerContentHandlers(onContentRequest(server), {
+  registerContentHandlers(onContentRequest(server, stream), {
     env: core.env,
     ...core.caller,
     loadCatalog: () => coreCatalog(core),
@@ -127,12 +127,23 @@ const CONTENT_SCHEMAS = {
   "completion/complete": CompleteRequestSchema,
 } as const;
 
-/** The content handlers on the v1 server, each under its request schema. */
+/**
+ * The content handlers on the v1 server, each under its request schema. A prompt or a resource read of a session
+ * that answers input requests relays the upstream's requests on its own stream, as a call does.
+ */
 const onContentRequest =
-  (server: Server): OnContentRequest =>
+  (server: Server, stream: CallStreaming): OnContentRequest =>
   (method, handler) =>
     // The map pairs each method with its own schema; TypeScript cannot follow the pairing through the generic.
-    server.setRequestHandler(CONTENT_SCHEMAS[method] as typeof ListResourcesRequestSchema, handler as never);
+    server.setRequestHandler(CONTENT_SCHEMAS[method] as typeof ReadResourceRequestSchema, async (request, extra) => {
+      if (method !== "prompts/get" && method !== "resources/read") return handler(request as never, {}) as never;
+      const { relay, signal } = streamedCallOptions(request, extra, stream.route, stream.session, stream.disconnected);
+      try {
+        return (await handler(request as never, { relay, signal })) as never;
+      } finally {
+        stream.route.leave(extra.requestId);
+      }
+    });
 
 /**
  * `logging/setLevel` is kept for the client's session: the gateway is stateless,

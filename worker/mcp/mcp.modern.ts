@@ -20,7 +20,8 @@ import {
   type BridgeState,
 } from "./mcp.bridge.ts";
 import { relayedCapabilities } from "./mcp.capabilities.ts";
-import { CONTENT_CAPABILITIES, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
+import { CONTENT_CAPABILITIES, registerContentHandlers } from "./mcp.content.ts";
+import { modernContentRequests } from "./mcp.content.modern.ts";
 import type { GatewayCore } from "./mcp.caller.ts";
 import { callTool, coreCatalog, listTools } from "./mcp.core.ts";
 import { isRecord } from "./mcp.errors.ts";
@@ -131,7 +132,7 @@ function modernServer(exchange: ModernExchange): Server {
     transport.send = (message, options) => send(withoutContentOnTask(passThroughs.outgoing(message)), options);
     return connect(transport);
   };
-  registerContentHandlers(onContentRequest(server), {
+  registerContentHandlers(modernContentRequests(server, core, declaredCapabilities), {
     env: core.env,
     ...core.caller,
     loadCatalog: () => coreCatalog(core),
@@ -164,7 +165,7 @@ function modernServer(exchange: ModernExchange): Server {
     // Progress goes out before the result: an upstream that sends both at once must not see its progress dropped.
     const streamed = (upstream: ProgressOptions, held: PassThroughs) =>
       call(upstream.options, held).finally(() => Promise.all(upstream.notifying));
-    const asked = { name, arguments: args, capabilities: declared };
+    const asked = { method: "tools/call" as const, name, arguments: args, capabilities: declared };
     if (state !== undefined && isApprovalState(state)) {
       return (await resumedApproval(core, asked, state, ctx.mcpReq.inputResponses, () =>
         streamed(callOptions(ctx, exchange.disconnected), passThroughs),
@@ -218,10 +219,3 @@ function callOptions(ctx: ServerContext, disconnected: AbortSignal): ProgressOpt
   }
   return { options, notifying };
 }
-
-/** The content handlers on the v2 server, under their method names. */
-const onContentRequest =
-  (server: Server): OnContentRequest =>
-  (method, contentHandler) =>
-    // The v2 SDK parses each request with its own schemas; the handlers read the same members.
-    server.setRequestHandler(method, (request) => contentHandler(request as never) as never);

@@ -24,7 +24,7 @@ import { waitUntil } from "cloudflare:workers";
 import type { Client as ModernClient } from "@modelcontextprotocol/client";
 import { isStaleSession } from "./upstream-resilience.ts";
 import { guardedFetch, UpstreamFailure, type StandaloneStream, type UpstreamTarget } from "./upstream.fetch.ts";
-import { asModernFailure, callModernTool, listModernTools, sharedModernClient } from "./upstream.modern.ts";
+import { asModernFailure, callModernTool, listModernTools, requestModernRelayed, sharedModernClient } from "./upstream.modern.ts";
 import { failingFast, withRequestScope } from "./upstream.scope.ts";
 import {
   abortingCall,
@@ -317,12 +317,17 @@ async function relaySession(
 /**
  * Any other request (resources, prompts, completion) over the same reused
  * sessions, with the same one re-establishment of a session the upstream no
- * longer knows. `send` gets the client and the call timeout.
+ * longer knows. `send` gets the client and the call timeout. A request whose
+ * client answers input requests (`relayed.relay`) goes as a call does: over a
+ * session (or, in 2026-07-28, a client) of its own declaring the client's
+ * capabilities, each upstream request forwarded, under the call's clocks.
  */
 export async function requestUpstream<T>(
   target: UpstreamTarget,
   send: (client: UpstreamClient, options: RequestOptions) => Promise<T>,
+  relayed: Pick<UpstreamCallOptions, "relay" | "signal"> = {},
 ): Promise<T> {
+  if (relayed.relay) return requestRelayed(target, relayed.relay, relayed.signal, send);
   if (target.discover) {
     const client = await sharedModernClient(target);
     // The gateway caches nothing of an upstream's answers: each request goes out.
@@ -344,6 +349,34 @@ export async function requestUpstream<T>(
     } finally {
       held.release();
     }
+  }
+}
+
+/** One request over a relay: the idle clock held while the client answers, the session (or client) its own. */
+async function requestRelayed<T>(
+  target: UpstreamTarget,
+  relay: NonNullable<UpstreamCallOptions["relay"]>,
+  signal: AbortSignal | undefined,
+  send: (client: UpstreamClient, options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  if (target.discover) return requestModernRelayed(target, relay, signal, send);
+  const deadline = new CallDeadline(signal);
+  try {
+    const client = await relaySession(target, relay, deadline);
+    try {
+      const options = { signal: deadline.signal, timeout: MAX_CALL_DURATION_MS + 1_000 };
+      return await withRequestScope({ fail: (error: Error) => deadline.fail(error) }, () => send(client, options));
+    } catch (error) {
+      if (deadline.tripped || deadline.failure) await cancellationsSent(deadline);
+      if (deadline.failure) throw deadline.failure;
+      if (deadline.tripped) throw new UpstreamTimeout(deadline.tripped);
+      if (signal?.aborted) throw new CallCancelled(String(signal.reason ?? "cancelled"));
+      throw asUpstreamFailure(error);
+    } finally {
+      void endSession(client);
+    }
+  } finally {
+    deadline.dispose();
   }
 }
 
