@@ -139,12 +139,19 @@ async function readMessages(env: Env, callToken: string, listenAs: string, take:
   }
 }
 
-/** The first line the relay sends on `listen(listenAs)`, or null when none comes within INPUT_HOLD_MS. */
-async function nextMessage(env: Env, callToken: string, listenAs: string): Promise<unknown> {
+/**
+ * The answer the requester sends for input request `key` of the call (or task) waiting under `token`, wherever it
+ * lands; null when none comes within INPUT_HOLD_MS. It listens at once: call it before the request is shown.
+ */
+export async function awaitInput(env: Env, token: string, key: string): Promise<Record<string, unknown> | null> {
   let message: unknown = null;
-  await readMessages(env, callToken, listenAs, (line) => ((message = line), true));
-  return message;
+  await readMessages(env, token, `in:${key}`, (line) => ((message = line), true));
+  return isRecord(message) && isRecord(message.response) ? message.response : null;
 }
+
+/** Hands the requester's answer for input request `key` to the call (or task) waiting under `token`, in its isolate. */
+export const deliverInput = (env: Env, token: string, key: string, response: Record<string, unknown>) =>
+  relayOf(env, token).deliver({ callToken: `in:${key}` }, { response });
 
 /**
  * The first round of a call whose client declared capabilities to bridge. `run` starts the call with the
@@ -172,12 +179,12 @@ export async function bridgedCall(
       key,
       request: { method: request.method, ...(request.params ? { params: request.params as Record<string, unknown> } : {}) },
     };
-    const answer = nextMessage(env, token, `in:${key}`);
+    const answer = awaitInput(env, token, key);
     if (!answered) firstInput?.(step);
     else await relay.deliver({ callToken: "out" }, step);
-    const message = await answer;
-    if (!isRecord(message) || !isRecord(message.response)) throw new Error("The client did not answer in time");
-    return message.response as Result;
+    const response = await answer;
+    if (!response) throw new Error("The client did not answer in time");
+    return response as Result;
   };
   const progress = (update: Progress) => {
     if (!answered) onProgress?.(update);
@@ -311,7 +318,7 @@ export async function resumedCall(
     onProgress?.(line.progress);
     return false;
   });
-  await relayOf(core.env, state.t).deliver({ callToken: `in:${state.r}` }, { response });
+  await deliverInput(core.env, state.t, state.r, response);
   await next;
   if (!step) throw expired();
   if (step.kind === "result") return step.result;

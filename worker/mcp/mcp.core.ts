@@ -33,12 +33,16 @@ import {
   findTask,
   keepTaskOutcome,
   recordTask,
+  relayForTask,
   taskBoundRefusal,
   upstreamTaskResult,
   upstreamTaskStatus,
   type FoundTask,
+  type TaskInputRequests,
   type TaskOutcome,
+  type TaskRelay,
 } from "./mcp.tasks.ts";
+import { taskInputRequests } from "./mcp.tasks.input.ts";
 import { refusal, refusalCode } from "./mcp.results.ts";
 
 /**
@@ -164,7 +168,7 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
     // itself and answers with its result, so every client can call it.
     if (!call.task && taskSupport === "required") {
       const created = await callTool(core, { ...call, task: {} });
-      return isCreatedTask(created) ? await taskResult(core, created.task.taskId) : created;
+      return isCreatedTask(created) ? await taskResult(core, created.task.taskId, call.upstream, "plain call") : created;
     }
     if (call.task) {
       const refused = await taskBoundRefusal(core, name, args);
@@ -213,12 +217,20 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
 
 /**
  * `tasks/result`: the upstream task's result (waited for), through the pipeline's step 5 under the revision that
- * ran `before` at creation, as the result of the call that created it. It gets its own call row.
+ * ran `before` at creation, as the result of the call that created it. It gets its own call row. The requests the
+ * task makes of the client while it is waited for go to `relayed.relay`, naming the gateway's task (or, for a call
+ * that asked for no task, none).
  */
-export async function taskResult(core: GatewayCore, taskId: string): Promise<CallToolResult> {
+export async function taskResult(
+  core: GatewayCore,
+  taskId: string,
+  relayed: TaskRelay = {},
+  asked: "task" | "plain call" = "task",
+): Promise<CallToolResult> {
   const catalog = await coreCatalog(core);
   const task = await findTask(core, taskId);
-  const result = await finishedTask(core, catalog, task, await upstreamTaskResult(core, catalog, task));
+  const relay = relayed.relay && relayForTask(relayed.relay, asked === "task" ? task.id : null);
+  const result = await finishedTask(core, catalog, task, await upstreamTaskResult(core, catalog, task, { relay, signal: relayed.signal }));
   // 2025-11-25 names the task a result belongs to in its `_meta`: here, the gateway's id.
   return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId: task.id } } };
 }
@@ -226,39 +238,38 @@ export async function taskResult(core: GatewayCore, taskId: string): Promise<Cal
 /** What a 2026-07-28 `tasks/get` reports: the task, and how it ended or, while it runs, the upstream's status. */
 export interface ObservedTask {
   task: FoundTask;
-  /** While it runs: the upstream's status, message and poll interval. */
-  running?: { status: "working"; statusMessage?: string; pollInterval?: number; lastUpdatedAt?: string };
+  /** While it runs: the upstream's status, message and poll interval, and the requests it waits on the requester for. */
+  running?: {
+    status: "working" | "input_required";
+    statusMessage?: string;
+    pollInterval?: number;
+    lastUpdatedAt?: string;
+    inputRequests?: TaskInputRequests;
+  };
   outcome?: TaskOutcome;
 }
 
 /**
  * A 2026-07-28 `tasks/get`: the task's state, its result inlined once it has one. The first poll that sees the
  * upstream's task end fetches its result, runs it through step 5 (`after`, under the revision that ran `before`,
- * with its own call row) and keeps it in the row, so later polls answer the same without the upstream.
+ * with its own call row) and keeps it in the row, so later polls answer the same without the upstream. While the
+ * upstream's task waits for input, the poll shows the requests it may answer (`capabilities`: what it declares),
+ * held for it as mcp.tasks.input.ts says; until the first is in hand the task is `working`.
  */
-export async function observeTask(core: GatewayCore, taskId: string): Promise<ObservedTask> {
+export async function observeTask(core: GatewayCore, taskId: string, capabilities: ClientCapabilities): Promise<ObservedTask> {
   const catalog = await coreCatalog(core);
   const task = await findTask(core, taskId);
   if (task.outcome) return { task, outcome: task.outcome };
   const upstream = await upstreamTaskStatus(core, catalog, task);
-  if (upstream.status === "working") {
+  if (upstream.status === "working" || upstream.status === "input_required") {
     const { statusMessage, pollInterval, lastUpdatedAt } = upstream;
-    return { task, running: { status: "working", statusMessage, pollInterval, lastUpdatedAt } };
+    const inputRequests = upstream.status === "input_required" ? await taskInputRequests(core, catalog, task, capabilities) : null;
+    const status = inputRequests ? "input_required" : "working";
+    return { task, running: { status, statusMessage, pollInterval, lastUpdatedAt, ...(inputRequests ? { inputRequests } : {}) } };
   }
   let outcome: TaskOutcome;
   if (upstream.status === "cancelled") outcome = { status: "cancelled" };
-  else if (upstream.status === "input_required") {
-    // The upstream asks for input over its task's session, which declared no capability to answer it with: the
-    // gateway does not relay a task's input requests, so the task cannot go on.
-    outcome = {
-      status: "failed",
-      error: {
-        code: ErrorCode.InternalError,
-        message: "The upstream's task asks for input, which the gateway does not relay for tasks; call the tool without a task",
-        data: { code: "task_input_unsupported" },
-      },
-    };
-  } else {
+  else {
     try {
       const result = await fetchUpstreamTaskResult(core, catalog, task);
       // A failed task's result (what a 2025-11-25 SDK server keeps for one) is no tool result: the task failed.

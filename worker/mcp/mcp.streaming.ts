@@ -27,13 +27,17 @@ export interface CallStreaming {
 
 const answersRequests = (session: GatewaySession | null) => Object.keys(relayedCapabilities(session?.capabilities)).length > 0;
 
-/** The requests whose upstream may ask the client for input mid-request, relayed on the request's own stream. */
-const RELAYING_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
+/**
+ * The requests whose upstream may ask the client for input mid-request, relayed on the request's own stream
+ * (`tasks/result`, and `tasks/get` of a task waiting for input: a 2025-11-25 upstream delivers its task's requests on
+ * the former, and the gateway passes them on either).
+ */
+const RELAYING_METHODS = new Set(["tools/call", "prompts/get", "resources/read", "tasks/result", "tasks/get"]);
 
 /**
  * Whether this POST is answered as an SSE stream: only when the client accepts
  * one and a request in it needs one (a call that asked for progress, or a call,
- * prompt or resource read whose session answers server-to-client requests).
+ * prompt, resource read or task poll whose session answers server-to-client requests).
  * Everything else stays plain JSON.
  */
 export function wantsEventStream(request: Request, parsedBody: unknown, session: GatewaySession | null): boolean {

@@ -5,6 +5,7 @@ import type { GatewayCore } from "./mcp.caller.ts";
 import { coreCatalog, observeTask, type ObservedTask } from "./mcp.core.ts";
 import { isRecord } from "./mcp.errors.ts";
 import { findTask, requestTaskCancel } from "./mcp.tasks.ts";
+import { answerTaskInput } from "./mcp.tasks.input.ts";
 
 /**
  * The tasks extension of 2026-07-28 (`io.modelcontextprotocol/tasks`), served
@@ -78,15 +79,13 @@ export function registerModernTaskHandlers(server: Server, core: GatewayCore, de
   };
 
   server.setRequestHandler("tasks/get", { params: ANY_PARAMS }, async (params, ctx) =>
-    detailedTask(await observeTask(core, taskOf("tasks/get", params, ctx))),
+    detailedTask(await observeTask(core, taskOf("tasks/get", params, ctx), declared(ctx))),
   );
 
   server.setRequestHandler("tasks/update", { params: ANY_PARAMS }, async (params, ctx) => {
-    // Its `inputResponses` were checked raw at the endpoint (mcp.params.ts): the SDK lifts them off the params.
-    const taskId = taskOf("tasks/update", params, ctx);
-    // The gateway surfaces no input requests on a task, so no key is outstanding: the answers are ignored, as the
-    // extension asks of answers to keys it did not issue. The task must still be the caller's.
-    await findTask(core, taskId);
+    const task = await findTask(core, taskOf("tasks/update", params, ctx));
+    // Its `inputResponses` were checked raw at the endpoint (mcp.params.ts), and the SDK lifts them off the params.
+    await answerTaskInput(core, task, ctx.mcpReq.inputResponses ?? {});
     return {};
   });
 
@@ -109,11 +108,12 @@ function detailedTask({ task, running, outcome }: ObservedTask): Record<string, 
   }
   return {
     taskId: task.id,
-    status: "working",
+    status: running?.status ?? "working",
     ...(running?.statusMessage !== undefined ? { statusMessage: running.statusMessage } : {}),
     createdAt,
     lastUpdatedAt: running?.lastUpdatedAt ?? createdAt,
     ttlMs,
     ...(typeof running?.pollInterval === "number" ? { pollIntervalMs: Math.max(1, Math.round(running.pollInterval)) } : {}),
+    ...(running?.inputRequests ? { inputRequests: running.inputRequests } : {}),
   };
 }

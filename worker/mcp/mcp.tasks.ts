@@ -4,17 +4,19 @@ import {
   ErrorCode,
   GetTaskResultSchema,
   McpError,
+  RELATED_TASK_META_KEY,
   type CallToolResult,
   type CancelTaskResult,
   type CreateTaskResult,
   type GetTaskResult,
+  type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import type { Catalog } from "../calls/catalog.ts";
 import type { CallOutcome } from "../calls/outcome.ts";
 import { newId, nowIso } from "../lib/ids.ts";
 import { endTaskSession, upstreamTaskRequest, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
-import { MAX_CALL_DURATION_MS } from "../services/upstream.call.ts";
+import { MAX_CALL_DURATION_MS, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import type { GatewayCore } from "./mcp.caller.ts";
 import { ProtocolError } from "./mcp.hygiene.ts";
@@ -62,6 +64,9 @@ interface TaskRow {
   expires_at: string;
   outcome: string | null;
   ended_at: string | null;
+  input_token: string | null;
+  input_until: string | null;
+  input_requests: string | null;
 }
 
 /** How a task ended, as the tasks extension (2026-07-28) reports it: kept in the row once known. */
@@ -155,7 +160,7 @@ const taskNotFound = () => new ProtocolError(ErrorCode.InvalidParams, "Task not 
 export async function findTask(core: GatewayCore, taskId: string): Promise<FoundTask> {
   const row = await core.env.DB.prepare(
     `SELECT id, service_id, public_name, upstream_task_id, upstream_session, arguments, upstream_arguments, revision_id,
-       created_at, expires_at, outcome, ended_at
+       created_at, expires_at, outcome, ended_at, input_token, input_until, input_requests
      FROM gateway_tasks WHERE id = ? AND workspace_id = ? AND credential = ? AND expires_at >= ?`,
   )
     .bind(taskId, core.caller.workspaceId, core.caller.credential, nowIso())
@@ -174,8 +179,19 @@ export async function findTask(core: GatewayCore, taskId: string): Promise<Found
     expiresAt: row.expires_at,
     outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as TaskOutcome),
     endedAt: row.ended_at,
+    input:
+      row.input_token && row.input_until
+        ? {
+            token: row.input_token,
+            until: row.input_until,
+            requests: row.input_requests ? (JSON.parse(row.input_requests) as TaskInputRequests) : {},
+          }
+        : null,
   };
 }
+
+/** Requests an upstream's task waits on the client for, by the key the gateway gave each (`r1`, `r2`, …). */
+export type TaskInputRequests = Record<string, { method: string; params?: Record<string, unknown> }>;
 
 /** A task the caller may see, as its row holds it. */
 export interface FoundTask extends StoredTask {
@@ -186,7 +202,12 @@ export interface FoundTask extends StoredTask {
   /** How it ended, once the gateway saw it end (2026-07-28 tasks only); null while it runs. */
   outcome: TaskOutcome | null;
   endedAt: string | null;
+  /** The input the task's upstream waits for, while an isolate holds its `tasks/result` (mcp.tasks.input.ts). */
+  input: { token: string; until: string; requests: TaskInputRequests } | null;
 }
+
+/** A relay for the upstream's requests during a task, and the cancellation of the request that waits on them. */
+export type TaskRelay = Pick<UpstreamCallOptions, "relay" | "signal">;
 
 /** One request about the task to its upstream, with the service's credentials; failures as the client sees them. */
 async function toUpstream<T>(
@@ -195,11 +216,12 @@ async function toUpstream<T>(
   task: FoundTask,
   timeoutMs: number,
   send: Parameters<typeof upstreamTaskRequest<T>>[3],
+  relayed: TaskRelay = {},
 ): Promise<T> {
   const { target, authorization } = serviceOf(core, catalog, task.serviceId);
   try {
     const sent = await withUpstreamAuthorization(authorization, target, (authorized) =>
-      upstreamTaskRequest(authorized, task.session, timeoutMs, send),
+      upstreamTaskRequest(authorized, task.session, timeoutMs, send, relayed),
     );
     if (!sent.ok) throw new ProtocolError(ErrorCode.InternalError, sent.refusal.message, { code: sent.refusal.code });
     return sent.value;
@@ -226,9 +248,20 @@ function serviceOf(core: GatewayCore, catalog: Catalog, serviceId: string) {
   return { target, authorization };
 }
 
-/** `tasks/get`: the upstream task's status, under the gateway's id. */
-export async function getTask(core: GatewayCore, catalog: Catalog, taskId: string): Promise<GetTaskResult> {
+/**
+ * `tasks/get`: the upstream task's status, under the gateway's id. While the upstream's task waits for input,
+ * `relayInput` (a client that answers requests) passes its requests on first, and the status is read after.
+ */
+export async function getTask(
+  core: GatewayCore,
+  catalog: Catalog,
+  taskId: string,
+  relayInput?: (task: FoundTask) => Promise<void>,
+): Promise<GetTaskResult> {
   const task = await findTask(core, taskId);
+  const status = await upstreamTaskStatus(core, catalog, task);
+  if (status.status !== "input_required" || !relayInput) return { ...status, taskId: task.id };
+  await relayInput(task);
   return { ...(await upstreamTaskStatus(core, catalog, task)), taskId: task.id };
 }
 
@@ -243,9 +276,9 @@ export function upstreamTaskStatus(core: GatewayCore, catalog: Catalog, task: Fo
  * The upstream task's result (`tasks/result` waits for it), then the task is done with. So is a task the upstream
  * answers with an error; one whose upstream could not be reached (or timed out) is kept, to be asked again.
  */
-export async function upstreamTaskResult(core: GatewayCore, catalog: Catalog, task: FoundTask) {
+export async function upstreamTaskResult(core: GatewayCore, catalog: Catalog, task: FoundTask, relayed: TaskRelay = {}) {
   try {
-    const result = await fetchUpstreamTaskResult(core, catalog, task);
+    const result = await fetchUpstreamTaskResult(core, catalog, task, relayed);
     forgetTask(core, catalog, task);
     return result;
   } catch (error) {
@@ -256,12 +289,43 @@ export async function upstreamTaskResult(core: GatewayCore, catalog: Catalog, ta
 
 /**
  * The upstream task's result (`tasks/result`, which waits for it). An upstream's JSON-RPC error (the task failed)
- * is a ProtocolError marked `upstream: true`; a failure to reach the upstream is one with the gateway's code.
+ * is a ProtocolError marked `upstream: true`; a failure to reach the upstream is one with the gateway's code. The
+ * requests the task makes of the client meanwhile come on this request's stream: they go to `relayed.relay`.
  */
-export async function fetchUpstreamTaskResult(core: GatewayCore, catalog: Catalog, task: FoundTask): Promise<CallToolResult> {
-  return (await toUpstream(core, catalog, task, MAX_CALL_DURATION_MS, (client, options) =>
-    client.request({ method: "tasks/result", params: { taskId: task.upstreamTaskId } }, CallToolResultSchema, options),
+export async function fetchUpstreamTaskResult(
+  core: GatewayCore,
+  catalog: Catalog,
+  task: FoundTask,
+  relayed: TaskRelay = {},
+): Promise<CallToolResult> {
+  return (await toUpstream(
+    core,
+    catalog,
+    task,
+    MAX_CALL_DURATION_MS,
+    (client, options) => client.request({ method: "tasks/result", params: { taskId: task.upstreamTaskId } }, CallToolResultSchema, options),
+    relayed,
   )) as CallToolResult;
+}
+
+/**
+ * A relay for a task's upstream requests, which name the upstream's own task (`related-task`): passed on, they name
+ * the gateway's task instead (`taskId`), or no task at all (null: for a client that asked for none), so the upstream's
+ * id never leaves the gateway.
+ */
+export function relayForTask(
+  relay: NonNullable<UpstreamCallOptions["relay"]>,
+  taskId: string | null,
+): NonNullable<UpstreamCallOptions["relay"]> {
+  return { ...relay, forward: (request, signal) => relay.forward(namingTask(request, taskId), signal) };
+}
+
+function namingTask(request: ServerRequest, taskId: string | null): ServerRequest {
+  const meta = request.params?._meta;
+  if (!meta || !(RELATED_TASK_META_KEY in meta)) return request;
+  const { [RELATED_TASK_META_KEY]: _upstreamTask, ...rest } = meta;
+  const named = taskId === null ? rest : { ...rest, [RELATED_TASK_META_KEY]: { taskId } };
+  return { ...request, params: { ...request.params, _meta: named } } as ServerRequest;
 }
 
 /**

@@ -5,6 +5,7 @@ import type {
   CallToolResult,
   ClientCapabilities,
   CreateTaskResult,
+  Result,
   ServerRequest,
   TaskCreationParams,
   Tool,
@@ -299,10 +300,7 @@ async function relaySession(
   let settled!: () => void;
   const standaloneOpened = new Promise<void>((resolve) => (settled = resolve));
   const [client] = await Promise.all([connect(target, relay.capabilities, { settled }), relay.ready]);
-  const forward = (request: ServerRequest, extra: { signal: AbortSignal }) => deadline.hold(() => relay.forward(request, extra.signal));
-  if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward);
-  if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward);
-  if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward);
+  answerRequests(client, relay, (work) => deadline.hold(work));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
     // A log line is the upstream showing life, like progress.
     deadline.touch();
@@ -312,6 +310,18 @@ async function relaySession(
   await Promise.race([standaloneOpened, new Promise<void>((resolve) => (waited = setTimeout(resolve, STANDALONE_STREAM_WAIT_MS)))]);
   clearTimeout(waited);
   return client;
+}
+
+/** Each upstream request the client declared a capability for goes to the relay, with `hold` around the wait for it. */
+function answerRequests(
+  client: Client,
+  relay: NonNullable<UpstreamCallOptions["relay"]>,
+  hold: (work: () => Promise<Result>) => Promise<Result>,
+): void {
+  const forward = (request: ServerRequest, extra: { signal: AbortSignal }) => hold(() => relay.forward(request, extra.signal));
+  if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward);
+  if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward);
+  if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward);
 }
 
 /**
@@ -384,16 +394,18 @@ async function requestRelayed<T>(
  * A task-augmented tools/call (the 2025-11-25 experimental form): the upstream answers with a task at once and
  * runs the call in the background. A task lives in the upstream session that created it, so the call goes over a
  * session of its own, left open: its id comes back with the task, for the requests that follow it
- * (`upstreamTaskRequest`) and for the DELETE that ends it once the task is done (`endTaskSession`).
+ * (`upstreamTaskRequest`) and for the DELETE that ends it once the task is done (`endTaskSession`). The session
+ * declares the `capabilities` of the client that asked for the task, so the upstream may ask it for input during
+ * the task (delivered on `tasks/result`); none is answered during the creation itself.
  */
 export async function createUpstreamTask(
   target: UpstreamTarget,
   name: string,
   args: Record<string, unknown>,
   task: TaskCreationParams,
-  options: Pick<UpstreamCallOptions, "signal" | "beforeSend">,
+  options: Pick<UpstreamCallOptions, "signal" | "beforeSend"> & { capabilities?: ClientCapabilities },
 ): Promise<{ created: CreateTaskResult; session: string | undefined }> {
-  const client = await connect(target);
+  const client = await connect(target, options.capabilities ?? {});
   try {
     await options.beforeSend?.();
     const created = await failingFast(REQUEST_TIMEOUT_MS, (requestOptions) =>
@@ -411,16 +423,24 @@ export async function createUpstreamTask(
   }
 }
 
-/** One request about a task, over the upstream session it lives in (none: the upstream keeps no sessions). */
+/**
+ * One request about a task, over the upstream session it lives in (none: the upstream keeps no sessions). With a
+ * relay (a `tasks/result`, on which the upstream delivers the requests its task makes of the client), each upstream
+ * request the relay's capabilities cover goes to it, and the rest are refused at once.
+ */
 export async function upstreamTaskRequest<T>(
   target: UpstreamTarget,
   session: string | undefined,
   timeoutMs: number,
   send: (client: Client, options: RequestOptions) => Promise<T>,
+  relayed: Pick<UpstreamCallOptions, "relay" | "signal"> = {},
 ): Promise<T> {
-  const client = await connect(target, {}, undefined, session);
+  const client = await connect(target, relayed.relay?.capabilities ?? {}, undefined, session);
+  if (relayed.relay) answerRequests(client, relayed.relay, (work) => work());
   try {
-    return await failingFast(timeoutMs, (options) => send(client, options));
+    return await failingFast(timeoutMs, (options) =>
+      send(client, relayed.signal ? { ...options, signal: AbortSignal.any([options.signal!, relayed.signal]) } : options),
+    );
   } catch (error) {
     throw asUpstreamFailure(error);
   } finally {
