@@ -2,14 +2,15 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageResultSchema, ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ReceivedCall } from "./tools.ts";
 
 /**
  * A 2025-11-25 upstream whose task asks for more input than a requester should be shown at once: `ask_many` sets its
  * task `input_required` and sends `count` elicitations together (each message padded to at least `bytes`), the
- * 2025-11-25 way (related to the task, delivered on tasks/result), and reports how each was answered or refused.
+ * 2025-11-25 way (related to the task, delivered on tasks/result), and reports how each was answered or refused;
+ * `ask_model` asks the client's model once (sampling) during its task.
  */
 function createTaskingServer(record: (call: ReceivedCall) => void): McpServer {
   const server = new McpServer(
@@ -55,6 +56,40 @@ function createTaskingServer(record: (call: ReceivedCall) => void): McpServer {
           );
           await extra.taskStore.updateTaskStatus(task.taskId, "working");
           await extra.taskStore.storeTaskResult(task.taskId, "completed", { content: [{ type: "text", text: outcomes.join("\n") }] });
+        })().catch(() => {});
+        return { task };
+      },
+      getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId))!,
+      getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as never,
+    },
+  );
+  server.experimental.tasks.registerToolTask(
+    "ask_model",
+    {
+      description: "Asks the client's model (sampling) to complete `prompt` during its task, and reports the answer",
+      inputSchema: { prompt: z.string() },
+      execution: { taskSupport: "required" },
+    },
+    {
+      createTask: async (args, extra) => {
+        const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 200 });
+        void (async () => {
+          await extra.taskStore.updateTaskStatus(task.taskId, "input_required");
+          const text = await server.server
+            .request(
+              {
+                method: "sampling/createMessage",
+                params: { messages: [{ role: "user", content: { type: "text", text: args.prompt } }], maxTokens: 50 },
+              },
+              CreateMessageResultSchema,
+              { relatedTask: { taskId: task.taskId } },
+            )
+            .then(
+              (answer) => `model said: ${answer.content.type === "text" ? answer.content.text : "?"}`,
+              (error: unknown) => `refused:${(error as Error).message}`,
+            );
+          await extra.taskStore.updateTaskStatus(task.taskId, "working");
+          await extra.taskStore.storeTaskResult(task.taskId, "completed", { content: [{ type: "text", text }] });
         })().catch(() => {});
         return { task };
       },

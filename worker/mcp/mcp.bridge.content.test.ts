@@ -219,6 +219,17 @@ describe("a 2026-07-28 client, a 2025-era upstream that asks for input during a 
       );
       expect(answer.error).toMatchObject({ code: -32602, message: "Invalid or expired requestState" });
     }
+    // The same for a resource read's state.
+    const resource = { uri: "rayrun://live/interactive://ask/elicit" };
+    const read = (await raw(gateway.key, "resources/read", resource, capabilities)).result!.requestState as string;
+    const readExpired = await lapsed.mint(JSON.parse(atob(read.slice(3, read.lastIndexOf(".")).replace(/-/g, "+").replace(/_/g, "/"))).p);
+    const lapsedRead = await raw(
+      gateway.key,
+      "resources/read",
+      { ...resource, requestState: readExpired, inputResponses: { r1: { action: "decline" } } },
+      capabilities,
+    );
+    expect(lapsedRead.error).toMatchObject({ code: -32602, message: "Invalid or expired requestState" });
   });
 
   it("refuses the upstream's request at once for a client that declared no capability to answer it", async ({ expect }) => {

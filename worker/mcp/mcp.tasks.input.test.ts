@@ -10,7 +10,8 @@ import { MAX_TASK_INPUT_REQUEST_BYTES, MAX_TASK_INPUT_REQUESTS } from "./mcp.tas
  */
 
 const REVISION = "2026-07-28";
-const CAPABILITIES = { extensions: { "io.modelcontextprotocol/tasks": {} }, elicitation: { form: {} } };
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+const CAPABILITIES = { ...TASKS, elicitation: { form: {} } };
 
 async function taskingGateway() {
   const ws = await createWorkspace();
@@ -19,7 +20,7 @@ async function taskingGateway() {
   return { ...ws, key };
 }
 
-async function raw(key: string, method: string, params: Record<string, unknown>) {
+async function raw(key: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = CAPABILITIES) {
   const name = method === "tools/call" ? params.name : params.taskId;
   const res = await SELF.fetch(`${ORIGIN}/mcp`, {
     method: "POST",
@@ -37,7 +38,7 @@ async function raw(key: string, method: string, params: Record<string, unknown>)
       method,
       params: {
         ...params,
-        _meta: { "io.modelcontextprotocol/protocolVersion": REVISION, "io.modelcontextprotocol/clientCapabilities": CAPABILITIES },
+        _meta: { "io.modelcontextprotocol/protocolVersion": REVISION, "io.modelcontextprotocol/clientCapabilities": capabilities },
       },
     }),
   });
@@ -45,6 +46,35 @@ async function raw(key: string, method: string, params: Record<string, unknown>)
 }
 
 const outcomes = (result: Record<string, any>) => ((result.content as { text: string }[])[0]!.text as string).split("\n");
+
+describe("a sampling request during a task, at 2026-07-28", () => {
+  it("is shown to the polls that declare sampling, and only to them, and the answer reaches the upstream", async ({ expect }) => {
+    const gateway = await taskingGateway();
+    const sampling = { ...TASKS, sampling: {} };
+    const created = await raw(gateway.key, "tools/call", { name: "asks__ask_model", arguments: { prompt: "The answer?" } }, sampling);
+    const taskId = created.result!.taskId as string;
+    const waiting = await eventually(
+      () => raw(gateway.key, "tasks/get", { taskId }, sampling),
+      (answer) => answer.result?.status === "input_required",
+    );
+    expect(waiting.result!.inputRequests).toEqual({
+      r1: {
+        method: "sampling/createMessage",
+        params: { messages: [{ role: "user", content: { type: "text", text: "The answer?" } }], maxTokens: 50 },
+      },
+    });
+    // A poll that declares only elicitation is not shown a sampling request: to it the task is still working.
+    expect((await raw(gateway.key, "tasks/get", { taskId }, CAPABILITIES)).result).toMatchObject({ status: "working" });
+    expect((await raw(gateway.key, "tasks/get", { taskId }, CAPABILITIES)).result).not.toHaveProperty("inputRequests");
+    const answer = { role: "assistant", content: { type: "text", text: "forty-two" }, model: "test-model" };
+    await raw(gateway.key, "tasks/update", { taskId, inputResponses: { r1: answer } }, sampling);
+    const done = await eventually(
+      () => raw(gateway.key, "tasks/get", { taskId }, sampling),
+      (polled) => polled.result?.status === "completed",
+    );
+    expect(outcomes(done.result!.result)).toEqual(["model said: forty-two"]);
+  });
+});
 
 describe("the bounds on a task's input requests", () => {
   it(`shows at most ${MAX_TASK_INPUT_REQUESTS} waiting at once, and refuses the upstream's next at once`, async ({ expect }) => {

@@ -324,8 +324,9 @@ function namingTask(request: ServerRequest, taskId: string | null): ServerReques
   const meta = request.params?._meta;
   if (!meta || !(RELATED_TASK_META_KEY in meta)) return request;
   const { [RELATED_TASK_META_KEY]: _upstreamTask, ...rest } = meta;
+  const { _meta: _upstreamMeta, ...params } = request.params!;
   const named = taskId === null ? rest : { ...rest, [RELATED_TASK_META_KEY]: { taskId } };
-  return { ...request, params: { ...request.params, _meta: named } } as ServerRequest;
+  return { ...request, params: { ...params, ...(Object.keys(named).length ? { _meta: named } : {}) } } as ServerRequest;
 }
 
 /**
