@@ -18,6 +18,7 @@ import {
 import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
 import { exponentialRefTool } from "../../worker/hooks/compiler/compiler.attacks.fixtures.ts";
 import { interactiveSessions } from "./interactive.ts";
+import { taskingSessions } from "./tasking.ts";
 import { modernUpstream } from "./modern.ts";
 import { pollingUpstream } from "./resilience.ts";
 import { createDemoServer, type ReceivedCall } from "./tools.ts";
@@ -53,6 +54,7 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
   /** OTLP/HTTP JSON trace exports received per tag, decoded (the call log's OpenTelemetry tests). */
   const traces = new Map<string, { headers: Record<string, string | string[] | undefined>; body: unknown }[]>();
   const serveInteractive = interactiveSessions((tag, call) => push(calls, tag, call));
+  const serveTasking = taskingSessions((tag, call) => push(calls, tag, call));
   const modernServers = new Map<string, ReturnType<typeof modernUpstream>>();
 
   const server = createServer((req, res) => {
@@ -206,6 +208,14 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       const body = await readJson(req);
       noteMethods(tag, body, req);
       return serveInteractive(tag, req, res, body);
+    }
+    // A 2025-11-25 upstream whose task asks for many, or large, inputs at once.
+    const tasking = /^\/fixtures\/tasking\/([\w-]+)\/mcp$/.exec(path);
+    if (tasking) {
+      const tag = `tasking-${tasking[1]!}`;
+      const body = await readJson(req);
+      noteMethods(tag, body, req);
+      return serveTasking(tag, req, res, body);
     }
     // A 2026-07-28 upstream whose server/discover result is 1 MiB of capabilities.
     if (path === "/fixtures/huge-discover/mcp") {

@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  ListRootsResultSchema,
+  type ServerNotification,
+  type ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ReceivedCall } from "./tools.ts";
 
@@ -81,6 +88,40 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
       } catch (error) {
         return { isError: true, content: [{ type: "text", text: `elicitation failed: ${(error as Error).message}` }] };
       }
+    },
+  );
+
+  server.registerTool(
+    "ask_then_count",
+    {
+      description: "Reports progress 1, asks the user (elicitation) for a name, then reports progress 2 and 3 and greets them.",
+      inputSchema: { question: z.string() },
+    },
+    async (args, extra) => {
+      received("ask_then_count", args);
+      const progressToken = extra._meta?.progressToken;
+      const progress = async (step: number) => {
+        if (progressToken === undefined) return;
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken, progress: step, total: 3, message: `step ${step} of 3` },
+        });
+      };
+      await progress(1);
+      const answer = await extra.sendRequest(
+        {
+          method: "elicitation/create",
+          params: {
+            mode: "form",
+            message: args.question,
+            requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+          },
+        },
+        ElicitResultSchema,
+      );
+      await progress(2);
+      await progress(3);
+      return { content: [{ type: "text", text: `hello, ${String(answer.content?.name ?? "nobody")}` }] };
     },
   );
 
@@ -188,6 +229,28 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
     if (server.server.getClientCapabilities()?.elicitation) confirm.enable();
   };
 
+  // A prompt and a resource that ask for input as they are read: `kind` picks an elicitation or a sampling request.
+  server.registerPrompt(
+    "ask",
+    {
+      description: "Asks the user (kind elicit) or the client's model (kind sample) about `topic`, then writes the prompt.",
+      argsSchema: { kind: z.string(), topic: z.string() },
+    },
+    async (args, extra) => {
+      received("prompt:ask", args);
+      return { messages: [{ role: "user", content: { type: "text", text: await askClient(extra, args.kind, args.topic) } }] };
+    },
+  );
+  server.registerResource(
+    "ask",
+    new ResourceTemplate("interactive://ask/{kind}", { list: undefined }),
+    { description: "A note read after asking the user (kind elicit) or the client's model (kind sample)." },
+    async (uri, variables, extra) => {
+      received("resource:ask", { uri: uri.href });
+      return { contents: [{ uri: uri.href, text: await askClient(extra, String(variables.kind), uri.href) }] };
+    },
+  );
+
   server.registerTool("list_roots", { description: "Lists the client's roots.", inputSchema: {} }, async (_args, extra) => {
     received("list_roots", {});
     const { roots } = await extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);
@@ -195,6 +258,36 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
   });
 
   return server;
+}
+
+/** What a prompt or resource read learns from the client: its answer, or why it got none (the request refused). */
+async function askClient(extra: RequestHandlerExtra<ServerRequest, ServerNotification>, kind: string, about: string): Promise<string> {
+  try {
+    if (kind === "sample") {
+      const answer = await extra.sendRequest(
+        {
+          method: "sampling/createMessage",
+          params: { messages: [{ role: "user", content: { type: "text", text: `About ${about}?` } }], maxTokens: 50 },
+        },
+        CreateMessageResultSchema,
+      );
+      return `model said: ${answer.content.type === "text" ? answer.content.text : "?"}`;
+    }
+    const answer = await extra.sendRequest(
+      {
+        method: "elicitation/create",
+        params: {
+          mode: "form",
+          message: `Who asks about ${about}?`,
+          requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        },
+      },
+      ElicitResultSchema,
+    );
+    return `${answer.action}: ${String(answer.content?.name ?? "nobody")} on ${about}`;
+  } catch (error) {
+    return `refused: ${(error as Error).message}`;
+  }
 }
 
 /** The levels `log_steps` logs its steps at, in turn. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
-import { acceptedContent, createMcpHandler, inputRequired, inputResponse, McpServer } from "@modelcontextprotocol/server";
+import { acceptedContent, createMcpHandler, inputRequired, inputResponse, McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { ReceivedCall } from "./tools.ts";
 
@@ -93,5 +93,61 @@ function modernServer(record: (call: ReceivedCall & { round: number }) => void):
       return { content: [{ type: "text", text: `model said: ${text}` }] };
     },
   );
+  // A prompt and a resource that ask for input the 2026-07-28 way: `kind` picks an elicitation or a sampling request.
+  server.registerPrompt(
+    "ask",
+    {
+      description: "Asks the user (kind elicit) or the client's model (kind sample) about `topic`, then writes the prompt.",
+      argsSchema: z.object({ kind: z.string(), topic: z.string() }),
+    },
+    async ({ kind, topic }, ctx) => {
+      const asked = askedClient(ctx.mcpReq.inputResponses, kind, topic);
+      received("prompt:ask", { kind, topic }, asked.answered);
+      if (!asked.answered) return asked.inputRequired;
+      return { messages: [{ role: "user", content: { type: "text", text: asked.text } }] };
+    },
+  );
+  server.registerResource(
+    "ask",
+    new ResourceTemplate("modern://ask/{kind}", { list: undefined }),
+    { description: "A note read after asking the user (kind elicit) or the client's model (kind sample)." },
+    async (uri, variables, ctx) => {
+      const asked = askedClient(ctx.mcpReq.inputResponses, String(variables.kind), uri.href);
+      received("resource:ask", { uri: uri.href }, asked.answered);
+      if (!asked.answered) return asked.inputRequired as never;
+      return { contents: [{ uri: uri.href, text: asked.text }] };
+    },
+  );
   return server;
+}
+
+type InputResponses = Parameters<typeof inputResponse>[0];
+
+/** The client's answer to the one input request of a prompt or resource read, or the input-required result asking it. */
+function askedClient(
+  responses: InputResponses,
+  kind: string,
+  about: string,
+): { answered: true; text: string } | { answered: false; inputRequired: ReturnType<typeof inputRequired> } {
+  const answer = inputResponse(responses, "ask");
+  if (kind === "sample") {
+    if (answer.kind === "sampling") {
+      const content = answer.result.content;
+      return { answered: true, text: `model said: ${!Array.isArray(content) && content.type === "text" ? content.text : "?"}` };
+    }
+    const request = inputRequired.createMessage({
+      messages: [{ role: "user", content: { type: "text", text: `About ${about}?` } }],
+      maxTokens: 50,
+    });
+    return { answered: false, inputRequired: inputRequired({ inputRequests: { ask: request } }) };
+  }
+  if (answer.kind === "elicit") {
+    const name = acceptedContent(responses, "ask")?.name;
+    return { answered: true, text: `${answer.action}: ${String(name ?? "nobody")} on ${about}` };
+  }
+  const request = inputRequired.elicit({
+    message: `Who asks about ${about}?`,
+    requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+  });
+  return { answered: false, inputRequired: inputRequired({ inputRequests: { ask: request } }) };
 }

@@ -3,11 +3,19 @@
 // and with the content their checks read (see node_modules/@modelcontextprotocol/conformance/dist).
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { InMemoryTaskMessageQueue, InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type ElicitRequest } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ElicitResultSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { MemoryEventStore } from "../../demo/upstream/resilience.ts";
 
@@ -24,11 +32,108 @@ const lacking = (capability: string): CallToolResult => ({
   content: [{ type: "text", text: `The client did not declare the ${capability} capability` }],
 });
 
+/** Asks the task's requester (through the gateway) for the answers to `asked`, all at once, as `input_required`. */
+type AskDuringTask = (asked: ElicitRequest["params"][]) => Promise<ElicitResult[]>;
+
+/**
+ * The tools the 2026-07-28 suite's task scenarios call (greet, slow_compute, failing_job, protocol_error_job,
+ * confirm_delete, multi_input), as a 2025-11-25 server with experimental tasks offers them: the gateway passes their
+ * tasks on to a client of the tasks extension. Each runs in the background and keeps its outcome in the SDK's task
+ * store; the last two ask for input mid-task, the 2025-11-25 way (`input_required`, the requests related to the task
+ * and delivered on tasks/result).
+ */
+function registerTaskTools(mcp: McpServer): void {
+  mcp.registerTool("greet", { description: "Greets by name", inputSchema: { name: z.string() } }, ({ name }) => text(`Hello, ${name}!`));
+  const inBackground = (
+    name: string,
+    description: string,
+    taskSupport: "optional" | "required",
+    inputSchema: z.ZodRawShape,
+    run: (args: Record<string, unknown>, ask: AskDuringTask) => Promise<{ status: "completed" | "failed"; result: CallToolResult }>,
+  ) =>
+    mcp.experimental.tasks.registerToolTask(
+      name,
+      { description, inputSchema, execution: { taskSupport } },
+      {
+        createTask: async (args, extra) => {
+          const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 200 });
+          const ask: AskDuringTask = async (asked) => {
+            await extra.taskStore.updateTaskStatus(task.taskId, "input_required");
+            const answers = await Promise.all(
+              asked.map((params) =>
+                mcp.server.request({ method: "elicitation/create", params }, ElicitResultSchema, { relatedTask: { taskId: task.taskId } }),
+              ),
+            );
+            await extra.taskStore.updateTaskStatus(task.taskId, "working");
+            return answers;
+          };
+          void run(args as Record<string, unknown>, ask)
+            .then(({ status, result }) => extra.taskStore.storeTaskResult(task.taskId, status, result))
+            // A task cancelled meanwhile keeps its cancelled status: the store refuses a result for it.
+            .catch(() => {});
+          return { task };
+        },
+        getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId))!,
+        getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+      },
+    );
+  inBackground(
+    "slow_compute",
+    "Sleeps `seconds`, then reports the label",
+    "optional",
+    { seconds: z.number(), label: z.string().optional() },
+    async ({ seconds, label }) => {
+      await sleep(Number(seconds) * 1000);
+      return { status: "completed", result: text(`computed ${String(label ?? "")} after ${String(seconds)} s`) };
+    },
+  );
+  inBackground("failing_job", "Fails as a tool after about a second", "required", {}, async () => {
+    await sleep(1000);
+    return { status: "completed", result: { isError: true, content: [{ type: "text", text: "the job failed" }] } };
+  });
+  inBackground("protocol_error_job", "Fails as a request after about a second", "required", {}, async () => {
+    await sleep(1000);
+    return { status: "failed", result: text("internal failure") };
+  });
+  const confirmSchema = { type: "object" as const, properties: { confirm: { type: "boolean" as const } }, required: ["confirm"] };
+  inBackground(
+    "confirm_delete",
+    "Asks the user to confirm deleting `filename`, then deletes it",
+    "required",
+    { filename: z.string() },
+    async ({ filename }, ask) => {
+      const [answer] = await ask([{ message: `Delete ${String(filename)}?`, requestedSchema: confirmSchema }]);
+      const confirmed = answer?.action === "accept" && answer.content?.confirm === true;
+      return { status: "completed", result: text(confirmed ? `deleted ${String(filename)}` : `kept ${String(filename)}`) };
+    },
+  );
+  inBackground("multi_input", "Asks two questions at once, then reports both answers", "required", {}, async (_args, ask) => {
+    const answers = await ask([
+      { message: "Your name?", requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+      { message: "Confirm?", requestedSchema: confirmSchema },
+    ]);
+    return { status: "completed", result: text(answers.map((answer) => JSON.stringify(answer.content ?? {})).join(" ")) };
+  });
+}
+
 function referenceServer(): McpServer {
   const mcp = new McpServer(
     { name: "conformance-fixture", version: "1.0.0" },
-    { capabilities: { logging: {}, completions: {}, resources: { subscribe: true }, prompts: {}, tools: {} } },
+    {
+      capabilities: {
+        logging: {},
+        completions: {},
+        resources: { subscribe: true },
+        prompts: {},
+        tools: {},
+        tasks: { cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore: new InMemoryTaskStore(),
+      // Where a task's requests wait for the requester's tasks/result.
+      taskMessageQueue: new InMemoryTaskMessageQueue(),
+    },
   );
+  registerTaskTools(mcp);
   const capabilities = () => mcp.server.getClientCapabilities() ?? {};
 
   mcp.registerTool("test_simple_text", { description: "Returns simple text" }, () => text("This is a simple text response for testing."));
@@ -247,6 +352,16 @@ function referenceServer(): McpServer {
       ],
     }),
   );
+  // The 2026-07-28 suite's input-required prompt: asked the 2025-era way, and bridged into rounds by the gateway.
+  mcp.registerPrompt("test_input_required_result_prompt", { description: "Asks the user for context, then writes a prompt" }, async () => {
+    if (!capabilities().elicitation)
+      return { messages: [{ role: "user", content: { type: "text", text: "No context: elicitation not declared" } }] };
+    const answer = await mcp.server.elicitInput({
+      message: "What context should the prompt use?",
+      requestedSchema: { type: "object", properties: { context: { type: "string" } }, required: ["context"] },
+    });
+    return { messages: [{ role: "user", content: { type: "text", text: `Context: ${String(answer.content?.context ?? "none")}` } }] };
+  });
   mcp.registerPrompt("test_prompt_with_image", { description: "A prompt with an image" }, () => ({
     messages: [
       { role: "user", content: { type: "image", data: PNG, mimeType: "image/png" } },

@@ -411,7 +411,12 @@ async function dispatch(state: CallState, prepared: Prepared): Promise<CallOutco
     const task = input.task;
     if (task) {
       const created = await withUpstreamAuthorization(call, target, (authorized) =>
-        createUpstreamTask(authorized, tool.name, upstreamArguments, task, { signal: input.upstream?.signal, beforeSend }),
+        createUpstreamTask(authorized, tool.name, upstreamArguments, task, {
+          signal: input.upstream?.signal,
+          beforeSend,
+          // The task's session declares what the client answers, so the upstream may ask it for input during the task.
+          capabilities: input.upstream?.relay?.capabilities,
+        }),
       );
       state.upstreamMs = elapsed(state) - state.upstreamOffsetMs;
       if (!created.ok) return refuse(state, created.refusal.code, created.refusal.message, revisionId, created.refusal.details);

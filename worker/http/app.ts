@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Actor, Principal } from "../auth/principal.ts";
-import type { ChangeWindow } from "../leases/change-window.ts";
+import type { ChangeWindow } from "../leases/lease.types.ts";
 import { ApiError } from "./errors.ts";
 
 export interface AppEnv {

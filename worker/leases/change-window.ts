@@ -2,20 +2,13 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { leaseClock } from "./clock.ts";
-import type { ChangeInForce } from "./lease.types.ts";
+import type { ChangeInForce, ChangeWindow } from "./lease.types.ts";
 import { isolateLeases, LeaseUnavailable } from "./holder.ts";
 
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** The header every change route answers with: when the change took effect everywhere (ISO 8601). */
 export const EFFECTIVE_AT_HEADER = "rayrun-effective-at";
-
-/** A write request's change window on its workspace's Durable Object. */
-export interface ChangeWindow {
-  readonly workspaceId: string;
-  readonly id: string;
-  ended: Promise<ChangeInForce> | null;
-}
 
 /**
  * Route middleware, after authorisation (it is part of `guard`): a request that

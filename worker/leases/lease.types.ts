@@ -69,3 +69,10 @@ export interface LeaseStatus {
   /** Changes being written right now. */
   openChanges: number;
 }
+
+/** A write request's change window on its workspace's Durable Object. */
+export interface ChangeWindow {
+  readonly workspaceId: string;
+  readonly id: string;
+  ended: Promise<ChangeInForce> | null;
+}

@@ -212,4 +212,43 @@ describe("progress at 2026-07-28", () => {
     expect(result.isError).toBeFalsy();
     expect(seen.length).toBeGreaterThanOrEqual(3);
   });
+
+  it("reaches the client in the rounds after an input request too, under the retry's token", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const client = await connectModern(gateway.key, { elicitation: { form: {} } });
+    client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { name: "Ada" } }));
+    const seen: { progress: number; message?: string }[] = [];
+    const result = await client.callTool(
+      { name: "live__ask_then_count", arguments: { question: "Name?" } },
+      { onprogress: (progress) => void seen.push({ progress: progress.progress, message: progress.message }) },
+    );
+    expect(text(result)).toBe("hello, Ada");
+    // Step 1 came with the first round's input-required answer; 2 and 3 after the answer, with the retry's result.
+    // (The v2 client also reports each round it fulfils as progress of its own: not the upstream's.)
+    const upstreamSteps = seen.filter((update) => update.message?.startsWith("step "));
+    expect(upstreamSteps).toEqual([
+      { progress: 1, message: "step 1 of 3" },
+      { progress: 2, message: "step 2 of 3" },
+      { progress: 3, message: "step 3 of 3" },
+    ]);
+  });
+
+  it("sends nothing for progress a retry did not ask for", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const capabilities = { elicitation: { form: {} } };
+    const first = await rawCall(gateway.key, { name: "live__ask_then_count", arguments: { question: "Name?" } }, capabilities);
+    expect(first.result).toMatchObject({ resultType: "input_required" });
+    const done = await rawCall(
+      gateway.key,
+      {
+        name: "live__ask_then_count",
+        arguments: { question: "Name?" },
+        requestState: first.result.requestState,
+        inputResponses: { r1: { action: "accept", content: { name: "Bo" } } },
+      },
+      capabilities,
+    );
+    // A plain JSON answer: no progress token was given, so no notification was owed before the result.
+    expect(done.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "hello, Bo" }] });
+  });
 });

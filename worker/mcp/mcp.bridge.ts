@@ -1,23 +1,29 @@
 import { createRequestStateCodec, inputRequired, type RequestStateCodec, type ServerContext } from "@modelcontextprotocol/server";
-import type { CallToolResult, ClientCapabilities, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, Progress, Result, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import type { Caller, GatewayCore } from "./mcp.caller.ts";
+import { relayedCapabilities } from "./mcp.capabilities.ts";
 import { isRecord } from "./mcp.errors.ts";
 import { ERROR_META_KEY } from "./mcp.results.ts";
 
 /**
  * A 2026-07-28 client in front of a 2025-era upstream: the upstream asks for
- * input mid-call (`elicitation/create`, `sampling/createMessage`,
+ * input mid-request (`elicitation/create`, `sampling/createMessage`,
  * `roots/list`) as a server-to-client request, but a 2026-07-28 client takes
- * input only through an input-required result and a retry. The gateway
- * answers the client's `tools/call` with the upstream's request as an
+ * input only through an input-required result and a retry. The same holds for
+ * each of the three requests that revision lets answer input-required
+ * (`tools/call`, `prompts/get`, `resources/read`); "call" below is any of them.
+ * The gateway answers the client's request with the upstream's request as an
  * `inputRequests` entry and a `requestState` it signs, and keeps the upstream
  * call (and its pending request) running in the isolate that made it. The
  * retry, wherever it lands, hands its `inputResponses` to that isolate
  * through the call's own CallRelayDO (named by a random token inside the
  * signed state) and waits there for what the call does next: another input
- * request, or its result.
+ * request, or its result. Progress the upstream reports between rounds takes
+ * the same way: the retry waiting for the call's next step passes each one
+ * to its client under the retry's own `progressToken`, so a client sees the
+ * call's progress in every round, not only the first.
  *
  * How long: the isolate keeps the call alive with `waitUntil`, which Workers
  * honours for 30 s after the response; each round's pending request waits for
@@ -35,17 +41,34 @@ interface BridgeState {
   /** The workspace and the credential (API key or OAuth grant) that made the call: only they may answer it. */
   w: string;
   k: string;
-  /** The tool and a hash of the arguments the call was made with: the retry must repeat them exactly. */
+  /**
+   * The method, its target (tool or prompt name, resource URI) and a hash of the arguments the call was made with
+   * (a prompt's; none for a resource): the retry must repeat them exactly.
+   */
+  m: BridgedMethod;
   n: string;
   a: string;
   /** The `inputRequests` key the call waits on. */
   r: string;
 }
 
-/** What the call does next, carried from its isolate to the retry waiting for it. */
+/** The requests a 2026-07-28 server may answer input-required (its spec's "supported requests"). */
+export type BridgedMethod = "tools/call" | "prompts/get" | "resources/read";
+
+/** One bridged request as its signed state binds it: the method, its target and its arguments. */
+export interface BridgedRequest {
+  method: BridgedMethod;
+  /** The tool or prompt name, or the resource URI. */
+  name: string;
+  /** A tool's or prompt's arguments; a resource read's are none (`{}`). */
+  arguments: Record<string, unknown>;
+}
+
+/** What the call does next, carried from its isolate to the retry waiting for it (progress comes before the next step). */
 type Step =
+  | { kind: "progress"; progress: Progress }
   | { kind: "input"; key: string; request: { method: string; params?: Record<string, unknown> } }
-  | { kind: "result"; result: CallToolResult }
+  | { kind: "result"; result: Result }
   | { kind: "error"; code: number; message: string; data?: Record<string, unknown> };
 
 const codecs = new Map<string, Promise<RequestStateCodec<BridgeState>>>();
@@ -88,15 +111,18 @@ const argumentsHash = (args: Record<string, unknown>) => sha256Hex(canonicalJson
 const relayOf = (env: Env, token: string) => env.CALL_RELAY.getByName(`mrtr:${token}`);
 
 /**
- * Where the call's n-th step goes: the input request keyed `r{n}`, or, after n - 1 of them, its outcome. The retry
- * answering `r{n}` waits on step n + 1. One channel per step, because an upstream may ask for several inputs in one
- * round: those after the first wait there, in order, while the client answers the one before (on one channel, a
- * retry's listener would be handed every waiting step and read only the first).
+ * Where the call's n-th step goes: the input request keyed `r{n}`, or, after n - 1 of them, its outcome, and the
+ * progress reported meanwhile. The retry answering `r{n}` waits on step n + 1. One channel per step, because an
+ * upstream may ask for several inputs in one round: those after the first wait there, in order, while the client
+ * answers the one before (on one channel, a retry's listener would be handed every waiting step and read only the first).
  */
 const stepChannel = (n: number) => `out:${n}`;
 
-/** The next line the relay sends on `listen(token)`, or null when none comes within INPUT_HOLD_MS. */
-async function nextMessage(env: Env, callToken: string, listenAs: string): Promise<unknown> {
+/**
+ * The lines the relay sends on `listen(listenAs)`, each passed to `take` until it returns true (the one awaited
+ * came); false when the stream ends, or nothing `take` awaited came within INPUT_HOLD_MS.
+ */
+async function readMessages(env: Env, callToken: string, listenAs: string, take: (message: unknown) => boolean): Promise<boolean> {
   const stream = await relayOf(env, callToken).listen(listenAs, []);
   const reader = stream.getReader();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -106,10 +132,14 @@ async function nextMessage(env: Env, callToken: string, listenAs: string): Promi
     let buffered = "";
     for (;;) {
       const read = await Promise.race([reader.read(), timeout]);
-      if (read === null || read.done) return null;
+      if (read === null || read.done) return false;
       buffered += decoder.decode(read.value, { stream: true });
-      const newline = buffered.indexOf("\n");
-      if (newline >= 0) return JSON.parse(buffered.slice(0, newline)) as unknown;
+      let newline: number;
+      while ((newline = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        if (take(JSON.parse(line) as unknown)) return true;
+      }
     }
   } finally {
     clearTimeout(timer);
@@ -118,14 +148,30 @@ async function nextMessage(env: Env, callToken: string, listenAs: string): Promi
 }
 
 /**
+ * The answer the requester sends for input request `key` of the call (or task) waiting under `token`, wherever it
+ * lands; null when none comes within INPUT_HOLD_MS. It listens at once: call it before the request is shown.
+ */
+export async function awaitInput(env: Env, token: string, key: string): Promise<Record<string, unknown> | null> {
+  let message: unknown = null;
+  await readMessages(env, token, `in:${key}`, (line) => ((message = line), true));
+  return isRecord(message) && isRecord(message.response) ? message.response : null;
+}
+
+/** Hands the requester's answer for input request `key` to the call (or task) waiting under `token`, in its isolate. */
+export const deliverInput = (env: Env, token: string, key: string, response: Record<string, unknown>) =>
+  relayOf(env, token).deliver({ callToken: `in:${key}` }, { response });
+
+/**
  * The first round of a call whose client declared capabilities to bridge. `run` starts the call with the
- * relay it is given; the answer is its result, or, when the upstream asks for input first, an input-required
- * result, the call going on in this isolate.
+ * relay and the progress callback it is given; the answer is its result, or, when the upstream asks for input
+ * first, an input-required result, the call going on in this isolate. Progress goes to `onProgress` while the
+ * first round is answering, and to the retry waiting for the call's next step after that.
  */
 export async function bridgedCall(
   core: GatewayCore,
-  call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
-  run: (relay: NonNullable<UpstreamCallOptions["relay"]>) => Promise<CallToolResult>,
+  call: BridgedRequest & { capabilities: ClientCapabilities },
+  onProgress: ((progress: Progress) => void) | undefined,
+  run: (relay: NonNullable<UpstreamCallOptions["relay"]>, onProgress: (progress: Progress) => void) => Promise<Result>,
 ): Promise<Result> {
   const { env } = core;
   const token = crypto.randomUUID();
@@ -142,17 +188,21 @@ export async function bridgedCall(
       key,
       request: { method: request.method, ...(request.params ? { params: request.params as Record<string, unknown> } : {}) },
     };
-    const answer = nextMessage(env, token, `in:${key}`);
+    const answer = awaitInput(env, token, key);
     // Set at once: the inputs of one round arrive together, and only the first is this POST's answer.
     if (!shown) {
       shown = true;
       firstInput?.(step);
     } else await relay.deliver({ callToken: stepChannel(round) }, step);
-    const message = await answer;
-    if (!isRecord(message) || !isRecord(message.response)) throw new Error("The client did not answer in time");
-    return message.response as Result;
+    const response = await answer;
+    if (!response) throw new Error("The client did not answer in time");
+    return response as Result;
   };
-  const running = run({ capabilities: call.capabilities, forward, log: () => {} });
+  const progress = (update: Progress) => {
+    if (!shown) onProgress?.(update);
+    else void relay.deliver({ callToken: stepChannel(rounds + 1) }, { kind: "progress", progress: update } satisfies Step).catch(() => {});
+  };
+  const running = run({ capabilities: call.capabilities, forward, log: () => {} }, progress);
   const first = await Promise.race([running.then((result) => ({ kind: "result" as const, result })), askedFirst]);
   if (first.kind === "result") return first.result;
   // The call goes on in this isolate; its outcome goes to the retry waiting for it (the one answering its last input).
@@ -165,16 +215,36 @@ export async function bridgedCall(
   return inputRequiredFor(core.env, core.caller, call, token, first);
 }
 
+/**
+ * A `prompts/get` or `resources/read` of a 2026-07-28 client, with the input rounds of a call (tools/call has its
+ * own, for approvals and progress): a retry carrying a state resumes the request it was issued for; a client that
+ * declared input capabilities gets the upstream's requests as rounds; any other runs with no relay, so the upstream's
+ * request is refused at once. `run` is the whole request, given the relay its upstream request takes.
+ */
+export function withInputRounds(
+  core: GatewayCore,
+  request: BridgedRequest,
+  asked: { capabilities: ClientCapabilities; state: BridgeState | undefined; inputResponses: Record<string, unknown> | undefined },
+  run: (relay: UpstreamCallOptions["relay"]) => Promise<Result>,
+): Promise<Result> {
+  // An approval's state names a tools/call, so answerFor refuses it here as another request's.
+  if (asked.state !== undefined) return resumedCall(core, request, asked.state, asked.inputResponses, undefined);
+  const capabilities = relayedCapabilities(asked.capabilities);
+  if (!Object.keys(capabilities).length) return run(undefined);
+  return bridgedCall(core, { ...request, capabilities }, undefined, (relay) => run(relay));
+}
+
 /** The answer a retry carries for the input request its state waits on, once the state is proven to be this call's. */
 async function answerFor(
   caller: Caller,
-  call: { name: string; arguments: Record<string, unknown> },
+  call: BridgedRequest,
   state: BridgeState,
   inputResponses: Record<string, unknown> | undefined,
 ): Promise<Record<string, unknown>> {
   const sameCall =
     state.w === caller.workspaceId &&
     state.k === caller.credential &&
+    state.m === call.method &&
     state.n === call.name &&
     state.a === (await argumentsHash(call.arguments));
   if (!sameCall) {
@@ -205,7 +275,7 @@ export const isApprovalState = (state: BridgeState) => state.t.startsWith(APPROV
  */
 export async function withApprovalInBand(
   core: GatewayCore,
-  call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
+  call: BridgedRequest & { capabilities: ClientCapabilities },
   result: Result,
 ): Promise<Result> {
   if (!call.capabilities.elicitation?.url) return result;
@@ -221,7 +291,7 @@ export async function withApprovalInBand(
 /** A retry of an in-band approval: the call runs again (and is asked again while pending), unless the user declined. */
 export async function resumedApproval(
   core: GatewayCore,
-  call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities },
+  call: BridgedRequest & { capabilities: ClientCapabilities },
   state: BridgeState,
   inputResponses: Record<string, unknown> | undefined,
   run: () => Promise<Result>,
@@ -240,19 +310,29 @@ function approvalHeld(result: Result): { approvalId: string; approveAt: string; 
   return { approvalId, approveAt, message: error.message };
 }
 
-/** A retry carrying the signed state: its answer reaches the waiting call, and the call's next step is the answer. */
+/**
+ * A retry carrying the signed state: its answer reaches the waiting call, and the call's next step is the
+ * answer. The call's progress meanwhile goes to `onProgress`, under the retry's own token.
+ */
 export async function resumedCall(
   core: GatewayCore,
-  call: { name: string; arguments: Record<string, unknown> },
+  call: BridgedRequest,
   state: BridgeState,
   inputResponses: Record<string, unknown> | undefined,
+  onProgress: ((progress: Progress) => void) | undefined,
 ): Promise<Result> {
   const response = await answerFor(core.caller, call, state, inputResponses);
   const answering = /^r(\d+)$/.exec(state.r);
   if (!answering) throw expired();
-  const next = nextMessage(core.env, state.t, stepChannel(Number(answering[1]) + 1));
-  await relayOf(core.env, state.t).deliver({ callToken: `in:${state.r}` }, { response });
-  const step = (await next) as Step | null;
+  let step: Exclude<Step, { kind: "progress" }> | undefined;
+  const next = readMessages(core.env, state.t, stepChannel(Number(answering[1]) + 1), (message) => {
+    const line = message as Step;
+    if (line.kind !== "progress") return Boolean((step = line));
+    onProgress?.(line.progress);
+    return false;
+  });
+  await deliverInput(core.env, state.t, state.r, response);
+  await next;
   if (!step) throw expired();
   if (step.kind === "result") return step.result;
   if (step.kind === "error") throw new BridgeError(step.code, step.message, step.data);
@@ -262,7 +342,7 @@ export async function resumedCall(
 async function inputRequiredFor(
   env: Env,
   caller: Caller,
-  call: { name: string; arguments: Record<string, unknown> },
+  call: BridgedRequest,
   token: string,
   step: Extract<Step, { kind: "input" }>,
 ): Promise<Result> {
@@ -270,6 +350,7 @@ async function inputRequiredFor(
     t: token,
     w: caller.workspaceId,
     k: caller.credential,
+    m: call.method,
     n: call.name,
     a: await argumentsHash(call.arguments),
     r: step.key,

@@ -28,6 +28,7 @@ import { callLogMessage, contentCallRow } from "../calls/call-rows.ts";
 import type { CallRowOutcome } from "../logs/call-log.ts";
 import { sendCallLogs } from "../logs/call-log.send.ts";
 import { requestUpstream, UpstreamFailure, type UpstreamClient, type UpstreamTarget } from "../services/upstream.ts";
+import { CallCancelled, UpstreamTimeout, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { echoedName, UpstreamRpcError } from "./mcp.errors.ts";
 import { gatewayUri, mapContentBlock, mapResultLinks, parseGatewayUri } from "./mcp.uris.ts";
@@ -110,10 +111,17 @@ export interface ContentMethods {
   "completion/complete": [CompleteRequest, CompleteResult];
 }
 
+/**
+ * What a revision's layer hands a `prompts/get` or `resources/read` whose client answers input requests: the relay
+ * the upstream's requests go through (to the client's stream, or as input-required rounds), and its cancellation.
+ * Empty for every other request, and for a client that answers none: the upstream's request is then refused at once.
+ */
+export type ContentInput = Pick<UpstreamCallOptions, "relay" | "signal">;
+
 /** How a revision's layer installs one handler on its SDK server. */
 export type OnContentRequest = <M extends keyof ContentMethods>(
   method: M,
-  handler: (request: ContentMethods[M][0]) => Promise<ContentMethods[M][1]>,
+  handler: (request: ContentMethods[M][0], input: ContentInput) => Promise<ContentMethods[M][1]>,
 ) => void;
 
 /** Resources, templates, prompts and completion, each proxied to the service its name or URI belongs to. */
@@ -160,7 +168,7 @@ export function registerContentHandlers(on: OnContentRequest, caller: ContentCal
     return { prompts: page.items, ...page.rest };
   });
 
-  on("resources/read", async (request) =>
+  on("resources/read", async (request, input) =>
     recorded(caller, "resources/read", request.params.uri, request.params, async (row) => {
       const uri = request.params.uri;
       const parsed = parseGatewayUri(uri);
@@ -175,8 +183,13 @@ export function registerContentHandlers(on: OnContentRequest, caller: ContentCal
       const catalog = await caller.loadCatalog();
       const service = allowedService(caller, catalog, parsed.slug, "resources", row);
       if (!service) throw resourceNotFound(uri);
-      const result = await fromUpstream(caller, catalog, service, row, (client, options) =>
-        client.readResource({ uri: parsed.upstreamUri }, options),
+      const result = await fromUpstream(
+        caller,
+        catalog,
+        service,
+        row,
+        (client, options) => client.readResource({ uri: parsed.upstreamUri }, options),
+        input,
       );
       return {
         ...withoutProtocolMembers(result),
@@ -185,7 +198,7 @@ export function registerContentHandlers(on: OnContentRequest, caller: ContentCal
     }),
   );
 
-  on("prompts/get", async (request) =>
+  on("prompts/get", async (request, input) =>
     recorded(caller, "prompts/get", request.params.name, request.params, async (row) => {
       const name = request.params.name;
       const split = splitPublicName(name);
@@ -194,8 +207,14 @@ export function registerContentHandlers(on: OnContentRequest, caller: ContentCal
       const catalog = await caller.loadCatalog();
       const service = allowedService(caller, catalog, split.slug, "prompts", row);
       if (!service) throw unknownPrompt(name);
-      const result = await fromUpstream(caller, catalog, service, row, (client, options) =>
-        client.getPrompt({ name: split.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, options),
+      const result = await fromUpstream(
+        caller,
+        catalog,
+        service,
+        row,
+        (client, options) =>
+          client.getPrompt({ name: split.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, options),
+        input,
       );
       return {
         ...withoutProtocolMembers(result),
@@ -308,6 +327,7 @@ async function recorded<T>(
       const code = typeof error.data.code === "string" ? error.data.code : null;
       // A malformed URI, or a service that waits for the caller's (or an admin's) upstream authorization: refused before the upstream.
       if (code === "resource_uri_malformed" || code === "upstream_authorization_required") send("refused", code, null);
+      else if (code === "cancelled") send("cancelled", code, null);
       else if (row.upstreamMs || code?.startsWith("upstream_")) send("upstream_failed", code, null);
       else send("hidden", null, null);
     } else send("error", "internal_error", null);
@@ -328,19 +348,20 @@ function allowedService(
   return service;
 }
 
-/** The one upstream read or get, its time counted on the row. */
+/** The one upstream read or get, its time counted on the row (a client answering input requests' time included). */
 async function fromUpstream<T>(
   caller: ContentCaller,
   catalog: Catalog,
   service: CatalogService,
   row: ContentRowDraft,
   send: (client: UpstreamClient, options: RequestOptions) => Promise<T>,
+  input: ContentInput,
 ): Promise<T> {
   const target = catalog.targets.get(service.id);
   if (!target) throw new GatewayRpcError(ErrorCode.InternalError, "The service is not available", { code: "upstream_unreachable" });
   const started = performance.now();
   try {
-    return await upstreamCall(() => requestService(caller, service, target, send));
+    return await upstreamCall(() => requestService(caller, service, target, send, input));
   } finally {
     row.upstreamMs = performance.now() - started;
   }
@@ -356,6 +377,7 @@ async function requestService<T>(
   service: CatalogService,
   target: UpstreamTarget,
   send: (client: UpstreamClient, options: RequestOptions) => Promise<T>,
+  input: ContentInput = {},
 ): Promise<T> {
   const call = {
     env: caller.env,
@@ -365,7 +387,7 @@ async function requestService<T>(
     oauth: service.oauth,
     callerSubject: caller.grantSubject,
   };
-  const sent = await withUpstreamAuthorization(call, target, (authorized) => requestUpstream(authorized, send));
+  const sent = await withUpstreamAuthorization(call, target, (authorized) => requestUpstream(authorized, send, input));
   if (sent.ok) return sent.value;
   throw new GatewayRpcError(ErrorCode.InternalError, sent.refusal.message, { code: sent.refusal.code, ...sent.refusal.details });
 }
@@ -380,6 +402,9 @@ async function upstreamCall<T>(send: () => Promise<T>): Promise<T> {
     if (error instanceof McpError) throw new UpstreamRpcError(error);
     if (error instanceof UpstreamFailure)
       throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: contentFailureCode(error) });
+    // Only a request whose client answers input requests runs under the call's clocks and can be cancelled.
+    if (error instanceof UpstreamTimeout) throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: "upstream_timeout" });
+    if (error instanceof CallCancelled) throw new GatewayRpcError(ErrorCode.InternalError, error.message, { code: "cancelled" });
     throw error;
   }
 }

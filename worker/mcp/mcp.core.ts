@@ -1,5 +1,6 @@
 import {
   ErrorCode,
+  RELATED_TASK_META_KEY,
   UrlElicitationRequiredError,
   type CallToolResult,
   type ClientCapabilities,
@@ -27,7 +28,21 @@ import { echoedName, UpstreamRpcError } from "./mcp.errors.ts";
 import { ProtocolError } from "./mcp.hygiene.ts";
 import type { Caller, GatewayCore } from "./mcp.caller.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
-import { findTask, recordTask, taskBoundRefusal, upstreamTaskResult } from "./mcp.tasks.ts";
+import {
+  fetchUpstreamTaskResult,
+  findTask,
+  keepTaskOutcome,
+  recordTask,
+  relayForTask,
+  taskBoundRefusal,
+  upstreamTaskResult,
+  upstreamTaskStatus,
+  type FoundTask,
+  type TaskInputRequests,
+  type TaskOutcome,
+  type TaskRelay,
+} from "./mcp.tasks.ts";
+import { taskInputRequests } from "./mcp.tasks.input.ts";
 import { refusal, refusalCode } from "./mcp.results.ts";
 
 /**
@@ -74,6 +89,11 @@ export interface ToolCallRequest {
   urlElicitationError: boolean;
   /** A task-augmented call (2025-11-25 experimental tasks): the answer is the task, its result fetched later. */
   task?: TaskCreationParams;
+  /**
+   * The client takes a task for an answer (2026-07-28's tasks extension, where the server decides): the call
+   * becomes a task whenever the tool's upstream runs it as one.
+   */
+  acceptsTask?: boolean;
 }
 
 /**
@@ -81,11 +101,8 @@ export interface ToolCallRequest {
  * Every call gets its row, sent after the response: one that ends before or outside the pipeline (Code Mode's
  * own tools, a profile without direct tools, no lease, a gateway failure) as the gateway's.
  */
-export function callTool(
-  core: GatewayCore,
-  call: ToolCallRequest & { task: TaskCreationParams },
-): Promise<CallToolResult | CreateTaskResult>;
-export function callTool(core: GatewayCore, call: ToolCallRequest): Promise<CallToolResult>;
+export function callTool(core: GatewayCore, call: ToolCallRequest & { task?: undefined; acceptsTask?: false }): Promise<CallToolResult>;
+export function callTool(core: GatewayCore, call: ToolCallRequest): Promise<CallToolResult | CreateTaskResult>;
 export async function callTool(core: GatewayCore, call: ToolCallRequest): Promise<CallToolResult | CreateTaskResult> {
   const { env, caller, waitUntil } = core;
   const { name, arguments: args } = call;
@@ -142,11 +159,16 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
       gatewayCall(null, "hidden", null);
       return toWire({ kind: "hidden" }, name, call);
     }
-    // A tool the upstream runs only as a task, called by a client that did not ask for one (2026-07-28 clients
-    // cannot): the gateway asks for the task itself and answers with its result, so every client can call it.
-    if (!call.task && catalog.tools.get(name)?.definition.execution?.taskSupport === "required") {
+    const taskSupport = upstreamTaskSupport(catalog, name);
+    // A client of the tasks extension gets a task whenever the upstream runs the tool as one.
+    if (!call.task && call.acceptsTask && (taskSupport === "optional" || taskSupport === "required")) {
+      return callTool(core, { ...call, task: {} });
+    }
+    // A tool the upstream runs only as a task, called by a client that takes no task: the gateway asks for the task
+    // itself and answers with its result, so every client can call it.
+    if (!call.task && taskSupport === "required") {
       const created = await callTool(core, { ...call, task: {} });
-      return isCreatedTask(created) ? await taskResult(core, created.task.taskId) : created;
+      return isCreatedTask(created) ? await taskResult(core, created.task.taskId, call.upstream, "plain call") : created;
     }
     if (call.task) {
       const refused = await taskBoundRefusal(core, name, args);
@@ -195,13 +217,77 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
 
 /**
  * `tasks/result`: the upstream task's result (waited for), through the pipeline's step 5 under the revision that
- * ran `before` at creation, as the result of the call that created it. It gets its own call row.
+ * ran `before` at creation, as the result of the call that created it. It gets its own call row. The requests the
+ * task makes of the client while it is waited for go to `relayed.relay`, naming the gateway's task (or, for a call
+ * that asked for no task, none).
  */
-export async function taskResult(core: GatewayCore, taskId: string): Promise<CallToolResult> {
-  const { env, caller, waitUntil } = core;
+export async function taskResult(
+  core: GatewayCore,
+  taskId: string,
+  relayed: TaskRelay = {},
+  asked: "task" | "plain call" = "task",
+): Promise<CallToolResult> {
   const catalog = await coreCatalog(core);
   const task = await findTask(core, taskId);
-  const upstreamResult = await upstreamTaskResult(core, catalog, task);
+  const relay = relayed.relay && relayForTask(relayed.relay, asked === "task" ? task.id : null);
+  const result = await finishedTask(core, catalog, task, await upstreamTaskResult(core, catalog, task, { relay, signal: relayed.signal }));
+  // 2025-11-25 names the task a result belongs to in its `_meta`: here, the gateway's id.
+  return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId: task.id } } };
+}
+
+/** What a 2026-07-28 `tasks/get` reports: the task, and how it ended or, while it runs, the upstream's status. */
+export interface ObservedTask {
+  task: FoundTask;
+  /** While it runs: the upstream's status, message and poll interval, and the requests it waits on the requester for. */
+  running?: {
+    status: "working" | "input_required";
+    statusMessage?: string;
+    pollInterval?: number;
+    lastUpdatedAt?: string;
+    inputRequests?: TaskInputRequests;
+  };
+  outcome?: TaskOutcome;
+}
+
+/**
+ * A 2026-07-28 `tasks/get`: the task's state, its result inlined once it has one. The first poll that sees the
+ * upstream's task end fetches its result, runs it through step 5 (`after`, under the revision that ran `before`,
+ * with its own call row) and keeps it in the row, so later polls answer the same without the upstream. While the
+ * upstream's task waits for input, the poll shows the requests it may answer (`capabilities`: what it declares),
+ * held for it as mcp.tasks.input.ts says; until the first is in hand the task is `working`.
+ */
+export async function observeTask(core: GatewayCore, taskId: string, capabilities: ClientCapabilities): Promise<ObservedTask> {
+  const catalog = await coreCatalog(core);
+  const task = await findTask(core, taskId);
+  if (task.outcome) return { task, outcome: task.outcome };
+  const upstream = await upstreamTaskStatus(core, catalog, task);
+  if (upstream.status === "working" || upstream.status === "input_required") {
+    const { statusMessage, pollInterval, lastUpdatedAt } = upstream;
+    const inputRequests = upstream.status === "input_required" ? await taskInputRequests(core, catalog, task, capabilities) : null;
+    const status = inputRequests ? "input_required" : "working";
+    return { task, running: { status, statusMessage, pollInterval, lastUpdatedAt, ...(inputRequests ? { inputRequests } : {}) } };
+  }
+  let outcome: TaskOutcome;
+  if (upstream.status === "cancelled") outcome = { status: "cancelled" };
+  else {
+    try {
+      const result = await fetchUpstreamTaskResult(core, catalog, task);
+      // A failed task's result (what a 2025-11-25 SDK server keeps for one) is no tool result: the task failed.
+      outcome =
+        upstream.status === "failed"
+          ? { status: "failed", error: { code: ErrorCode.InternalError, message: upstream.statusMessage ?? "The upstream's task failed" } }
+          : { status: "completed", result: await finishedTask(core, catalog, task, result) };
+    } catch (error) {
+      if (!(error instanceof ProtocolError && error.data?.upstream === true)) throw error;
+      outcome = { status: "failed", error: { code: error.code, message: error.message, data: error.data } };
+    }
+  }
+  return { task, outcome: await keepTaskOutcome(core, catalog, task, outcome) };
+}
+
+/** An upstream task's result through step 5, as the client gets it, with its own call row. */
+async function finishedTask(core: GatewayCore, catalog: Catalog, task: FoundTask, upstreamResult: CallToolResult): Promise<CallToolResult> {
+  const { env, caller, waitUntil } = core;
   const requestId = newId("req");
   const run = await finishTaskResult(
     {
@@ -217,7 +303,7 @@ export async function taskResult(core: GatewayCore, taskId: string): Promise<Cal
       grantSubject: caller.grantSubject,
     },
     task,
-    upstreamResult,
+    withoutUpstreamTaskId(upstreamResult),
   );
   let wire: CallToolResult | null = null;
   try {
@@ -229,12 +315,33 @@ export async function taskResult(core: GatewayCore, taskId: string): Promise<Cal
   }
 }
 
+/**
+ * A 2025-11-25 upstream names its own task in its result's `_meta` (`related-task`): that id never leaves the
+ * gateway, and the hook's `after` never sees it either.
+ */
+function withoutUpstreamTaskId(result: CallToolResult): CallToolResult {
+  if (!result._meta || !(RELATED_TASK_META_KEY in result._meta)) return result;
+  const { [RELATED_TASK_META_KEY]: _upstreamTask, ...meta } = result._meta;
+  return { ...result, _meta: meta };
+}
+
 /** How a task's result is put on the wire: always parsed (it never passes through as bytes), no URL-mode error. */
 const TASK_RESULT_WIRE: Pick<ToolCallRequest, "passThroughs" | "urlElicitationError" | "clientCapabilities"> = {
   passThroughs: PassThroughs.parsing(),
   urlElicitationError: false,
   clientCapabilities: undefined,
 };
+
+/**
+ * How the tool's upstream runs it as a task (`execution.taskSupport`), when the gateway can pass its tasks on: a
+ * 2025-era upstream's experimental tasks. A 2026-07-28 upstream's tasks extension is not spoken to upstreams.
+ */
+function upstreamTaskSupport(catalog: Catalog, name: string): "optional" | "required" | undefined {
+  const tool = catalog.tools.get(name);
+  if (!tool || catalog.targets.get(tool.serviceId)?.discover) return undefined;
+  const support = tool.definition.execution?.taskSupport;
+  return support === "optional" || support === "required" ? support : undefined;
+}
 
 /** Whether a task-augmented call's answer is its task (not a refusal). */
 const isCreatedTask = (answer: CallToolResult | CreateTaskResult): answer is CreateTaskResult =>

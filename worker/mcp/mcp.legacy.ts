@@ -24,6 +24,7 @@ import { callTool, coreCatalog, listTools, taskResult } from "./mcp.core.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
 import { cancelTask, getTask, TASK_CAPABILITIES } from "./mcp.tasks.ts";
+import { relayTaskInputOnPoll } from "./mcp.tasks.input.ts";
 import { CallRoute, routeClientMessages, routeKeyOf } from "./mcp.relay.ts";
 import { resolveSession } from "./mcp.session.ts";
 import { answerOut, streamedCallOptions, wantsEventStream, type CallStreaming } from "./mcp.streaming.ts";
@@ -83,7 +84,7 @@ function legacyServer(core: GatewayCore, instructions: string | undefined, strea
       instructions,
     },
   );
-  registerContentHandlers(onContentRequest(server), {
+  registerContentHandlers(onContentRequest(server, stream), {
     env: core.env,
     ...core.caller,
     loadCatalog: () => coreCatalog(core),
@@ -94,8 +95,25 @@ function legacyServer(core: GatewayCore, instructions: string | undefined, strea
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(core, stream.session?.capabilities) }));
 
   // Tasks the gateway created for this caller (mcp.tasks.ts); `tasks/list` is not offered.
-  server.setRequestHandler(GetTaskRequestSchema, async (request) => getTask(core, await coreCatalog(core), request.params.taskId));
-  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request) => taskResult(core, request.params.taskId));
+  // A task waiting for input has its requests relayed on the poll's stream, for a session that answers them.
+  server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
+    const relayed = streamedCallOptions(request, extra, stream.route, stream.session, stream.disconnected);
+    const catalog = await coreCatalog(core);
+    try {
+      return await getTask(core, catalog, request.params.taskId, (task) => relayTaskInputOnPoll(core, catalog, task, relayed));
+    } finally {
+      stream.route.leave(extra.requestId);
+    }
+  });
+  // The upstream delivers the requests its task makes of the client on tasks/result: relayed on this request's stream.
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
+    const { relay, signal } = streamedCallOptions(request, extra, stream.route, stream.session, stream.disconnected);
+    try {
+      return await taskResult(core, request.params.taskId, { relay, signal });
+    } finally {
+      stream.route.leave(extra.requestId);
+    }
+  });
   server.setRequestHandler(CancelTaskRequestSchema, async (request) => cancelTask(core, await coreCatalog(core), request.params.taskId));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -127,12 +145,23 @@ const CONTENT_SCHEMAS = {
   "completion/complete": CompleteRequestSchema,
 } as const;
 
-/** The content handlers on the v1 server, each under its request schema. */
+/**
+ * The content handlers on the v1 server, each under its request schema. A prompt or a resource read of a session
+ * that answers input requests relays the upstream's requests on its own stream, as a call does.
+ */
 const onContentRequest =
-  (server: Server): OnContentRequest =>
+  (server: Server, stream: CallStreaming): OnContentRequest =>
   (method, handler) =>
     // The map pairs each method with its own schema; TypeScript cannot follow the pairing through the generic.
-    server.setRequestHandler(CONTENT_SCHEMAS[method] as typeof ListResourcesRequestSchema, handler as never);
+    server.setRequestHandler(CONTENT_SCHEMAS[method] as typeof ReadResourceRequestSchema, async (request, extra) => {
+      if (method !== "prompts/get" && method !== "resources/read") return handler(request as never, {}) as never;
+      const { relay, signal } = streamedCallOptions(request, extra, stream.route, stream.session, stream.disconnected);
+      try {
+        return (await handler(request as never, { relay, signal })) as never;
+      } finally {
+        stream.route.leave(extra.requestId);
+      }
+    });
 
 /**
  * `logging/setLevel` is kept for the client's session: the gateway is stateless,

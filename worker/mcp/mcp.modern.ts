@@ -6,7 +6,7 @@ import {
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import type { UpstreamCallOptions } from "../services/upstream.call.ts";
 import { MAX_BODY_BYTES, methodOf } from "./mcp.body.ts";
@@ -20,13 +20,21 @@ import {
   type BridgeState,
 } from "./mcp.bridge.ts";
 import { relayedCapabilities } from "./mcp.capabilities.ts";
-import { CONTENT_CAPABILITIES, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
+import { CONTENT_CAPABILITIES, registerContentHandlers } from "./mcp.content.ts";
+import { modernContentRequests } from "./mcp.content.modern.ts";
 import type { GatewayCore } from "./mcp.caller.ts";
 import { callTool, coreCatalog, listTools } from "./mcp.core.ts";
 import { isRecord } from "./mcp.errors.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
 import { answerOut } from "./mcp.streaming.ts";
+import {
+  declaresTasks,
+  registerModernTaskHandlers,
+  TASKS_EXTENSION_CAPABILITY,
+  withoutContentOnTask,
+  withTaskFlattened,
+} from "./mcp.tasks.modern.ts";
 
 /**
  * The 2026-07-28 layer: stateless, one JSON-RPC request per POST, with the
@@ -105,7 +113,7 @@ function modernServer(exchange: ModernExchange): Server {
   const server = new Server(
     { name: "rayrun", version: "0.1.0" },
     {
-      capabilities: { tools: {}, ...CONTENT_CAPABILITIES },
+      capabilities: { tools: {}, ...CONTENT_CAPABILITIES, extensions: TASKS_EXTENSION_CAPABILITY },
       instructions: exchange.instructions,
       requestState: { verify: verifyRequestState(core.env.SECRETS_KEY) },
       cacheHints: {
@@ -121,10 +129,10 @@ function modernServer(exchange: ModernExchange): Server {
   const connect = server.connect.bind(server);
   server.connect = async (transport) => {
     const send = transport.send.bind(transport);
-    transport.send = (message, options) => send(passThroughs.outgoing(message), options);
+    transport.send = (message, options) => send(withoutContentOnTask(passThroughs.outgoing(message)), options);
     return connect(transport);
   };
-  registerContentHandlers(onContentRequest(server), {
+  registerContentHandlers(modernContentRequests(server, core, declaredCapabilities), {
     env: core.env,
     ...core.caller,
     loadCatalog: () => coreCatalog(core),
@@ -134,37 +142,49 @@ function modernServer(exchange: ModernExchange): Server {
   server.setRequestHandler("tools/list", async (_request, ctx) => ({
     tools: (await listTools(core, declaredCapabilities(ctx))) as never,
   }));
+  registerModernTaskHandlers(server, core, declaredCapabilities);
 
   server.setRequestHandler("tools/call", async (request, ctx) => {
     const name = request.params.name;
     const args = (request.params.arguments ?? {}) as JsonObject;
     const declared = declaredCapabilities(ctx);
     const state = ctx.mcpReq.requestState<BridgeState>();
-    const call = (upstream: UpstreamCallOptions, held: PassThroughs) =>
-      callTool(core, { name, arguments: args, upstream, clientCapabilities: declared, passThroughs: held, urlElicitationError: false });
+    const acceptsTask = declaresTasks(declared);
+    const call = async (upstream: UpstreamCallOptions, held: PassThroughs) =>
+      withTaskFlattened(
+        await callTool(core, {
+          name,
+          arguments: args,
+          upstream,
+          clientCapabilities: declared,
+          passThroughs: held,
+          urlElicitationError: false,
+          acceptsTask,
+        }),
+      ) as CallToolResult;
     // Progress goes out before the result: an upstream that sends both at once must not see its progress dropped.
     const streamed = (upstream: ProgressOptions, held: PassThroughs) =>
       call(upstream.options, held).finally(() => Promise.all(upstream.notifying));
-    const asked = { name, arguments: args, capabilities: declared };
+    const asked = { method: "tools/call" as const, name, arguments: args, capabilities: declared };
     if (state !== undefined && isApprovalState(state)) {
       return (await resumedApproval(core, asked, state, ctx.mcpReq.inputResponses, () =>
         streamed(callOptions(ctx, exchange.disconnected), passThroughs),
       )) as never;
     }
-    // A retry: its answers go to the call waiting for them, wherever it runs.
-    if (state !== undefined) return (await resumedCall(core, asked, state, ctx.mcpReq.inputResponses)) as never;
-    const bridged = relayedCapabilities(declared);
-    if (!Object.keys(bridged).length) return (await streamed(callOptions(ctx, exchange.disconnected), passThroughs)) as never;
-    // The upstream may ask for input mid-call: the call runs with a relay that turns each request into a round. It
-    // may outlive this POST, so nothing of this POST's (its signal, its answer's bytes) is tied to it.
-    // Its progress reaches the client while this POST answers (the first round); past that it has nowhere to go.
     const progress = callOptions(ctx, exchange.disconnected);
-    let answering = true;
-    const onProgress = progress.options.onProgress;
-    const result = await bridgedCall(core, { ...asked, capabilities: bridged }, (relay) =>
-      call({ relay, ...(onProgress ? { onProgress: (update) => answering && onProgress(update) } : {}) }, PassThroughs.parsing()),
-    ).finally(() => Promise.all(progress.notifying));
-    answering = false;
+    const delivered = () => Promise.all(progress.notifying);
+    // A retry: its answers go to the call waiting for them, wherever it runs, and the call's progress comes back.
+    if (state !== undefined) {
+      return (await resumedCall(core, asked, state, ctx.mcpReq.inputResponses, progress.options.onProgress).finally(delivered)) as never;
+    }
+    const bridged = relayedCapabilities(declared);
+    if (!Object.keys(bridged).length) return (await streamed(progress, passThroughs)) as never;
+    // The upstream may ask for input mid-call: the call runs with a relay that turns each request into a round. It
+    // may outlive this POST, so nothing of this POST's (its signal, its answer's bytes) is tied to it; its progress
+    // reaches this POST's client in the first round and each retry's in the rounds after (mcp.bridge.ts).
+    const result = await bridgedCall(core, { ...asked, capabilities: bridged }, progress.options.onProgress, (relay, onProgress) =>
+      call({ relay, onProgress }, PassThroughs.parsing()),
+    ).finally(delivered);
     return (await withApprovalInBand(core, asked, result)) as never;
   });
   return server;
@@ -199,10 +219,3 @@ function callOptions(ctx: ServerContext, disconnected: AbortSignal): ProgressOpt
   }
   return { options, notifying };
 }
-
-/** The content handlers on the v2 server, under their method names. */
-const onContentRequest =
-  (server: Server): OnContentRequest =>
-  (method, contentHandler) =>
-    // The v2 SDK parses each request with its own schemas; the handlers read the same members.
-    server.setRequestHandler(method, (request) => contentHandler(request as never) as never);

@@ -9,10 +9,15 @@ import { jsonRpcError } from "./mcp.errors.ts";
  * and a dump of their schema library's report, where the spec asks for
  * -32602 and a client deserves one line saying what is wrong.
  */
-const TARGET_MEMBERS: Record<string, { key: string; arguments?: "object" }> = {
+const TARGET_MEMBERS: Record<string, { key: string; arguments?: "object"; required?: string }> = {
   "tools/call": { key: "name", arguments: "object" },
   "prompts/get": { key: "name", arguments: "object" },
   "resources/read": { key: "uri" },
+  "tasks/get": { key: "taskId" },
+  "tasks/cancel": { key: "taskId" },
+  "tasks/result": { key: "taskId" },
+  // 2026-07-28's SDK lifts `inputResponses` off the params and reads any non-object as none: checked here, raw.
+  "tasks/update": { key: "taskId", required: "inputResponses" },
 };
 
 const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -58,7 +63,9 @@ export function paramsRefusal(parsedBody: unknown): Response | null {
           (params as Record<string, unknown>).arguments !== undefined &&
           !isObject((params as Record<string, unknown>).arguments)
         ? `${parsedBody.method} takes params.arguments as an object`
-        : null;
+        : members.required && !isObject((params as Record<string, unknown>)[members.required])
+          ? `${parsedBody.method} needs params.${members.required}, an object`
+          : null;
   if (!problem) return null;
   return jsonRpcError(200, ErrorCode.InvalidParams, `Invalid params: ${problem}`, {}, parsedBody.id);
 }

@@ -3,7 +3,7 @@ import {
   CreateMessageResultSchema,
   ElicitResultSchema,
   ListRootsResultSchema,
-  type CallToolRequest,
+  type ProgressToken,
   type LoggingLevel,
   type ServerNotification,
   type ServerRequest,
@@ -28,18 +28,26 @@ export interface CallStreaming {
 const answersRequests = (session: GatewaySession | null) => Object.keys(relayedCapabilities(session?.capabilities)).length > 0;
 
 /**
+ * The requests whose upstream may ask the client for input mid-request, relayed on the request's own stream
+ * (`tasks/result`, and `tasks/get` of a task waiting for input: a 2025-11-25 upstream delivers its task's requests on
+ * the former, and the gateway passes them on either).
+ */
+const RELAYING_METHODS = new Set(["tools/call", "prompts/get", "resources/read", "tasks/result", "tasks/get"]);
+
+/**
  * Whether this POST is answered as an SSE stream: only when the client accepts
- * one and a call in it needs one (it asked for progress, or its session
- * answers server-to-client requests). Everything else stays plain JSON.
+ * one and a request in it needs one (a call that asked for progress, or a call,
+ * prompt, resource read or task poll whose session answers server-to-client requests).
+ * Everything else stays plain JSON.
  */
 export function wantsEventStream(request: Request, parsedBody: unknown, session: GatewaySession | null): boolean {
   const accept = request.headers.get("accept") ?? "";
   if (!accept.includes("text/event-stream")) return false;
   const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody];
   return messages.some((message) => {
-    if (!isRequestShaped(message) || message.method !== "tools/call") return false;
+    if (!isRequestShaped(message) || !RELAYING_METHODS.has(message.method)) return false;
     const meta = message.params?._meta as { progressToken?: unknown } | undefined;
-    return meta?.progressToken !== undefined || answersRequests(session);
+    return (message.method === "tools/call" && meta?.progressToken !== undefined) || answersRequests(session);
   });
 }
 
@@ -69,20 +77,20 @@ export async function answerOut(response: Response, disconnected: AbortControlle
 type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
- * What a streamed tools/call hands the upstream request: the client's progress
+ * What a streamed tools/call (or prompts/get, resources/read) hands the upstream request: the client's progress
  * under its own token, cancellation from the client (a routed
  * `notifications/cancelled` or a dropped connection), and, for a session that
  * declared sampling, elicitation or roots, each upstream request and log
  * message relayed to the client on this call's stream.
  */
 export function streamedCallOptions(
-  request: CallToolRequest,
+  request: { params?: { _meta?: { progressToken?: ProgressToken } } },
   extra: CallExtra,
   route: CallRoute,
   session: GatewaySession | null,
   disconnected: AbortSignal,
 ): UpstreamCallOptions {
-  const progressToken = request.params._meta?.progressToken;
+  const progressToken = request.params?._meta?.progressToken;
   const cancelled = route.enter(extra.requestId);
   const options: UpstreamCallOptions = { signal: AbortSignal.any([cancelled, disconnected, extra.signal]) };
   if (progressToken !== undefined) {

@@ -4,31 +4,37 @@ import {
   ErrorCode,
   GetTaskResultSchema,
   McpError,
+  RELATED_TASK_META_KEY,
   type CallToolResult,
   type CancelTaskResult,
   type CreateTaskResult,
   type GetTaskResult,
+  type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import type { Catalog } from "../calls/catalog.ts";
 import type { CallOutcome } from "../calls/outcome.ts";
 import { newId, nowIso } from "../lib/ids.ts";
 import { endTaskSession, upstreamTaskRequest, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
-import { MAX_CALL_DURATION_MS } from "../services/upstream.call.ts";
+import { MAX_CALL_DURATION_MS, type UpstreamCallOptions } from "../services/upstream.call.ts";
 import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import type { GatewayCore } from "./mcp.caller.ts";
 import { ProtocolError } from "./mcp.hygiene.ts";
 import { refusal } from "./mcp.results.ts";
 
 /**
- * Task-augmented tool calls (the 2025-11-25 experimental tasks), passed
- * through to upstreams that offer them. The client never sees the upstream's
+ * Task-augmented tool calls, passed through to upstreams that offer them (the
+ * 2025-11-25 experimental tasks); a 2026-07-28 client asks for them with the
+ * tasks extension (mcp.tasks.modern.ts), which this module serves the same way. The client never sees the upstream's
  * task id: it gets one of the gateway's, whose row (gateway_tasks) names the
  * workspace and credential that created it, the upstream task and session,
  * and what the `after` stage needs once the result is fetched. A task id is
  * found only by that workspace and credential; to anyone else it does not
- * exist. Once its result is delivered or it is cancelled, the row goes and the
- * upstream session it lived in is ended (DELETE).
+ * exist. For a 2025-era client, once its result is delivered or it is
+ * cancelled, the row goes and the upstream session it lived in is ended
+ * (DELETE). A 2026-07-28 client polls `tasks/get` and may poll again after the
+ * task ended: the row keeps the task's final state (`outcome`) until it expires,
+ * and the upstream session is ended as soon as that state is known.
  */
 
 /** What `initialize` advertises: task-augmented tools/call, and tasks/get, tasks/result and tasks/cancel. */
@@ -40,6 +46,8 @@ export const MAX_OPEN_TASKS_PER_WORKSPACE = 1000;
 export const MAX_TASK_ARGUMENTS_BYTES = 256 * 1024;
 /** How long a task row is kept at most, whatever `ttl` the upstream gives it (and when it gives none). */
 export const MAX_TASK_TTL_MS = 24 * 60 * 60 * 1000;
+/** A task's final state kept for tasks/get (its result, as JSON); a larger result fails the task `task_limit`. */
+export const MAX_TASK_OUTCOME_BYTES = 1024 * 1024;
 /** tasks/get and tasks/cancel: one plain answer. */
 const TASK_REQUEST_TIMEOUT_MS = 30_000;
 
@@ -52,7 +60,20 @@ interface TaskRow {
   arguments: string;
   upstream_arguments: string;
   revision_id: string | null;
+  created_at: string;
+  expires_at: string;
+  outcome: string | null;
+  ended_at: string | null;
+  input_token: string | null;
+  input_until: string | null;
+  input_requests: string | null;
 }
+
+/** How a task ended, as the tasks extension (2026-07-28) reports it: kept in the row once known. */
+export type TaskOutcome =
+  | { status: "completed"; result: CallToolResult }
+  | { status: "failed"; error: { code: number; message: string; data?: Record<string, unknown> } }
+  | { status: "cancelled" };
 
 /** What a task's result needs to go through the pipeline's step 5. */
 export interface StoredTask {
@@ -136,12 +157,10 @@ export async function recordTask(
 const taskNotFound = () => new ProtocolError(ErrorCode.InvalidParams, "Task not found");
 
 /** The caller's task, or the error a task that does not exist gets (another workspace's or credential's included). */
-export async function findTask(
-  core: GatewayCore,
-  taskId: string,
-): Promise<StoredTask & { upstreamTaskId: string; session: string | undefined }> {
+export async function findTask(core: GatewayCore, taskId: string): Promise<FoundTask> {
   const row = await core.env.DB.prepare(
-    `SELECT id, service_id, public_name, upstream_task_id, upstream_session, arguments, upstream_arguments, revision_id
+    `SELECT id, service_id, public_name, upstream_task_id, upstream_session, arguments, upstream_arguments, revision_id,
+       created_at, expires_at, outcome, ended_at, input_token, input_until, input_requests
      FROM gateway_tasks WHERE id = ? AND workspace_id = ? AND credential = ? AND expires_at >= ?`,
   )
     .bind(taskId, core.caller.workspaceId, core.caller.credential, nowIso())
@@ -156,21 +175,53 @@ export async function findTask(
     revisionId: row.revision_id,
     upstreamTaskId: row.upstream_task_id,
     session: row.upstream_session ?? undefined,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as TaskOutcome),
+    endedAt: row.ended_at,
+    input:
+      row.input_token && row.input_until
+        ? {
+            token: row.input_token,
+            until: row.input_until,
+            requests: row.input_requests ? (JSON.parse(row.input_requests) as TaskInputRequests) : {},
+          }
+        : null,
   };
 }
+
+/** Requests an upstream's task waits on the client for, by the key the gateway gave each (`r1`, `r2`, …). */
+export type TaskInputRequests = Record<string, { method: string; params?: Record<string, unknown> }>;
+
+/** A task the caller may see, as its row holds it. */
+export interface FoundTask extends StoredTask {
+  upstreamTaskId: string;
+  session: string | undefined;
+  createdAt: string;
+  expiresAt: string;
+  /** How it ended, once the gateway saw it end (2026-07-28 tasks only); null while it runs. */
+  outcome: TaskOutcome | null;
+  endedAt: string | null;
+  /** The input the task's upstream waits for, while an isolate holds its `tasks/result` (mcp.tasks.input.ts). */
+  input: { token: string; until: string; requests: TaskInputRequests } | null;
+}
+
+/** A relay for the upstream's requests during a task, and the cancellation of the request that waits on them. */
+export type TaskRelay = Pick<UpstreamCallOptions, "relay" | "signal">;
 
 /** One request about the task to its upstream, with the service's credentials; failures as the client sees them. */
 async function toUpstream<T>(
   core: GatewayCore,
   catalog: Catalog,
-  task: Awaited<ReturnType<typeof findTask>>,
+  task: FoundTask,
   timeoutMs: number,
   send: Parameters<typeof upstreamTaskRequest<T>>[3],
+  relayed: TaskRelay = {},
 ): Promise<T> {
   const { target, authorization } = serviceOf(core, catalog, task.serviceId);
   try {
     const sent = await withUpstreamAuthorization(authorization, target, (authorized) =>
-      upstreamTaskRequest(authorized, task.session, timeoutMs, send),
+      upstreamTaskRequest(authorized, task.session, timeoutMs, send, relayed),
     );
     if (!sent.ok) throw new ProtocolError(ErrorCode.InternalError, sent.refusal.message, { code: sent.refusal.code });
     return sent.value;
@@ -197,29 +248,129 @@ function serviceOf(core: GatewayCore, catalog: Catalog, serviceId: string) {
   return { target, authorization };
 }
 
-/** `tasks/get`: the upstream task's status, under the gateway's id. */
-export async function getTask(core: GatewayCore, catalog: Catalog, taskId: string): Promise<GetTaskResult> {
+/**
+ * `tasks/get`: the upstream task's status, under the gateway's id. While the upstream's task waits for input,
+ * `relayInput` (a client that answers requests) passes its requests on first, and the status is read after.
+ */
+export async function getTask(
+  core: GatewayCore,
+  catalog: Catalog,
+  taskId: string,
+  relayInput?: (task: FoundTask) => Promise<void>,
+): Promise<GetTaskResult> {
   const task = await findTask(core, taskId);
-  const status = await toUpstream(core, catalog, task, TASK_REQUEST_TIMEOUT_MS, (client, options) =>
+  const status = await upstreamTaskStatus(core, catalog, task);
+  if (status.status !== "input_required" || !relayInput) return { ...status, taskId: task.id };
+  await relayInput(task);
+  return { ...(await upstreamTaskStatus(core, catalog, task)), taskId: task.id };
+}
+
+/** The upstream task's own status (its id, not the gateway's). */
+export function upstreamTaskStatus(core: GatewayCore, catalog: Catalog, task: FoundTask): Promise<GetTaskResult> {
+  return toUpstream(core, catalog, task, TASK_REQUEST_TIMEOUT_MS, (client, options) =>
     client.request({ method: "tasks/get", params: { taskId: task.upstreamTaskId } }, GetTaskResultSchema, options),
   );
-  return { ...status, taskId: task.id };
 }
 
 /**
  * The upstream task's result (`tasks/result` waits for it), then the task is done with. So is a task the upstream
  * answers with an error; one whose upstream could not be reached (or timed out) is kept, to be asked again.
  */
-export async function upstreamTaskResult(core: GatewayCore, catalog: Catalog, task: Awaited<ReturnType<typeof findTask>>) {
+export async function upstreamTaskResult(core: GatewayCore, catalog: Catalog, task: FoundTask, relayed: TaskRelay = {}) {
   try {
-    const result = (await toUpstream(core, catalog, task, MAX_CALL_DURATION_MS, (client, options) =>
-      client.request({ method: "tasks/result", params: { taskId: task.upstreamTaskId } }, CallToolResultSchema, options),
-    )) as CallToolResult;
+    const result = await fetchUpstreamTaskResult(core, catalog, task, relayed);
     forgetTask(core, catalog, task);
     return result;
   } catch (error) {
     if (error instanceof ProtocolError && error.data?.upstream === true) forgetTask(core, catalog, task);
     throw error;
+  }
+}
+
+/**
+ * The upstream task's result (`tasks/result`, which waits for it). An upstream's JSON-RPC error (the task failed)
+ * is a ProtocolError marked `upstream: true`; a failure to reach the upstream is one with the gateway's code. The
+ * requests the task makes of the client meanwhile come on this request's stream: they go to `relayed.relay`.
+ */
+export async function fetchUpstreamTaskResult(
+  core: GatewayCore,
+  catalog: Catalog,
+  task: FoundTask,
+  relayed: TaskRelay = {},
+): Promise<CallToolResult> {
+  return (await toUpstream(
+    core,
+    catalog,
+    task,
+    MAX_CALL_DURATION_MS,
+    (client, options) => client.request({ method: "tasks/result", params: { taskId: task.upstreamTaskId } }, CallToolResultSchema, options),
+    relayed,
+  )) as CallToolResult;
+}
+
+/**
+ * A relay for a task's upstream requests, which name the upstream's own task (`related-task`): passed on, they name
+ * the gateway's task instead (`taskId`), or no task at all (null: for a client that asked for none), so the upstream's
+ * id never leaves the gateway.
+ */
+export function relayForTask(
+  relay: NonNullable<UpstreamCallOptions["relay"]>,
+  taskId: string | null,
+): NonNullable<UpstreamCallOptions["relay"]> {
+  return { ...relay, forward: (request, signal) => relay.forward(namingTask(request, taskId), signal) };
+}
+
+function namingTask(request: ServerRequest, taskId: string | null): ServerRequest {
+  const meta = request.params?._meta;
+  if (!meta || !(RELATED_TASK_META_KEY in meta)) return request;
+  const { [RELATED_TASK_META_KEY]: _upstreamTask, ...rest } = meta;
+  const { _meta: _upstreamMeta, ...params } = request.params!;
+  const named = taskId === null ? rest : { ...rest, [RELATED_TASK_META_KEY]: { taskId } };
+  return { ...request, params: { ...params, ...(Object.keys(named).length ? { _meta: named } : {}) } } as ServerRequest;
+}
+
+/**
+ * Keeps how a task ended, then ends the upstream session it lived in (after the response). The first to record an
+ * outcome wins: a concurrent tasks/get that also saw the task end gets the kept one, so every poll answers alike.
+ */
+export async function keepTaskOutcome(core: GatewayCore, catalog: Catalog, task: FoundTask, outcome: TaskOutcome): Promise<TaskOutcome> {
+  let json = JSON.stringify(outcome);
+  const bytes = new TextEncoder().encode(json).byteLength;
+  if (bytes > MAX_TASK_OUTCOME_BYTES) {
+    json = JSON.stringify({
+      status: "failed",
+      error: {
+        code: ErrorCode.InternalError,
+        message: `The task's result is ${bytes} bytes, over the ${MAX_TASK_OUTCOME_BYTES} the gateway keeps for tasks/get`,
+        data: { code: "task_limit", limit: "task_result_bytes", bytes, max: MAX_TASK_OUTCOME_BYTES },
+      },
+    } satisfies TaskOutcome);
+  }
+  const kept = await core.env.DB.prepare("UPDATE gateway_tasks SET outcome = ?, ended_at = ? WHERE id = ? AND outcome IS NULL")
+    .bind(json, nowIso(), task.id)
+    .run();
+  const target = catalog.targets.get(task.serviceId);
+  if (kept.meta.changes && target) {
+    core.waitUntil(endTaskSession(target, task.session).catch((error: unknown) => console.error("task session not ended", error)));
+  }
+  if (kept.meta.changes) return JSON.parse(json) as TaskOutcome;
+  const row = await core.env.DB.prepare("SELECT outcome FROM gateway_tasks WHERE id = ?").bind(task.id).first<{ outcome: string | null }>();
+  return row?.outcome ? (JSON.parse(row.outcome) as TaskOutcome) : (JSON.parse(json) as TaskOutcome);
+}
+
+/**
+ * A 2026-07-28 `tasks/cancel`: passed on to the upstream while the task runs, and the row kept, so the next
+ * tasks/get shows how it ended (cancelled, or done first). Cancelling an ended task is acknowledged as it is.
+ */
+export async function requestTaskCancel(core: GatewayCore, catalog: Catalog, task: FoundTask): Promise<void> {
+  if (task.outcome) return;
+  try {
+    await toUpstream(core, catalog, task, TASK_REQUEST_TIMEOUT_MS, (client, options) =>
+      client.request({ method: "tasks/cancel", params: { taskId: task.upstreamTaskId } }, CancelTaskResultSchema, options),
+    );
+  } catch (error) {
+    // The upstream refuses to cancel a task that has already ended; tasks/get then shows how it ended.
+    if (!(error instanceof ProtocolError && error.data?.upstream === true)) throw error;
   }
 }
 
@@ -237,7 +388,7 @@ export async function cancelTask(core: GatewayCore, catalog: Catalog, taskId: st
 }
 
 /** The row goes, and the upstream session the task lived in is ended, after the response. */
-function forgetTask(core: GatewayCore, catalog: Catalog, task: Awaited<ReturnType<typeof findTask>>): void {
+function forgetTask(core: GatewayCore, catalog: Catalog, task: FoundTask): void {
   const target: UpstreamTarget | undefined = catalog.targets.get(task.serviceId);
   core.waitUntil(
     Promise.all([

@@ -8,6 +8,7 @@ import {
   type DiscoverResult,
 } from "@modelcontextprotocol/client";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { McpError, type CallToolResult, type ClientCapabilities, type ServerRequest, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { WeightedLru } from "../lib/lru.ts";
 import { guardedFetch, UpstreamFailure, type UpstreamTarget } from "./upstream.fetch.ts";
@@ -195,6 +196,38 @@ export async function listModernTools(
     throw new UpstreamFailure("upstream_protocol_error", `tools/list did not finish within ${maxPages} pages`);
   } finally {
     await client.close().catch(() => {});
+  }
+}
+
+/**
+ * Any other request (a prompt, a resource) to a 2026-07-28 upstream for a client that answers input requests: a
+ * client of its own declaring the client's capabilities fulfils the upstream's input-required rounds through the
+ * relay, under the call's clocks (the idle clock held while the client answers).
+ */
+export async function requestModernRelayed<T>(
+  target: UpstreamTarget,
+  relay: NonNullable<UpstreamCallOptions["relay"]>,
+  signal: AbortSignal | undefined,
+  send: (client: ModernClient, options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  const deadline = new CallDeadline(signal);
+  try {
+    const client = await connectModern(target, relay.capabilities, {
+      forward: (request, requestSignal) => deadline.hold(() => relay.forward(request, requestSignal)),
+    });
+    try {
+      const options = { signal: deadline.signal, timeout: MAX_CALL_DURATION_MS + 1_000, cacheMode: "bypass" } as RequestOptions;
+      return await withRequestScope({ fail: (error: Error) => deadline.fail(error) }, () => send(client, options));
+    } catch (error) {
+      if (deadline.failure) throw deadline.failure;
+      if (deadline.tripped) throw new UpstreamTimeout(deadline.tripped);
+      if (signal?.aborted) throw new CallCancelled(String(signal.reason ?? "cancelled"));
+      throw asModernFailure(error);
+    } finally {
+      void client.close().catch(() => {});
+    }
+  } finally {
+    deadline.dispose();
   }
 }
 

@@ -5,6 +5,7 @@ import type {
   CallToolResult,
   ClientCapabilities,
   CreateTaskResult,
+  Result,
   ServerRequest,
   TaskCreationParams,
   Tool,
@@ -24,7 +25,7 @@ import { waitUntil } from "cloudflare:workers";
 import type { Client as ModernClient } from "@modelcontextprotocol/client";
 import { isStaleSession } from "./upstream-resilience.ts";
 import { guardedFetch, UpstreamFailure, type StandaloneStream, type UpstreamTarget } from "./upstream.fetch.ts";
-import { asModernFailure, callModernTool, listModernTools, sharedModernClient } from "./upstream.modern.ts";
+import { asModernFailure, callModernTool, listModernTools, requestModernRelayed, sharedModernClient } from "./upstream.modern.ts";
 import { failingFast, withRequestScope } from "./upstream.scope.ts";
 import {
   abortingCall,
@@ -299,10 +300,7 @@ async function relaySession(
   let settled!: () => void;
   const standaloneOpened = new Promise<void>((resolve) => (settled = resolve));
   const [client] = await Promise.all([connect(target, relay.capabilities, { settled }), relay.ready]);
-  const forward = (request: ServerRequest, extra: { signal: AbortSignal }) => deadline.hold(() => relay.forward(request, extra.signal));
-  if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward);
-  if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward);
-  if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward);
+  answerRequests(client, relay, (work) => deadline.hold(work));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
     // A log line is the upstream showing life, like progress.
     deadline.touch();
@@ -314,15 +312,32 @@ async function relaySession(
   return client;
 }
 
+/** Each upstream request the client declared a capability for goes to the relay, with `hold` around the wait for it. */
+function answerRequests(
+  client: Client,
+  relay: NonNullable<UpstreamCallOptions["relay"]>,
+  hold: (work: () => Promise<Result>) => Promise<Result>,
+): void {
+  const forward = (request: ServerRequest, extra: { signal: AbortSignal }) => hold(() => relay.forward(request, extra.signal));
+  if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward);
+  if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward);
+  if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward);
+}
+
 /**
  * Any other request (resources, prompts, completion) over the same reused
  * sessions, with the same one re-establishment of a session the upstream no
- * longer knows. `send` gets the client and the call timeout.
+ * longer knows. `send` gets the client and the call timeout. A request whose
+ * client answers input requests (`relayed.relay`) goes as a call does: over a
+ * session (or, in 2026-07-28, a client) of its own declaring the client's
+ * capabilities, each upstream request forwarded, under the call's clocks.
  */
 export async function requestUpstream<T>(
   target: UpstreamTarget,
   send: (client: UpstreamClient, options: RequestOptions) => Promise<T>,
+  relayed: Pick<UpstreamCallOptions, "relay" | "signal"> = {},
 ): Promise<T> {
+  if (relayed.relay) return requestRelayed(target, relayed.relay, relayed.signal, send);
   if (target.discover) {
     const client = await sharedModernClient(target);
     // The gateway caches nothing of an upstream's answers: each request goes out.
@@ -347,20 +362,50 @@ export async function requestUpstream<T>(
   }
 }
 
+/** One request over a relay: the idle clock held while the client answers, the session (or client) its own. */
+async function requestRelayed<T>(
+  target: UpstreamTarget,
+  relay: NonNullable<UpstreamCallOptions["relay"]>,
+  signal: AbortSignal | undefined,
+  send: (client: UpstreamClient, options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  if (target.discover) return requestModernRelayed(target, relay, signal, send);
+  const deadline = new CallDeadline(signal);
+  try {
+    const client = await relaySession(target, relay, deadline);
+    try {
+      const options = { signal: deadline.signal, timeout: MAX_CALL_DURATION_MS + 1_000 };
+      return await withRequestScope({ fail: (error: Error) => deadline.fail(error) }, () => send(client, options));
+    } catch (error) {
+      if (deadline.tripped || deadline.failure) await cancellationsSent(deadline);
+      if (deadline.failure) throw deadline.failure;
+      if (deadline.tripped) throw new UpstreamTimeout(deadline.tripped);
+      if (signal?.aborted) throw new CallCancelled(String(signal.reason ?? "cancelled"));
+      throw asUpstreamFailure(error);
+    } finally {
+      void endSession(client);
+    }
+  } finally {
+    deadline.dispose();
+  }
+}
+
 /**
  * A task-augmented tools/call (the 2025-11-25 experimental form): the upstream answers with a task at once and
  * runs the call in the background. A task lives in the upstream session that created it, so the call goes over a
  * session of its own, left open: its id comes back with the task, for the requests that follow it
- * (`upstreamTaskRequest`) and for the DELETE that ends it once the task is done (`endTaskSession`).
+ * (`upstreamTaskRequest`) and for the DELETE that ends it once the task is done (`endTaskSession`). The session
+ * declares the `capabilities` of the client that asked for the task, so the upstream may ask it for input during
+ * the task (delivered on `tasks/result`); none is answered during the creation itself.
  */
 export async function createUpstreamTask(
   target: UpstreamTarget,
   name: string,
   args: Record<string, unknown>,
   task: TaskCreationParams,
-  options: Pick<UpstreamCallOptions, "signal" | "beforeSend">,
+  options: Pick<UpstreamCallOptions, "signal" | "beforeSend"> & { capabilities?: ClientCapabilities },
 ): Promise<{ created: CreateTaskResult; session: string | undefined }> {
-  const client = await connect(target);
+  const client = await connect(target, options.capabilities ?? {});
   try {
     await options.beforeSend?.();
     const created = await failingFast(REQUEST_TIMEOUT_MS, (requestOptions) =>
@@ -378,16 +423,24 @@ export async function createUpstreamTask(
   }
 }
 
-/** One request about a task, over the upstream session it lives in (none: the upstream keeps no sessions). */
+/**
+ * One request about a task, over the upstream session it lives in (none: the upstream keeps no sessions). With a
+ * relay (a `tasks/result`, on which the upstream delivers the requests its task makes of the client), each upstream
+ * request the relay's capabilities cover goes to it, and the rest are refused at once.
+ */
 export async function upstreamTaskRequest<T>(
   target: UpstreamTarget,
   session: string | undefined,
   timeoutMs: number,
   send: (client: Client, options: RequestOptions) => Promise<T>,
+  relayed: Pick<UpstreamCallOptions, "relay" | "signal"> = {},
 ): Promise<T> {
-  const client = await connect(target, {}, undefined, session);
+  const client = await connect(target, relayed.relay?.capabilities ?? {}, undefined, session);
+  if (relayed.relay) answerRequests(client, relayed.relay, (work) => work());
   try {
-    return await failingFast(timeoutMs, (options) => send(client, options));
+    return await failingFast(timeoutMs, (options) =>
+      send(client, relayed.signal ? { ...options, signal: AbortSignal.any([options.signal!, relayed.signal]) } : options),
+    );
   } catch (error) {
     throw asUpstreamFailure(error);
   } finally {
