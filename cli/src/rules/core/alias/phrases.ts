@@ -71,9 +71,16 @@ export class PhraseMatcher<T> {
    * Full transition rows (failures already followed) for the shallowest states, as many as
    * DENSE_ENTRIES allows: `#rowOf[state]` is the row's offset in `#delta`, or -1 (children list).
    * The scan spends most of its steps near the root, where states have the most children.
+   *
+   * The scan walks *cursors*, not states: a state with a row is its row's offset (the root is 0),
+   * any other is minus its number. An entry of `#delta` is the target's cursor times two, plus one
+   * when a phrase ends there, so a step along the rows is one read; column 0 of a row (class 0 is
+   * never looked up) holds the state's first hit.
    */
   readonly #rowOf: Int32Array;
   readonly #delta: Int32Array;
+  /** Each state's entry as `#delta` holds it: for steps taken through a children list. */
+  readonly #entry: Int32Array;
   readonly #ring: Int32Array;
   readonly #unit: Unit = { code: 0, more: "", end: 0, next: 0 };
   /** The last scan's matches, reused from scan to scan (a scan runs to its end before anything reads them). */
@@ -185,14 +192,21 @@ export class PhraseMatcher<T> {
         this.#rowOf[state] = offset;
         offset += alphabet;
       }
-    this.#delta.set(this.#root);
+    this.#entry = new Int32Array(states);
+    for (let state = 0; state < states; state++) {
+      const row = this.#rowOf[state]!;
+      this.#entry[state] = ((row >= 0 ? row : -state) << 1) | (this.#firstHit[state]! >= 0 ? 1 : 0);
+    }
+    for (let cls = 1; cls < alphabet; cls++) this.#delta[cls] = this.#entry[this.#root[cls]!]!;
+    this.#delta[0] = this.#firstHit[0]!;
     for (let row = 1; row < rows; row++) {
       const state = queue[row - 1]!;
       const offset = this.#rowOf[state]!;
       const failRow = this.#rowOf[this.#fail[state]!]!;
       this.#delta.copyWithin(offset, failRow, failRow + alphabet);
+      this.#delta[offset] = this.#firstHit[state]!;
       for (let child = this.#firstChild[state]!; child >= 0; child = this.#nextSibling[child]!)
-        this.#delta[offset + this.#label[child]!] = child;
+        this.#delta[offset + this.#label[child]!] = this.#entry[child]!;
     }
   }
 
@@ -286,6 +300,7 @@ export class PhraseMatcher<T> {
     const classOf = this.#classOf;
     const rowOf = this.#rowOf;
     const delta = this.#delta;
+    const entry = this.#entry;
     const firstHit = this.#firstHit;
     const firstChild = this.#firstChild;
     const nextSibling = this.#nextSibling;
@@ -301,7 +316,8 @@ export class PhraseMatcher<T> {
     const stops = this.#stops;
     let stopped = 0;
     let used = 0;
-    let state = 0;
+    /** Where the automaton is (see #rowOf); 0 is the root. */
+    let cursor = 0;
     let last = -1;
     /** The unit before the current one (for the full-stop check). */
     let before = -1;
@@ -321,7 +337,7 @@ export class PhraseMatcher<T> {
         end = pendingEnd;
         cls = classOf[last]!;
       } else {
-        if (state === 0) {
+        if (cursor === 0) {
           // No match is under way: pass over units no phrase starts at, and phrase starts inside a word
           // (a phrase that starts with a word unit must not start inside a word, so all would be dropped).
           // A whitespace run is one space unit (no phrase starts with one) unless it is formatting between
@@ -396,32 +412,36 @@ export class PhraseMatcher<T> {
       }
       // A full stop met during a match attempt, or after a digit, a space or another separator (`(020).7946`):
       // the phone pass may need to read the text (it runs when digits are on both sides of the stop, separators aside).
-      if (last === DOT && (state !== 0 || isDigit(before) || (before >= 0 && kindOf(before) & SEPARATOR))) {
+      if (last === DOT && (cursor !== 0 || isDigit(before) || (before >= 0 && kindOf(before) & SEPARATOR))) {
         stops[stopped++] = from;
         stops[stopped++] = end;
       }
       ring[k & mask] = from;
       if (cls === 0) {
-        state = 0;
+        cursor = 0;
         continue;
       }
-      // Follow failures until a state has a row or an edge on cls; the root has a row (staying at worst).
-      for (;;) {
-        const row = rowOf[state]!;
-        if (row >= 0) {
-          state = delta[row + cls]!;
-          break;
+      let step = 0;
+      if (cursor >= 0) step = delta[cursor + cls]!;
+      else {
+        // Follow failures until a state has a row or an edge on cls; the root has a row (staying at worst).
+        for (let state = -cursor; ; state = fail[state]!) {
+          const row = rowOf[state]!;
+          if (row >= 0) {
+            step = delta[row + cls]!;
+            break;
+          }
+          let child = firstChild[state]!;
+          while (child >= 0 && label[child] !== cls) child = nextSibling[child]!;
+          if (child >= 0) {
+            step = entry[child]!;
+            break;
+          }
         }
-        let child = firstChild[state]!;
-        while (child >= 0 && label[child] !== cls) child = nextSibling[child]!;
-        if (child >= 0) {
-          state = child;
-          break;
-        }
-        state = fail[state]!;
       }
-      let hit = firstHit[state]!;
-      if (hit < 0) continue;
+      cursor = step >> 1;
+      if (!(step & 1)) continue;
+      let hit = cursor >= 0 ? delta[cursor]! : firstHit[-cursor]!;
       // Marks and format characters after the match belong to it (`Zoe\u0308`); then, read once, whether a
       // word unit follows: every phrase ending here that ends with a word unit needs a non-word unit after it.
       let after = end;
