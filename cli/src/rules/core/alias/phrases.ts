@@ -376,18 +376,27 @@ export class PhraseMatcher<T> {
           last = forms[c]!;
           end = ++i;
         } else {
-          // The commonest cases of special(), inline: not after a digit, a separator that is only itself,
-          // and a whitespace run that cannot begin an obfuscated `at`/`dot`.
+          // The commonest cases of special(), inline: separators between digits (a phone's), a separator
+          // that is only itself, and a whitespace run that cannot begin an obfuscated `at`/`dot`.
           const kind = kinds[c]!;
-          let j: number;
-          if (isDigit(last) || kind & COMPLEX) j = -1;
-          else if (!(kind & (SPACE_UNIT | OPENER))) j = i + 1;
-          else if (kind & SPACE_UNIT && last !== SPACE) {
-            j = i + 1;
-            while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
-            const after = text.charCodeAt(j) | 0x20;
-            if (mayBeObfuscation(text, j, after) || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) j = -1;
-          } else j = -1;
+          let j = -1;
+          if (!(kind & COMPLEX)) {
+            const gap =
+              isDigit(last) && (kind & SEPARATOR || (dots && forms[c] === DOT)) ? gapBetweenDigits(text, i, kinds, forms, dots) : 0;
+            if (gap > 0) {
+              i = gap;
+              k--;
+              continue;
+            }
+            if (gap < 0) j = -1;
+            else if (!(kind & (SPACE_UNIT | OPENER))) j = i + 1;
+            else if (kind & SPACE_UNIT && last !== SPACE) {
+              j = i + 1;
+              while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
+              const after = text.charCodeAt(j) | 0x20;
+              if (mayBeObfuscation(text, j, after) || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) j = -1;
+            }
+          }
           if (j >= 0) {
             last = kind & SPACE_UNIT ? SPACE : forms[c]!;
             end = i = j;
@@ -483,6 +492,22 @@ export class PhraseMatcher<T> {
 /** Whether the word after a whitespace run may be an obfuscated ` at ` or ` dot ` (`after`: its first unit, lower-cased). */
 const mayBeObfuscation = (text: string, j: number, after: number) =>
   (after === 0x61 && (text.charCodeAt(j + 1) | 0x20) === 0x74) || (after === 0x64 && (text.charCodeAt(j + 1) | 0x20) === 0x6f);
+
+/**
+ * special()'s reading of separators after a digit, for units the normaliser has worked out and that read as
+ * themselves: where the digit after up to three separators starts (the separators are formatting), 0 when
+ * no digit follows them, -1 when a unit on the way needs special() (an encoded, ignorable or unknown one).
+ */
+function gapBetweenDigits(text: string, i: number, kinds: Uint8Array, forms: Uint16Array, dots: boolean): number {
+  for (let count = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const kind = kinds[c]!;
+    if (kind & COMPLEX) return -1;
+    if (count === 3 || !(kind & SEPARATOR || (dots && forms[c] === DOT))) return isDigit(forms[c]!) ? i : 0;
+    count++;
+  }
+  return 0;
+}
 
 /** Whether `text[start, end)` holds a closing bracket before any opening one. */
 function closesFirst(text: string, start: number, end: number): boolean {
