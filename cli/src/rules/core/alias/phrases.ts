@@ -449,7 +449,22 @@ export class PhraseMatcher<T> {
         }
       }
       cursor = step >> 1;
-      if (!(step & 1)) continue;
+      if (!(step & 1)) {
+        // Along a phrase through rows, a plain unit where no phrase ends needs one step and nothing else
+        // (after the units of an expansion still to come).
+        while (cursor > 0 && i < n && pendingAt === pending.length) {
+          const next = text.charCodeAt(i);
+          const nextClass = plainClass[next]!;
+          const form = forms[next]!;
+          if (nextClass <= 0 || form === DOT) break;
+          const along = delta[cursor + nextClass]!;
+          if (along & 1) break;
+          ring[++k & mask] = i++;
+          last = form;
+          cursor = along >> 1;
+        }
+        continue;
+      }
       let hit = cursor >= 0 ? delta[cursor]! : firstHit[-cursor]!;
       // Marks and format characters after the match belong to it (`Zoe\u0308`); then, read once, whether a
       // word unit follows: every phrase ending here that ends with a word unit needs a non-word unit after it.
