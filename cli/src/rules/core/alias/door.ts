@@ -4,6 +4,7 @@
 import { MAX_EVENT_DEPTH } from "../bounds.ts";
 import { deriveAll, domainKeeper, Hmac, newRunKey, type DeriveOptions, type Derived, type HmacSha256 } from "./derive.ts";
 import { FREE_MAIL_DOMAINS } from "./names.ts";
+import { isAsciiLetter } from "./normalise.ts";
 import { SpellingMatcher } from "./phrases.ts";
 import { AliasError, checkSeeds, type Seed, type SeedEntity } from "./seeds.ts";
 import { spellings, storedForm, type Spelling } from "./variants.ts";
@@ -370,8 +371,6 @@ function separated(text: string, start: number, end: number): boolean {
   }
   return false;
 }
-
-const isAsciiLetter = (c: number) => (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a;
 
 /** styleLike()'s style bits of `text[start, end)` read in place, for ASCII text; -1 when it holds anything else. */
 function asciiStyle(text: string, start: number, end: number): number {

@@ -79,8 +79,8 @@ export const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 /** Hyphens and dashes of every width: `020–7946–0958` is a phone. */
 const isDash = (c: number) => c === 0x2d || (c >= 0x2010 && c <= 0x2015) || c === 0x2212 || c === 0xfe58 || c === 0xfe63 || c === 0xff0d;
 const isSeparator = (c: number) => isSpace(c) || isDash(c) || c === 0x28 || c === 0x29 || c === 0x2f;
-const OPENERS = new Set([0x5b, 0x28, 0x7b]);
-const CLOSERS = new Set([0x5d, 0x29, 0x7d]);
+const isOpener = (c: number) => c === 0x5b || c === 0x28 || c === 0x7b;
+const isCloser = (c: number) => c === 0x5d || c === 0x29 || c === 0x7d;
 
 const IGNORED = /[\p{M}\p{Cf}]/gu;
 let confusables: Map<string, string> | undefined;
@@ -123,7 +123,7 @@ function resolve(code: number): number {
       // Spaces, openers and separators by the character itself or by its form (fullwidth `（` is `(`).
       kind =
         (isSpace(code) || isSpace(unit) ? SPACE_UNIT : 0) |
-        (OPENERS.has(unit) ? OPENER : 0) |
+        (isOpener(unit) ? OPENER : 0) |
         (isSeparator(code) || isSeparator(unit) ? SEPARATOR : 0);
       if (kind & SPACE_UNIT) folded[code] = SPACE;
       // Every dash reads as `-` (Unicode's look-alike of `—` is a katakana mark, no separator).
@@ -234,6 +234,7 @@ function entityAt(text: string, i: number): { form: string; next: number } | und
   return { form, next: i + named[0].length };
 }
 
+export const isAsciiLetter = (c: number) => (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a;
 const LETTER = /^\p{L}$/u;
 /** A letter, or a mark on one (`Zoë+Fairbanks` in NFD). */
 const LETTER_BEFORE = /^[\p{L}\p{M}]$/u;
@@ -243,7 +244,12 @@ const LETTER_BEFORE = /^[\p{L}\p{M}]$/u;
  * it is itself, so a phone's `+44` (after a space, a digit or nothing) keeps its meaning.
  */
 function plusAt(text: string, i: number): { form: string; next: number } | undefined {
-  if (i === 0 || !LETTER_BEFORE.test(text.charAt(i - 1)) || !LETTER.test(text.charAt(i + 1))) return undefined;
+  if (i === 0) return undefined;
+  // ASCII has no marks and its letters are A–Z and a–z: most `+` (a phone's `+44`, `C++`) need no regex.
+  const before = text.charCodeAt(i - 1);
+  const after = text.charCodeAt(i + 1);
+  if ((before < 0x80 && !isAsciiLetter(before)) || (after < 0x80 && !isAsciiLetter(after))) return undefined;
+  if (!LETTER_BEFORE.test(text.charAt(i - 1)) || !LETTER.test(text.charAt(i + 1))) return undefined;
   return { form: " ", next: i + 1 };
 }
 
@@ -356,14 +362,14 @@ export function special(text: string, i: number, last: number, out: Unit, dots: 
 /** `[at]`, `(dot)`, `{at}` anywhere; ` at `, ` dot ` as words between spaces. */
 function obfuscation(text: string, at: number, spaced: boolean): { code: number; end: number } | undefined {
   const c = text.charCodeAt(at);
-  if (OPENERS.has(c)) {
+  if (isOpener(c)) {
     let j = at + 1;
     while (isSpace(text.charCodeAt(j))) j++;
     const word = wordAt(text, j);
     if (!word) return undefined;
     j += word.length;
     while (isSpace(text.charCodeAt(j))) j++;
-    if (!CLOSERS.has(text.charCodeAt(j))) return undefined;
+    if (!isCloser(text.charCodeAt(j))) return undefined;
     return { code: word.code, end: j + 1 };
   }
   if (!spaced) return undefined;
