@@ -38,6 +38,10 @@ const WORD_START = 2;
 const BLANK = 3;
 /** Not met yet by this matcher: read through the slow path, which learns it. */
 const UNSEEN = 4;
+/** A separator no phrase starts with (`-`, `/`, `)`): only between digits is it more than itself. */
+const DIGIT_SEPARATOR = 5;
+/** A full stop no phrase starts with: only after a digit or a separator may it be a phone's (the phone pass). */
+const FULL_STOP = 6;
 /** `#plainClass` of a unit not met yet. */
 const UNRESOLVED = -2;
 
@@ -218,9 +222,10 @@ export class PhraseMatcher<T> {
     const cls = plain ? this.#classOf[form]! : -1;
     this.#plainClass[code] = cls;
     if (kind & SPACE_UNIT && !(kind & COMPLEX)) this.#atRoot[code] = BLANK;
+    else if (kind === SEPARATOR && !this.#firstUnits[form]) this.#atRoot[code] = DIGIT_SEPARATOR;
     else if (!plain) this.#atRoot[code] = STOP;
     // A full stop is read at the root too: after a digit or a space it may be a phone's separator (below).
-    else if (!this.#firstUnits[form] && form !== DOT) this.#atRoot[code] = SKIP;
+    else if (!this.#firstUnits[form]) this.#atRoot[code] = form === DOT ? FULL_STOP : SKIP;
     else this.#atRoot[code] = words()[form] ? WORD_START : STOP;
     return cls;
   }
@@ -351,7 +356,17 @@ export class PhraseMatcher<T> {
               if (i > 0 && word[text.charCodeAt(i - 1)]) continue;
               break;
             }
-            if (at !== BLANK || isDigit(i === skipFrom ? last : forms[text.charCodeAt(i - 1)]!)) break;
+            // The rest depend on the unit before (the passed ones are each their own form, a space for whitespace).
+            const prior = i === skipFrom ? last : forms[text.charCodeAt(i - 1)]!;
+            if (at === DIGIT_SEPARATOR) {
+              if (isDigit(prior)) break;
+              continue;
+            }
+            if (at === FULL_STOP) {
+              if (isDigit(prior) || (prior >= 0 && kindOf(prior) & SEPARATOR)) break;
+              continue;
+            }
+            if (at !== BLANK || isDigit(prior)) break;
             let j = i + 1;
             while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
             const after = text.charCodeAt(j) | 0x20;
