@@ -64,7 +64,7 @@ export function words(): Uint8Array {
   return wordTable;
 }
 
-const isSpace = (c: number) =>
+export const isSpace = (c: number) =>
   c === 0x20 ||
   (c >= 0x09 && c <= 0x0d) ||
   c === 0xa0 ||

@@ -14,6 +14,7 @@ import {
   isDigit,
   DOT,
   isIgnorable,
+  isSpace,
   kindOf,
   OPENER,
   phraseOf,
@@ -519,9 +520,16 @@ export class PhraseMatcher<T> {
   }
 }
 
-/** Whether the word after a whitespace run may be an obfuscated ` at ` or ` dot ` (`after`: its first unit, lower-cased). */
+/**
+ * Whether the word after a whitespace run is an obfuscated ` at ` or ` dot ` (`after`: its first unit, lower-cased):
+ * the word, then whitespace, as special() reads one (`dolor` and `do it` are words, read inline).
+ */
 const mayBeObfuscation = (text: string, j: number, after: number) =>
-  (after === 0x61 && (text.charCodeAt(j + 1) | 0x20) === 0x74) || (after === 0x64 && (text.charCodeAt(j + 1) | 0x20) === 0x6f);
+  (after === 0x61 && (text.charCodeAt(j + 1) | 0x20) === 0x74 && isSpace(text.charCodeAt(j + 2))) ||
+  (after === 0x64 &&
+    (text.charCodeAt(j + 1) | 0x20) === 0x6f &&
+    (text.charCodeAt(j + 2) | 0x20) === 0x74 &&
+    isSpace(text.charCodeAt(j + 3)));
 
 /**
  * special()'s reading of separators after a digit, for units the normaliser has worked out and that read as
