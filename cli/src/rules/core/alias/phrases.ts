@@ -74,16 +74,20 @@ export class PhraseMatcher<T> {
   readonly #firstHit: Int32Array;
   /**
    * Full transition rows (failures already followed) for the shallowest states, as many as
-   * DENSE_ENTRIES allows: `#rowOf[state]` is the row's offset in `#delta`, or -1 (children list).
-   * The scan spends most of its steps near the root, where states have the most children.
+   * DENSE_ENTRIES allows: `#rowOf[state]` is the state's row (it starts at row × alphabet in
+   * `#delta`), or -1 (children list). The scan spends most of its steps near the root, where states
+   * have the most children.
    *
-   * The scan walks *cursors*, not states: a state with a row is its row's offset (the root is 0),
-   * any other is minus its number. An entry of `#delta` is the target's cursor times two, plus one
-   * when a phrase ends there, so a step along the rows is one read; column 0 of a row (class 0 is
-   * never looked up) holds the state's first hit.
+   * The scan walks *cursors*, not states: a state with a row is its row (the root is 0), any other
+   * is minus its number. An entry of `#delta` is the target's cursor times two, plus one when a
+   * phrase ends there, so a step along the rows is one read; column 0 of a row (class 0 is never
+   * looked up) holds the state's first hit. Entries are 16-bit while there are fewer than 2¹⁴
+   * states: the table every step reads from is then half the size, and fewer of its reads miss
+   * the cache (most of a step's cost, and more so when other work shares the cores).
    */
   readonly #rowOf: Int32Array;
-  readonly #delta: Int32Array;
+  readonly #delta: Int16Array | Int32Array;
+  readonly #alphabet: number;
   /** Each state's entry as `#delta` holds it: for steps taken through a children list. */
   readonly #entry: Int32Array;
   readonly #ring: Int32Array;
@@ -188,15 +192,12 @@ export class PhraseMatcher<T> {
     // The shallowest states get rows (so a state with a row has a failure with one: it is shallower), laid
     // out in state order, so a walk along one phrase reads neighbouring rows; filled breadth first.
     const rows = Math.max(1, Math.min(states, Math.floor(DENSE_ENTRIES / alphabet)));
+    this.#alphabet = alphabet;
     this.#rowOf = new Int32Array(states).fill(-1);
-    this.#delta = new Int32Array(rows * alphabet);
+    this.#delta = states < 1 << 14 ? new Int16Array(rows * alphabet) : new Int32Array(rows * alphabet);
     this.#rowOf[0] = 0;
     for (let row = 1; row < rows; row++) this.#rowOf[queue[row - 1]!] = 0;
-    for (let state = 0, offset = 0; state < states; state++)
-      if (this.#rowOf[state] === 0) {
-        this.#rowOf[state] = offset;
-        offset += alphabet;
-      }
+    for (let state = 0, row = 0; state < states; state++) if (this.#rowOf[state] === 0) this.#rowOf[state] = row++;
     this.#entry = new Int32Array(states);
     for (let state = 0; state < states; state++) {
       const row = this.#rowOf[state]!;
@@ -206,8 +207,8 @@ export class PhraseMatcher<T> {
     this.#delta[0] = this.#firstHit[0]!;
     for (let row = 1; row < rows; row++) {
       const state = queue[row - 1]!;
-      const offset = this.#rowOf[state]!;
-      const failRow = this.#rowOf[this.#fail[state]!]!;
+      const offset = this.#rowOf[state]! * alphabet;
+      const failRow = this.#rowOf[this.#fail[state]!]! * alphabet;
       this.#delta.copyWithin(offset, failRow, failRow + alphabet);
       this.#delta[offset] = this.#firstHit[state]!;
       for (let child = this.#firstChild[state]!; child >= 0; child = this.#nextSibling[child]!)
@@ -306,6 +307,7 @@ export class PhraseMatcher<T> {
     const classOf = this.#classOf;
     const rowOf = this.#rowOf;
     const delta = this.#delta;
+    const alphabet = this.#alphabet;
     const entry = this.#entry;
     const firstHit = this.#firstHit;
     const firstChild = this.#firstChild;
@@ -447,13 +449,13 @@ export class PhraseMatcher<T> {
         continue;
       }
       let step = 0;
-      if (cursor >= 0) step = delta[cursor + cls]!;
+      if (cursor >= 0) step = delta[cursor * alphabet + cls]!;
       else {
         // Follow failures until a state has a row or an edge on cls; the root has a row (staying at worst).
         for (let state = -cursor; ; state = fail[state]!) {
           const row = rowOf[state]!;
           if (row >= 0) {
-            step = delta[row + cls]!;
+            step = delta[row * alphabet + cls]!;
             break;
           }
           let child = firstChild[state]!;
@@ -473,7 +475,7 @@ export class PhraseMatcher<T> {
           const nextClass = plainClass[next]!;
           const form = forms[next]!;
           if (nextClass <= 0 || form === DOT) break;
-          const along = delta[cursor + nextClass]!;
+          const along = delta[cursor * alphabet + nextClass]!;
           if (along & 1) break;
           ring[++k & mask] = i++;
           last = form;
@@ -481,7 +483,7 @@ export class PhraseMatcher<T> {
         }
         continue;
       }
-      let hit = cursor >= 0 ? delta[cursor]! : firstHit[-cursor]!;
+      let hit = cursor >= 0 ? delta[cursor * alphabet]! : firstHit[-cursor]!;
       // Marks and format characters after the match belong to it (`Zoe\u0308`); then, read once, whether a
       // word unit follows: every phrase ending here that ends with a word unit needs a non-word unit after it.
       let after = end;
