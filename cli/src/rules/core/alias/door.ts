@@ -417,7 +417,31 @@ function lineOf(lineStarts: number[], offset: number): number {
 class Budget {
   used = 0;
   /** Each key's mapping, for this one value. */
-  readonly keys = new Map<string, string>();
+  readonly #keys = new Map<string, string>();
+  /** The last object's keys and their mappings: the rows of a result have the same keys, in the same order. */
+  #lastKeys: readonly string[] = [];
+  #lastMapped: string[] = [];
+  /**
+   * An object's keys, counted and mapped. Each key is matched once per value; an object with the same
+   * keys as the one before (the next row) takes its mappings whole, after a comparison of each key
+   * (one step when they are the same strings, as parsed keys are).
+   */
+  mapKeys(keys: readonly string[], map: (text: string) => string): string[] {
+    let same = keys.length === this.#lastKeys.length;
+    for (let index = 0; index < keys.length; index++) {
+      this.take(keys[index]!.length);
+      same &&= keys[index] === this.#lastKeys[index];
+    }
+    if (same) return this.#lastMapped;
+    const mapped = keys.map((key) => {
+      let mappedKey = this.#keys.get(key);
+      if (mappedKey === undefined) this.#keys.set(key, (mappedKey = map(key)));
+      return mappedKey;
+    });
+    this.#lastKeys = keys;
+    this.#lastMapped = mapped;
+    return mapped;
+  }
   take(characters: number): void {
     this.used += characters;
     if (this.used > MAX_ALIAS_TEXT)
@@ -465,14 +489,12 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget, 
     budget.descend(depth + 1);
     const record = value as Record<string, unknown>;
     const keys = Object.keys(record);
+    const mappedKeys = budget.mapKeys(keys, map);
     let copy: Record<string, unknown> | undefined;
     for (let index = 0; index < keys.length; index++) {
       const key = keys[index]!;
       const item = record[key];
-      budget.take(key.length);
-      // Keys repeat across the rows of a result: each is matched once per value.
-      let mappedKey = budget.keys.get(key);
-      if (mappedKey === undefined) budget.keys.set(key, (mappedKey = map(key)));
+      const mappedKey = mappedKeys[index]!;
       // Short numbers, booleans and null are left as they are without a call (most of a result's leaves).
       const mapped =
         item === null || typeof item === "boolean" || (typeof item === "number" && Math.abs(item) < LONG_INTEGER)
