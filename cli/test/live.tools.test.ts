@@ -5,8 +5,10 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Validator } from "@cfworker/json-schema";
+import fc from "fast-check";
+import { query, type JsonValue } from "jsonpath-rfc9535";
 import { afterAll, beforeAll, describe, it, vi } from "vitest";
-import { HookDenied, HookRun, LiveToolError, LiveTools, RulesFileError, type LiveLine } from "../src/rules/index.ts";
+import { HookDenied, HookRun, LiveToolError, LiveTools, parsePage, RulesFileError, type LiveLine } from "../src/rules/index.ts";
 import { EXA_KEY, startFixtureServer, type FixtureServer } from "./live-server.ts";
 
 let server: FixtureServer;
@@ -299,6 +301,45 @@ url = "${origin}/items"
     expect(await tools.nothing!({})).toEqual([]);
     expect(await tools.whole!({})).toMatchObject({ total: 4 });
     expect(run.liveLog.map((line) => line.input_sent)).toEqual([{ n: 2 }, { n: 3 }, {}, {}]);
+  });
+
+  it("json: results and $ field paths select what RFC 9535 selects (the JSONPath library's own query), on any document", ({ expect }) => {
+    // Names, indices (negative ones from the end) and wildcards in every combination, and the shapes the library
+    // evaluates itself (descendants, slices, filters).
+    const name = fc.constantFrom("a", "b", "items", "0", "x y");
+    const selector = fc.oneof(
+      name.map((key) => `.${/^[a-z]+$/.test(key) ? key : "*"}`),
+      name.map((key) => `[${JSON.stringify(key)}]`),
+      fc.integer({ min: -3, max: 3 }).map((index) => `[${index}]`),
+      fc.constant("[*]"),
+      fc.tuple(name, fc.integer({ min: -2, max: 2 })).map(([key, index]) => `[${JSON.stringify(key)}, ${index}, *]`),
+      fc.constantFrom("..a", "[1:]", "[?@.a]", "..*"),
+    );
+    const path = fc.array(selector, { maxLength: 4 }).map((parts) => `$${parts.join("")}`);
+    const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: "small" },
+        fc.jsonValue({ maxDepth: 0 }),
+        fc.array(tie("node"), { maxLength: 4 }),
+        fc.dictionary(name, tie("node"), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, path, (document, results) => {
+        const page = {
+          url: "https://items.example/",
+          status: 200,
+          contentType: "application/json",
+          body: JSON.stringify(document),
+          truncated: false,
+        };
+        const parsed = JSON.parse(page.body) as JsonValue;
+        expect(parsePage("t", { mode: "json", results }, page, undefined).result).toEqual(query(parsed, results));
+        const field = parsePage("t", { mode: "json", results: "$", fields: { f: results } }, page, undefined).result;
+        expect(field).toEqual([query(parsed, results)[0] === undefined ? {} : { f: query(parsed, results)[0] }]);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("regex: one object per match, tags stripped and entities decoded; no match is an empty list", async ({ expect }) => {
