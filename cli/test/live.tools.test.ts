@@ -8,7 +8,18 @@ import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { query, type JsonValue } from "jsonpath-rfc9535";
 import { afterAll, beforeAll, describe, it, vi } from "vitest";
-import { HookDenied, HookRun, LiveToolError, LiveTools, parsePage, RulesFileError, type LiveLine } from "../src/rules/index.ts";
+import {
+  HookDenied,
+  HookRun,
+  InputChecker,
+  LiveToolError,
+  LiveTools,
+  parsePage,
+  parseRules,
+  RulesFileError,
+  type HttpTool,
+  type LiveLine,
+} from "../src/rules/index.ts";
 import { EXA_KEY, startFixtureServer, type FixtureServer } from "./live-server.ts";
 
 let server: FixtureServer;
@@ -467,6 +478,39 @@ body = "q={query}&format=json"
 });
 
 describe("bad input and bad answers", () => {
+  it("refuses exactly the inputs JSON Schema refuses, for any shorthand input table", ({ expect }) => {
+    const type = fc.constantFrom("string", "integer", "number", "boolean", "object", "array");
+    const shorthand = fc
+      .tuple(type, fc.boolean(), fc.boolean())
+      .map(([kind, list, optional]) => `${kind}${list && kind !== "array" && kind !== "object" ? "[]" : ""}${optional ? "?" : ""}`);
+    const table = fc.dictionary(fc.constantFrom("q", "n", "tags", "x"), shorthand, { minKeys: 1 });
+    const value = fc.oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.constantFrom(1.5, -0, 2 ** 60, Number.NaN, Number.POSITIVE_INFINITY),
+      fc.array(fc.oneof(fc.string(), fc.integer(), fc.double()), { maxLength: 3 }),
+    );
+    const input = fc.dictionary(fc.constantFrom("q", "n", "tags", "x", "other"), value, { maxKeys: 4 });
+    fc.assert(
+      fc.property(table, input, (fields, given) => {
+        const config = parseRules(
+          `[tools.t]\ninput = ${JSON.stringify(fields).replaceAll('":', '" =')}\nurl = "https://x.example/"\n`,
+          "toml",
+        );
+        const schema = (config.live!.tools[0] as HttpTool).input;
+        const expected = new Validator(schema as never, "2020-12", false).validate(given).valid;
+        let refused: unknown;
+        try {
+          new InputChecker("t", schema).check(given);
+        } catch (error) {
+          refused = error;
+        }
+        expect(refused === undefined).toBe(expected);
+        if (refused) expect((refused as LiveToolError).code).toBe("live_input_invalid");
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   const file = () => `
 [tools.search]
 input = { query = "string: The query.", max_results = "integer?" }
