@@ -116,22 +116,24 @@ export class LiveTools {
     } catch (error) {
       outcome = { error };
     }
-    await this.#record({
-      ts: new Date().toISOString(),
-      run_id: this.#run.runId,
-      tool: name,
-      ...optional("vendor", this.#run.vendorOf(name, given)),
-      input_asked: asked,
-      ...optional("input_sent", trace.inputSent),
-      ...optional("request", trace.request),
-      ...(trace.raw ? { result_raw: trace.raw.value } : {}),
-      ...("shown" in outcome ? { result_shown: outcome.shown } : {}),
-      ...optional("error_raw", trace.failure),
-      ...("error" in outcome ? { error: messageOf(outcome.error), ...(isDenial(outcome.error) ? { denied: true as const } : {}) } : {}),
-      ...(trace.truncated ? { truncated: true as const } : {}),
-      elapsed: Math.round(performance.now() - started) / 1000,
-      replayed: trace.replayed ?? false,
-    });
+    // Field by field, in the documented order (no object spread per optional field: this runs on every call).
+    const line = { ts: new Date().toISOString(), run_id: this.#run.runId, tool: name } as LiveLine;
+    const vendorName = this.#run.vendorOf(name, given);
+    if (vendorName !== undefined) line.vendor = vendorName;
+    line.input_asked = asked;
+    if (trace.inputSent !== undefined) line.input_sent = trace.inputSent;
+    if (trace.request !== undefined) line.request = trace.request;
+    if (trace.raw) line.result_raw = trace.raw.value;
+    if ("shown" in outcome) line.result_shown = outcome.shown;
+    if (trace.failure !== undefined) line.error_raw = trace.failure;
+    if ("error" in outcome) {
+      line.error = messageOf(outcome.error);
+      if (isDenial(outcome.error)) line.denied = true;
+    }
+    if (trace.truncated) line.truncated = true;
+    line.elapsed = Math.round(performance.now() - started) / 1000;
+    line.replayed = trace.replayed ?? false;
+    await this.#record(line);
     if ("error" in outcome) throw outcome.error;
     return outcome.shown;
   }
@@ -195,13 +197,10 @@ export class LiveTools {
   async #record(line: LiveLine): Promise<void> {
     const redacted = this.#options.redactor ? this.#options.redactor.redact(line) : line;
     this.log.push(redacted);
-    if (this.log.length > MAX_KEPT_LINES) this.log.splice(0, this.log.length - MAX_KEPT_LINES);
+    // One line in, one out: shift() drops the first without moving the rest, where a splice moved all 1,000 each call.
+    while (this.log.length > MAX_KEPT_LINES) this.log.shift();
     await this.#options.sink?.append(`${JSON.stringify(redacted)}\n`);
   }
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
