@@ -741,6 +741,49 @@ export function note(event) { return "seen by " + event.vendor; }`,
     expect(typeof line!.elapsed).toBe("number");
   });
 
+  it("input_asked is the input as the agent gave it: a copy as structuredClone makes one, whatever a rule does to the input", async ({
+    expect,
+  }) => {
+    const { tools, run } = await runOf(
+      `
+[[hooks.pre_tool_call]]
+handlers = [{ type = "callable", target = "./rules.mjs#scribble" }]
+
+[tools.echo]
+input = { type = "object", properties = {} }
+callable = "./echo.mjs#echo"
+`,
+      {
+        "rules.mjs": `export function scribble(event) { for (const key of Object.keys(event.tool_input)) event.tool_input[key] = "scribbled"; }`,
+        "echo.mjs": `export const echo = (input) => input;`,
+      },
+    );
+    const asked = async (input: Record<string, unknown>) => {
+      const expected = structuredClone(input);
+      await tools.echo!(input);
+      return { got: run.liveLog.at(-1)!.input_asked, expected };
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 5 }), async (input) => {
+        const { got, expected } = await asked(input);
+        expect(got).toStrictEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
+    // What JSON cannot say is kept as structuredClone keeps it: a shared object stays shared, a Date a Date,
+    // a hole a hole, a __proto__ key a key.
+    const shared = { n: 1 };
+    const sharing = await asked({ a: shared, b: [shared] });
+    expect(sharing.got).toStrictEqual(sharing.expected);
+    const got = sharing.got as { a: object; b: object[] };
+    expect(got.a).toBe(got.b[0]);
+    for (const input of [{ when: new Date(0) }, { holes: [1, , 3] }, JSON.parse('{"__proto__": {"x": 1}}') as Record<string, unknown>]) {
+      const { got, expected } = await asked(input);
+      expect(got).toStrictEqual(expected);
+      expect(Object.getPrototypeOf(got)).toBe(Object.prototype);
+    }
+  });
+
   it("a denied call is a line with denied: true and no input_sent; the tool is never called", async ({ expect }) => {
     const { tools, run } = await runOf(`
 [[hooks.pre_tool_call]]

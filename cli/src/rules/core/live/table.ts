@@ -207,11 +207,53 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 
 /** The input as the agent gave it, kept apart from what the rules do to theirs. */
 function snapshot(input: ToolInput): ToolInput {
+  // What agents send is a small JSON value: copied directly it is the same copy structuredClone makes, whose
+  // serialiser cost a call about as much as all the rest of its wrapper. Anything else takes structuredClone.
+  const copied = jsonCopy(input, []);
+  if (copied !== NOT_JSON) return copied as ToolInput;
   try {
     return structuredClone(input);
   } catch {
     return { ...input };
   }
+}
+
+const NOT_JSON = Symbol("not a plain JSON value");
+/** Objects and arrays jsonCopy takes in one value; a larger one goes to structuredClone. */
+const MAX_COPIED_OBJECTS = 64;
+
+/**
+ * A copy of a tree of plain objects, dense arrays without extra keys, and primitives other than symbols; NOT_JSON
+ * for anything structuredClone would copy differently (another prototype, a hole, an object met twice, a
+ * `__proto__` key) or not at all.
+ */
+function jsonCopy(value: unknown, seen: object[]): unknown {
+  if (value === null || (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol")) return value;
+  // structuredClone keeps a shared object shared (and a cycle a cycle): such a value is left to it.
+  if (typeof value !== "object" || seen.length === MAX_COPIED_OBJECTS || seen.includes(value)) return NOT_JSON;
+  seen.push(value);
+  const prototype = Object.getPrototypeOf(value);
+  const keys = Object.keys(value);
+  if (Array.isArray(value)) {
+    if (prototype !== Array.prototype || keys.length !== value.length) return NOT_JSON;
+    const copy: unknown[] = [];
+    for (const item of value) {
+      const itemCopy = jsonCopy(item, seen);
+      if (itemCopy === NOT_JSON) return NOT_JSON;
+      copy.push(itemCopy);
+    }
+    return copy;
+  }
+  if (prototype !== Object.prototype) return NOT_JSON;
+  const copy: Record<string, unknown> = {};
+  for (const key of keys) {
+    // Assigned, a `__proto__` key would set the copy's prototype; structuredClone keeps it a key.
+    if (key === "__proto__") return NOT_JSON;
+    const itemCopy = jsonCopy((value as Record<string, unknown>)[key], seen);
+    if (itemCopy === NOT_JSON) return NOT_JSON;
+    copy[key] = itemCopy;
+  }
+  return copy;
 }
 
 function rawError(error: unknown): NonNullable<LiveLine["error_raw"]> {
