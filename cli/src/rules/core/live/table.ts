@@ -2,6 +2,7 @@
 // (pre_tool_call, post_tool_call), is bounded by its timeout, and is one line in the
 // record, or is answered from a recording without touching the network. The host
 // supplies how each tool executes (fetch, an imported function).
+import { isoNow } from "../clock.ts";
 import type { RecordSink } from "../handlers.ts";
 import type { ToolInput } from "../events.ts";
 import type { WrappedTool } from "../tool-shapes.ts";
@@ -117,7 +118,7 @@ export class LiveTools {
       outcome = { error };
     }
     // Field by field, in the documented order (no object spread per optional field: this runs on every call).
-    const line = { ts: new Date().toISOString(), run_id: this.#run.runId, tool: name } as LiveLine;
+    const line = { ts: isoNow(), run_id: this.#run.runId, tool: name } as LiveLine;
     const vendorName = this.#run.vendorOf(name, given);
     if (vendorName !== undefined) line.vendor = vendorName;
     line.input_asked = asked;
