@@ -442,6 +442,18 @@ class Budget {
     this.#lastMapped = mapped;
     return mapped;
   }
+  /** The last copy made of an object whose keys mapped to `mappedKeys` (the same array mapKeys gave), if any. */
+  #template: { keys: readonly string[]; copy: Record<string, unknown> } | undefined;
+  /**
+   * A new object with the keys a copy of such an object has, in order: the last such copy cloned (one step) when
+   * there is one, rather than the keys added one at a time. Every key is then written, so no old value stays.
+   */
+  newCopy(mappedKeys: readonly string[]): Record<string, unknown> {
+    return this.#template?.keys === mappedKeys ? { ...this.#template.copy } : {};
+  }
+  keepCopy(mappedKeys: readonly string[], copy: Record<string, unknown>): void {
+    this.#template = { keys: mappedKeys, copy };
+  }
   take(characters: number): void {
     this.used += characters;
     if (this.used > MAX_ALIAS_TEXT)
@@ -502,11 +514,12 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget, 
           : mapJson(item, map, budget, depth + 1);
       if (!copy && (mappedKey !== key || mapped !== item)) {
         // The first change: copy what came before it, in order, and go on building the copy.
-        copy = {};
+        copy = budget.newCopy(mappedKeys);
         for (let before = 0; before < index; before++) copy[keys[before]!] = record[keys[before]!];
       }
       if (copy) copy[mappedKey] = mapped;
     }
+    if (copy) budget.keepCopy(mappedKeys, copy);
     return copy ?? value;
   }
   return value;
