@@ -17,7 +17,7 @@ import confusablesData from "unhomoglyph/data.json";
 export const SPACE = 0x20;
 const AT = 0x40;
 export const DOT = 0x2e;
-const PLUS = 0x2b;
+export const PLUS = 0x2b;
 
 /** What a unit is to the normaliser, as bits. PLAIN (0): its form is one unit, `folded[code]`. */
 export const PLAIN = 0;
@@ -235,6 +235,18 @@ function entityAt(text: string, i: number): { form: string; next: number } | und
 }
 
 export const isAsciiLetter = (c: number) => (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a;
+
+/**
+ * Whether the `+` at `i` is certainly itself, not a query string's space: first in the text, or next to an ASCII
+ * character that is not a letter (ASCII has no marks, and its letters are A–Z and a–z), as a phone's `+44` or
+ * `C++` is. Decided without a regular expression; a `+` between other characters goes to plusAt.
+ */
+export function plusIsItself(text: string, i: number): boolean {
+  if (i === 0) return true;
+  const before = text.charCodeAt(i - 1);
+  const after = text.charCodeAt(i + 1);
+  return (before < 0x80 && !isAsciiLetter(before)) || (after < 0x80 && !isAsciiLetter(after));
+}
 const LETTER = /^\p{L}$/u;
 /** A letter, or a mark on one (`Zoë+Fairbanks` in NFD). */
 const LETTER_BEFORE = /^[\p{L}\p{M}]$/u;
@@ -244,12 +256,7 @@ const LETTER_BEFORE = /^[\p{L}\p{M}]$/u;
  * it is itself, so a phone's `+44` (after a space, a digit or nothing) keeps its meaning.
  */
 function plusAt(text: string, i: number): { form: string; next: number } | undefined {
-  if (i === 0) return undefined;
-  // ASCII has no marks and its letters are A–Z and a–z: most `+` (a phone's `+44`, `C++`) need no regex.
-  const before = text.charCodeAt(i - 1);
-  const after = text.charCodeAt(i + 1);
-  if ((before < 0x80 && !isAsciiLetter(before)) || (after < 0x80 && !isAsciiLetter(after))) return undefined;
-  if (!LETTER_BEFORE.test(text.charAt(i - 1)) || !LETTER.test(text.charAt(i + 1))) return undefined;
+  if (plusIsItself(text, i) || !LETTER_BEFORE.test(text.charAt(i - 1)) || !LETTER.test(text.charAt(i + 1))) return undefined;
   return { form: " ", next: i + 1 };
 }
 
@@ -378,11 +385,14 @@ function obfuscation(text: string, at: number, spaced: boolean): { code: number;
   return { code: word.code, end: at + word.length };
 }
 
+const AT_WORD = { code: AT, length: 2 } as const;
+const DOT_WORD = { code: DOT, length: 3 } as const;
+
 function wordAt(text: string, at: number): { code: number; length: number } | undefined {
   const a = text.charCodeAt(at) | 0x20;
   const b = text.charCodeAt(at + 1) | 0x20;
-  if (a === 0x61 && b === 0x74) return { code: AT, length: 2 };
-  if (a === 0x64 && b === 0x6f && (text.charCodeAt(at + 2) | 0x20) === 0x74) return { code: DOT, length: 3 };
+  if (a === 0x61 && b === 0x74) return AT_WORD;
+  if (a === 0x64 && b === 0x6f && (text.charCodeAt(at + 2) | 0x20) === 0x74) return DOT_WORD;
   return undefined;
 }
 

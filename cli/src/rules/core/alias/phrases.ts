@@ -19,6 +19,8 @@ import {
   OPENER,
   phraseOf,
   PLAIN,
+  PLUS,
+  plusIsItself,
   SEPARATOR,
   SPACE,
   SPACE_UNIT,
@@ -395,7 +397,8 @@ export class PhraseMatcher<T> {
           end = ++i;
         } else {
           // The commonest cases of special(), inline: separators between digits (a phone's), a separator
-          // that is only itself, and a whitespace run that cannot begin an obfuscated `at`/`dot`.
+          // that is only itself, a whitespace run that cannot begin an obfuscated `at`/`dot`, and a `+` that
+          // is certainly itself (a phone's `+44`).
           const kind = kinds[c]!;
           let j = -1;
           if (!(kind & COMPLEX)) {
@@ -414,9 +417,10 @@ export class PhraseMatcher<T> {
               const after = text.charCodeAt(j) | 0x20;
               if (mayBeObfuscation(text, j, after) || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) j = -1;
             }
-          }
+          } else if (c === PLUS && plusIsItself(text, i)) j = i + 1;
           if (j >= 0) {
-            last = kind & SPACE_UNIT ? SPACE : forms[c]!;
+            // (The one complex unit read here is a `+` that is itself: it has no entry in the forms.)
+            last = kind & SPACE_UNIT ? SPACE : kind & COMPLEX ? c : forms[c]!;
             end = i = j;
           } else {
             special(text, i, last, unit, dots);
