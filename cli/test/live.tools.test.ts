@@ -5,8 +5,21 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Validator } from "@cfworker/json-schema";
+import fc from "fast-check";
+import { query, type JsonValue } from "jsonpath-rfc9535";
 import { afterAll, beforeAll, describe, it, vi } from "vitest";
-import { HookDenied, HookRun, LiveToolError, LiveTools, RulesFileError, type LiveLine } from "../src/rules/index.ts";
+import {
+  HookDenied,
+  HookRun,
+  InputChecker,
+  LiveToolError,
+  LiveTools,
+  parsePage,
+  parseRules,
+  RulesFileError,
+  type HttpTool,
+  type LiveLine,
+} from "../src/rules/index.ts";
 import { EXA_KEY, startFixtureServer, type FixtureServer } from "./live-server.ts";
 
 let server: FixtureServer;
@@ -300,6 +313,45 @@ url = "${origin}/items"
     expect(run.liveLog.map((line) => line.input_sent)).toEqual([{ n: 2 }, { n: 3 }, {}, {}]);
   });
 
+  it("json: results and $ field paths select what RFC 9535 selects (the JSONPath library's own query), on any document", ({ expect }) => {
+    // Names, indices (negative ones from the end) and wildcards in every combination, and the shapes the library
+    // evaluates itself (descendants, slices, filters).
+    const name = fc.constantFrom("a", "b", "items", "0", "x y");
+    const selector = fc.oneof(
+      name.map((key) => `.${/^[a-z]+$/.test(key) ? key : "*"}`),
+      name.map((key) => `[${JSON.stringify(key)}]`),
+      fc.integer({ min: -3, max: 3 }).map((index) => `[${index}]`),
+      fc.constant("[*]"),
+      fc.tuple(name, fc.integer({ min: -2, max: 2 })).map(([key, index]) => `[${JSON.stringify(key)}, ${index}, *]`),
+      fc.constantFrom("..a", "[1:]", "[?@.a]", "..*"),
+    );
+    const path = fc.array(selector, { maxLength: 4 }).map((parts) => `$${parts.join("")}`);
+    const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: "small" },
+        fc.jsonValue({ maxDepth: 0 }),
+        fc.array(tie("node"), { maxLength: 4 }),
+        fc.dictionary(name, tie("node"), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, path, (document, results) => {
+        const page = {
+          url: "https://items.example/",
+          status: 200,
+          contentType: "application/json",
+          body: JSON.stringify(document),
+          truncated: false,
+        };
+        const parsed = JSON.parse(page.body) as JsonValue;
+        expect(parsePage("t", { mode: "json", results }, page, undefined).result).toEqual(query(parsed, results));
+        const field = parsePage("t", { mode: "json", results: "$", fields: { f: results } }, page, undefined).result;
+        expect(field).toEqual([query(parsed, results)[0] === undefined ? {} : { f: query(parsed, results)[0] }]);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("regex: one object per match, tags stripped and entities decoded; no match is an empty list", async ({ expect }) => {
     const { tools } = await runOf(`
 [tools.search]
@@ -430,6 +482,39 @@ body = "q={query}&format=json"
 });
 
 describe("bad input and bad answers", () => {
+  it("refuses exactly the inputs JSON Schema refuses, for any shorthand input table", ({ expect }) => {
+    const type = fc.constantFrom("string", "integer", "number", "boolean", "object", "array");
+    const shorthand = fc
+      .tuple(type, fc.boolean(), fc.boolean())
+      .map(([kind, list, optional]) => `${kind}${list && kind !== "array" && kind !== "object" ? "[]" : ""}${optional ? "?" : ""}`);
+    const table = fc.dictionary(fc.constantFrom("q", "n", "tags", "x"), shorthand, { minKeys: 1 });
+    const value = fc.oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.constantFrom(1.5, -0, 2 ** 60, Number.NaN, Number.POSITIVE_INFINITY),
+      fc.array(fc.oneof(fc.string(), fc.integer(), fc.double()), { maxLength: 3 }),
+    );
+    const input = fc.dictionary(fc.constantFrom("q", "n", "tags", "x", "other"), value, { maxKeys: 4 });
+    fc.assert(
+      fc.property(table, input, (fields, given) => {
+        const config = parseRules(
+          `[tools.t]\ninput = ${JSON.stringify(fields).replaceAll('":', '" =')}\nurl = "https://x.example/"\n`,
+          "toml",
+        );
+        const schema = (config.live!.tools[0] as HttpTool).input;
+        const expected = new Validator(schema as never, "2020-12", false).validate(given).valid;
+        let refused: unknown;
+        try {
+          new InputChecker("t", schema).check(given);
+        } catch (error) {
+          refused = error;
+        }
+        expect(refused === undefined).toBe(expected);
+        if (refused) expect((refused as LiveToolError).code).toBe("live_input_invalid");
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   const file = () => `
 [tools.search]
 input = { query = "string: The query.", max_results = "integer?" }
@@ -658,6 +743,49 @@ export function note(event) { return "seen by " + event.vendor; }`,
     });
     expect(line!.result_raw).not.toHaveProperty("hook_context");
     expect(typeof line!.elapsed).toBe("number");
+  });
+
+  it("input_asked is the input as the agent gave it: a copy as structuredClone makes one, whatever a rule does to the input", async ({
+    expect,
+  }) => {
+    const { tools, run } = await runOf(
+      `
+[[hooks.pre_tool_call]]
+handlers = [{ type = "callable", target = "./rules.mjs#scribble" }]
+
+[tools.echo]
+input = { type = "object", properties = {} }
+callable = "./echo.mjs#echo"
+`,
+      {
+        "rules.mjs": `export function scribble(event) { for (const key of Object.keys(event.tool_input)) event.tool_input[key] = "scribbled"; }`,
+        "echo.mjs": `export const echo = (input) => input;`,
+      },
+    );
+    const asked = async (input: Record<string, unknown>) => {
+      const expected = structuredClone(input);
+      await tools.echo!(input);
+      return { got: run.liveLog.at(-1)!.input_asked, expected };
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 5 }), async (input) => {
+        const { got, expected } = await asked(input);
+        expect(got).toStrictEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
+    // What JSON cannot say is kept as structuredClone keeps it: a shared object stays shared, a Date a Date,
+    // a hole a hole, a __proto__ key a key.
+    const shared = { n: 1 };
+    const sharing = await asked({ a: shared, b: [shared] });
+    expect(sharing.got).toStrictEqual(sharing.expected);
+    const got = sharing.got as { a: object; b: object[] };
+    expect(got.a).toBe(got.b[0]);
+    for (const input of [{ when: new Date(0) }, { holes: [1, , 3] }, JSON.parse('{"__proto__": {"x": 1}}') as Record<string, unknown>]) {
+      const { got, expected } = await asked(input);
+      expect(got).toStrictEqual(expected);
+      expect(Object.getPrototypeOf(got)).toBe(Object.prototype);
+    }
   });
 
   it("a denied call is a line with denied: true and no input_sent; the tool is never called", async ({ expect }) => {

@@ -2,6 +2,7 @@
 // record (through a sink the host provides). Node's command handler and file sink
 // live in ../node.
 import { answerFromText, answerFromValue } from "./answer.ts";
+import { isoNow } from "./clock.ts";
 import { interpolateEnv, type HandlerType } from "./config.ts";
 import { HookFailure } from "./errors.ts";
 import type { HookAnswer, HookEvent } from "./events.ts";
@@ -180,7 +181,7 @@ export class RecordHandler extends BaseHandler {
   }
   async handle(event: HookEvent): Promise<HookAnswer> {
     const line: RecordLine = {
-      ts: new Date().toISOString(),
+      ts: isoNow(),
       run_id: event.run_id,
       event: event.hook_event_name,
       session: this.labels.session,

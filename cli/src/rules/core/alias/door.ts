@@ -4,6 +4,7 @@
 import { MAX_EVENT_DEPTH } from "../bounds.ts";
 import { deriveAll, domainKeeper, Hmac, newRunKey, type DeriveOptions, type Derived, type HmacSha256 } from "./derive.ts";
 import { FREE_MAIL_DOMAINS } from "./names.ts";
+import { isAsciiLetter } from "./normalise.ts";
 import { SpellingMatcher } from "./phrases.ts";
 import { AliasError, checkSeeds, type Seed, type SeedEntity } from "./seeds.ts";
 import { spellings, storedForm, type Spelling } from "./variants.ts";
@@ -45,6 +46,8 @@ interface Entry {
   recent?: { found: string; styled: string };
   /** Found spellings already styled for this entry (made on its first match). */
   rendered?: Map<string, string>;
+  /** Replacements by the style bits of an ASCII spelling (asciiStyle), made on first use. */
+  styled?: (string | undefined)[];
 }
 
 /** One spelling of a seed's real value and the same spelling of its alias. */
@@ -301,20 +304,30 @@ export class AliasDoor {
 
 /** The replacement for one match, in the found text's style: its case, its phone separators, its email obfuscation. */
 function render(entry: Entry, text: string, start: number, end: number): string {
-  const length = end - start;
-  if (!entry.public) {
-    // A page repeats the same spelling, most often as the seed wrote it, in capitals, or as the last one
-    // found: those are compared in place (no copy of the found text, no hashing).
-    if (length === entry.from.length) {
-      if (text.startsWith(entry.from, start)) return (entry.asWritten ??= styleLike(entry, entry.from));
-      const upper = (entry.fromUpper ??= entry.from.toUpperCase());
-      if (upper.length === length && text.startsWith(upper, start)) return (entry.asUpper ??= styleLike(entry, upper));
-    }
-    const recent = entry.recent;
-    if (recent && recent.found.length === length && text.startsWith(recent.found, start)) return recent.styled;
+  if (entry.public) return text.slice(start, end);
+  // What the replacement follows of the found text is read in place: whether a phone has separators, and
+  // the case and `+` joins of an ASCII spelling. An obfuscated email follows its exact spelling (below).
+  if (entry.kind === "phone") return separated(text, start, end) && entry.pretty ? entry.pretty : entry.to;
+  if (entry.kind !== "email" || entry.form !== "value") {
+    const style = asciiStyle(text, start, end);
+    if (style >= 0) return ((entry.styled ??= [])[style] ??= styleWith(entry, style));
   }
+  return renderSpelling(entry, text, start, end);
+}
+
+/** render() for a replacement that follows the found spelling as a whole (an obfuscated email, non-ASCII text). */
+function renderSpelling(entry: Entry, text: string, start: number, end: number): string {
+  // A page repeats the same spelling, most often as the seed wrote it, in capitals, or as the last one
+  // found: those are compared in place (no copy of the found text, no hashing).
+  const length = end - start;
+  if (length === entry.from.length) {
+    if (text.startsWith(entry.from, start)) return (entry.asWritten ??= styleLike(entry, entry.from));
+    const upper = (entry.fromUpper ??= entry.from.toUpperCase());
+    if (upper.length === length && text.startsWith(upper, start)) return (entry.asUpper ??= styleLike(entry, upper));
+  }
+  const recent = entry.recent;
+  if (recent && recent.found.length === length && text.startsWith(recent.found, start)) return recent.styled;
   const found = text.slice(start, end);
-  if (entry.public) return found;
   // Other spellings are styled once each (a few per entry are kept).
   const rendered = (entry.rendered ??= new Map());
   let styled = rendered.get(found);
@@ -331,14 +344,51 @@ const RENDERED_PER_ENTRY = 16;
 function styleLike(entry: Entry, found: string): string {
   if (entry.kind === "phone") return /[^\d+]/.test(found) && entry.pretty ? entry.pretty : entry.to;
   if (entry.kind === "email" && entry.form === "value" && !found.includes("@")) return obfuscated(entry.to, found);
+  const upper = found === found.toUpperCase() && found !== found.toLowerCase();
+  const lower = found === found.toLowerCase() && found !== found.toUpperCase();
+  const joined = PLUS_JOINED.test(found) && !/\s/.test(found);
+  return styleWith(entry, (upper ? UPPER : 0) | (lower ? LOWER : 0) | (joined ? PLUS_JOIN : 0));
+}
+
+/** Style bits of a found spelling: all upper case (with a cased letter), all lower case, words joined with `+` and no whitespace. */
+const UPPER = 1;
+const LOWER = 2;
+const PLUS_JOIN = 4;
+
+function styleWith(entry: Entry, style: number): string {
   // Words joined with `+` (a query string's spaces) stay joined so: `q=Matthew+Nowell` keeps a valid query.
-  const to = PLUS_JOINED.test(found) && !/\s/.test(found) ? entry.to.replaceAll(" ", "+") : entry.to;
-  if (found === found.toUpperCase() && found !== found.toLowerCase()) return to.toUpperCase();
-  if (found === found.toLowerCase() && found !== found.toUpperCase()) return to.toLowerCase();
-  return to;
+  const to = style & PLUS_JOIN ? entry.to.replaceAll(" ", "+") : entry.to;
+  return style & UPPER ? to.toUpperCase() : style & LOWER ? to.toLowerCase() : to;
 }
 
 const PLUS_JOINED = /[\p{L}\p{M}]\+\p{L}/u;
+
+/** Whether a found phone is written with anything besides digits and `+`. */
+function separated(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x30 || c > 0x39) && c !== 0x2b) return true;
+  }
+  return false;
+}
+
+/** styleLike()'s style bits of `text[start, end)` read in place, for ASCII text; -1 when it holds anything else. */
+function asciiStyle(text: string, start: number, end: number): number {
+  let upper = false;
+  let lower = false;
+  let joined = false;
+  let space = false;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return -1;
+    if (c >= 0x61 && c <= 0x7a) lower = true;
+    else if (c >= 0x41 && c <= 0x5a) upper = true;
+    else if (c === 0x2b)
+      joined ||= i > start && i + 1 < end && isAsciiLetter(text.charCodeAt(i - 1)) && isAsciiLetter(text.charCodeAt(i + 1));
+    else if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) space = true;
+  }
+  return (upper && !lower ? UPPER : 0) | (lower && !upper ? LOWER : 0) | (joined && !space ? PLUS_JOIN : 0);
+}
 
 const AT_STYLE = /\s*[[({]\s*at\s*[\])}]\s*|\s+at\s+/i;
 const DOT_STYLE = /\s*[[({]\s*dot\s*[\])}]\s*|\s+dot\s+/i;
@@ -367,7 +417,43 @@ function lineOf(lineStarts: number[], offset: number): number {
 class Budget {
   used = 0;
   /** Each key's mapping, for this one value. */
-  readonly keys = new Map<string, string>();
+  readonly #keys = new Map<string, string>();
+  /** The last object's keys and their mappings: the rows of a result have the same keys, in the same order. */
+  #lastKeys: readonly string[] = [];
+  #lastMapped: string[] = [];
+  /**
+   * An object's keys, counted and mapped. Each key is matched once per value; an object with the same
+   * keys as the one before (the next row) takes its mappings whole, after a comparison of each key
+   * (one step when they are the same strings, as parsed keys are).
+   */
+  mapKeys(keys: readonly string[], map: (text: string) => string): string[] {
+    let same = keys.length === this.#lastKeys.length;
+    for (let index = 0; index < keys.length; index++) {
+      this.take(keys[index]!.length);
+      same &&= keys[index] === this.#lastKeys[index];
+    }
+    if (same) return this.#lastMapped;
+    const mapped = keys.map((key) => {
+      let mappedKey = this.#keys.get(key);
+      if (mappedKey === undefined) this.#keys.set(key, (mappedKey = map(key)));
+      return mappedKey;
+    });
+    this.#lastKeys = keys;
+    this.#lastMapped = mapped;
+    return mapped;
+  }
+  /** The last copy made of an object whose keys mapped to `mappedKeys` (the same array mapKeys gave), if any. */
+  #template: { keys: readonly string[]; copy: Record<string, unknown> } | undefined;
+  /**
+   * A new object with the keys a copy of such an object has, in order: the last such copy cloned (one step) when
+   * there is one, rather than the keys added one at a time. Every key is then written, so no old value stays.
+   */
+  newCopy(mappedKeys: readonly string[]): Record<string, unknown> {
+    return this.#template?.keys === mappedKeys ? { ...this.#template.copy } : {};
+  }
+  keepCopy(mappedKeys: readonly string[], copy: Record<string, unknown>): void {
+    this.#template = { keys: mappedKeys, copy };
+  }
   take(characters: number): void {
     this.used += characters;
     if (this.used > MAX_ALIAS_TEXT)
@@ -415,14 +501,12 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget, 
     budget.descend(depth + 1);
     const record = value as Record<string, unknown>;
     const keys = Object.keys(record);
+    const mappedKeys = budget.mapKeys(keys, map);
     let copy: Record<string, unknown> | undefined;
     for (let index = 0; index < keys.length; index++) {
       const key = keys[index]!;
       const item = record[key];
-      budget.take(key.length);
-      // Keys repeat across the rows of a result: each is matched once per value.
-      let mappedKey = budget.keys.get(key);
-      if (mappedKey === undefined) budget.keys.set(key, (mappedKey = map(key)));
+      const mappedKey = mappedKeys[index]!;
       // Short numbers, booleans and null are left as they are without a call (most of a result's leaves).
       const mapped =
         item === null || typeof item === "boolean" || (typeof item === "number" && Math.abs(item) < LONG_INTEGER)
@@ -430,11 +514,12 @@ function mapJson(value: unknown, map: (text: string) => string, budget: Budget, 
           : mapJson(item, map, budget, depth + 1);
       if (!copy && (mappedKey !== key || mapped !== item)) {
         // The first change: copy what came before it, in order, and go on building the copy.
-        copy = {};
+        copy = budget.newCopy(mappedKeys);
         for (let before = 0; before < index; before++) copy[keys[before]!] = record[keys[before]!];
       }
       if (copy) copy[mappedKey] = mapped;
     }
+    if (copy) budget.keepCopy(mappedKeys, copy);
     return copy ?? value;
   }
   return value;

@@ -17,7 +17,7 @@ import confusablesData from "unhomoglyph/data.json";
 export const SPACE = 0x20;
 const AT = 0x40;
 export const DOT = 0x2e;
-const PLUS = 0x2b;
+export const PLUS = 0x2b;
 
 /** What a unit is to the normaliser, as bits. PLAIN (0): its form is one unit, `folded[code]`. */
 export const PLAIN = 0;
@@ -64,7 +64,7 @@ export function words(): Uint8Array {
   return wordTable;
 }
 
-const isSpace = (c: number) =>
+export const isSpace = (c: number) =>
   c === 0x20 ||
   (c >= 0x09 && c <= 0x0d) ||
   c === 0xa0 ||
@@ -79,8 +79,8 @@ export const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 /** Hyphens and dashes of every width: `020–7946–0958` is a phone. */
 const isDash = (c: number) => c === 0x2d || (c >= 0x2010 && c <= 0x2015) || c === 0x2212 || c === 0xfe58 || c === 0xfe63 || c === 0xff0d;
 const isSeparator = (c: number) => isSpace(c) || isDash(c) || c === 0x28 || c === 0x29 || c === 0x2f;
-const OPENERS = new Set([0x5b, 0x28, 0x7b]);
-const CLOSERS = new Set([0x5d, 0x29, 0x7d]);
+const isOpener = (c: number) => c === 0x5b || c === 0x28 || c === 0x7b;
+const isCloser = (c: number) => c === 0x5d || c === 0x29 || c === 0x7d;
 
 const IGNORED = /[\p{M}\p{Cf}]/gu;
 let confusables: Map<string, string> | undefined;
@@ -123,7 +123,7 @@ function resolve(code: number): number {
       // Spaces, openers and separators by the character itself or by its form (fullwidth `（` is `(`).
       kind =
         (isSpace(code) || isSpace(unit) ? SPACE_UNIT : 0) |
-        (OPENERS.has(unit) ? OPENER : 0) |
+        (isOpener(unit) ? OPENER : 0) |
         (isSeparator(code) || isSeparator(unit) ? SEPARATOR : 0);
       if (kind & SPACE_UNIT) folded[code] = SPACE;
       // Every dash reads as `-` (Unicode's look-alike of `—` is a katakana mark, no separator).
@@ -234,6 +234,19 @@ function entityAt(text: string, i: number): { form: string; next: number } | und
   return { form, next: i + named[0].length };
 }
 
+export const isAsciiLetter = (c: number) => (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a;
+
+/**
+ * Whether the `+` at `i` is certainly itself, not a query string's space: first in the text, or next to an ASCII
+ * character that is not a letter (ASCII has no marks, and its letters are A–Z and a–z), as a phone's `+44` or
+ * `C++` is. Decided without a regular expression; a `+` between other characters goes to plusAt.
+ */
+export function plusIsItself(text: string, i: number): boolean {
+  if (i === 0) return true;
+  const before = text.charCodeAt(i - 1);
+  const after = text.charCodeAt(i + 1);
+  return (before < 0x80 && !isAsciiLetter(before)) || (after < 0x80 && !isAsciiLetter(after));
+}
 const LETTER = /^\p{L}$/u;
 /** A letter, or a mark on one (`Zoë+Fairbanks` in NFD). */
 const LETTER_BEFORE = /^[\p{L}\p{M}]$/u;
@@ -243,7 +256,7 @@ const LETTER_BEFORE = /^[\p{L}\p{M}]$/u;
  * it is itself, so a phone's `+44` (after a space, a digit or nothing) keeps its meaning.
  */
 function plusAt(text: string, i: number): { form: string; next: number } | undefined {
-  if (i === 0 || !LETTER_BEFORE.test(text.charAt(i - 1)) || !LETTER.test(text.charAt(i + 1))) return undefined;
+  if (plusIsItself(text, i) || !LETTER_BEFORE.test(text.charAt(i - 1)) || !LETTER.test(text.charAt(i + 1))) return undefined;
   return { form: " ", next: i + 1 };
 }
 
@@ -356,14 +369,14 @@ export function special(text: string, i: number, last: number, out: Unit, dots: 
 /** `[at]`, `(dot)`, `{at}` anywhere; ` at `, ` dot ` as words between spaces. */
 function obfuscation(text: string, at: number, spaced: boolean): { code: number; end: number } | undefined {
   const c = text.charCodeAt(at);
-  if (OPENERS.has(c)) {
+  if (isOpener(c)) {
     let j = at + 1;
     while (isSpace(text.charCodeAt(j))) j++;
     const word = wordAt(text, j);
     if (!word) return undefined;
     j += word.length;
     while (isSpace(text.charCodeAt(j))) j++;
-    if (!CLOSERS.has(text.charCodeAt(j))) return undefined;
+    if (!isCloser(text.charCodeAt(j))) return undefined;
     return { code: word.code, end: j + 1 };
   }
   if (!spaced) return undefined;
@@ -372,11 +385,14 @@ function obfuscation(text: string, at: number, spaced: boolean): { code: number;
   return { code: word.code, end: at + word.length };
 }
 
+const AT_WORD = { code: AT, length: 2 } as const;
+const DOT_WORD = { code: DOT, length: 3 } as const;
+
 function wordAt(text: string, at: number): { code: number; length: number } | undefined {
   const a = text.charCodeAt(at) | 0x20;
   const b = text.charCodeAt(at + 1) | 0x20;
-  if (a === 0x61 && b === 0x74) return { code: AT, length: 2 };
-  if (a === 0x64 && b === 0x6f && (text.charCodeAt(at + 2) | 0x20) === 0x74) return { code: DOT, length: 3 };
+  if (a === 0x61 && b === 0x74) return AT_WORD;
+  if (a === 0x64 && b === 0x6f && (text.charCodeAt(at + 2) | 0x20) === 0x74) return DOT_WORD;
   return undefined;
 }
 

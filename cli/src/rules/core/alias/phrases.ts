@@ -14,10 +14,13 @@ import {
   isDigit,
   DOT,
   isIgnorable,
+  isSpace,
   kindOf,
   OPENER,
   phraseOf,
   PLAIN,
+  PLUS,
+  plusIsItself,
   SEPARATOR,
   SPACE,
   SPACE_UNIT,
@@ -38,6 +41,10 @@ const WORD_START = 2;
 const BLANK = 3;
 /** Not met yet by this matcher: read through the slow path, which learns it. */
 const UNSEEN = 4;
+/** A separator no phrase starts with (`-`, `/`, `)`): only between digits is it more than itself. */
+const DIGIT_SEPARATOR = 5;
+/** A full stop no phrase starts with: only after a digit or a separator may it be a phone's (the phone pass). */
+const FULL_STOP = 6;
 /** `#plainClass` of a unit not met yet. */
 const UNRESOLVED = -2;
 
@@ -69,11 +76,22 @@ export class PhraseMatcher<T> {
   readonly #firstHit: Int32Array;
   /**
    * Full transition rows (failures already followed) for the shallowest states, as many as
-   * DENSE_ENTRIES allows: `#rowOf[state]` is the row's offset in `#delta`, or -1 (children list).
-   * The scan spends most of its steps near the root, where states have the most children.
+   * DENSE_ENTRIES allows: `#rowOf[state]` is the state's row (it starts at row × alphabet in
+   * `#delta`), or -1 (children list). The scan spends most of its steps near the root, where states
+   * have the most children.
+   *
+   * The scan walks *cursors*, not states: a state with a row is its row (the root is 0), any other
+   * is minus its number. An entry of `#delta` is the target's cursor times two, plus one when a
+   * phrase ends there, so a step along the rows is one read; column 0 of a row (class 0 is never
+   * looked up) holds the state's first hit. Entries are 16-bit while there are fewer than 2¹⁴
+   * states: the table every step reads from is then half the size, and fewer of its reads miss
+   * the cache (most of a step's cost, and more so when other work shares the cores).
    */
   readonly #rowOf: Int32Array;
-  readonly #delta: Int32Array;
+  readonly #delta: Int16Array | Int32Array;
+  readonly #alphabet: number;
+  /** Each state's entry as `#delta` holds it: for steps taken through a children list. */
+  readonly #entry: Int32Array;
   readonly #ring: Int32Array;
   readonly #unit: Unit = { code: 0, more: "", end: 0, next: 0 };
   /** The last scan's matches, reused from scan to scan (a scan runs to its end before anything reads them). */
@@ -176,23 +194,27 @@ export class PhraseMatcher<T> {
     // The shallowest states get rows (so a state with a row has a failure with one: it is shallower), laid
     // out in state order, so a walk along one phrase reads neighbouring rows; filled breadth first.
     const rows = Math.max(1, Math.min(states, Math.floor(DENSE_ENTRIES / alphabet)));
+    this.#alphabet = alphabet;
     this.#rowOf = new Int32Array(states).fill(-1);
-    this.#delta = new Int32Array(rows * alphabet);
+    this.#delta = states < 1 << 14 ? new Int16Array(rows * alphabet) : new Int32Array(rows * alphabet);
     this.#rowOf[0] = 0;
     for (let row = 1; row < rows; row++) this.#rowOf[queue[row - 1]!] = 0;
-    for (let state = 0, offset = 0; state < states; state++)
-      if (this.#rowOf[state] === 0) {
-        this.#rowOf[state] = offset;
-        offset += alphabet;
-      }
-    this.#delta.set(this.#root);
+    for (let state = 0, row = 0; state < states; state++) if (this.#rowOf[state] === 0) this.#rowOf[state] = row++;
+    this.#entry = new Int32Array(states);
+    for (let state = 0; state < states; state++) {
+      const row = this.#rowOf[state]!;
+      this.#entry[state] = ((row >= 0 ? row : -state) << 1) | (this.#firstHit[state]! >= 0 ? 1 : 0);
+    }
+    for (let cls = 1; cls < alphabet; cls++) this.#delta[cls] = this.#entry[this.#root[cls]!]!;
+    this.#delta[0] = this.#firstHit[0]!;
     for (let row = 1; row < rows; row++) {
       const state = queue[row - 1]!;
-      const offset = this.#rowOf[state]!;
-      const failRow = this.#rowOf[this.#fail[state]!]!;
+      const offset = this.#rowOf[state]! * alphabet;
+      const failRow = this.#rowOf[this.#fail[state]!]! * alphabet;
       this.#delta.copyWithin(offset, failRow, failRow + alphabet);
+      this.#delta[offset] = this.#firstHit[state]!;
       for (let child = this.#firstChild[state]!; child >= 0; child = this.#nextSibling[child]!)
-        this.#delta[offset + this.#label[child]!] = child;
+        this.#delta[offset + this.#label[child]!] = this.#entry[child]!;
     }
   }
 
@@ -204,9 +226,10 @@ export class PhraseMatcher<T> {
     const cls = plain ? this.#classOf[form]! : -1;
     this.#plainClass[code] = cls;
     if (kind & SPACE_UNIT && !(kind & COMPLEX)) this.#atRoot[code] = BLANK;
+    else if (kind === SEPARATOR && !this.#firstUnits[form]) this.#atRoot[code] = DIGIT_SEPARATOR;
     else if (!plain) this.#atRoot[code] = STOP;
     // A full stop is read at the root too: after a digit or a space it may be a phone's separator (below).
-    else if (!this.#firstUnits[form] && form !== DOT) this.#atRoot[code] = SKIP;
+    else if (!this.#firstUnits[form]) this.#atRoot[code] = form === DOT ? FULL_STOP : SKIP;
     else this.#atRoot[code] = words()[form] ? WORD_START : STOP;
     return cls;
   }
@@ -286,6 +309,8 @@ export class PhraseMatcher<T> {
     const classOf = this.#classOf;
     const rowOf = this.#rowOf;
     const delta = this.#delta;
+    const alphabet = this.#alphabet;
+    const entry = this.#entry;
     const firstHit = this.#firstHit;
     const firstChild = this.#firstChild;
     const nextSibling = this.#nextSibling;
@@ -301,7 +326,8 @@ export class PhraseMatcher<T> {
     const stops = this.#stops;
     let stopped = 0;
     let used = 0;
-    let state = 0;
+    /** Where the automaton is (see #rowOf); 0 is the root. */
+    let cursor = 0;
     let last = -1;
     /** The unit before the current one (for the full-stop check). */
     let before = -1;
@@ -321,7 +347,7 @@ export class PhraseMatcher<T> {
         end = pendingEnd;
         cls = classOf[last]!;
       } else {
-        if (state === 0) {
+        if (cursor === 0) {
           // No match is under way: pass over units no phrase starts at, and phrase starts inside a word
           // (a phrase that starts with a word unit must not start inside a word, so all would be dropped).
           // A whitespace run is one space unit (no phrase starts with one) unless it is formatting between
@@ -335,7 +361,17 @@ export class PhraseMatcher<T> {
               if (i > 0 && word[text.charCodeAt(i - 1)]) continue;
               break;
             }
-            if (at !== BLANK || isDigit(i === skipFrom ? last : forms[text.charCodeAt(i - 1)]!)) break;
+            // The rest depend on the unit before (the passed ones are each their own form, a space for whitespace).
+            const prior = i === skipFrom ? last : forms[text.charCodeAt(i - 1)]!;
+            if (at === DIGIT_SEPARATOR) {
+              if (isDigit(prior)) break;
+              continue;
+            }
+            if (at === FULL_STOP) {
+              if (isDigit(prior) || (prior >= 0 && kindOf(prior) & SEPARATOR)) break;
+              continue;
+            }
+            if (at !== BLANK || isDigit(prior)) break;
             let j = i + 1;
             while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
             const after = text.charCodeAt(j) | 0x20;
@@ -360,20 +396,31 @@ export class PhraseMatcher<T> {
           last = forms[c]!;
           end = ++i;
         } else {
-          // The commonest cases of special(), inline: not after a digit, a separator that is only itself,
-          // and a whitespace run that cannot begin an obfuscated `at`/`dot`.
+          // The commonest cases of special(), inline: separators between digits (a phone's), a separator
+          // that is only itself, a whitespace run that cannot begin an obfuscated `at`/`dot`, and a `+` that
+          // is certainly itself (a phone's `+44`).
           const kind = kinds[c]!;
-          let j: number;
-          if (isDigit(last) || kind & COMPLEX) j = -1;
-          else if (!(kind & (SPACE_UNIT | OPENER))) j = i + 1;
-          else if (kind & SPACE_UNIT && last !== SPACE) {
-            j = i + 1;
-            while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
-            const after = text.charCodeAt(j) | 0x20;
-            if (mayBeObfuscation(text, j, after) || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) j = -1;
-          } else j = -1;
+          let j = -1;
+          if (!(kind & COMPLEX)) {
+            const gap =
+              isDigit(last) && (kind & SEPARATOR || (dots && forms[c] === DOT)) ? gapBetweenDigits(text, i, kinds, forms, dots) : 0;
+            if (gap > 0) {
+              i = gap;
+              k--;
+              continue;
+            }
+            if (gap < 0) j = -1;
+            else if (!(kind & (SPACE_UNIT | OPENER))) j = i + 1;
+            else if (kind & SPACE_UNIT && last !== SPACE) {
+              j = i + 1;
+              while (j < n && kinds[text.charCodeAt(j)]! & SPACE_UNIT) j++;
+              const after = text.charCodeAt(j) | 0x20;
+              if (mayBeObfuscation(text, j, after) || kinds[text.charCodeAt(j)]! & (OPENER | COMPLEX)) j = -1;
+            }
+          } else if (c === PLUS && plusIsItself(text, i)) j = i + 1;
           if (j >= 0) {
-            last = kind & SPACE_UNIT ? SPACE : forms[c]!;
+            // (The one complex unit read here is a `+` that is itself: it has no entry in the forms.)
+            last = kind & SPACE_UNIT ? SPACE : kind & COMPLEX ? c : forms[c]!;
             end = i = j;
           } else {
             special(text, i, last, unit, dots);
@@ -396,32 +443,51 @@ export class PhraseMatcher<T> {
       }
       // A full stop met during a match attempt, or after a digit, a space or another separator (`(020).7946`):
       // the phone pass may need to read the text (it runs when digits are on both sides of the stop, separators aside).
-      if (last === DOT && (state !== 0 || isDigit(before) || (before >= 0 && kindOf(before) & SEPARATOR))) {
+      if (last === DOT && (cursor !== 0 || isDigit(before) || (before >= 0 && kindOf(before) & SEPARATOR))) {
         stops[stopped++] = from;
         stops[stopped++] = end;
       }
       ring[k & mask] = from;
       if (cls === 0) {
-        state = 0;
+        cursor = 0;
         continue;
       }
-      // Follow failures until a state has a row or an edge on cls; the root has a row (staying at worst).
-      for (;;) {
-        const row = rowOf[state]!;
-        if (row >= 0) {
-          state = delta[row + cls]!;
-          break;
+      let step = 0;
+      if (cursor >= 0) step = delta[cursor * alphabet + cls]!;
+      else {
+        // Follow failures until a state has a row or an edge on cls; the root has a row (staying at worst).
+        for (let state = -cursor; ; state = fail[state]!) {
+          const row = rowOf[state]!;
+          if (row >= 0) {
+            step = delta[row * alphabet + cls]!;
+            break;
+          }
+          let child = firstChild[state]!;
+          while (child >= 0 && label[child] !== cls) child = nextSibling[child]!;
+          if (child >= 0) {
+            step = entry[child]!;
+            break;
+          }
         }
-        let child = firstChild[state]!;
-        while (child >= 0 && label[child] !== cls) child = nextSibling[child]!;
-        if (child >= 0) {
-          state = child;
-          break;
-        }
-        state = fail[state]!;
       }
-      let hit = firstHit[state]!;
-      if (hit < 0) continue;
+      cursor = step >> 1;
+      if (!(step & 1)) {
+        // Along a phrase through rows, a plain unit where no phrase ends needs one step and nothing else
+        // (after the units of an expansion still to come).
+        while (cursor > 0 && i < n && pendingAt === pending.length) {
+          const next = text.charCodeAt(i);
+          const nextClass = plainClass[next]!;
+          const form = forms[next]!;
+          if (nextClass <= 0 || form === DOT) break;
+          const along = delta[cursor * alphabet + nextClass]!;
+          if (along & 1) break;
+          ring[++k & mask] = i++;
+          last = form;
+          cursor = along >> 1;
+        }
+        continue;
+      }
+      let hit = cursor >= 0 ? delta[cursor * alphabet]! : firstHit[-cursor]!;
       // Marks and format characters after the match belong to it (`Zoe\u0308`); then, read once, whether a
       // word unit follows: every phrase ending here that ends with a word unit needs a non-word unit after it.
       let after = end;
@@ -460,9 +526,32 @@ export class PhraseMatcher<T> {
   }
 }
 
-/** Whether the word after a whitespace run may be an obfuscated ` at ` or ` dot ` (`after`: its first unit, lower-cased). */
+/**
+ * Whether the word after a whitespace run is an obfuscated ` at ` or ` dot ` (`after`: its first unit, lower-cased):
+ * the word, then whitespace, as special() reads one (`dolor` and `do it` are words, read inline).
+ */
 const mayBeObfuscation = (text: string, j: number, after: number) =>
-  (after === 0x61 && (text.charCodeAt(j + 1) | 0x20) === 0x74) || (after === 0x64 && (text.charCodeAt(j + 1) | 0x20) === 0x6f);
+  (after === 0x61 && (text.charCodeAt(j + 1) | 0x20) === 0x74 && isSpace(text.charCodeAt(j + 2))) ||
+  (after === 0x64 &&
+    (text.charCodeAt(j + 1) | 0x20) === 0x6f &&
+    (text.charCodeAt(j + 2) | 0x20) === 0x74 &&
+    isSpace(text.charCodeAt(j + 3)));
+
+/**
+ * special()'s reading of separators after a digit, for units the normaliser has worked out and that read as
+ * themselves: where the digit after up to three separators starts (the separators are formatting), 0 when
+ * no digit follows them, -1 when a unit on the way needs special() (an encoded, ignorable or unknown one).
+ */
+function gapBetweenDigits(text: string, i: number, kinds: Uint8Array, forms: Uint16Array, dots: boolean): number {
+  for (let count = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const kind = kinds[c]!;
+    if (kind & COMPLEX) return -1;
+    if (count === 3 || !(kind & SEPARATOR || (dots && forms[c] === DOT))) return isDigit(forms[c]!) ? i : 0;
+    count++;
+  }
+  return 0;
+}
 
 /** Whether `text[start, end)` holds a closing bracket before any opening one. */
 function closesFirst(text: string, start: number, end: number): boolean {

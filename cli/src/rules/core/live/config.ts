@@ -3,11 +3,11 @@
 // naming no input field, an env name outside allowed_env, a pattern or JSONPath that
 // does not compile. Runtime-neutral: reading the connector file is the host's part.
 import { Validator } from "@cfworker/json-schema";
-import { query } from "jsonpath-rfc9535";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { envNames } from "../env.ts";
 import { RulesFileError, type RulesFileErrorCode } from "../errors.ts";
 import { formatPath, jsonLines, tomlLines, type KeyPath, type LineMap } from "../locate.ts";
+import { compileJsonPath } from "./jsonpath.ts";
 import type { FieldMap, FieldSource, ParseSpec } from "./parse.ts";
 import { shorthandProperty, SHORTHAND_TYPES, type InputSchema, type JsonSchema } from "./schema.ts";
 import { holesIn, holesOf, urlTemplate, type UrlTemplate } from "./template.ts";
@@ -427,7 +427,8 @@ class LiveValidator {
 
   jsonPath(path: string, at: KeyPath): void {
     try {
-      query(null, path);
+      // Parsed once here, and kept for the calls.
+      compileJsonPath(path);
     } catch (error) {
       this.fail("rules_bad_jsonpath", at, `not a JSONPath (RFC 9535): ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -5,9 +5,9 @@
 // JavaScript's backtracking RegExp, which a page can hold for minutes: the Node SDK runs
 // it on a thread of its own, stopped at the tool's timeout.
 import { decodeHTML } from "entities";
-import { query, type JsonValue } from "jsonpath-rfc9535";
 import { valueAt } from "../matcher.ts";
 import { LiveToolError } from "./errors.ts";
+import { compileJsonPath } from "./jsonpath.ts";
 
 /** Characters of a page one pattern runs over; the rest is not matched, and the call says it was cut. */
 export const MAX_PATTERN_INPUT = 2 * 1024 * 1024;
@@ -64,13 +64,13 @@ export function parsePage(tool: string, spec: ParseSpec, page: Page, limit: numb
     );
   }
   if (spec.results === undefined) return { result: body, truncated: false };
-  const items = query(body as JsonValue, spec.results);
+  const items = compileJsonPath(spec.results)(body);
   const cut = limit === undefined ? items : items.slice(0, limit);
   return { result: spec.fields ? cut.map((item) => pickFields(item, spec.fields!, page.url, jsonField)) : cut, truncated: false };
 }
 
 function jsonField(item: unknown, path: string): unknown {
-  return path.startsWith("$") ? query(item as JsonValue, path)[0] : valueAt(item, path);
+  return path.startsWith("$") ? compileJsonPath(path)(item)[0] : valueAt(item, path);
 }
 
 /** The named groups of one match (a group that did not take part is undefined). */

@@ -35,20 +35,78 @@ export const fieldsOf = (schema: InputSchema): string[] => Object.keys(schema.pr
 /** Checks a call's input against the tool's schema (compiled once per tool). */
 export class InputChecker {
   readonly #validator: Validator;
+  readonly #plain: PlainSchema | undefined;
   constructor(
     readonly tool: string,
     schema: InputSchema,
   ) {
     this.#validator = new Validator(schema, "2020-12", false);
+    this.#plain = plainSchema(schema);
   }
 
   /** Throws live_input_invalid naming every field that is missing or wrong. */
   check(input: ToolInput): void {
+    // The validator builds its whole report even for a valid input; a shorthand schema's valid input is told
+    // without it, and anything else (or anything it refuses) goes to the validator, which says why.
+    if (this.#plain && fitsPlain(input, this.#plain)) return;
     const result = this.#validator.validate(input);
     if (result.valid) return;
     const problems = [...new Set(result.errors.filter(isLeaf).map(describe))];
     throw new LiveToolError("live_input_invalid", `${this.tool}: the input is refused before any request: ${problems.join("; ")}`);
   }
+}
+
+/** A schema of the shorthand's kind: an object of fields of a primitive type (or lists of one), some required. */
+interface PlainSchema {
+  fields: Map<string, { type: string; list: boolean }>;
+  required: readonly string[];
+}
+
+const PLAIN_TYPES = new Set(["string", "integer", "number", "boolean"]);
+const onlyKeys = (value: object, keys: readonly string[]) => Object.keys(value).every((key) => keys.includes(key));
+
+/** The schema as a PlainSchema, when it says no more than one (no other keyword anywhere); else undefined. */
+function plainSchema(schema: InputSchema): PlainSchema | undefined {
+  if (schema.type !== "object" || !onlyKeys(schema, ["type", "properties", "required", "description"])) return undefined;
+  const fields = new Map<string, { type: string; list: boolean }>();
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (!onlyKeys(property, ["type", "items", "description"])) return undefined;
+    const items = property.items as JsonSchema | undefined;
+    if (property.type === "array" && items && onlyKeys(items, ["type"]) && PLAIN_TYPES.has(items.type as string))
+      fields.set(name, { type: items.type as string, list: true });
+    else if (items === undefined && PLAIN_TYPES.has(property.type as string))
+      fields.set(name, { type: property.type as string, list: false });
+    else return undefined;
+  }
+  return { fields, required: schema.required ?? [] };
+}
+
+const isOfType = (value: unknown, type: string) =>
+  type === "string"
+    ? typeof value === "string"
+    : type === "boolean"
+      ? typeof value === "boolean"
+      : type === "integer"
+        ? Number.isInteger(value)
+        : Number.isFinite(value);
+
+/** Whether the input certainly satisfies the schema: each required field present, each field of its type. */
+function fitsPlain(input: ToolInput, schema: PlainSchema): boolean {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return false;
+  for (const name of schema.required) if (!Object.hasOwn(input, name)) return false;
+  for (const name of Object.keys(input)) {
+    const field = schema.fields.get(name);
+    if (!field) continue;
+    const value = input[name];
+    if (!field.list) {
+      if (!isOfType(value, field.type)) return false;
+      continue;
+    }
+    if (!Array.isArray(value)) return false;
+    // Every index, holes too (the validator reads each item, and refuses an absent one).
+    for (let index = 0; index < value.length; index++) if (!isOfType(value[index], field.type)) return false;
+  }
+  return true;
 }
 
 /** Errors that say what is wrong, not that a parent schema failed because a child did. */

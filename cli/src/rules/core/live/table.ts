@@ -2,6 +2,7 @@
 // (pre_tool_call, post_tool_call), is bounded by its timeout, and is one line in the
 // record, or is answered from a recording without touching the network. The host
 // supplies how each tool executes (fetch, an imported function).
+import { isoNow } from "../clock.ts";
 import type { RecordSink } from "../handlers.ts";
 import type { ToolInput } from "../events.ts";
 import type { WrappedTool } from "../tool-shapes.ts";
@@ -116,22 +117,24 @@ export class LiveTools {
     } catch (error) {
       outcome = { error };
     }
-    await this.#record({
-      ts: new Date().toISOString(),
-      run_id: this.#run.runId,
-      tool: name,
-      ...optional("vendor", this.#run.vendorOf(name, given)),
-      input_asked: asked,
-      ...optional("input_sent", trace.inputSent),
-      ...optional("request", trace.request),
-      ...(trace.raw ? { result_raw: trace.raw.value } : {}),
-      ...("shown" in outcome ? { result_shown: outcome.shown } : {}),
-      ...optional("error_raw", trace.failure),
-      ...("error" in outcome ? { error: messageOf(outcome.error), ...(isDenial(outcome.error) ? { denied: true as const } : {}) } : {}),
-      ...(trace.truncated ? { truncated: true as const } : {}),
-      elapsed: Math.round(performance.now() - started) / 1000,
-      replayed: trace.replayed ?? false,
-    });
+    // Field by field, in the documented order (no object spread per optional field: this runs on every call).
+    const line = { ts: isoNow(), run_id: this.#run.runId, tool: name } as LiveLine;
+    const vendorName = this.#run.vendorOf(name, given);
+    if (vendorName !== undefined) line.vendor = vendorName;
+    line.input_asked = asked;
+    if (trace.inputSent !== undefined) line.input_sent = trace.inputSent;
+    if (trace.request !== undefined) line.request = trace.request;
+    if (trace.raw) line.result_raw = trace.raw.value;
+    if ("shown" in outcome) line.result_shown = outcome.shown;
+    if (trace.failure !== undefined) line.error_raw = trace.failure;
+    if ("error" in outcome) {
+      line.error = messageOf(outcome.error);
+      if (isDenial(outcome.error)) line.denied = true;
+    }
+    if (trace.truncated) line.truncated = true;
+    line.elapsed = Math.round(performance.now() - started) / 1000;
+    line.replayed = trace.replayed ?? false;
+    await this.#record(line);
     if ("error" in outcome) throw outcome.error;
     return outcome.shown;
   }
@@ -195,24 +198,63 @@ export class LiveTools {
   async #record(line: LiveLine): Promise<void> {
     const redacted = this.#options.redactor ? this.#options.redactor.redact(line) : line;
     this.log.push(redacted);
-    if (this.log.length > MAX_KEPT_LINES) this.log.splice(0, this.log.length - MAX_KEPT_LINES);
+    // One line in, one out: shift() drops the first without moving the rest, where a splice moved all 1,000 each call.
+    while (this.log.length > MAX_KEPT_LINES) this.log.shift();
     await this.#options.sink?.append(`${JSON.stringify(redacted)}\n`);
   }
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** The input as the agent gave it, kept apart from what the rules do to theirs. */
 function snapshot(input: ToolInput): ToolInput {
+  // What agents send is a small JSON value: copied directly it is the same copy structuredClone makes, whose
+  // serialiser cost a call about as much as all the rest of its wrapper. Anything else takes structuredClone.
+  const copied = jsonCopy(input, []);
+  if (copied !== NOT_JSON) return copied as ToolInput;
   try {
     return structuredClone(input);
   } catch {
     return { ...input };
   }
+}
+
+const NOT_JSON = Symbol("not a plain JSON value");
+/** Objects and arrays jsonCopy takes in one value; a larger one goes to structuredClone. */
+const MAX_COPIED_OBJECTS = 64;
+
+/**
+ * A copy of a tree of plain objects, dense arrays without extra keys, and primitives other than symbols; NOT_JSON
+ * for anything structuredClone would copy differently (another prototype, a hole, an object met twice, a
+ * `__proto__` key) or not at all.
+ */
+function jsonCopy(value: unknown, seen: object[]): unknown {
+  if (value === null || (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol")) return value;
+  // structuredClone keeps a shared object shared (and a cycle a cycle): such a value is left to it.
+  if (typeof value !== "object" || seen.length === MAX_COPIED_OBJECTS || seen.includes(value)) return NOT_JSON;
+  seen.push(value);
+  const prototype = Object.getPrototypeOf(value);
+  const keys = Object.keys(value);
+  if (Array.isArray(value)) {
+    if (prototype !== Array.prototype || keys.length !== value.length) return NOT_JSON;
+    const copy: unknown[] = [];
+    for (const item of value) {
+      const itemCopy = jsonCopy(item, seen);
+      if (itemCopy === NOT_JSON) return NOT_JSON;
+      copy.push(itemCopy);
+    }
+    return copy;
+  }
+  if (prototype !== Object.prototype) return NOT_JSON;
+  const copy: Record<string, unknown> = {};
+  for (const key of keys) {
+    // Assigned, a `__proto__` key would set the copy's prototype; structuredClone keeps it a key.
+    if (key === "__proto__") return NOT_JSON;
+    const itemCopy = jsonCopy((value as Record<string, unknown>)[key], seen);
+    if (itemCopy === NOT_JSON) return NOT_JSON;
+    copy[key] = itemCopy;
+  }
+  return copy;
 }
 
 function rawError(error: unknown): NonNullable<LiveLine["error_raw"]> {

@@ -91,6 +91,39 @@ export interface UrlTemplate {
   fixedOrigin?: string;
   /** Where the path ends (the first `?` or `#`), to tell path holes from query holes. */
   pathEnd: number;
+  /** The text cut at its holes once, when the file loads, so a call fills it without a regular expression. */
+  parts: UrlPart[];
+}
+
+/**
+ * Literal text; a hole (`path`: before pathEnd, where `.` and `..` are refused); or a query parameter that is
+ * exactly one hole (`&n={max_results}`), dropped whole when its field is absent.
+ */
+type UrlPart = string | { field: string; path: boolean } | { field: string; separator: string; name: string };
+
+const ABSENT_PAIR = /([?&])([^=&#]+)=\{([A-Za-z_][A-Za-z0-9_]*)\}(?=&|#|$)/g;
+
+function urlParts(text: string, pathEnd: number): UrlPart[] {
+  const parts: UrlPart[] = [];
+  const holes = (from: number, to: number) => {
+    let at = from;
+    for (const match of text.slice(from, to).matchAll(HOLE)) {
+      const start = from + match.index;
+      if (start > at) parts.push(text.slice(at, start));
+      parts.push({ field: match[1]!, path: start < pathEnd });
+      at = start + match[0].length;
+    }
+    if (to > at) parts.push(text.slice(at, to));
+  };
+  let at = 0;
+  for (const pair of text.matchAll(ABSENT_PAIR)) {
+    if (pair.index < pathEnd) continue;
+    holes(at, pair.index);
+    parts.push({ separator: pair[1]!, name: pair[2]!, field: pair[3]! });
+    at = pair.index + pair[0].length;
+  }
+  holes(at, text.length);
+  return parts;
 }
 
 export function urlTemplate(text: string): UrlTemplate {
@@ -106,8 +139,9 @@ export function urlTemplate(text: string): UrlTemplate {
       fixedOrigin = undefined;
     }
   }
-  const pathEnd = text.search(/[?#]/);
-  return { text, whole, fixedOrigin, pathEnd: pathEnd === -1 ? text.length : pathEnd };
+  const found = text.search(/[?#]/);
+  const pathEnd = found === -1 ? text.length : found;
+  return { text, whole, fixedOrigin, pathEnd, parts: urlParts(text, pathEnd) };
 }
 
 /** The URL a call goes to: holes filled (percent-encoded), then checked against what the template fixes. */
@@ -135,18 +169,26 @@ export function fillUrl(tool: string, template: UrlTemplate, input: ToolInput, q
 }
 
 function fillTemplateUrl(tool: string, template: UrlTemplate, input: ToolInput): string {
-  const { text, pathEnd } = template;
-  // A query parameter that is exactly one absent hole (`&n={max_results}`) is dropped, like a body key.
-  const withoutAbsent = text.replace(
-    /([?&])[^=&#]+=\{([A-Za-z_][A-Za-z0-9_]*)\}(?=&|#|$)/g,
-    (pair, separator: string, field: string, at: number) =>
-      at >= pathEnd && input[field] === undefined ? (separator === "?" ? "?" : "") : pair,
-  );
-  // Only the query part lost text, so positions before pathEnd are still the path's.
-  return withoutAbsent.replace(HOLE, (_, field: string, at: number) => {
-    const value = scalarText(input[field]);
-    if (at < pathEnd && (value === "." || value === ".."))
-      throw new LiveToolError("live_url_refused", `${tool}: {${field}} = ${JSON.stringify(value)} would move up the template's path`);
-    return encodeURIComponent(value);
-  });
+  let text = "";
+  for (const part of template.parts) {
+    if (typeof part === "string") text += part;
+    else if ("separator" in part) {
+      // A query parameter that is exactly one absent hole (`&n={max_results}`) is dropped, like a body key.
+      const value = input[part.field];
+      if (value === undefined) text += part.separator === "?" ? "?" : "";
+      else {
+        const name = part.name.includes("{") ? fillText(part.name, input, encodeURIComponent) : part.name;
+        text += `${part.separator}${name}=${encodeURIComponent(scalarText(value))}`;
+      }
+    } else {
+      const value = scalarText(input[part.field]);
+      if (part.path && (value === "." || value === ".."))
+        throw new LiveToolError(
+          "live_url_refused",
+          `${tool}: {${part.field}} = ${JSON.stringify(value)} would move up the template's path`,
+        );
+      text += encodeURIComponent(value);
+    }
+  }
+  return text;
 }

@@ -89,13 +89,7 @@ async function follow(
       );
     let response: Response;
     try {
-      response = await fetch(hop.url, {
-        method: hop.method,
-        headers: hop.headers,
-        body: hop.body,
-        signal: call.signal,
-        redirect: "manual",
-      });
+      response = await fetch(hop.url.href, requestInit(hop, call.signal));
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       throw new LiveToolError("live_unreachable", `${name}: ${where} failed: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
@@ -123,6 +117,15 @@ async function follow(
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** fetch's options for a hop: only those the request has (each one fetch is given costs it work on every call). */
+function requestInit(hop: Hop, signal: AbortSignal): RequestInit {
+  const init: RequestInit = { signal, redirect: "manual" };
+  if (hop.method !== "GET") init.method = hop.method;
+  if (Object.keys(hop.headers).length > 0) init.headers = hop.headers;
+  if (hop.body !== undefined) init.body = hop.body;
+  return init;
+}
 
 /** `URL.parse` is Node 22's; the CLI runs on Node 20. */
 function parsedUrl(text: string, base: URL): URL | null {
@@ -170,7 +173,10 @@ async function readPage(response: Response, requested: string, maxBytes: number)
     status: response.status,
     contentType: response.headers.get("content-type") ?? "",
     // A multi-byte character cut at the bound decodes as U+FFFD rather than failing.
-    body: new TextDecoder().decode(Buffer.concat(chunks)),
+    body: utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)),
     truncated,
   };
 }
+
+/** Decodes whole bodies (no `stream` option), so one decoder serves every call. */
+const utf8 = new TextDecoder();
