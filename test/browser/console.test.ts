@@ -254,8 +254,13 @@ describe("the console", () => {
     await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(3);
     const texts = await rows.allTextContents();
     expect(texts.every((text) => text.includes("agent") && !text.includes("someone else"))).toBe(true);
-    expect(texts.filter((text) => /tools\/call.*demo__lookup_customer.*ok/.test(text))).toHaveLength(2);
-    expect(texts.filter((text) => text.includes("upstream_error"))).toHaveLength(1);
+    // Read the kind, tool and outcome cells themselves: the row's text also holds a random request id, which may
+    // contain any two letters.
+    const summaries = await rows.evaluateAll((trs) =>
+      trs.map((tr) => [1, 2, 4].map((column) => tr.children[column]?.textContent?.trim()).join(" | ")),
+    );
+    expect(summaries.filter((text) => text === "tools/call | demo__lookup_customer | ok")).toHaveLength(2);
+    expect(summaries.filter((text) => /^tools\/call \| demo__lookup_customer \| error\s+upstream_error$/.test(text))).toHaveLength(1);
     await page.getByLabel("Outcome", { exact: true }).selectOption("upstream_error");
     await expect.poll(() => rows.count()).toBe(1);
 
