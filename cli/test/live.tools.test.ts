@@ -20,6 +20,7 @@ import {
   type HttpTool,
   type LiveLine,
 } from "../src/rules/index.ts";
+import { fetchDialChecked, fetchPublicOnly, PrivateAddressError } from "../src/rules/node/live/private-address.ts";
 import { EXA_KEY, startFixtureServer, type FixtureServer } from "./live-server.ts";
 
 let server: FixtureServer;
@@ -1198,5 +1199,49 @@ describe("round 5, finding 11: a URL the input chose, on the agent's own machine
     const allowed = await runOf(file("[live]\nallow_private = true\n"));
     expect(await allowed.tools.fetch!({ url: `${origin}/article` })).toMatchObject({ status: 200 });
     expect(await loadError(`[live]\nallow_private = "yes"\n`)).toMatchObject({ code: "rules_wrong_type", path: "live.allow_private" });
+  });
+
+  it("checks the address again as the connection is dialled, so a name that resolves elsewhere by then (DNS rebinding) is refused", async ({
+    expect,
+  }) => {
+    // The first check is skipped here, as a name that answered a public address to it and a private one to the dial
+    // would skip it: the dial's own lookup refuses, and nothing reaches the server.
+    const made = requestsFrom();
+    const port = new URL(origin).port;
+    const dialled = fetchPublicOnly(new URL(`http://localhost:${port}/article`), {
+      method: "GET",
+      headers: {},
+      body: undefined,
+      signal: AbortSignal.timeout(5_000),
+    });
+    const error = await rejection(dialled);
+    expect(error).toBeInstanceOf(PrivateAddressError);
+    expect((error as PrivateAddressError).address).toMatch(/^(127\.0\.0\.1|::1)$/);
+    expect(made()).toEqual([]);
+  });
+
+  it("reads a dial-checked response as fetch would: status, headers, body, a bodiless status, a sent body, a stop", async ({ expect }) => {
+    const allowAll = () => false;
+    const request = (path: string, method = "GET", body?: string, signal = AbortSignal.timeout(5_000)) =>
+      fetchDialChecked(
+        new URL(`${origin}${path}`.replace("127.0.0.1", "localhost")),
+        { method, headers: body ? { "content-type": "text/plain" } : {}, body, signal },
+        allowAll,
+      );
+    const [checked, plain] = [await request("/article"), await fetch(`${origin}/article`)];
+    expect([checked.status, checked.headers.get("content-type"), await checked.text()]).toEqual([
+      plain.status,
+      plain.headers.get("content-type"),
+      await plain.text(),
+    ]);
+    const missing = await request("/status/404");
+    expect([missing.status, await missing.json()]).toEqual([404, { error: "no such record" }]);
+    const made = requestsFrom();
+    await (await request("/counter", "POST", "hello")).text();
+    expect(made()).toMatchObject([{ method: "POST", body: "hello", headers: { "content-type": "text/plain" } }]);
+    const stopping = new AbortController();
+    const hanging = request("/hang", "GET", undefined, stopping.signal);
+    setTimeout(() => stopping.abort(new Error("stopped")), 50);
+    await expect(hanging).rejects.toThrow();
   });
 });

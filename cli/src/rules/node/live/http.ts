@@ -10,7 +10,7 @@ import { matchedItems, parsePage, patternRun, type Page } from "../../core/live/
 import type { LiveCall, LiveExecutor } from "../../core/live/table.ts";
 import { fillJson, fillLimit, fillQuery, fillUrl } from "../../core/live/template.ts";
 import { matchesOffThread } from "./pattern-thread.ts";
-import { privateAddressOf } from "./private-address.ts";
+import { fetchPublicOnly, PrivateAddressError, privateAddressOf } from "./private-address.ts";
 
 export function httpExecutor(tool: HttpTool, env: Readonly<Record<string, string | undefined>>, allowPrivate = false): LiveExecutor {
   const { request, name } = tool;
@@ -82,17 +82,17 @@ async function follow(
   for (let redirects = 0; ; redirects++) {
     const where = `${hop.method} ${hop.url.origin}${hop.url.pathname}`;
     const privateAddress = guardPrivate ? await privateAddressOf(hop.url) : null;
-    if (privateAddress !== null)
-      throw new LiveToolError(
-        "live_url_refused",
-        `${name}: ${hop.url.origin} is a private, loopback or link-local address (${privateAddress}); [live].allow_private lets a tool whose input names the URL reach one`,
-      );
+    if (privateAddress !== null) throw refusedPrivate(name, hop.url, privateAddress);
     let response: Response;
     try {
-      response = await fetch(hop.url.href, requestInit(hop, call.signal));
+      response = guardPrivate
+        ? await fetchPublicOnly(hop.url, { ...hop, signal: call.signal })
+        : await fetch(hop.url.href, requestInit(hop, call.signal));
     } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new LiveToolError("live_unreachable", `${name}: ${where} failed: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+      if (error instanceof PrivateAddressError) throw refusedPrivate(name, hop.url, error.address);
+      const failure = error as { code?: string; message: string; cause?: { code?: string; message?: string } };
+      const reason = failure.cause?.code ?? failure.cause?.message ?? failure.code ?? failure.message;
+      throw new LiveToolError("live_unreachable", `${name}: ${where} failed: ${reason}`);
     }
     const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
     if (location === null) return { response, where };
@@ -117,6 +117,13 @@ async function follow(
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+function refusedPrivate(name: string, url: URL, address: string): LiveToolError {
+  return new LiveToolError(
+    "live_url_refused",
+    `${name}: ${url.origin} is a private, loopback or link-local address (${address}); [live].allow_private lets a tool whose input names the URL reach one`,
+  );
+}
 
 /** fetch's options for a hop: only those the request has (each one fetch is given costs it work on every call). */
 function requestInit(hop: Hop, signal: AbortSignal): RequestInit {
