@@ -183,25 +183,38 @@ describe("a 2026-07-28 client, a 2025-era upstream that asks for input during a 
     expect(readDone.result).toMatchObject({ resultType: "complete", contents: [{ text: "accept: Bo on interactive://ask/elicit" }] });
   });
 
-  it("refuses a state the gateway did not sign, or signed but past its expiry, and a retry without the pending answer", async ({
-    expect,
-  }) => {
+  it("asks a retry without the pending answer again, and the answered retry completes the request", async ({ expect }) => {
+    const gateway = await gatewayFor("interactive");
+    const capabilities = { elicitation: { form: {} } };
+    const prompt = { name: "live__ask", arguments: { kind: "elicit", topic: "tides" } };
+    const first = await raw(gateway.key, "prompts/get", prompt, capabilities);
+    expect(first.result).toMatchObject({ resultType: "input_required", inputRequests: { r1: { method: "elicitation/create" } } });
+    let state = first.result!.requestState as string;
+    for (const inputResponses of [{ r2: { action: "decline" } }, undefined, { r1: "not an answer" }]) {
+      const again = await raw(
+        gateway.key,
+        "prompts/get",
+        { ...prompt, requestState: state, ...(inputResponses && { inputResponses }) },
+        capabilities,
+      );
+      expect(again.result).toEqual({ ...first.result, requestState: expect.any(String) });
+      state = again.result!.requestState as string;
+    }
+    const done = await raw(
+      gateway.key,
+      "prompts/get",
+      { ...prompt, requestState: state, inputResponses: { r1: { action: "accept", content: { name: "Ida" } } } },
+      capabilities,
+    );
+    expect(done.result).toMatchObject({ resultType: "complete", messages: [{ content: { text: "accept: Ida on tides" } }] });
+  });
+
+  it("refuses a state the gateway did not sign, or signed but past its expiry", async ({ expect }) => {
     const gateway = await gatewayFor("interactive");
     const capabilities = { elicitation: { form: {} } };
     const prompt = { name: "live__ask", arguments: { kind: "elicit", topic: "tides" } };
     const first = await raw(gateway.key, "prompts/get", prompt, capabilities);
     const state = first.result!.requestState as string;
-    const missing = await raw(
-      gateway.key,
-      "prompts/get",
-      { ...prompt, requestState: state, inputResponses: { r2: { action: "decline" } } },
-      capabilities,
-    );
-    expect(missing.error).toMatchObject({
-      code: -32602,
-      message: "Invalid params: inputResponses has no answer for r1",
-      data: { code: "input_response_missing" },
-    });
     // Signed with the gateway's own key, bound to this very request, but expired ten seconds ago.
     const key = new Uint8Array(
       await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`rayrun-mcp-request-state:${env.SECRETS_KEY}`)),

@@ -198,6 +198,22 @@ describe("an approval asked in-band", () => {
     expect((declined._meta as Record<string, any>)["dev.rayrun/error"].code).toBe("approval_required");
     expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
   });
+
+  it("asks a retry that carries no answer for the approval again, and does not run the call", async ({ expect }) => {
+    const gateway = await demoGateway();
+    await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid("delete_record")}/policy`, {
+      method: "PUT",
+      key: gateway.adminKey,
+      body: { profileId: gateway.defaultProfileId, mode: "approval" },
+    });
+    const capabilities = { elicitation: { url: {} } };
+    const call = { name: "demo__delete_record", arguments: { id: "r1" } };
+    const first = await rawCall(gateway.clientKey, call, capabilities);
+    expect(first.result).toMatchObject({ resultType: "input_required", inputRequests: { approval: { params: { mode: "url" } } } });
+    const again = await rawCall(gateway.clientKey, { ...call, requestState: first.result!.requestState, inputResponses: {} }, capabilities);
+    expect(again.result).toEqual({ ...first.result, requestState: expect.any(String) });
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  });
 });
 
 describe("progress at 2026-07-28", () => {

@@ -50,7 +50,12 @@ interface BridgeState {
   a: string;
   /** The `inputRequests` key the call waits on. */
   r: string;
+  /** That input request itself, asked again when a retry carries no answer for it. */
+  q: InputRequest;
 }
+
+/** An upstream's request as an `inputRequests` entry shows it. */
+type InputRequest = { method: string; params?: Record<string, unknown> };
 
 /** The requests a 2026-07-28 server may answer input-required (its spec's "supported requests"). */
 export type BridgedMethod = "tools/call" | "prompts/get" | "resources/read";
@@ -67,7 +72,7 @@ export interface BridgedRequest {
 /** What the call does next, carried from its isolate to the retry waiting for it (progress comes before the next step). */
 type Step =
   | { kind: "progress"; progress: Progress }
-  | { kind: "input"; key: string; request: { method: string; params?: Record<string, unknown> } }
+  | { kind: "input"; key: string; request: InputRequest }
   | { kind: "result"; result: Result }
   | { kind: "error"; code: number; message: string; data?: Record<string, unknown> };
 
@@ -234,13 +239,16 @@ export function withInputRounds(
   return bridgedCall(core, { ...request, capabilities }, undefined, (relay) => run(relay));
 }
 
-/** The answer a retry carries for the input request its state waits on, once the state is proven to be this call's. */
+/**
+ * The answer a retry carries for the input request its state waits on, once the state is proven to be this call's;
+ * null when the retry carries none.
+ */
 async function answerFor(
   caller: Caller,
   call: BridgedRequest,
   state: BridgeState,
   inputResponses: Record<string, unknown> | undefined,
-): Promise<Record<string, unknown>> {
+): Promise<Record<string, unknown> | null> {
   const sameCall =
     state.w === caller.workspaceId &&
     state.k === caller.credential &&
@@ -253,11 +261,16 @@ async function answerFor(
     });
   }
   const response = inputResponses?.[state.r];
-  if (!isRecord(response)) {
-    throw new BridgeError(-32602, `Invalid params: inputResponses has no answer for ${state.r}`, { code: "input_response_missing" });
-  }
-  return response;
+  return isRecord(response) ? response : null;
 }
+
+/**
+ * A retry of the right call without an answer for the request it waits on is asked that request again, under a
+ * fresh state for the same wait, as the spec has a server do when input is still missing; the call keeps waiting
+ * for the answer (within INPUT_HOLD_MS of when it was first asked).
+ */
+const askedAgain = (env: Env, caller: Caller, call: BridgedRequest, state: BridgeState) =>
+  inputRequiredFor(env, caller, call, state.t, { kind: "input", key: state.r, request: state.q });
 
 const APPROVAL_TOKEN_PREFIX = "approval:";
 const APPROVAL_KEY = "approval";
@@ -297,6 +310,7 @@ export async function resumedApproval(
   run: () => Promise<Result>,
 ): Promise<Result> {
   const answer = await answerFor(core.caller, call, state, inputResponses);
+  if (!answer) return askedAgain(core.env, core.caller, call, state);
   const result = await run();
   return answer.action === "accept" ? withApprovalInBand(core, call, result) : result;
 }
@@ -322,6 +336,7 @@ export async function resumedCall(
   onProgress: ((progress: Progress) => void) | undefined,
 ): Promise<Result> {
   const response = await answerFor(core.caller, call, state, inputResponses);
+  if (!response) return askedAgain(core.env, core.caller, call, state);
   const answering = /^r(\d+)$/.exec(state.r);
   if (!answering) throw expired();
   let step: Exclude<Step, { kind: "progress" }> | undefined;
@@ -354,6 +369,7 @@ async function inputRequiredFor(
     n: call.name,
     a: await argumentsHash(call.arguments),
     r: step.key,
+    q: step.request,
   };
   return inputRequired({
     inputRequests: { [step.key]: step.request } as never,
