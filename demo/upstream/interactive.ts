@@ -126,6 +126,24 @@ export function createInteractiveServer(record: (call: ReceivedCall) => void): M
   );
 
   server.registerTool(
+    "ask_then_wait",
+    {
+      description: "Asks the user (elicitation) for a name, then says nothing for `seconds` before greeting them.",
+      inputSchema: { seconds: z.number() },
+    },
+    async (args, extra) => {
+      received("ask_then_wait", args);
+      const answer = await extra.sendRequest(
+        { method: "elicitation/create", params: { mode: "form", message: "Name?", requestedSchema: { type: "object", properties: {} } } },
+        ElicitResultSchema,
+      );
+      await sleep(args.seconds * 1000, extra.signal);
+      if (extra.signal.aborted) received("ask_then_wait:cancelled", { reason: String(extra.signal.reason) });
+      return { content: [{ type: "text", text: `${answer.action}, after ${args.seconds} s` }] };
+    },
+  );
+
+  server.registerTool(
     "ask_model",
     { description: "Asks the client's model (sampling) to complete a prompt.", inputSchema: { prompt: z.string() } },
     async (args, extra) => {

@@ -1,4 +1,4 @@
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from "@modelcontextprotocol/client";
 import {
@@ -7,6 +7,7 @@ import {
   createKey,
   createWorkspace,
   demoGateway,
+  eventually,
   newTag,
   ORIGIN,
   upstreamOrigin,
@@ -145,6 +146,41 @@ describe("a 2026-07-28 client in front of a 2025-era upstream that asks for inpu
     );
     expect(done.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: 'accept: {"name":"Ada"}' }] });
   });
+});
+
+describe("a call that goes on after its first round", () => {
+  // Workers cancels `waitUntil` work 30 s after the response that started it, which would leave such a call with no
+  // outcome and no log row: the gateway stops it itself at CONTINUATION_MS (28 s), upstream too, and records it.
+  it("is stopped 28 s after its first round was answered, its upstream request cancelled, and logged as cancelled", async ({ expect }) => {
+    const gateway = await interactiveGateway();
+    const capabilities = { elicitation: { form: {} } };
+    const call = { name: "live__ask_then_wait", arguments: { seconds: 60 } };
+    const first = await rawCall(gateway.key, call, capabilities);
+    expect(first.result).toMatchObject({ resultType: "input_required" });
+    const answered = Date.now();
+    const retry = await rawCall(
+      gateway.key,
+      { ...call, requestState: first.result!.requestState, inputResponses: { r1: { action: "accept", content: {} } } },
+      capabilities,
+    );
+    // The retry waits for the call's next step, and gets its end rather than waiting out its own 25 s.
+    expect(Date.now() - answered).toBeLessThan(29_000);
+    expect(retry.result ?? retry.error).toMatchObject({ isError: true });
+    const rows = await eventually(
+      () =>
+        env.DB.prepare("SELECT outcome FROM calls WHERE workspace_id = ? AND kind = 'tools/call'")
+          .bind(gateway.ws)
+          .all<{ outcome: string }>()
+          .then((found) => found.results),
+      (found) => found.length > 0,
+    );
+    expect(rows).toEqual([{ outcome: "cancelled" }]);
+    const seen = await eventually(
+      () => upstreamReceived(`interactive-${gateway.tag}`),
+      (received) => received.calls.some((one) => one.tool === "ask_then_wait:cancelled"),
+    );
+    expect(seen.calls.map((one) => one.tool)).toEqual(["ask_then_wait", "ask_then_wait:cancelled"]);
+  }, 60_000);
 });
 
 describe("an approval asked in-band", () => {

@@ -29,10 +29,21 @@ import { ERROR_META_KEY } from "./mcp.results.ts";
  * honours for 30 s after the response; each round's pending request waits for
  * its answer at most INPUT_HOLD_MS, and a retry waits for the call's next step
  * at most as long. Past that the upstream's request is refused and the retry
- * answered `-32602` `input_expired`: call again.
+ * answered `-32602` `input_expired`: call again. The whole call ends at most
+ * CONTINUATION_MS after its first round's answer, within Workers' 30 s.
  */
 
 export const INPUT_HOLD_MS = 25_000;
+
+/**
+ * How long a call goes on after the POST that answered its first round: Workers keeps `waitUntil` work 30 s after
+ * the response that started it and then cancels it, and a call cut there would write no outcome and no log row. So
+ * at this point the call is stopped as a cancelled one (its upstream request too), with time left to record it.
+ */
+export const CONTINUATION_MS = 28_000;
+
+/** How long past a call's end its retry still waits for the outcome: the stop, the upstream's cancel and the relay. */
+const OUTCOME_MARGIN_MS = 3_000;
 
 /** The signed state of a call waiting for input: which call, whose, and which of its input requests. */
 interface BridgeState {
@@ -52,6 +63,8 @@ interface BridgeState {
   r: string;
   /** That input request itself, asked again when a retry carries no answer for it. */
   q: InputRequest;
+  /** When the call ends at the latest (epoch ms; CONTINUATION_MS after its first round): a retry waits until then. */
+  d?: number;
 }
 
 /** An upstream's request as an `inputRequests` entry shows it. */
@@ -125,13 +138,19 @@ const stepChannel = (n: number) => `out:${n}`;
 
 /**
  * The lines the relay sends on `listen(listenAs)`, each passed to `take` until it returns true (the one awaited
- * came); false when the stream ends, or nothing `take` awaited came within INPUT_HOLD_MS.
+ * came); false when the stream ends, or nothing `take` awaited came within `waitMs`.
  */
-async function readMessages(env: Env, callToken: string, listenAs: string, take: (message: unknown) => boolean): Promise<boolean> {
+async function readMessages(
+  env: Env,
+  callToken: string,
+  listenAs: string,
+  waitMs: number,
+  take: (message: unknown) => boolean,
+): Promise<boolean> {
   const stream = await relayOf(env, callToken).listen(listenAs, []);
   const reader = stream.getReader();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), INPUT_HOLD_MS)));
+  const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
   try {
     const decoder = new TextDecoder();
     let buffered = "";
@@ -158,7 +177,7 @@ async function readMessages(env: Env, callToken: string, listenAs: string, take:
  */
 export async function awaitInput(env: Env, token: string, key: string): Promise<Record<string, unknown> | null> {
   let message: unknown = null;
-  await readMessages(env, token, `in:${key}`, (line) => ((message = line), true));
+  await readMessages(env, token, `in:${key}`, INPUT_HOLD_MS, (line) => ((message = line), true));
   return isRecord(message) && isRecord(message.response) ? message.response : null;
 }
 
@@ -176,9 +195,10 @@ export async function bridgedCall(
   core: GatewayCore,
   call: BridgedRequest & { capabilities: ClientCapabilities },
   onProgress: ((progress: Progress) => void) | undefined,
-  run: (relay: NonNullable<UpstreamCallOptions["relay"]>, onProgress: (progress: Progress) => void) => Promise<Result>,
+  run: (relay: NonNullable<UpstreamCallOptions["relay"]>, onProgress: (progress: Progress) => void, signal: AbortSignal) => Promise<Result>,
 ): Promise<Result> {
   const { env } = core;
+  const continuation = new AbortController();
   const token = crypto.randomUUID();
   const relay = env.CALL_RELAY.getByName(`mrtr:${token}`);
   let rounds = 0;
@@ -207,17 +227,24 @@ export async function bridgedCall(
     if (!shown) onProgress?.(update);
     else void relay.deliver({ callToken: stepChannel(rounds + 1) }, { kind: "progress", progress: update } satisfies Step).catch(() => {});
   };
-  const running = run({ capabilities: call.capabilities, forward, log: () => {} }, progress);
+  const running = run({ capabilities: call.capabilities, forward, log: () => {} }, progress, continuation.signal);
   const first = await Promise.race([running.then((result) => ({ kind: "result" as const, result })), askedFirst]);
   if (first.kind === "result") return first.result;
   // The call goes on in this isolate; its outcome goes to the retry waiting for it (the one answering its last input).
-  core.waitUntil(
-    running.then(
-      (result) => relay.deliver({ callToken: stepChannel(rounds + 1) }, { kind: "result", result } satisfies Step),
-      (error: unknown) => relay.deliver({ callToken: stepChannel(rounds + 1) }, errorStep(error)),
-    ),
+  const endsBy = Date.now() + CONTINUATION_MS;
+  const stop = setTimeout(
+    () => continuation.abort(new Error(`the call went on for ${CONTINUATION_MS / 1000} s after its first round was answered`)),
+    CONTINUATION_MS,
   );
-  return inputRequiredFor(core.env, core.caller, call, token, first);
+  core.waitUntil(
+    running
+      .then(
+        (result) => relay.deliver({ callToken: stepChannel(rounds + 1) }, { kind: "result", result } satisfies Step),
+        (error: unknown) => relay.deliver({ callToken: stepChannel(rounds + 1) }, errorStep(error)),
+      )
+      .finally(() => clearTimeout(stop)),
+  );
+  return inputRequiredFor(core.env, core.caller, call, token, first, endsBy);
 }
 
 /**
@@ -230,13 +257,13 @@ export function withInputRounds(
   core: GatewayCore,
   request: BridgedRequest,
   asked: { capabilities: ClientCapabilities; state: BridgeState | undefined; inputResponses: Record<string, unknown> | undefined },
-  run: (relay: UpstreamCallOptions["relay"]) => Promise<Result>,
+  run: (relay: UpstreamCallOptions["relay"], signal?: AbortSignal) => Promise<Result>,
 ): Promise<Result> {
   // An approval's state names a tools/call, so answerFor refuses it here as another request's.
   if (asked.state !== undefined) return resumedCall(core, request, asked.state, asked.inputResponses, undefined);
   const capabilities = relayedCapabilities(asked.capabilities);
   if (!Object.keys(capabilities).length) return run(undefined);
-  return bridgedCall(core, { ...request, capabilities }, undefined, (relay) => run(relay));
+  return bridgedCall(core, { ...request, capabilities }, undefined, (relay, _progress, signal) => run(relay, signal));
 }
 
 /**
@@ -270,7 +297,7 @@ async function answerFor(
  * for the answer (within INPUT_HOLD_MS of when it was first asked).
  */
 const askedAgain = (env: Env, caller: Caller, call: BridgedRequest, state: BridgeState) =>
-  inputRequiredFor(env, caller, call, state.t, { kind: "input", key: state.r, request: state.q });
+  inputRequiredFor(env, caller, call, state.t, { kind: "input", key: state.r, request: state.q }, state.d);
 
 const APPROVAL_TOKEN_PREFIX = "approval:";
 const APPROVAL_KEY = "approval";
@@ -340,7 +367,9 @@ export async function resumedCall(
   const answering = /^r(\d+)$/.exec(state.r);
   if (!answering) throw expired();
   let step: Exclude<Step, { kind: "progress" }> | undefined;
-  const next = readMessages(core.env, state.t, stepChannel(Number(answering[1]) + 1), (message) => {
+  // The call's next step comes by the time it ends, or (a state without that time) within INPUT_HOLD_MS.
+  const waitMs = state.d === undefined ? INPUT_HOLD_MS : Math.max(0, state.d - Date.now()) + OUTCOME_MARGIN_MS;
+  const next = readMessages(core.env, state.t, stepChannel(Number(answering[1]) + 1), waitMs, (message) => {
     const line = message as Step;
     if (line.kind !== "progress") return Boolean((step = line));
     onProgress?.(line.progress);
@@ -351,7 +380,7 @@ export async function resumedCall(
   if (!step) throw expired();
   if (step.kind === "result") return step.result;
   if (step.kind === "error") throw new BridgeError(step.code, step.message, step.data);
-  return inputRequiredFor(core.env, core.caller, call, state.t, step);
+  return inputRequiredFor(core.env, core.caller, call, state.t, step, state.d);
 }
 
 async function inputRequiredFor(
@@ -360,6 +389,7 @@ async function inputRequiredFor(
   call: BridgedRequest,
   token: string,
   step: Extract<Step, { kind: "input" }>,
+  endsBy?: number,
 ): Promise<Result> {
   const state: BridgeState = {
     t: token,
@@ -370,6 +400,7 @@ async function inputRequiredFor(
     a: await argumentsHash(call.arguments),
     r: step.key,
     q: step.request,
+    ...(endsBy !== undefined && { d: endsBy }),
   };
   return inputRequired({
     inputRequests: { [step.key]: step.request } as never,

@@ -23,7 +23,7 @@ export const modernContentRequests =
         inputResponses: ctx.mcpReq.inputResponses,
       };
       // A request that waits for input may outlive this POST: nothing of the POST's (its signal) is tied to it.
-      return withInputRounds(core, bridged, asked, (relay) => contentHandler(request as never, { relay })) as never;
+      return withInputRounds(core, bridged, asked, (relay, signal) => contentHandler(request as never, { relay, signal })) as never;
     });
 
 /** What the signed state of a prompts/get or resources/read binds: the prompt and its arguments, or the URI. */

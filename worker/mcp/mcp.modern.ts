@@ -182,8 +182,8 @@ function modernServer(exchange: ModernExchange): Server {
     // The upstream may ask for input mid-call: the call runs with a relay that turns each request into a round. It
     // may outlive this POST, so nothing of this POST's (its signal, its answer's bytes) is tied to it; its progress
     // reaches this POST's client in the first round and each retry's in the rounds after (mcp.bridge.ts).
-    const result = await bridgedCall(core, { ...asked, capabilities: bridged }, progress.options.onProgress, (relay, onProgress) =>
-      call({ relay, onProgress }, PassThroughs.parsing()),
+    const result = await bridgedCall(core, { ...asked, capabilities: bridged }, progress.options.onProgress, (relay, onProgress, signal) =>
+      call({ relay, onProgress, signal }, PassThroughs.parsing()),
     ).finally(delivered);
     return (await withApprovalInBand(core, asked, result)) as never;
   });
