@@ -6,7 +6,7 @@
  * for everyone (object, holders, the change routes' waits): expiry is moved
  * to, never slept for.
  */
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, it } from "vitest";
 import { api, createKey, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
 import { ManualClock } from "../../test/lease-clock.ts";
@@ -355,9 +355,13 @@ describe("the Durable Object's record of its grants", () => {
     const lease = await holder.lease(env, name);
     const grantedUntil = clock.now() + LEASE_MS;
     clock.advance(500);
-    await runInDurableObject(env.WORKSPACE.getByName(name), (_running, state) => {
-      // A new instance over the same storage and nothing else, as the runtime starts one after an eviction or a crash.
-      const restarted = new WorkspaceDO(state, env);
+    const stub = env.WORKSPACE.getByName(name);
+    const before = await runInDurableObject(stub, (running: WorkspaceDO) => running);
+    // The runtime drops the instance and everything it held in memory, as after an eviction; the next request
+    // starts a new one over the same storage.
+    await evictDurableObject(stub);
+    await runInDurableObject(stub, (restarted: WorkspaceDO) => {
+      expect(restarted).not.toBe(before);
       expect(restarted.leaseStatus()).toMatchObject({ version: lease.version, grantedUntil, grants: 1 });
       const inForce = restarted.endChange(restarted.beginChange(), null);
       expect(inForce).toEqual({ version: lease.version + 1, effectiveAt: grantedUntil + SKEW_MARGIN_MS, waitMs: 1_750 });
