@@ -80,12 +80,16 @@ const CALL_COLUMNS = [
 
 /**
  * A row's number within its workspace (`workspace_seq`, what the API shows as its id): the workspace's highest so
- * far plus the row's place among the statement's rows of that workspace. The statement reads the table it writes,
- * so SQLite evaluates its rows before inserting any, and D1 runs one batch at a time.
+ * far (or the highest retention deleted, when that is higher: `workspace_row_floors`) plus the row's place among the
+ * statement's rows of that workspace. The statement reads the table it writes, so SQLite evaluates its rows before
+ * inserting any, and D1 runs one batch at a time.
  */
 const workspaceSeq = (table: string, workspace: string, key: string) =>
-  `COALESCE((SELECT MAX(numbered.workspace_seq) FROM ${table} AS numbered WHERE numbered.workspace_id = ${workspace}), 0)
-    + ROW_NUMBER() OVER (PARTITION BY ${workspace} ORDER BY ${key})`;
+  `MAX(
+      COALESCE((SELECT MAX(numbered.workspace_seq) FROM ${table} AS numbered WHERE numbered.workspace_id = ${workspace}), 0),
+      COALESCE((SELECT floors.floor FROM workspace_row_floors AS floors
+        WHERE floors.workspace_id = ${workspace} AND floors.table_name = '${table}'), 0)
+    ) + ROW_NUMBER() OVER (PARTITION BY ${workspace} ORDER BY ${key})`;
 
 /**
  * Every call row of a batch in one statement; a row already there (a redelivery) is skipped, and so is its rollup.

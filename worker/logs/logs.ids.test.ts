@@ -9,6 +9,7 @@ import worker from "../index.ts";
 import { api, demoGateway, newTag } from "../../test/helpers.ts";
 import { callLogMessage, gatewayCallRow, stageRow } from "../calls/call-rows.ts";
 import type { CallLogMessage } from "./call-log.ts";
+import { applyLogRetention } from "./logs.store.ts";
 
 type Gateway = Awaited<ReturnType<typeof demoGateway>>;
 
@@ -106,6 +107,20 @@ describe("log row ids and page cursors", () => {
     expect((await api(`${callsPath(a)}?cursor=${forged}`, { key: a.adminKey })).body.error.details.issues[0].field).toBe("query.cursor");
     // The code-runs and content-logs views page the same call rows with the same cursors.
     expect((await api(`/v1/workspaces/${a.ws}/code-runs?cursor=${before[0]}`, { key: a.adminKey })).status).toBe(200);
+  });
+
+  it("go on above the highest number retention deleted, so no number is given twice and an old cursor stays past", async ({ expect }) => {
+    const g = await demoGateway();
+    await interleaved([{ gateway: g, count: 12 }]);
+    const oldCursor = (await api(`${callsPath(g)}?limit=5`, { key: g.adminKey })).body.nextCursor as string;
+    // Every row of the workspace passes its retention (and is deleted), then new calls land.
+    await applyLogRetention(env.DB, Date.now() + 31 * 24 * 60 * 60 * 1000);
+    expect(await pageThrough(callsPath(g), g.adminKey, "calls", 1000)).toEqual([]);
+    await interleaved([{ gateway: g, count: 3 }]);
+    expect(await pageThrough(callsPath(g), g.adminKey, "calls", 1000)).toEqual([15, 14, 13]);
+    expect(await pageThrough(stagesPath(g), g.adminKey, "logs", 1000)).toEqual([15, 14, 13]);
+    // The cursor from before ("older than 8") shows none of the new rows.
+    expect((await api(`${callsPath(g)}?cursor=${oldCursor}`, { key: g.adminKey })).body.calls).toEqual([]);
   });
 
   it("page through every row exactly once while rows keep landing, and a redelivery adds none", async ({ expect }) => {

@@ -103,6 +103,15 @@ function storedStageRow(row: LogRow, withDetails: boolean): StoredCallLog {
   };
 }
 
+const keepRowFloor = (db: D1Database, table: "calls" | "call_logs", cutoffIso: string) =>
+  db
+    .prepare(
+      `INSERT INTO workspace_row_floors (workspace_id, table_name, floor)
+        SELECT workspace_id, '${table}', MAX(workspace_seq) FROM ${table} WHERE created_at < ? AND workspace_seq IS NOT NULL GROUP BY workspace_id
+        ON CONFLICT (workspace_id, table_name) DO UPDATE SET floor = MAX(floor, excluded.floor)`,
+    )
+    .bind(cutoffIso);
+
 /**
  * The scheduled retention job: clear details past their retention; delete call rows, stage rows, rollups and loss
  * counts past theirs, and allowance hours that have left the window. Rollups go with the rows they count, so a chart
@@ -116,6 +125,9 @@ export async function applyLogRetention(db: D1Database, now = Date.now()): Promi
   const minuteCutoff = Math.floor(rowCutoff / 60_000);
   const [cleared, ...deletions] = await db.batch([
     db.prepare("UPDATE call_logs SET details = NULL WHERE details IS NOT NULL AND created_at < ?").bind(detailCutoff),
+    // The highest number each workspace loses, first: its next rows are numbered above it, never from 1 again.
+    keepRowFloor(db, "call_logs", rowCutoffIso),
+    keepRowFloor(db, "calls", rowCutoffIso),
     db.prepare("DELETE FROM call_logs WHERE created_at < ?").bind(rowCutoffIso),
     db.prepare("DELETE FROM calls WHERE created_at < ?").bind(rowCutoffIso),
     db.prepare("DELETE FROM call_rollups WHERE minute < ?").bind(minuteCutoff),
@@ -123,6 +135,6 @@ export async function applyLogRetention(db: D1Database, now = Date.now()): Promi
     // Hours that have left every workspace's rolling detail allowance.
     db.prepare("DELETE FROM log_detail_usage WHERE hour <= ?").bind(usageHour(new Date(now).toISOString()) - LOG_DETAIL_WINDOW_HOURS),
   ]);
-  const deletedRows = deletions.slice(0, 2).reduce((sum, result) => sum + (result?.meta.changes ?? 0), 0);
+  const deletedRows = deletions.slice(2, 4).reduce((sum, result) => sum + (result?.meta.changes ?? 0), 0);
   return { cleared: cleared?.meta.changes ?? 0, deleted: deletedRows };
 }
