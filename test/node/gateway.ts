@@ -175,10 +175,17 @@ export async function seedWorkspace(gateway: RunningGateway, name = "cli test"):
 }
 
 export async function request(origin: string, method: string, path: string, key: string, body?: unknown) {
-  const res = await fetch(`${origin}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
+  const send = () =>
+    fetch(`${origin}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  // A kept-alive connection the dev server closed while idle fails as "other side closed" before the request was
+  // read (seen on a loaded machine): that one failure is sent again once, on a new connection.
+  const res = await send().catch((error: unknown) => {
+    if ((error as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw error;
+    return send();
   });
   const json = (await res.json()) as any;
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
