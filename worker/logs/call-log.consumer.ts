@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CALL_KINDS, CALL_OUTCOMES } from "../../schema/api/logs.ts";
 import type { CallLogMessage } from "./call-log.ts";
+import { PACKET_CALLS } from "./call-log.send.ts";
 import { writeCallLogs } from "./log-store.ts";
 import { exportCallTraces, otlpConfigured } from "./otel-export.ts";
 
@@ -55,6 +56,9 @@ const CallLogMessageSchema = z.object({
   stages: z.array(StageRowSchema).max(64),
 });
 
+/** A packet's envelope; its calls are checked one by one. */
+const PacketSchema = z.object({ v: z.literal(1), packet: z.array(z.unknown()).max(PACKET_CALLS) });
+
 /** How long a failed batch waits before its next delivery: 1 s, 2 s, 4 s, … at most a minute. */
 export const retryDelaySeconds = (attempts: number) => Math.min(60, 2 ** Math.max(0, attempts - 1));
 
@@ -62,7 +66,8 @@ export const retryDelaySeconds = (attempts: number) => Math.min(60, 2 ** Math.ma
 const messageKey = ({ call }: CallLogMessage) => `${call.workspaceId} ${call.requestId} ${call.kind} ${call.callIndex ?? -1}`;
 
 /**
- * The queue consumer (wrangler.toml `[[queues.consumers]]`). Delivery is at least once: a batch is written in one
+ * The queue consumer (wrangler.toml `[[queues.consumers]]`). A message is a packet of up to PACKET_CALLS calls or,
+ * for a call too large to share one, a single call's message. Delivery is at least once: a batch is written in one
  * D1 transaction per database, then exported to OpenTelemetry when configured, then acknowledged. Any failure
  * retries the whole batch; rows already written are skipped on the retry (their rollups and detail bytes too), so
  * a redelivered batch adds nothing and a failed one loses nothing. A message that is not a call-log message (a
@@ -72,13 +77,18 @@ const messageKey = ({ call }: CallLogMessage) => `${call.workspaceId} ${call.req
 export async function consumeCallLogs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const messages = new Map<string, CallLogMessage>();
   for (const message of batch.messages) {
-    const parsed = CallLogMessageSchema.safeParse(message.body);
-    if (!parsed.success) {
-      console.error(`call log message ${message.id} dropped: ${parsed.error.issues[0]?.message ?? "invalid"}`);
-      continue;
+    // A packet (call-log.send.ts) carries several calls; each is checked on its own, so one bad call drops alone.
+    const packet = PacketSchema.safeParse(message.body);
+    const calls = packet.success ? packet.data.packet : [message.body];
+    for (const call of calls) {
+      const parsed = CallLogMessageSchema.safeParse(call);
+      if (!parsed.success) {
+        console.error(`call log message ${message.id} dropped: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+        continue;
+      }
+      const body = parsed.data as CallLogMessage;
+      messages.set(messageKey(body), body);
     }
-    const body = parsed.data as CallLogMessage;
-    messages.set(messageKey(body), body);
   }
   const attempts = Math.max(1, ...batch.messages.map((message) => message.attempts));
   try {

@@ -1,12 +1,13 @@
 /**
- * Which queue a call's message travels on (docs/logs.md, "One workspace's flood"). Every workspace shares one lane,
+ * Which queue a call's row travels on (docs/logs.md, "One workspace's flood"). Every workspace shares one lane,
  * `CALL_LOGS`, within a fair share; what a workspace sends past its share goes to the overflow lane,
  * `CALL_LOGS_OVERFLOW`, which the same consumer drains beside it. So a flood waits behind itself: the shared lane
  * holds at most each workspace's share, and a workspace within its share is never queued behind another's flood,
- * however large.
+ * however large. The share counts calls, not queue messages: calls travel in packets (call-log.send.ts), each
+ * lane's apart, so a packet on the shared lane holds only calls within their workspaces' shares.
  *
  * The share is a token bucket per workspace, kept in each Worker isolate (the call path makes no round trip for it):
- * a burst of FAIR_LANE_BURST messages, refilled at FAIR_LANE_PER_SECOND. Across isolates a flood can put that much
+ * a burst of FAIR_LANE_BURST calls, refilled at FAIR_LANE_PER_SECOND. Across isolates a flood can put that much
  * in the shared lane per isolate it reaches, which is still a bound set by the share, not by the flood.
  */
 
@@ -24,7 +25,7 @@ const buckets = new Map<string, Bucket>();
 
 export type Lane = "shared" | "overflow";
 
-/** Takes one message's place for `workspaceId`: in the shared lane while its share lasts, else in the overflow lane. */
+/** Takes one call's place for `workspaceId`: in the shared lane while its share lasts, else in the overflow lane. */
 export function laneFor(workspaceId: string, now = Date.now()): Lane {
   let bucket = buckets.get(workspaceId);
   if (!bucket) {

@@ -1,53 +1,90 @@
-import type { CallLogMessage } from "./call-log.ts";
+import type { CallLogMessage, CallLogPacket } from "./call-log.ts";
 import { laneFor } from "./call-log.lanes.ts";
 
-/** Queues takes at most 100 messages and 256 KB in one sendBatch. */
-const SEND_BATCH_MESSAGES = 100;
-const SEND_BATCH_BYTES = 250 * 1024;
+/** Calls one packet holds at most, as a consumer batch holds messages (wrangler.toml `max_batch_size`). */
+export const PACKET_CALLS = 100;
+/** A queue message holds at most 128 KB; a packet stays under it with room for its envelope and commas. */
+export const PACKET_BYTES = 125_000;
+/** How long a packet waits, from its first call, for more calls before it is sent. */
+export const PACKET_WAIT_MS = 100;
 
 const encoder = new TextEncoder();
 
+/** The calls gathered for one queue, and the promise of their send (kept alive by every call's waitUntil). */
+interface Packet {
+  messages: CallLogMessage[];
+  bytes: number;
+  sent: Promise<void>;
+  close: () => void;
+}
+
 /**
- * Hands call-log messages to the queue, after the response (the caller runs this under `afterResponse`). The call
- * path never writes a row to D1 itself. Each message goes to the shared lane while its workspace is within its fair
- * share, else to the overflow lane (call-log.lanes.ts). When a queue refuses or is unreachable, the messages are
- * lost: the call has been answered already and a log must never fail it. The loss is counted per workspace and
- * minute in `call_log_losses` (GET …/metrics `lost`), the only D1 write the call path makes, and only on this failure.
+ * Each queue's open packet in this isolate, by its binding. A queue send under `wrangler dev` costs about as much
+ * CPU as the rest of a call, and deployed it is a subrequest and a billed operation; one per packet, not per call.
+ */
+const open = new WeakMap<Queue, Packet>();
+
+/**
+ * Hands call-log messages to the queue, after the response (the caller runs this under `afterResponse`, whose
+ * waitUntil keeps the isolate alive until the promise settles, when the calls' packets are sent). The call path
+ * never writes a row to D1 itself. Each call goes to the shared lane while its workspace is within its fair share,
+ * else to the overflow lane (call-log.lanes.ts): the share counts calls, whichever packet they travel in. A packet
+ * is sent PACKET_WAIT_MS after its first call, or as soon as it is full. When a queue refuses or is unreachable,
+ * the packet's calls are lost: they have been answered already and a log must never fail them. The loss is counted
+ * per workspace and minute in `call_log_losses` (GET …/metrics `lost`), the only D1 write the call path makes, and
+ * only on this failure.
  */
 export async function sendCallLogs(env: Env, messages: CallLogMessage[]): Promise<void> {
   if (env.CALL_LOG === "off") return;
-  const shared: CallLogMessage[] = [];
-  const overflow: CallLogMessage[] = [];
-  for (const message of messages) (laneFor(message.call.workspaceId) === "shared" ? shared : overflow).push(message);
-  await send(env, env.CALL_LOGS, shared);
-  await send(env, env.CALL_LOGS_OVERFLOW, overflow);
-}
-
-async function send(env: Env, queue: Queue, messages: CallLogMessage[]): Promise<void> {
-  for (const chunk of chunks(messages)) {
-    try {
-      await queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
-    } catch (error) {
-      console.error(`call log queue send failed, ${chunk.length} rows lost`, error);
-      await countLost(env.DB, chunk);
-    }
-  }
-}
-
-function* chunks(messages: CallLogMessage[]): Generator<CallLogMessage[]> {
-  let chunk: CallLogMessage[] = [];
-  let bytes = 0;
+  const sends = new Set<Promise<void>>();
   for (const message of messages) {
-    const size = encoder.encode(JSON.stringify(message)).byteLength;
-    if (chunk.length && (chunk.length === SEND_BATCH_MESSAGES || bytes + size > SEND_BATCH_BYTES)) {
-      yield chunk;
-      chunk = [];
-      bytes = 0;
-    }
-    chunk.push(message);
-    bytes += size;
+    const queue = laneFor(message.call.workspaceId) === "shared" ? env.CALL_LOGS : env.CALL_LOGS_OVERFLOW;
+    sends.add(add(env, queue, message));
   }
-  if (chunk.length) yield chunk;
+  await Promise.all(sends);
+}
+
+function add(env: Env, queue: Queue, message: CallLogMessage): Promise<void> {
+  // One call's message is at most CALL_LOG_MESSAGE_BYTES (120 KiB), so it always fits a packet of its own.
+  const bytes = encoder.encode(JSON.stringify(message)).byteLength;
+  let packet = open.get(queue);
+  if (packet && packet.bytes + bytes > PACKET_BYTES) {
+    packet.close();
+    packet = undefined;
+  }
+  packet ??= openPacket(env, queue);
+  packet.messages.push(message);
+  packet.bytes += bytes;
+  if (packet.messages.length >= PACKET_CALLS) packet.close();
+  return packet.sent;
+}
+
+function openPacket(env: Env, queue: Queue): Packet {
+  let due!: () => void;
+  const closing = new Promise<void>((resolve) => (due = resolve));
+  const packet: Packet = {
+    messages: [],
+    bytes: 0,
+    sent: closing.then(() => deliver(env, queue, packet.messages)),
+    close: () => {
+      if (open.get(queue) === packet) open.delete(queue);
+      clearTimeout(timer);
+      due();
+    },
+  };
+  const timer = setTimeout(packet.close, PACKET_WAIT_MS);
+  open.set(queue, packet);
+  return packet;
+}
+
+async function deliver(env: Env, queue: Queue, messages: CallLogMessage[]): Promise<void> {
+  const packet: CallLogPacket = { v: 1, packet: messages };
+  try {
+    await queue.send(packet, { contentType: "json" });
+  } catch (error) {
+    console.error(`call log queue send failed, ${messages.length} rows lost`, error);
+    await countLost(env.DB, messages);
+  }
 }
 
 async function countLost(db: D1Database, messages: CallLogMessage[]): Promise<void> {

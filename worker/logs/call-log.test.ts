@@ -4,10 +4,10 @@ import worker from "../index.ts";
 import { api, connectMcp, createWorkspace, demoGateway, eventually, newTag, ORIGIN, upstreamOrigin } from "../../test/helpers.ts";
 import { callLogMessage, gatewayCallRow, stageRow } from "../calls/call-rows.ts";
 import { handleMcpRequest } from "../mcp/mcp.endpoint.ts";
-import type { CallLogMessage } from "./call-log.ts";
+import type { CallLogMessage, CallLogPacket } from "./call-log.ts";
 import { consumeCallLogs, retryDelaySeconds } from "./call-log.consumer.ts";
 import { FAIR_LANE_BURST, FAIR_LANE_PER_SECOND, laneFor } from "./call-log.lanes.ts";
-import { sendCallLogs } from "./call-log.send.ts";
+import { PACKET_BYTES, sendCallLogs } from "./call-log.send.ts";
 import { durationBucket, percentile } from "./histogram.ts";
 import { applyLogRetention } from "./logs.store.ts";
 
@@ -198,22 +198,75 @@ describe("when the queue is unavailable", () => {
   });
 });
 
+describe("packets", () => {
+  /** The real queues, each send counted with the calls it carried. */
+  const counted = () => {
+    const sends: number[] = [];
+    const bytes: number[] = [];
+    const counting = (queue: Queue): Queue =>
+      ({
+        send: (body: CallLogPacket, options?: QueueSendOptions) => {
+          sends.push(body.packet.length);
+          bytes.push(new TextEncoder().encode(JSON.stringify(body)).byteLength);
+          return queue.send(body, options);
+        },
+      }) as Queue;
+    return { env: { ...env, CALL_LOGS: counting(env.CALL_LOGS), CALL_LOGS_OVERFLOW: counting(env.CALL_LOGS_OVERFLOW) }, sends, bytes };
+  };
+
+  it("carry an isolate's calls in a few queue messages, each lane's apart, and every call gets its row", async ({ expect }) => {
+    const ws = `ws_packets_${crypto.randomUUID().slice(0, 8)}`;
+    const { env: counting, sends } = counted();
+    // Sent one at a time, as calls end: the first 200 within the workspace's share, the last 50 past it.
+    await Promise.all(Array.from({ length: 250 }, (_, index) => sendCallLogs(counting, [message(ws, `req_${index}`)])));
+    expect(sends.sort((a, b) => a - b)).toEqual([50, 100, 100]);
+    expect(await until(20_000, async () => (await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)) === 250)).toBe(true);
+  });
+
+  it("stay within a queue message's bytes", async ({ expect }) => {
+    const ws = `ws_packet_bytes_${crypto.randomUUID().slice(0, 8)}`;
+    const { env: counting, sends, bytes } = counted();
+    // Ten calls of about 20 KB each (ten stage rows with 1.9 KB of details): two packets.
+    const large = (requestId: string) => {
+      const built = message(ws, requestId, { stages: 10 });
+      for (const stage of built.stages) stage.details = { reason: "x".repeat(1900) };
+      return built;
+    };
+    await sendCallLogs(
+      counting,
+      Array.from({ length: 10 }, (_, index) => large(`req_${index}`)),
+    );
+    expect(sends).toEqual([5, 5]);
+    for (const packet of bytes) expect(packet).toBeLessThanOrEqual(PACKET_BYTES);
+    expect(await until(20_000, async () => (await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)) === 10)).toBe(true);
+  });
+
+  it("are read by the consumer beside single-call messages, and a bad call in a packet drops alone", async ({ expect }) => {
+    const ws = `ws_packet_read_${crypto.randomUUID().slice(0, 8)}`;
+    const packet = { v: 1, packet: [message(ws, "req_a"), { ...message(ws, "req_bad"), v: 2 }, message(ws, "req_b")] };
+    expect(await consume([packet as unknown as CallLogMessage, message(ws, "req_c")])).toMatchObject({ ackAll: true });
+    const { results } = await env.DB.prepare("SELECT request_id FROM calls WHERE workspace_id = ? ORDER BY request_id").bind(ws).all();
+    expect(results).toEqual([{ request_id: "req_a" }, { request_id: "req_b" }, { request_id: "req_c" }]);
+  });
+});
+
 describe("one workspace's flood", () => {
   it("never holds another workspace's row back: the flood waits behind itself in the overflow lane, and every row lands (docs/logs.md)", async ({
     expect,
   }) => {
     const flooder = `ws_flood_${crypto.randomUUID().slice(0, 8)}`;
-    const FLOOD = 4000;
+    // Packets carry 100 calls each, so a flood must be this large to outlast a few consumer batches.
+    const FLOOD = 20_000;
     const landed = (sql = "1") => count(`SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ? AND ${sql}`, flooder);
     const gateway = await demoGateway();
     const client = await connectMcp(gateway.clientKey);
-    // The flood, through the call path's own producer: its share goes to the shared lane, the rest to the overflow lane.
+    // The flood, through the call path's own producer, at once: its share goes to the shared lane, the rest to the
+    // overflow lane.
     const sent = Date.now();
-    for (let start = 0; start < FLOOD; start += 100)
-      await sendCallLogs(
-        env,
-        Array.from({ length: 100 }, (_, index) => message(flooder, `req_${String(start + index).padStart(5, "0")}`)),
-      );
+    await sendCallLogs(
+      env,
+      Array.from({ length: FLOOD }, (_, index) => message(flooder, `req_${String(index).padStart(5, "0")}`)),
+    );
     // Then the other workspace's call, behind all of it in time.
     await client.callTool({ name: "demo__search_release_notes", arguments: { query: "sso" } });
     const called = Date.now();
@@ -231,7 +284,7 @@ describe("one workspace's flood", () => {
       `flood of ${FLOOD} sent in ${called - sent} ms; the other workspace's row landed ${mineAt! - called} ms after its call, with ${floodWhenMine} flood rows in`,
     );
     // Its row waited for at most the flooder's share (200) of the shared lane and the batches in flight, not the
-    // flood: most of the flood was still queued when it landed (FIFO would have landed all 4,000 first).
+    // flood: most of the flood was still queued when it landed (FIFO would have landed all 20,000 first).
     expect(floodWhenMine).toBeLessThan(FLOOD / 2);
     expect(mineAt! - called).toBeLessThanOrEqual(10_000);
     // And the flood is all there in the end: the overflow lane delays, it never drops.

@@ -72,6 +72,16 @@ export interface CallLogMessage {
   stages: StageRow[];
 }
 
+/**
+ * The queue message of several calls (call-log.send.ts): the messages of the calls one isolate logged on one lane
+ * within a short wait, so the call path pays one queue send per packet, not per call. The consumer reads packets
+ * and single-call messages alike.
+ */
+export interface CallLogPacket {
+  v: 1;
+  packet: CallLogMessage[];
+}
+
 /** Characters of a called name or content item a row keeps. */
 export const CALL_NAME_CHARS = 512;
 

@@ -85,6 +85,24 @@ for (const [revision, connect] of revisions) {
       await client.close();
     });
 
+    it("tells the upstream nothing is cancelled once a call has finished", async ({ expect }) => {
+      const gateway = await demoGateway();
+      const client = await connect(gateway.clientKey);
+      for (const query of ["sso", "audit"]) {
+        const result = await client.callTool({ name: "demo__search_release_notes", arguments: { query } });
+        expect(result.isError).toBeFalsy();
+      }
+      await client.close();
+      // The call rows are written after the responses and their requests' ends, where a stray cancellation would go.
+      await eventually(
+        () => api(`/v1/workspaces/${gateway.ws}/logs`, { key: gateway.adminKey }),
+        (res) => res.body.calls.length >= 2,
+      );
+      const methods = (await upstreamReceived(gateway.tag)).methods.map((message) => message.method);
+      expect(methods.filter((method) => method === "tools/call")).toHaveLength(2);
+      expect(methods).not.toContain("notifications/cancelled");
+    });
+
     it("hides a blocked tool and refuses arguments past the nesting bound before the upstream", async ({ expect }) => {
       const gateway = await demoGateway();
       await api(`/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid("lookup_customer")}/policy`, {

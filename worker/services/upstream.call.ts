@@ -102,7 +102,11 @@ export class CallCancelled extends Error {
  * The idle and total clocks of one upstream call. `signal` aborts when either
  * trips or the client's signal aborts; the SDK then sends the upstream
  * `notifications/cancelled`. While the client is answering a relayed request
- * (a person filling in an elicitation), the idle clock is held.
+ * (a person filling in an elicitation), the idle clock is held. Once the call
+ * is disposed, `signal` no longer follows the client's: the SDK never removes
+ * its abort listener, and a client signal that aborts after the answer (the
+ * 2026-07-28 server aborts every request's signal when its exchange closes)
+ * would tell the upstream a finished call was cancelled.
  */
 export class CallDeadline {
   readonly signal: AbortSignal;
@@ -119,8 +123,14 @@ export class CallDeadline {
   private readonly totalTimer: ReturnType<typeof setTimeout>;
   private held = 0;
 
+  private readonly outer: AbortSignal | undefined;
+  private readonly followOuter = () => this.controller.abort(this.outer!.reason);
+
   constructor(outer: AbortSignal | undefined) {
-    this.signal = outer ? AbortSignal.any([outer, this.controller.signal]) : this.controller.signal;
+    this.signal = this.controller.signal;
+    this.outer = outer;
+    if (outer?.aborted) this.followOuter();
+    else outer?.addEventListener("abort", this.followOuter, { once: true });
     this.totalTimer = setTimeout(() => this.trip("duration"), MAX_CALL_DURATION_MS);
     this.touch();
   }
@@ -165,6 +175,7 @@ export class CallDeadline {
   dispose(): void {
     clearTimeout(this.idleTimer);
     clearTimeout(this.totalTimer);
+    this.outer?.removeEventListener("abort", this.followOuter);
   }
 
   private trip(bound: "idle" | "duration"): void {
