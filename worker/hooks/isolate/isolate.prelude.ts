@@ -71,6 +71,9 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   // Per-run state, set by begin().
   let calledAtMs = 0;
   let context;
+  // Whether code read the clock or Math.random since begin(): a bundle whose top level did is not imaged, since its
+  // evaluated state would depend on the call that evaluated it (isolate.instance.ts, bundle images).
+  let readCallState = false;
 
   // ---- work charging for natively looping built-ins ----
   // A native loop never reaches an interrupt poll, so it is charged before it runs, by the work it will do: every
@@ -476,12 +479,13 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
 
   // ---- the clock is calledAt ----
   function FixedDate(...args) {
+    if (new.target === undefined || args.length === 0) readCallState = true;
     if (new.target === undefined) return new RealDate(calledAtMs).toString();
     return construct(RealDate, args.length === 0 ? [calledAtMs] : args, new.target);
   }
   defineProperty(FixedDate, "prototype", { value: RealDate.prototype, writable: false, enumerable: false, configurable: false });
   defineProperty(RealDate.prototype, "constructor", { value: FixedDate, writable: true, enumerable: false, configurable: true });
-  FixedDate.now = function now() { return calledAtMs; };
+  FixedDate.now = function now() { readCallState = true; return calledAtMs; };
   FixedDate.parse = RealDate.parse;
   FixedDate.UTC = RealDate.UTC;
   defineProperty(G, "Date", { value: FixedDate, writable: true, enumerable: false, configurable: true });
@@ -528,7 +532,10 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     rc = (((rc << 21) | (rc >>> 11)) + t) | 0;
     return t >>> 0;
   }
-  Math.random = function random() { return ((next32() >>> 5) * 67108864 + (next32() >>> 6)) / 9007199254740992; };
+  Math.random = function random() {
+    readCallState = true;
+    return ((next32() >>> 5) * 67108864 + (next32() >>> 6)) / 9007199254740992;
+  };
 
   // ---- reading a thrown value with none of its code running ----
   /** Prototypes looked through for a property; a longer chain is read as not having it. */
@@ -565,11 +572,14 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     return adapter;
   }
   return freeze({
-    // Starts a run: the call's clock, random seed and context.
+    // Starts a run: the call's clock, random seed and context. Without contextJson (a bundle evaluated for its
+    // image) there is no context, the clock reads 0 and the seed is 0, so the image holds nothing of any call.
     begin(contextJson, calledAt, seed0, seed1, seed2, seed3) {
       calledAtMs = calledAt;
       ra = seed0 | 0; rb = seed1 | 0; rc = seed2 | 0; rd = seed3 | 0;
       for (let i = 0; i < 12; i++) next32();
+      readCallState = false;
+      if (contextJson === undefined) { context = undefined; return; }
       const meta = parse(contextJson);
       context = freeze({
         calledAt: meta.calledAt,
@@ -582,6 +592,10 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
         encoding,
         log,
       });
+    },
+    // True when code read the clock or Math.random since begin().
+    readCallState() {
+      return readCallState;
     },
     // "function" | "absent"; throws when there is no adapter object.
     stageKind(stage) {

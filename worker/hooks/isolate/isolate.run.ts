@@ -52,10 +52,18 @@ function validated(stage: StageName, json: unknown): { value: BeforeReturn | Aft
   return check.ok ? { value: check.value } : { code: "invalid_return", message: check.message };
 }
 
-/** Everything inside one session; returns the stage's validated value or records a fault. */
+/**
+ * Everything inside one session; returns the stage's validated value or records a fault. A run at the default
+ * limits starts from the bundle's image (see `beginWithBundle`); one with lowered limits evaluates the bundle itself,
+ * so a limit a test lowers is reached exactly where it would be without images.
+ */
 function runInSession(session: IsolateSession, request: StageRequest, contextJson: string, calledAtMs: number) {
-  session.begin(contextJson, calledAtMs);
-  session.evaluateBundle(request.bundle);
+  if (request.limits === undefined) {
+    session.beginWithBundle(request.bundle, contextJson, calledAtMs);
+  } else {
+    session.begin(contextJson, calledAtMs);
+    session.evaluateBundle(request.bundle);
+  }
   const stageName = session.newString(request.stage);
   try {
     const kind = session.callDriver("stageKind", [stageName]);

@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
-import type { IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
+import type { BundleImage, IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
 import { BIGINT_LITERAL } from "./isolate.prelude.ts";
 import type { IsolateLimits } from "./isolate.limits.ts";
 import { WasmBudgetExceeded } from "../../lib/wasm-budget.ts";
@@ -14,7 +14,7 @@ const UNITS_PER_POLL = 1000;
 const MAX_JSON_ESCAPE_GROWTH = 6;
 const THROWN_TEXT_MAX = 500;
 
-type DriverFunction = "begin" | "stageKind" | "invoke" | "describe" | "serialize";
+type DriverFunction = "begin" | "readCallState" | "stageKind" | "invoke" | "describe" | "serialize";
 
 /**
  * The engine's resource errors, by `name: message`. A guest can throw a look-alike, but only of a failure it can
@@ -249,16 +249,80 @@ export class IsolateSession implements InstanceHost {
    * synchronously, so no other run can use the instance in between.
    */
   begin(contextJson: string, calledAtMs: number): void {
+    this.claim();
+    this.setCall(contextJson, calledAtMs);
+  }
+
+  /**
+   * `begin()` then `evaluateBundle()`, starting from the instance's image of the bundle where it has one (the
+   * bundle's top level then does not run again). When the bundle is due an image (isolate.instance.ts,
+   * BUNDLE_IMAGES), this run evaluates the bundle for it first: from the pristine image with no call state (no context, the clock at 0, a zero seed), so the image holds nothing of
+   * this call or its workspace. A top level that read the clock or Math.random, or failed, would have evaluated
+   * differently under this call's state: the instance notes the bundle as unimageable, and this run evaluates it
+   * again with its own call state, as every later run of it does.
+   */
+  beginWithBundle(bundle: string, contextJson: string, calledAtMs: number): void {
+    const image = this.instance.bundleImage(bundle);
+    if (image === undefined || image === "unimageable") {
+      this.begin(contextJson, calledAtMs);
+      return this.evaluateBundle(bundle);
+    }
+    if (image !== "capture") {
+      this.claim(image);
+      return this.setCall(contextJson, calledAtMs);
+    }
+    this.claim();
+    if (this.firstFault) return;
+    this.instance.clearForImage();
+    this.setCall(undefined, 0);
+    this.evaluateBundle(bundle);
+    const read = this.callDriver("readCallState", []);
+    const deterministic = read !== undefined && this.vm.sameValue(read, this.vm.false);
+    read?.dispose();
+    if (deterministic) {
+      this.instance.keepBundleImage(bundle, { polls: this.polls, chargedUnits: this.chargedUnits });
+      return this.setCall(contextJson, calledAtMs);
+    }
+    this.instance.keepUnimageable(bundle);
+    // A host exception or trap leaves the instance unusable: its fault stands.
+    if (this.instanceBroken) return;
+    // The attempt is undone, as if it never ran: the run starts over from the pristine image.
+    this.firstFault = undefined;
+    this.polls = 0;
+    this.chargedUnits = 0;
+    this.instance.reset();
+    this.setCall(contextJson, calledAtMs);
+    this.evaluateBundle(bundle);
+  }
+
+  /**
+   * Takes the instance for this run and restores `image` (the pristine one by default); the run starts with the
+   * image's work already spent, so a hook's budget is the same with or without its image.
+   */
+  private claim(image?: BundleImage): void {
     const instance = this.instance;
     if (instance.host) return this.fail("exception", "isolate fault: the instance is serving another run");
-    instance.reset();
+    instance.reset(image);
+    if (image) {
+      this.polls = image.polls;
+      this.chargedUnits = image.chargedUnits;
+    }
     instance.runtime.setMemoryLimit(this.limits.memoryBytes);
     instance.runtime.setMaxStackSize(this.limits.stackBytes);
     instance.host = this;
-    const seed = crypto.getRandomValues(new Int32Array(4));
-    const args = [this.vm.newString(contextJson), this.vm.newNumber(calledAtMs), ...Array.from(seed, (word) => this.vm.newNumber(word))];
+  }
+
+  /** Sets the call's clock, a fresh random seed and `context` inside the prelude; none of them without `contextJson`. */
+  private setCall(contextJson: string | undefined, calledAtMs: number): void {
+    if (this.firstFault) return;
+    const seed = contextJson === undefined ? new Int32Array(4) : crypto.getRandomValues(new Int32Array(4));
+    const args = [
+      contextJson === undefined ? this.vm.undefined : this.vm.newString(contextJson),
+      this.vm.newNumber(calledAtMs),
+      ...Array.from(seed, (word) => this.vm.newNumber(word)),
+    ];
     const done = this.callDriver("begin", args);
-    for (const handle of args) handle.dispose();
+    for (const handle of args) if (handle !== this.vm.undefined) handle.dispose();
     done?.dispose();
   }
 
