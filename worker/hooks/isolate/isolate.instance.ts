@@ -70,7 +70,7 @@ export class IsolateInstance {
     readonly module: QuickJSWASMModule,
     readonly runtime: QuickJSRuntime,
     readonly vm: QuickJSContext,
-    /** The prelude's driver functions (begin, stageKind, invoke, describe, serialize, describeThrown). */
+    /** The prelude's driver functions (begin, readCallState, invoke, describe, serialize, describeThrown). */
     readonly driver: QuickJSHandle,
     /**
      * Created once, before the image, and dispatched to the run being served: a function created per run would

@@ -27,7 +27,7 @@
  * - `context` is built per run (`begin`) from host JSON: deep-frozen config,
  *   base64 helpers, and log functions whose payloads are JSON-escaped, so lone
  *   surrogates survive the copy to the host exactly.
- * - The returned driver functions (begin, stageKind, invoke, describe,
+ * - The returned driver functions (begin, readCallState, invoke, describe,
  *   serialize, describeThrown) are what the host calls; they use built-ins
  *   captured before hook code ran. What the host reads from their answers is
  *   read with no guest code running (docs/isolate.md, "What the host reads back").
@@ -572,15 +572,17 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     return adapter;
   }
   return freeze({
-    // Starts a run: the call's clock, random seed and context. Without contextJson (a bundle evaluated for its
-    // image) there is no context, the clock reads 0 and the seed is 0, so the image holds nothing of any call.
-    begin(contextJson, calledAt, seed0, seed1, seed2, seed3) {
-      calledAtMs = calledAt;
-      ra = seed0 | 0; rb = seed1 | 0; rc = seed2 | 0; rd = seed3 | 0;
+    // Starts a run: the call's clock, random seed and context, as one JSON array
+    // [calledAt, seed0, seed1, seed2, seed3, context] (one string crosses, not six values). With a null context (a
+    // bundle evaluated for its image) the clock reads 0 and the seed is 0, so the image holds nothing of any call.
+    begin(callJson) {
+      const call = parse(callJson);
+      calledAtMs = call[0];
+      ra = call[1] | 0; rb = call[2] | 0; rc = call[3] | 0; rd = call[4] | 0;
       for (let i = 0; i < 12; i++) next32();
       readCallState = false;
-      if (contextJson === undefined) { context = undefined; return; }
-      const meta = parse(contextJson);
+      const meta = call[5];
+      if (meta === null) { context = undefined; return; }
       context = freeze({
         calledAt: meta.calledAt,
         requestId: meta.requestId,
@@ -597,12 +599,10 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     readCallState() {
       return readCallState;
     },
-    // "function" | "absent"; throws when there is no adapter object.
-    stageKind(stage) {
-      return typeof adapterOrThrow()[stage] === "function" ? "function" : "absent";
-    },
+    // The stage's promise, or "absent" when the adapter does not define it; throws when there is no adapter object.
     invoke(stage, inputJson) {
       const adapter = adapterOrThrow();
+      if (typeof adapter[stage] !== "function") return "absent";
       const input = parse(inputJson);
       // Define, not assign: a setter planted on Object.prototype must not see the context.
       defineProperty(input, "context", { value: context, writable: true, enumerable: true, configurable: true });

@@ -66,16 +66,14 @@ function runInSession(session: IsolateSession, request: StageRequest, contextJso
   }
   const stageName = session.newString(request.stage);
   try {
-    const kind = session.callDriver("stageKind", [stageName]);
-    if (!kind) return undefined;
-    const defined = session.readShortString(kind) === "function";
-    kind.dispose();
-    if (!defined) return passThrough(request.stage, request.input);
-
     const inputJson = session.newString(JSON.stringify(request.input));
     const promise = session.callDriver("invoke", [stageName, inputJson]);
     inputJson.dispose();
     if (!promise) return undefined;
+    if (session.vm.typeof(promise) === "string") {
+      promise.dispose();
+      return passThrough(request.stage, request.input);
+    }
     const settled = session.settle(promise);
     promise.dispose();
     if (!settled) return undefined;

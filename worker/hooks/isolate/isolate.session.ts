@@ -14,7 +14,7 @@ const UNITS_PER_POLL = 1000;
 const MAX_JSON_ESCAPE_GROWTH = 6;
 const THROWN_TEXT_MAX = 500;
 
-type DriverFunction = "begin" | "readCallState" | "stageKind" | "invoke" | "describe" | "serialize";
+type DriverFunction = "begin" | "readCallState" | "invoke" | "describe" | "serialize";
 
 /**
  * The engine's resource errors, by `name: message`. A guest can throw a look-alike, but only of a failure it can
@@ -315,15 +315,10 @@ export class IsolateSession implements InstanceHost {
   /** Sets the call's clock, a fresh random seed and `context` inside the prelude; none of them without `contextJson`. */
   private setCall(contextJson: string | undefined, calledAtMs: number): void {
     if (this.firstFault) return;
-    const seed = contextJson === undefined ? new Int32Array(4) : crypto.getRandomValues(new Int32Array(4));
-    const args = [
-      contextJson === undefined ? this.vm.undefined : this.vm.newString(contextJson),
-      this.vm.newNumber(calledAtMs),
-      ...Array.from(seed, (word) => this.vm.newNumber(word)),
-    ];
-    const done = this.callDriver("begin", args);
-    for (const handle of args) if (handle !== this.vm.undefined) handle.dispose();
-    done?.dispose();
+    const call = contextJson === undefined ? "[0,0,0,0,0,null]" : `[${calledAtMs},${randomSeed().join(",")},${contextJson}]`;
+    const text = this.vm.newString(call);
+    this.callDriver("begin", [text])?.dispose();
+    text.dispose();
   }
 
   /** Evaluates the bundle's top level (a classic script) and runs the jobs it queued. */
@@ -488,6 +483,24 @@ export class IsolateSession implements InstanceHost {
       outputBytes: this.outputBytes,
     };
   }
+}
+
+/** Random words drawn ahead, four per run: one call into the platform's CSPRNG serves many runs. */
+const seeds = new Int32Array(4 * 256);
+let seedsUsed = seeds.length;
+
+/**
+ * A fresh `Math.random` seed for one run: four words from crypto.getRandomValues, each used by exactly one run
+ * (QuickJS seeds its generator once per context, so every run restored from one image would otherwise draw the
+ * same numbers).
+ */
+function randomSeed(): Int32Array {
+  if (seedsUsed === seeds.length) {
+    crypto.getRandomValues(seeds);
+    seedsUsed = 0;
+  }
+  seedsUsed += 4;
+  return seeds.subarray(seedsUsed - 4, seedsUsed);
 }
 
 /** A thrown value as one line of text, as fault messages show it. */
