@@ -563,6 +563,29 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   }
 
   // ---- driver (host-facing) ----
+  /**
+   * The call's clock, random seed and context: [calledAt, seed0, seed1, seed2, seed3, context]. With a null context
+   * (a bundle evaluated for its image) the clock reads 0 and the seed is 0, so the image holds nothing of any call.
+   */
+  function startCall(call) {
+    calledAtMs = call[0];
+    ra = call[1] | 0; rb = call[2] | 0; rc = call[3] | 0; rd = call[4] | 0;
+    for (let i = 0; i < 12; i++) next32();
+    readCallState = false;
+    const meta = call[5];
+    if (meta === null) { context = undefined; return; }
+    context = freeze({
+      calledAt: meta.calledAt,
+      requestId: meta.requestId,
+      workspaceUid: meta.workspaceUid,
+      connectionId: meta.connectionId,
+      toolUid: meta.toolUid,
+      toolName: meta.toolName,
+      config: deepFreeze(meta.config),
+      encoding,
+      log,
+    });
+  }
   function adapterOrThrow() {
     const root = G.__rayrun;
     const adapter = root === null || root === undefined ? undefined : root.default;
@@ -572,38 +595,23 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     return adapter;
   }
   return freeze({
-    // Starts a run: the call's clock, random seed and context, as one JSON array
-    // [calledAt, seed0, seed1, seed2, seed3, context] (one string crosses, not six values). With a null context (a
-    // bundle evaluated for its image) the clock reads 0 and the seed is 0, so the image holds nothing of any call.
+    // Starts a run: the call's clock, random seed and context (see startCall), as JSON.
     begin(callJson) {
-      const call = parse(callJson);
-      calledAtMs = call[0];
-      ra = call[1] | 0; rb = call[2] | 0; rc = call[3] | 0; rd = call[4] | 0;
-      for (let i = 0; i < 12; i++) next32();
-      readCallState = false;
-      const meta = call[5];
-      if (meta === null) { context = undefined; return; }
-      context = freeze({
-        calledAt: meta.calledAt,
-        requestId: meta.requestId,
-        workspaceUid: meta.workspaceUid,
-        connectionId: meta.connectionId,
-        toolUid: meta.toolUid,
-        toolName: meta.toolName,
-        config: deepFreeze(meta.config),
-        encoding,
-        log,
-      });
+      startCall(parse(callJson));
     },
     // True when code read the clock or Math.random since begin().
     readCallState() {
       return readCallState;
     },
     // The stage's promise, or "absent" when the adapter does not define it; throws when there is no adapter object.
-    invoke(stage, inputJson) {
+    // The JSON is [call, input]: a call that is not null starts the run first (see startCall), so a run restored
+    // from a bundle image needs one crossing for both.
+    invoke(stage, json) {
+      const parsed = parse(json);
+      if (parsed[0] !== null) startCall(parsed[0]);
       const adapter = adapterOrThrow();
       if (typeof adapter[stage] !== "function") return "absent";
-      const input = parse(inputJson);
+      const input = parsed[1];
       // Define, not assign: a setter planted on Object.prototype must not see the context.
       defineProperty(input, "context", { value: context, writable: true, enumerable: true, configurable: true });
       return (async function () { return adapter[stage](input); })();
@@ -619,9 +627,11 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
       const described = apply(evalGlobal, undefined, [source])(candidate);
       return [apply(weakSetHas, brands, [candidate]), described[0], described[1], described[2]];
     },
-    // JSON text, or undefined when the value has no JSON form; throws like JSON.stringify.
-    serialize(value) {
-      return stringify(value);
+    // JSON text, or undefined when the value has no JSON form; throws like JSON.stringify. Text longer than
+    // maxLength is answered with its length instead, so the host measures it without copying it.
+    serialize(value, maxLength) {
+      const text = stringify(value);
+      return typeof text === "string" && text.length > maxLength ? text.length : text;
     },
     // [kind, name, message] of a thrown value, read by plainProperty: kind is "object" or the primitive's typeof
     // ("null" for null); name is a string or undefined; message is text cut at maxChars ("" when unreadable).

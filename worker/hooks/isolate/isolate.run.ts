@@ -66,9 +66,7 @@ function runInSession(session: IsolateSession, request: StageRequest, contextJso
   }
   const stageName = session.newString(request.stage);
   try {
-    const inputJson = session.newString(JSON.stringify(request.input));
-    const promise = session.callDriver("invoke", [stageName, inputJson]);
-    inputJson.dispose();
+    const promise = session.invoke(stageName, JSON.stringify(request.input));
     if (!promise) return undefined;
     if (session.vm.typeof(promise) === "string") {
       promise.dispose();

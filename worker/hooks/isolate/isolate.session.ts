@@ -49,6 +49,8 @@ export class IsolateSession implements InstanceHost {
   private polls = 0;
   private chargedUnits = 0;
   private firstFault: IsolateError | undefined;
+  /** This run's call (clock, seed, context), restored from a bundle image and not yet started: `invoke` starts it. */
+  private pendingCall: string | undefined;
   /** Set when the wasm instance itself misbehaved (host exception, trap): it is discarded, not disposed into. */
   private instanceBroken = false;
   private readonly startedAt = Date.now();
@@ -269,7 +271,8 @@ export class IsolateSession implements InstanceHost {
     }
     if (image !== "capture") {
       this.claim(image);
-      return this.setCall(contextJson, calledAtMs);
+      this.pendingCall = callJson(contextJson, calledAtMs);
+      return;
     }
     this.claim();
     if (this.firstFault) return;
@@ -281,7 +284,8 @@ export class IsolateSession implements InstanceHost {
     read?.dispose();
     if (deterministic) {
       this.instance.keepBundleImage(bundle, { polls: this.polls, chargedUnits: this.chargedUnits });
-      return this.setCall(contextJson, calledAtMs);
+      this.pendingCall = callJson(contextJson, calledAtMs);
+      return;
     }
     this.instance.keepUnimageable(bundle);
     // A host exception or trap leaves the instance unusable: its fault stands.
@@ -315,10 +319,24 @@ export class IsolateSession implements InstanceHost {
   /** Sets the call's clock, a fresh random seed and `context` inside the prelude; none of them without `contextJson`. */
   private setCall(contextJson: string | undefined, calledAtMs: number): void {
     if (this.firstFault) return;
-    const call = contextJson === undefined ? "[0,0,0,0,0,null]" : `[${calledAtMs},${randomSeed().join(",")},${contextJson}]`;
-    const text = this.vm.newString(call);
+    const text = this.vm.newString(callJson(contextJson, calledAtMs));
     this.callDriver("begin", [text])?.dispose();
     text.dispose();
+  }
+
+  /**
+   * Calls the adapter's `stage` with `inputJson`: its promise, a string when the adapter lacks the stage, or
+   * undefined after a fault. A call a bundle image left pending starts in the same crossing.
+   */
+  invoke(stage: QuickJSHandle, inputJson: string): QuickJSHandle | undefined {
+    if (this.firstFault) return undefined;
+    const json = this.vm.newString(`[${this.pendingCall ?? "null"},${inputJson}]`);
+    this.pendingCall = undefined;
+    try {
+      return this.callDriver("invoke", [stage, json]);
+    } finally {
+      json.dispose();
+    }
   }
 
   /** Evaluates the bundle's top level (a classic script) and runs the jobs it queued. */
@@ -437,20 +455,22 @@ export class IsolateSession implements InstanceHost {
    * (UTF-16 units never exceed UTF-8 bytes); the exact UTF-8 size is checked after.
    */
   copyJson(value: QuickJSHandle, maxBytes: number, what: string): { json: unknown } | undefined {
-    const text = this.callDriver("serialize", [value], "invalid_return");
+    const maxLength = this.vm.newNumber(maxBytes);
+    const text = this.callDriver("serialize", [value, maxLength], "invalid_return");
+    maxLength.dispose();
     if (!text) {
       if (this.firstFault?.code === "invalid_return")
         this.firstFault.message = `${what} is not JSON-serialisable: ${this.firstFault.message}`;
       return undefined;
     }
     try {
-      if (this.vm.typeof(text) !== "string") {
-        this.fail("invalid_return", `${what} has no JSON representation`);
+      const type = this.vm.typeof(text);
+      if (type === "number") {
+        this.fail("output_too_large", `${what} is larger than ${maxBytes} bytes as JSON`);
         return undefined;
       }
-      const length = this.stringLength(text);
-      if (length > maxBytes) {
-        this.fail("output_too_large", `${what} is larger than ${maxBytes} bytes as JSON`);
+      if (type !== "string") {
+        this.fail("invalid_return", `${what} has no JSON representation`);
         return undefined;
       }
       const json = this.vm.getString(text);
@@ -483,6 +503,14 @@ export class IsolateSession implements InstanceHost {
       outputBytes: this.outputBytes,
     };
   }
+}
+
+/**
+ * The prelude's `startCall` argument as JSON: [calledAt, seed0, seed1, seed2, seed3, context], with a fresh seed;
+ * without `contextJson`, a null context, clock 0 and a zero seed.
+ */
+function callJson(contextJson: string | undefined, calledAtMs: number): string {
+  return contextJson === undefined ? "[0,0,0,0,0,null]" : `[${calledAtMs},${randomSeed().join(",")},${contextJson}]`;
 }
 
 /** Random words drawn ahead, four per run: one call into the platform's CSPRNG serves many runs. */
