@@ -16,6 +16,10 @@ export interface InstanceHost {
   programLine(line: QuickJSHandle): QuickJSHandle;
 }
 
+/** The prelude's driver functions, called by the host only. */
+export const DRIVER_FUNCTIONS = ["begin", "readCallState", "invoke", "describe", "serialize", "describeThrown"] as const;
+export type DriverFunction = (typeof DRIVER_FUNCTIONS)[number];
+
 /** The two host functions a Code Mode runtime is given; only the host holds them, hook code never sees them. */
 export interface ProgramFunctions {
   call: QuickJSHandle;
@@ -70,8 +74,10 @@ export class IsolateInstance {
     readonly module: QuickJSWASMModule,
     readonly runtime: QuickJSRuntime,
     readonly vm: QuickJSContext,
-    /** The prelude's driver functions (begin, readCallState, invoke, describe, serialize, describeThrown). */
+    /** The prelude's driver object, the `this` of its functions. */
     readonly driver: QuickJSHandle,
+    /** Its functions, read once before the image, so a call does not look each one up again. */
+    readonly driverFunctions: Readonly<Record<DriverFunction, QuickJSHandle>>,
     /**
      * Created once, before the image, and dispatched to the run being served: a function created per run would
      * keep a host reference for ever, since restoring the image never frees the guest object that holds it.
@@ -93,11 +99,15 @@ export class IsolateInstance {
     const prelude = vm.unwrapResult(vm.evalCode(PRELUDE_SOURCE, "rayrun-prelude.js", { type: "global", strict: true }));
     const driver = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, charge, log, base64));
     for (const handle of [prelude, charge, log, base64]) handle.dispose();
+    const driverFunctions = Object.fromEntries(DRIVER_FUNCTIONS.map((name) => [name, vm.getProp(driver, name)])) as Record<
+      DriverFunction,
+      QuickJSHandle
+    >;
     const programFunctions = {
       call: vm.newFunction("callTool", (name, args) => instance?.host?.programCall(name, args) ?? vm.undefined),
       line: vm.newFunction("consoleLine", (line) => instance?.host?.programLine(line) ?? vm.undefined),
     };
-    instance = new IsolateInstance(module, runtime, vm, driver, programFunctions, reservation);
+    instance = new IsolateInstance(module, runtime, vm, driver, driverFunctions, programFunctions, reservation);
     instance.image = captureImage(module.getWasmMemory());
     return instance;
   }

@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
-import type { BundleImage, IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
+import type { BundleImage, DriverFunction, IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
 import { BIGINT_LITERAL } from "./isolate.prelude.ts";
 import type { IsolateLimits } from "./isolate.limits.ts";
 import { WasmBudgetExceeded } from "../../lib/wasm-budget.ts";
@@ -13,8 +13,6 @@ const UNITS_PER_POLL = 1000;
 /** JSON escaping grows a string at most six-fold (`\uXXXX`), plus the quotes. */
 const MAX_JSON_ESCAPE_GROWTH = 6;
 const THROWN_TEXT_MAX = 500;
-
-type DriverFunction = "begin" | "readCallState" | "invoke" | "describe" | "serialize";
 
 /**
  * The engine's resource errors, by `name: message`. A guest can throw a look-alike, but only of a failure it can
@@ -151,7 +149,7 @@ export class IsolateSession implements InstanceHost {
   readThrown(thrown: QuickJSHandle, maxChars: number): ThrownValue | undefined {
     const limit = this.vm.newNumber(maxChars);
     try {
-      const result = this.vm.callMethod(this.instance.driver, "describeThrown", [thrown, limit]);
+      const result = this.vm.callFunction(this.instance.driverFunctions.describeThrown, this.instance.driver, thrown, limit);
       if (result.error) {
         result.error.dispose();
         return undefined;
@@ -353,10 +351,14 @@ export class IsolateSession implements InstanceHost {
   }
 
   /** Calls a driver function; on a guest throw records a fault (`fallback` unless it is an engine error). */
-  callDriver(name: DriverFunction, args: QuickJSHandle[], fallback: IsolateErrorCode = "exception"): QuickJSHandle | undefined {
+  callDriver(
+    name: Exclude<DriverFunction, "describeThrown">,
+    args: QuickJSHandle[],
+    fallback: IsolateErrorCode = "exception",
+  ): QuickJSHandle | undefined {
     if (this.firstFault) return undefined;
     return this.guarded(() => {
-      const result = this.vm.callMethod(this.instance.driver, name, args);
+      const result = this.vm.callFunction(this.instance.driverFunctions[name], this.instance.driver, ...args);
       if (result.error) {
         this.failFromThrown(result.error, fallback);
         return undefined;
