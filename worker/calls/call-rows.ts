@@ -51,13 +51,15 @@ export function stageRunRow(
   options: { channel?: "active" | "shadow"; shadowDiffered?: boolean | null; offsetMs?: number; comparison?: unknown } = {},
 ): StageRow {
   const value = run.value as { reason?: string; message?: string } | undefined;
+  // An isolate this Worker had no wasm memory for ran nothing: the gateway refused the stage, as it refused the call.
+  const refused = run.unavailable === true;
   return stageRow(
     { toolUid: call.tool.uid, requestId: call.requestId },
     {
       stage,
       channel: options.channel ?? "active",
-      outcome: run.outcome,
-      code: run.error?.code ?? null,
+      outcome: refused ? "refused" : run.outcome,
+      code: refused ? "hook_unavailable" : (run.error?.code ?? null),
       durationMs: run.usage.durationMs,
       revisionId: revision.revisionId,
       shadowDiffered: options.shadowDiffered ?? null,

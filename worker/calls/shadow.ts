@@ -44,9 +44,19 @@ export async function runShadow(work: ShadowWork): Promise<StageRow[]> {
     const differed = canonicalJson(shadow) !== canonicalJson(active);
     return { channel: "shadow" as const, shadowDiffered: differed, ...(differed ? { comparison: { active, shadow } } : {}) };
   };
+  // No isolate could be had for the shadow (this Worker's wasm budget had no room): it did not run, as when its
+  // bundle cannot be read, and nothing is compared.
+  const notRun = (): StageRow[] => [
+    ...entries,
+    stageRow(
+      { toolUid: call.tool.uid, requestId: call.requestId },
+      { stage: "pre_dispatch", channel: "shadow", outcome: "refused", code: "hook_unavailable", revisionId: revision.revisionId },
+    ),
+  ];
   if (work.before && revision.stages.includes("before")) {
     const { input, active } = work.before;
     const run = await runStage({ bundle: revision.bundle, stage: "before", input, context });
+    if (run.unavailable) return notRun();
     entries.push(
       stageRunRow(call, "before", revision, run, compared(run, verdict(active, { action: "continue", arguments: input.arguments }))),
     );
@@ -54,6 +64,7 @@ export async function runShadow(work: ShadowWork): Promise<StageRow[]> {
   if (work.after && revision.stages.includes("after")) {
     const { input, active } = work.after;
     const run = await runStage({ bundle: revision.bundle, stage: "after", input, context });
+    if (run.unavailable) return notRun();
     entries.push(
       stageRunRow(call, "after", revision, run, compared(run, verdict(active, { action: "return", result: input.result as JsonValue }))),
     );

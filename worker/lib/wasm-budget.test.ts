@@ -5,8 +5,9 @@
  * the documented codes while the work that holds memory goes on, and everything is served again afterwards.
  */
 import { afterEach, describe, it } from "vitest";
-import { api, connectMcp, demoUpstreamUrl, gatewayError, newTag } from "../../test/helpers.ts";
+import { api, connectMcp, demoUpstreamUrl, eventually, gatewayError, newTag } from "../../test/helpers.ts";
 import { BEFORE_TEST, gatewayFor, prefixHook } from "../calls/call-path.fixtures.ts";
+import { runShadow } from "../calls/shadow.ts";
 import { runProgram } from "../codemode/codemode.sandbox.ts";
 import type { ProgramHost, ProgramRun } from "../codemode/codemode.run.ts";
 import { compileHook, CompilerUnavailableError } from "../hooks/compiler/index.ts";
@@ -110,7 +111,37 @@ describe("the isolate's wasm budget", () => {
 
     const hooked = await search();
     expect(gatewayError(hooked as never)).toMatchObject({ code: "hook_unavailable" });
+    // Its stage row says the gateway refused the hook, as the call was refused: no hook ran, so none failed.
+    const refusedRows = await eventually(
+      async () => (await g.logs(uid)).filter((row) => row.code === "hook_unavailable"),
+      (rows) => rows.length > 0,
+    );
+    expect(refusedRows).toEqual([
+      expect.objectContaining({ stage: "before", channel: "active", outcome: "refused", code: "hook_unavailable" }),
+    ]);
     expect(await runBefore(TRIVIAL_BUNDLE)).toMatchObject({ outcome: "error", unavailable: true });
+    // A shadow revision that cannot get an isolate did not run: one row says so, and nothing is compared.
+    const shadowRevision = { revisionId: "rev_shadow", bundle: TRIVIAL_BUNDLE, stages: ["before" as const], contract: null, config: {} };
+    const shadowRows = await runShadow({
+      call: {
+        calledAt: new Date().toISOString(),
+        requestId: "req_shadow",
+        workspaceId: workspace(),
+        tool: { uid, publicName: "demo__search_release_notes", serviceId: "svc" },
+      },
+      revision: { ...shadowRevision, definitionHash: "hash" },
+      definitionHash: "hash",
+      before: { input: { arguments: { query: "sso" } }, active: null },
+    });
+    expect(shadowRows).toEqual([
+      expect.objectContaining({
+        stage: "pre_dispatch",
+        channel: "shadow",
+        outcome: "refused",
+        code: "hook_unavailable",
+        revisionId: "rev_shadow",
+      }),
+    ]);
     // A program needing a sandbox of its own (another workspace may hold the idle one) is refused before it starts.
     const tools = heldTools();
     const runs = [program(tools.host, workspace()), program(tools.host, workspace())];

@@ -21,8 +21,8 @@
  * them fails the tests instead of leaking state between runs.
  */
 
-/** End of static data + bss, with a generous margin into the (stateless) stack. */
-export const STATIC_END = 256 * 1024;
+/** End of static data + bss, with a 64 KiB margin into the (stateless) stack. */
+export const STATIC_END = 160 * 1024;
 /** Initial `__stack_pointer`: the top of the stack and the base of the heap. */
 export const HEAP_BASE = 5_333_088;
 
@@ -38,6 +38,16 @@ export function captureImage(memory: WebAssembly.Memory): MemoryImage {
     statics: bytes.slice(0, STATIC_END),
     heap: bytes.slice(HEAP_BASE, heapHighWater(memory)),
   };
+}
+
+/** Bytes an image holds. */
+export function imageBytes(image: MemoryImage): number {
+  return image.statics.byteLength + image.heap.byteLength;
+}
+
+/** Zeroes `memory` above the heap `image` holds, as it was before the image's setup ran. */
+export function clearAbove(memory: WebAssembly.Memory, image: MemoryImage): void {
+  new Uint8Array(memory.buffer, HEAP_BASE + image.heap.byteLength).fill(0);
 }
 
 /** Writes the image back; the memory keeps its (never shrinking) size. */

@@ -27,7 +27,7 @@
  * - `context` is built per run (`begin`) from host JSON: deep-frozen config,
  *   base64 helpers, and log functions whose payloads are JSON-escaped, so lone
  *   surrogates survive the copy to the host exactly.
- * - The returned driver functions (begin, stageKind, invoke, describe,
+ * - The returned driver functions (begin, readCallState, invoke, describe,
  *   serialize, describeThrown) are what the host calls; they use built-ins
  *   captured before hook code ran. What the host reads from their answers is
  *   read with no guest code running (docs/isolate.md, "What the host reads back").
@@ -71,6 +71,9 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   // Per-run state, set by begin().
   let calledAtMs = 0;
   let context;
+  // Whether code read the clock or Math.random since begin(): a bundle whose top level did is not imaged, since its
+  // evaluated state would depend on the call that evaluated it (isolate.instance.ts, bundle images).
+  let readCallState = false;
 
   // ---- work charging for natively looping built-ins ----
   // A native loop never reaches an interrupt poll, so it is charged before it runs, by the work it will do: every
@@ -476,12 +479,13 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
 
   // ---- the clock is calledAt ----
   function FixedDate(...args) {
+    if (new.target === undefined || args.length === 0) readCallState = true;
     if (new.target === undefined) return new RealDate(calledAtMs).toString();
     return construct(RealDate, args.length === 0 ? [calledAtMs] : args, new.target);
   }
   defineProperty(FixedDate, "prototype", { value: RealDate.prototype, writable: false, enumerable: false, configurable: false });
   defineProperty(RealDate.prototype, "constructor", { value: FixedDate, writable: true, enumerable: false, configurable: true });
-  FixedDate.now = function now() { return calledAtMs; };
+  FixedDate.now = function now() { readCallState = true; return calledAtMs; };
   FixedDate.parse = RealDate.parse;
   FixedDate.UTC = RealDate.UTC;
   defineProperty(G, "Date", { value: FixedDate, writable: true, enumerable: false, configurable: true });
@@ -528,7 +532,10 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     rc = (((rc << 21) | (rc >>> 11)) + t) | 0;
     return t >>> 0;
   }
-  Math.random = function random() { return ((next32() >>> 5) * 67108864 + (next32() >>> 6)) / 9007199254740992; };
+  Math.random = function random() {
+    readCallState = true;
+    return ((next32() >>> 5) * 67108864 + (next32() >>> 6)) / 9007199254740992;
+  };
 
   // ---- reading a thrown value with none of its code running ----
   /** Prototypes looked through for a property; a longer chain is read as not having it. */
@@ -556,6 +563,29 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   }
 
   // ---- driver (host-facing) ----
+  /**
+   * The call's clock, random seed and context: [calledAt, seed0, seed1, seed2, seed3, context]. With a null context
+   * (a bundle evaluated for its image) the clock reads 0 and the seed is 0, so the image holds nothing of any call.
+   */
+  function startCall(call) {
+    calledAtMs = call[0];
+    ra = call[1] | 0; rb = call[2] | 0; rc = call[3] | 0; rd = call[4] | 0;
+    for (let i = 0; i < 12; i++) next32();
+    readCallState = false;
+    const meta = call[5];
+    if (meta === null) { context = undefined; return; }
+    context = freeze({
+      calledAt: meta.calledAt,
+      requestId: meta.requestId,
+      workspaceUid: meta.workspaceUid,
+      connectionId: meta.connectionId,
+      toolUid: meta.toolUid,
+      toolName: meta.toolName,
+      config: deepFreeze(meta.config),
+      encoding,
+      log,
+    });
+  }
   function adapterOrThrow() {
     const root = G.__rayrun;
     const adapter = root === null || root === undefined ? undefined : root.default;
@@ -565,31 +595,23 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     return adapter;
   }
   return freeze({
-    // Starts a run: the call's clock, random seed and context.
-    begin(contextJson, calledAt, seed0, seed1, seed2, seed3) {
-      calledAtMs = calledAt;
-      ra = seed0 | 0; rb = seed1 | 0; rc = seed2 | 0; rd = seed3 | 0;
-      for (let i = 0; i < 12; i++) next32();
-      const meta = parse(contextJson);
-      context = freeze({
-        calledAt: meta.calledAt,
-        requestId: meta.requestId,
-        workspaceUid: meta.workspaceUid,
-        connectionId: meta.connectionId,
-        toolUid: meta.toolUid,
-        toolName: meta.toolName,
-        config: deepFreeze(meta.config),
-        encoding,
-        log,
-      });
+    // Starts a run: the call's clock, random seed and context (see startCall), as JSON.
+    begin(callJson) {
+      startCall(parse(callJson));
     },
-    // "function" | "absent"; throws when there is no adapter object.
-    stageKind(stage) {
-      return typeof adapterOrThrow()[stage] === "function" ? "function" : "absent";
+    // True when code read the clock or Math.random since begin().
+    readCallState() {
+      return readCallState;
     },
-    invoke(stage, inputJson) {
+    // The stage's promise, or "absent" when the adapter does not define it; throws when there is no adapter object.
+    // The JSON is [call, input]: a call that is not null starts the run first (see startCall), so a run restored
+    // from a bundle image needs one crossing for both.
+    invoke(stage, json) {
+      const parsed = parse(json);
+      if (parsed[0] !== null) startCall(parsed[0]);
       const adapter = adapterOrThrow();
-      const input = parse(inputJson);
+      if (typeof adapter[stage] !== "function") return "absent";
+      const input = parsed[1];
       // Define, not assign: a setter planted on Object.prototype must not see the context.
       defineProperty(input, "context", { value: context, writable: true, enumerable: true, configurable: true });
       return (async function () { return adapter[stage](input); })();
@@ -605,9 +627,11 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
       const described = apply(evalGlobal, undefined, [source])(candidate);
       return [apply(weakSetHas, brands, [candidate]), described[0], described[1], described[2]];
     },
-    // JSON text, or undefined when the value has no JSON form; throws like JSON.stringify.
-    serialize(value) {
-      return stringify(value);
+    // JSON text, or undefined when the value has no JSON form; throws like JSON.stringify. Text longer than
+    // maxLength is answered with its length instead, so the host measures it without copying it.
+    serialize(value, maxLength) {
+      const text = stringify(value);
+      return typeof text === "string" && text.length > maxLength ? text.length : text;
     },
     // [kind, name, message] of a thrown value, read by plainProperty: kind is "object" or the primitive's typeof
     // ("null" for null); name is a string or undefined; message is text cut at maxChars ("" when unreadable).

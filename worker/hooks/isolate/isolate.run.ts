@@ -52,22 +52,26 @@ function validated(stage: StageName, json: unknown): { value: BeforeReturn | Aft
   return check.ok ? { value: check.value } : { code: "invalid_return", message: check.message };
 }
 
-/** Everything inside one session; returns the stage's validated value or records a fault. */
+/**
+ * Everything inside one session; returns the stage's validated value or records a fault. A run at the default
+ * limits starts from the bundle's image (see `beginWithBundle`); one with lowered limits evaluates the bundle itself,
+ * so a limit a test lowers is reached exactly where it would be without images.
+ */
 function runInSession(session: IsolateSession, request: StageRequest, contextJson: string, calledAtMs: number) {
-  session.begin(contextJson, calledAtMs);
-  session.evaluateBundle(request.bundle);
+  if (request.limits === undefined) {
+    session.beginWithBundle(request.bundle, contextJson, calledAtMs);
+  } else {
+    session.begin(contextJson, calledAtMs);
+    session.evaluateBundle(request.bundle);
+  }
   const stageName = session.newString(request.stage);
   try {
-    const kind = session.callDriver("stageKind", [stageName]);
-    if (!kind) return undefined;
-    const defined = session.readShortString(kind) === "function";
-    kind.dispose();
-    if (!defined) return passThrough(request.stage, request.input);
-
-    const inputJson = session.newString(JSON.stringify(request.input));
-    const promise = session.callDriver("invoke", [stageName, inputJson]);
-    inputJson.dispose();
+    const promise = session.invoke(stageName, JSON.stringify(request.input));
     if (!promise) return undefined;
+    if (session.vm.typeof(promise) === "string") {
+      promise.dispose();
+      return passThrough(request.stage, request.input);
+    }
     const settled = session.settle(promise);
     promise.dispose();
     if (!settled) return undefined;

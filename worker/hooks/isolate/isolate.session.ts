@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
-import type { IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
+import type { BundleImage, DriverFunction, IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
 import { BIGINT_LITERAL } from "./isolate.prelude.ts";
 import type { IsolateLimits } from "./isolate.limits.ts";
 import { WasmBudgetExceeded } from "../../lib/wasm-budget.ts";
@@ -13,8 +13,6 @@ const UNITS_PER_POLL = 1000;
 /** JSON escaping grows a string at most six-fold (`\uXXXX`), plus the quotes. */
 const MAX_JSON_ESCAPE_GROWTH = 6;
 const THROWN_TEXT_MAX = 500;
-
-type DriverFunction = "begin" | "stageKind" | "invoke" | "describe" | "serialize";
 
 /**
  * The engine's resource errors, by `name: message`. A guest can throw a look-alike, but only of a failure it can
@@ -49,6 +47,8 @@ export class IsolateSession implements InstanceHost {
   private polls = 0;
   private chargedUnits = 0;
   private firstFault: IsolateError | undefined;
+  /** This run's call (clock, seed, context), restored from a bundle image and not yet started: `invoke` starts it. */
+  private pendingCall: string | undefined;
   /** Set when the wasm instance itself misbehaved (host exception, trap): it is discarded, not disposed into. */
   private instanceBroken = false;
   private readonly startedAt = Date.now();
@@ -149,7 +149,7 @@ export class IsolateSession implements InstanceHost {
   readThrown(thrown: QuickJSHandle, maxChars: number): ThrownValue | undefined {
     const limit = this.vm.newNumber(maxChars);
     try {
-      const result = this.vm.callMethod(this.instance.driver, "describeThrown", [thrown, limit]);
+      const result = this.vm.callFunction(this.instance.driverFunctions.describeThrown, this.instance.driver, thrown, limit);
       if (result.error) {
         result.error.dispose();
         return undefined;
@@ -249,17 +249,92 @@ export class IsolateSession implements InstanceHost {
    * synchronously, so no other run can use the instance in between.
    */
   begin(contextJson: string, calledAtMs: number): void {
+    this.claim();
+    this.setCall(contextJson, calledAtMs);
+  }
+
+  /**
+   * `begin()` then `evaluateBundle()`, starting from the instance's image of the bundle where it has one (the
+   * bundle's top level then does not run again). When the bundle is due an image (isolate.instance.ts,
+   * BUNDLE_IMAGES), this run evaluates the bundle for it first: from the pristine image with no call state (no context, the clock at 0, a zero seed), so the image holds nothing of
+   * this call or its workspace. A top level that read the clock or Math.random, or failed, would have evaluated
+   * differently under this call's state: the instance notes the bundle as unimageable, and this run evaluates it
+   * again with its own call state, as every later run of it does.
+   */
+  beginWithBundle(bundle: string, contextJson: string, calledAtMs: number): void {
+    const image = this.instance.bundleImage(bundle);
+    if (image === undefined || image === "unimageable") {
+      this.begin(contextJson, calledAtMs);
+      return this.evaluateBundle(bundle);
+    }
+    if (image !== "capture") {
+      this.claim(image);
+      this.pendingCall = callJson(contextJson, calledAtMs);
+      return;
+    }
+    this.claim();
+    if (this.firstFault) return;
+    this.instance.clearForImage();
+    this.setCall(undefined, 0);
+    this.evaluateBundle(bundle);
+    const read = this.callDriver("readCallState", []);
+    const deterministic = read !== undefined && this.vm.sameValue(read, this.vm.false);
+    read?.dispose();
+    if (deterministic) {
+      this.instance.keepBundleImage(bundle, { polls: this.polls, chargedUnits: this.chargedUnits });
+      this.pendingCall = callJson(contextJson, calledAtMs);
+      return;
+    }
+    this.instance.keepUnimageable(bundle);
+    // A host exception or trap leaves the instance unusable: its fault stands.
+    if (this.instanceBroken) return;
+    // The attempt is undone, as if it never ran: the run starts over from the pristine image.
+    this.firstFault = undefined;
+    this.polls = 0;
+    this.chargedUnits = 0;
+    this.instance.reset();
+    this.setCall(contextJson, calledAtMs);
+    this.evaluateBundle(bundle);
+  }
+
+  /**
+   * Takes the instance for this run and restores `image` (the pristine one by default); the run starts with the
+   * image's work already spent, so a hook's budget is the same with or without its image.
+   */
+  private claim(image?: BundleImage): void {
     const instance = this.instance;
     if (instance.host) return this.fail("exception", "isolate fault: the instance is serving another run");
-    instance.reset();
+    instance.reset(image);
+    if (image) {
+      this.polls = image.polls;
+      this.chargedUnits = image.chargedUnits;
+    }
     instance.runtime.setMemoryLimit(this.limits.memoryBytes);
     instance.runtime.setMaxStackSize(this.limits.stackBytes);
     instance.host = this;
-    const seed = crypto.getRandomValues(new Int32Array(4));
-    const args = [this.vm.newString(contextJson), this.vm.newNumber(calledAtMs), ...Array.from(seed, (word) => this.vm.newNumber(word))];
-    const done = this.callDriver("begin", args);
-    for (const handle of args) handle.dispose();
-    done?.dispose();
+  }
+
+  /** Sets the call's clock, a fresh random seed and `context` inside the prelude; none of them without `contextJson`. */
+  private setCall(contextJson: string | undefined, calledAtMs: number): void {
+    if (this.firstFault) return;
+    const text = this.vm.newString(callJson(contextJson, calledAtMs));
+    this.callDriver("begin", [text])?.dispose();
+    text.dispose();
+  }
+
+  /**
+   * Calls the adapter's `stage` with `inputJson`: its promise, a string when the adapter lacks the stage, or
+   * undefined after a fault. A call a bundle image left pending starts in the same crossing.
+   */
+  invoke(stage: QuickJSHandle, inputJson: string): QuickJSHandle | undefined {
+    if (this.firstFault) return undefined;
+    const json = this.vm.newString(`[${this.pendingCall ?? "null"},${inputJson}]`);
+    this.pendingCall = undefined;
+    try {
+      return this.callDriver("invoke", [stage, json]);
+    } finally {
+      json.dispose();
+    }
   }
 
   /** Evaluates the bundle's top level (a classic script) and runs the jobs it queued. */
@@ -276,10 +351,14 @@ export class IsolateSession implements InstanceHost {
   }
 
   /** Calls a driver function; on a guest throw records a fault (`fallback` unless it is an engine error). */
-  callDriver(name: DriverFunction, args: QuickJSHandle[], fallback: IsolateErrorCode = "exception"): QuickJSHandle | undefined {
+  callDriver(
+    name: Exclude<DriverFunction, "describeThrown">,
+    args: QuickJSHandle[],
+    fallback: IsolateErrorCode = "exception",
+  ): QuickJSHandle | undefined {
     if (this.firstFault) return undefined;
     return this.guarded(() => {
-      const result = this.vm.callMethod(this.instance.driver, name, args);
+      const result = this.vm.callFunction(this.instance.driverFunctions[name], this.instance.driver, ...args);
       if (result.error) {
         this.failFromThrown(result.error, fallback);
         return undefined;
@@ -378,20 +457,22 @@ export class IsolateSession implements InstanceHost {
    * (UTF-16 units never exceed UTF-8 bytes); the exact UTF-8 size is checked after.
    */
   copyJson(value: QuickJSHandle, maxBytes: number, what: string): { json: unknown } | undefined {
-    const text = this.callDriver("serialize", [value], "invalid_return");
+    const maxLength = this.vm.newNumber(maxBytes);
+    const text = this.callDriver("serialize", [value, maxLength], "invalid_return");
+    maxLength.dispose();
     if (!text) {
       if (this.firstFault?.code === "invalid_return")
         this.firstFault.message = `${what} is not JSON-serialisable: ${this.firstFault.message}`;
       return undefined;
     }
     try {
-      if (this.vm.typeof(text) !== "string") {
-        this.fail("invalid_return", `${what} has no JSON representation`);
+      const type = this.vm.typeof(text);
+      if (type === "number") {
+        this.fail("output_too_large", `${what} is larger than ${maxBytes} bytes as JSON`);
         return undefined;
       }
-      const length = this.stringLength(text);
-      if (length > maxBytes) {
-        this.fail("output_too_large", `${what} is larger than ${maxBytes} bytes as JSON`);
+      if (type !== "string") {
+        this.fail("invalid_return", `${what} has no JSON representation`);
         return undefined;
       }
       const json = this.vm.getString(text);
@@ -424,6 +505,32 @@ export class IsolateSession implements InstanceHost {
       outputBytes: this.outputBytes,
     };
   }
+}
+
+/**
+ * The prelude's `startCall` argument as JSON: [calledAt, seed0, seed1, seed2, seed3, context], with a fresh seed;
+ * without `contextJson`, a null context, clock 0 and a zero seed.
+ */
+function callJson(contextJson: string | undefined, calledAtMs: number): string {
+  return contextJson === undefined ? "[0,0,0,0,0,null]" : `[${calledAtMs},${randomSeed().join(",")},${contextJson}]`;
+}
+
+/** Random words drawn ahead, four per run: one call into the platform's CSPRNG serves many runs. */
+const seeds = new Int32Array(4 * 256);
+let seedsUsed = seeds.length;
+
+/**
+ * A fresh `Math.random` seed for one run: four words from crypto.getRandomValues, each used by exactly one run
+ * (QuickJS seeds its generator once per context, so every run restored from one image would otherwise draw the
+ * same numbers).
+ */
+function randomSeed(): Int32Array {
+  if (seedsUsed === seeds.length) {
+    crypto.getRandomValues(seeds);
+    seedsUsed = 0;
+  }
+  seedsUsed += 4;
+  return seeds.subarray(seedsUsed - 4, seedsUsed);
 }
 
 /** A thrown value as one line of text, as fault messages show it. */
