@@ -66,13 +66,13 @@ export const retryDelaySeconds = (attempts: number) => Math.min(60, 2 ** Math.ma
 const messageKey = ({ call }: CallLogMessage) => `${call.workspaceId} ${call.requestId} ${call.kind} ${call.callIndex ?? -1}`;
 
 /**
- * The queue consumer (wrangler.toml `[[queues.consumers]]`). A message is a packet of up to PACKET_CALLS calls or,
- * for a call too large to share one, a single call's message. Delivery is at least once: a batch is written in one
- * D1 transaction per database, then exported to OpenTelemetry when configured, then acknowledged. Any failure
- * retries the whole batch; rows already written are skipped on the retry (their rollups and detail bytes too), so
- * a redelivered batch adds nothing and a failed one loses nothing. A message that is not a call-log message (a
- * version this code does not know) is acknowledged and dropped with an error in the log: retrying cannot fix it,
- * and it must not hold up the other workspaces' rows in its batch.
+ * The queue consumer (wrangler.toml `[[queues.consumers]]`). A message is a packet of up to PACKET_CALLS calls or
+ * a single call's message, as the call path sent them before packets. Delivery is at least once: a batch is
+ * written in one D1 transaction per database, then exported to OpenTelemetry when configured, then acknowledged.
+ * Any failure retries the whole batch; rows already written are skipped on the retry (their rollups and detail
+ * bytes too), so a redelivered batch adds nothing and a failed one loses nothing. A call that is not a call-log
+ * message (a version this code does not know), alone or in a packet, is acknowledged and dropped with an error in
+ * the log: retrying cannot fix it, and it must not hold up the other workspaces' rows in its batch.
  */
 export async function consumeCallLogs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const messages = new Map<string, CallLogMessage>();

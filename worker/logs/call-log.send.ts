@@ -1,7 +1,7 @@
 import type { CallLogMessage, CallLogPacket } from "./call-log.ts";
 import { laneFor } from "./call-log.lanes.ts";
 
-/** Calls one packet holds at most, as a consumer batch holds messages (wrangler.toml `max_batch_size`). */
+/** Calls one packet holds at most; a consumer batch of 10 packets (wrangler.toml `max_batch_size`) writes at most 1,000. */
 export const PACKET_CALLS = 100;
 /** A queue message holds at most 128 KB; a packet stays under it with room for its envelope and commas. */
 export const PACKET_BYTES = 125_000;
@@ -72,6 +72,8 @@ function openPacket(env: Env, queue: Queue): Packet {
       due();
     },
   };
+  // Timers belong to the request that set them: when another request fills the packet, its clearTimeout cannot
+  // reach this one, which fires later and finds the packet closed, changing nothing.
   const timer = setTimeout(packet.close, PACKET_WAIT_MS);
   open.set(queue, packet);
   return packet;

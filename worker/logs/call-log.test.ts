@@ -199,33 +199,42 @@ describe("when the queue is unavailable", () => {
 });
 
 describe("packets", () => {
-  /** The real queues, each send counted with the calls it carried. */
+  /** The real queues, each send counted with its lane, the calls it carried and its bytes. */
   const counted = () => {
-    const sends: number[] = [];
-    const bytes: number[] = [];
-    const counting = (queue: Queue): Queue =>
+    const sends: { lane: "shared" | "overflow"; calls: number; bytes: number }[] = [];
+    const counting = (lane: "shared" | "overflow", queue: Queue): Queue =>
       ({
         send: (body: CallLogPacket, options?: QueueSendOptions) => {
-          sends.push(body.packet.length);
-          bytes.push(new TextEncoder().encode(JSON.stringify(body)).byteLength);
+          sends.push({ lane, calls: body.packet.length, bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength });
           return queue.send(body, options);
         },
       }) as Queue;
-    return { env: { ...env, CALL_LOGS: counting(env.CALL_LOGS), CALL_LOGS_OVERFLOW: counting(env.CALL_LOGS_OVERFLOW) }, sends, bytes };
+    return {
+      env: { ...env, CALL_LOGS: counting("shared", env.CALL_LOGS), CALL_LOGS_OVERFLOW: counting("overflow", env.CALL_LOGS_OVERFLOW) },
+      sends,
+    };
   };
+  const callsOn = (sends: { lane: string; calls: number }[], lane: string) =>
+    sends.filter((send) => send.lane === lane).map((send) => send.calls);
 
   it("carry an isolate's calls in a few queue messages, each lane's apart, and every call gets its row", async ({ expect }) => {
     const ws = `ws_packets_${crypto.randomUUID().slice(0, 8)}`;
     const { env: counting, sends } = counted();
-    // Sent one at a time, as calls end: the first 200 within the workspace's share, the last 50 past it.
+    // Sent one at a time, as calls end: the first 200 within the workspace's share, the rest past it (a loaded
+    // machine's clock may refill a place or two of the share meanwhile).
     await Promise.all(Array.from({ length: 250 }, (_, index) => sendCallLogs(counting, [message(ws, `req_${index}`)])));
-    expect(sends.sort((a, b) => a - b)).toEqual([50, 100, 100]);
+    const shared = callsOn(sends, "shared");
+    const overflow = callsOn(sends, "overflow");
+    expect(shared.slice(0, 2)).toEqual([100, 100]);
+    expect(shared.length).toBeLessThanOrEqual(3);
+    expect(overflow.length).toBe(1);
+    expect([...shared, ...overflow].reduce((sum, calls) => sum + calls, 0)).toBe(250);
     expect(await until(20_000, async () => (await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)) === 250)).toBe(true);
   });
 
   it("stay within a queue message's bytes", async ({ expect }) => {
     const ws = `ws_packet_bytes_${crypto.randomUUID().slice(0, 8)}`;
-    const { env: counting, sends, bytes } = counted();
+    const { env: counting, sends } = counted();
     // Ten calls of about 20 KB each (ten stage rows with 1.9 KB of details): two packets.
     const large = (requestId: string) => {
       const built = message(ws, requestId, { stages: 10 });
@@ -236,8 +245,8 @@ describe("packets", () => {
       counting,
       Array.from({ length: 10 }, (_, index) => large(`req_${index}`)),
     );
-    expect(sends).toEqual([5, 5]);
-    for (const packet of bytes) expect(packet).toBeLessThanOrEqual(PACKET_BYTES);
+    expect(sends.map((send) => send.calls)).toEqual([5, 5]);
+    for (const send of sends) expect(send.bytes).toBeLessThanOrEqual(PACKET_BYTES);
     expect(await until(20_000, async () => (await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)) === 10)).toBe(true);
   });
 
