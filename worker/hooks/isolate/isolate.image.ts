@@ -1,6 +1,7 @@
 /**
  * A byte image of a QuickJS wasm instance's memory, taken right after its
- * runtime, context and prelude were set up, and written back before every run.
+ * runtime, context and prelude were set up (or, for a bundle image, right after
+ * a hook bundle was evaluated from that state), and written back before a run.
  * A run therefore starts from exactly the state of a newly created runtime and
  * context, whatever the previous run did to it (the approach of Wizer and Javy,
  * which pre-initialise QuickJS the same way).

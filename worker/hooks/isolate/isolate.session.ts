@@ -255,11 +255,12 @@ export class IsolateSession implements InstanceHost {
 
   /**
    * `begin()` then `evaluateBundle()`, starting from the instance's image of the bundle where it has one (the
-   * bundle's top level then does not run again). When the bundle is due an image (isolate.instance.ts,
-   * BUNDLE_IMAGES), this run evaluates the bundle for it first: from the pristine image with no call state (no context, the clock at 0, a zero seed), so the image holds nothing of
-   * this call or its workspace. A top level that read the clock or Math.random, or failed, would have evaluated
-   * differently under this call's state: the instance notes the bundle as unimageable, and this run evaluates it
-   * again with its own call state, as every later run of it does.
+   * bundle's top level then does not run again, and `invoke` starts the call). When the bundle is due an image
+   * (BUNDLE_IMAGES in isolate.instance.ts), this run evaluates it for the image first: from the pristine image with
+   * no call state (no context, the clock at 0, a zero seed), so the image holds nothing of this call or its
+   * workspace. A top level that read the clock or Math.random, or failed, could have evaluated differently under
+   * this call's state: the instance notes the bundle as unimageable, and this run evaluates it again with its own
+   * call state, as every later run of it does.
    */
   beginWithBundle(bundle: string, contextJson: string, calledAtMs: number): void {
     const image = this.instance.bundleImage(bundle);
