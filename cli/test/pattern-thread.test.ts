@@ -33,6 +33,16 @@ describe("a regex tool's pattern off the thread", () => {
     expect(await matchesOffThread(/(?<c>a)/g, "aa", 5, timeoutAfter(5_000))).toEqual([{ c: "a" }, { c: "a" }]);
   });
 
+  it("never hands a match to an idle thread that has ended", async ({ expect }) => {
+    const pattern = /(?<c>b)/g;
+    expect(await matchesOffThread(pattern, "b", 1, timeoutAfter(5_000))).toEqual([{ c: "b" }]);
+    // Every idle thread ends on its own (terminate, as the runtime would on a crash); the next match still answers
+    // at once rather than waiting out its timeout.
+    const { idleThreadsForTests } = await import("../src/rules/node/live/pattern-thread.ts");
+    await Promise.all(idleThreadsForTests().map((thread) => thread.terminate()));
+    expect(await matchesOffThread(pattern, "bb", 5, timeoutAfter(2_000))).toEqual([{ c: "b" }, { c: "b" }]);
+  });
+
   it("does not keep the process alive once its matches are done", ({ expect }) => {
     const module = join(import.meta.dirname, "../src/rules/node/live/pattern-thread.ts");
     const program = `import(${JSON.stringify(module)}).then(async ({ matchesOffThread }) => {

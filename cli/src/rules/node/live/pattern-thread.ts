@@ -31,9 +31,19 @@ const MAX_IDLE_THREADS = 4;
 const idle: Worker[] = [];
 
 function takeThread(): Worker {
-  // No inherited flags: the program needs none, and a parent's --input-type=module would make it an ES module.
-  const worker = idle.pop() ?? new Worker(PROGRAM, { eval: true, execArgv: [] });
+  const worker = idle.pop() ?? startThread();
   worker.ref();
+  return worker;
+}
+
+function startThread(): Worker {
+  // No inherited flags: the program needs none, and a parent's --input-type=module would make it an ES module.
+  const worker = new Worker(PROGRAM, { eval: true, execArgv: [] });
+  // A thread that ends while idle (out of memory, say) must not be handed the next match, which would wait out its timeout.
+  worker.once("exit", () => {
+    const at = idle.indexOf(worker);
+    if (at >= 0) idle.splice(at, 1);
+  });
   return worker;
 }
 
@@ -85,3 +95,6 @@ export function matchesOffThread(pattern: RegExp, text: string, most: number, si
 function stopReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error("the pattern was stopped at the tool's timeout");
 }
+
+/** The idle threads, for the test that ends them as a crash would. */
+export const idleThreadsForTests = (): readonly Worker[] => [...idle];
