@@ -135,14 +135,17 @@ export async function benchGateway(): Promise<GatewayBench> {
       );
       let helpersBytes = 0;
       for (const heap of (await workerdIsolates(gateway!.pid!)).values()) helpersBytes += heap.usedBytes;
-      memory.push({
+      const sample = {
         label,
         calls: { ...served },
         isolate,
         helpersBytes,
         gateway: processGroupMemory(gateway!.pid!),
         forwarder: processGroupMemory(forwarder!.pid!),
-      });
+      };
+      if (!memory.length) printMemoryHeader();
+      memory.push(sample);
+      printMemorySample(sample);
     };
     await sampleMemory("idle, seeded");
     const leaseGrants = async () =>
@@ -194,6 +197,7 @@ export async function benchGateway(): Promise<GatewayBench> {
       runs.push({ direct: summarise(samples.direct), forwarder: summarise(samples.forwarder), gateway: summarise(samples.gateway) });
     }
     const result = { sequentialRuns: runs, sequential: medianRun(runs), concurrent: {} } as GatewayBench;
+    printSequentialRuns(runs);
     // Concurrent load, in blocks that take turns in balanced orders, so drift in the machine's
     // load over the minutes this takes falls on every target alike.
     const concurrentSamples = { direct: [] as number[], forwarder: [] as number[], gateway: [] as number[] };
@@ -206,6 +210,7 @@ export async function benchGateway(): Promise<GatewayBench> {
       }
     }
     for (const name of names) result.concurrent[name] = summarise(concurrentSamples[name]);
+    printLatency(result);
 
     // Phase 1b: the same call at 2026-07-28 (stateless, v2 SDK entry) against the bare forwarder and the 2025-era call.
     const modernName = "demo__search_release_notes";
@@ -225,7 +230,9 @@ export async function benchGateway(): Promise<GatewayBench> {
       gateway2025: summarise(modernRounds.gateway2025),
       gateway2026: summarise(modernRounds.gateway2026),
     };
+    printModern(result.modern);
     result.elicitation = await benchElicitation(upstreamOrigin, gatewayOrigin, clientKey);
+    printElicitation(result.elicitation);
 
     // Phase 2: the same upstream tool behind three services: no hook, an active hook, active + shadow.
     // Each call is followed by a pause, so its shadow run and log writes finish before the next is timed.
@@ -258,6 +265,7 @@ export async function benchGateway(): Promise<GatewayBench> {
       active: summarise(hookRounds.active),
       activeShadow: summarise(hookRounds.activeShadow),
     };
+    printHookRounds(result.hooks, (roundGrants / (3 * SEQUENTIAL)) * 1000);
     const gatewayCall = callers.activeShadow;
     const hooks = shadowed;
 
@@ -318,6 +326,7 @@ export async function benchGateway(): Promise<GatewayBench> {
       sustained: sustainedCalls > 0 ? (sustainedGrants / sustainedCalls) * 1000 : NaN,
     };
     result.deployAnswer = summarise(deployTimes);
+    printSustained(result);
 
     // The same load on the bare forwarder alone: what workerd under wrangler dev grows by for any Worker.
     const forwarderDeadline = Date.now() + SUSTAINED_SECONDS * 1000;
@@ -327,6 +336,7 @@ export async function benchGateway(): Promise<GatewayBench> {
       }),
     );
     await sampleMemory(`forwarder: ${CONCURRENT_CLIENTS} clients × ${SUSTAINED_SECONDS} s`);
+    printMemorySummary(memory);
     result.memory = memory;
     return result;
   } finally {
@@ -481,15 +491,18 @@ function medianRun(runs: Baseline[]): Baseline {
 const signed = (ms: number) => `${ms < 0 ? "−" : "+"}${Math.abs(ms).toFixed(2)}`;
 const showGap = (gap: { p50: number; p99: number }) => `${signed(gap.p50)} ms p50, ${signed(gap.p99)} ms p99`;
 
-export function printGateway(result: GatewayBench): void {
+function printSequentialRuns(runs: Baseline[]): void {
   console.log(
-    `\ntools/call latency (ms): ${result.sequentialRuns.length} sequential runs of ${SEQUENTIAL} rounds (targets interleaved call by call in balanced orders; the table shows the run with the median p50 gap), then ${CONCURRENT_CALLS} calls from ${CONCURRENT_CLIENTS} concurrent clients per target, in blocks taking turns`,
+    `\ntools/call latency (ms): ${runs.length} sequential runs of ${SEQUENTIAL} rounds (targets interleaved call by call in balanced orders; the table shows the run with the median p50 gap), then ${CONCURRENT_CALLS} calls from ${CONCURRENT_CLIENTS} concurrent clients per target, in blocks taking turns`,
   );
-  const gaps = result.sequentialRuns.map(gapOf);
+  const gaps = runs.map(gapOf);
   gaps.forEach((gap, index) => console.log(`  sequential run ${index + 1}: gateway over forwarder ${showGap(gap)}`));
   console.log(
     `  median over the runs: gateway over forwarder ${showGap({ p50: median(gaps.map((g) => g.p50)), p99: median(gaps.map((g) => g.p99)) })} (target ≤ 0.5 p50)`,
   );
+}
+
+function printLatency(result: Pick<GatewayBench, "sequential" | "concurrent">): void {
   console.log("                         p50      p99   p50/direct p50/forwarder p99/forwarder");
   for (const phase of ["sequential", "concurrent"] as const) {
     const r = result[phase];
@@ -501,7 +514,9 @@ export function printGateway(result: GatewayBench): void {
     }
     console.log(`${phase.padEnd(11)} gateway overhead over forwarder: ${showGap(gapOf(r))}`);
   }
-  const h = result.hooks;
+}
+
+function printHookRounds(h: GatewayBench["hooks"], grantsPerThousand: number): void {
   const direct = h.direct;
   console.log(
     `\nHooked tools/call (ms), interleaved in balanced orders, ${PAUSE_MS} ms pause after each call  p50      p99   p50/direct p50/no-hook`,
@@ -525,9 +540,12 @@ export function printGateway(result: GatewayBench): void {
   console.log(
     `  one Durable Object round trip, which a hooked call no longer makes (its lease is the recheck): ${signed(h.forwarderWithDo.p50 - h.forwarder.p50)} ms p50 from the bare forwarder`,
   );
-  const leases = result.leaseGrantsPerThousand;
+  console.log(`  Durable Object requests (lease grants) per 1,000 calls in these rounds: ${grantsPerThousand.toFixed(1)}`);
+}
+
+function printSustained(result: Pick<GatewayBench, "leaseGrantsPerThousand" | "deployAnswer" | "sustained">): void {
   console.log(
-    `  Durable Object requests (lease grants) per 1,000 calls: ${leases.rounds.toFixed(1)} in the rounds above, ${leases.sustained.toFixed(1)} under the sustained load (target: a few renewals, not one per call)`,
+    `  Durable Object requests (lease grants) per 1,000 calls under the sustained load: ${result.leaseGrantsPerThousand.sustained.toFixed(1)} (target: a few renewals, not one per call)`,
   );
   const deploy = result.deployAnswer;
   console.log(
@@ -537,7 +555,9 @@ export function printGateway(result: GatewayBench): void {
   console.log(
     `  sustained: ${s.clients} clients for ${s.seconds} s with active + shadow: ${s.calls} calls, ${s.errors} errors, ${s.loggedRows}/${s.expectedLogs} log rows (${s.loggedRows === s.expectedLogs ? "none lost" : "MISMATCH"})`,
   );
-  const m = result.modern;
+}
+
+function printModern(m: GatewayBench["modern"]): void {
   console.log(
     `\n2026-07-28 tools/call (ms), ${SEQUENTIAL} rounds interleaved with the bare forwarder and the 2025-era call        p50      p99   p50/forwarder`,
   );
@@ -551,7 +571,9 @@ export function printGateway(result: GatewayBench): void {
   console.log(
     `  2026-07-28 over the forwarder: ${showGap({ p50: m.gateway2026.p50 - m.forwarder.p50, p99: m.gateway2026.p99 - m.forwarder.p99 })} (target ≤ 2 ms p50)`,
   );
-  const e = result.elicitation;
+}
+
+function printElicitation(e: GatewayBench["elicitation"]): void {
   console.log(
     `\nElicitation round trip (ms), ${ELICITATION_ROUNDS} rounds interleaved                                   p50      p99   p50/direct`,
   );
@@ -561,12 +583,11 @@ export function printGateway(result: GatewayBench): void {
   console.log(
     `  ${"2026-07-28 client through the gateway (input-required)".padEnd(52)} ${fmt(e.gateway.p50)}  ${fmt(e.gateway.p99)}   ${ratio(e.gateway.p50, e.direct.p50)}`,
   );
-  printMemory(result.memory);
 }
 
 const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)}`.padStart(6);
 
-function printMemory(samples: MemorySample[]): void {
+function printMemoryHeader(): void {
   console.log(
     "\nMemory under wrangler dev, MiB. Gateway isolate: its JavaScript heap after a full collection (target ≤ 64, flat), and the heap\n" +
       "snapshot's whole (heap + wasm memories + compiled wasm), the part a deployed isolate's 128 MB holds. Resident memory (RSS) of\n" +
@@ -576,11 +597,15 @@ function printMemory(samples: MemorySample[]): void {
   console.log(
     "                                        calls     heap  snapshot  wasm mem  wasm code  helpers | gateway runtime  proxy   tree | forwarder runtime  proxy",
   );
-  for (const { label, calls, isolate, helpersBytes, gateway, forwarder } of samples) {
-    console.log(
-      `  ${label.padEnd(36)} ${String(calls.gateway).padStart(6)} ${mib(isolate.usedBytes)}  ${mib(isolate.snapshotBytes)}    ${mib(isolate.arrayBufferBytes)}     ${mib(isolate.wasmCodeBytes)}   ${mib(helpersBytes)} |          ${mib(gateway.runtimeBytes)} ${mib(gateway.proxyBytes)} ${mib(gateway.totalBytes)} |            ${mib(forwarder.runtimeBytes)} ${mib(forwarder.proxyBytes)}   (${calls.forwarder} forwarder calls)`,
-    );
-  }
+}
+
+function printMemorySample({ label, calls, isolate, helpersBytes, gateway, forwarder }: MemorySample): void {
+  console.log(
+    `  ${label.padEnd(36)} ${String(calls.gateway).padStart(6)} ${mib(isolate.usedBytes)}  ${mib(isolate.snapshotBytes)}    ${mib(isolate.arrayBufferBytes)}     ${mib(isolate.wasmCodeBytes)}   ${mib(helpersBytes)} |          ${mib(gateway.runtimeBytes)} ${mib(gateway.proxyBytes)} ${mib(gateway.totalBytes)} |            ${mib(forwarder.runtimeBytes)} ${mib(forwarder.proxyBytes)}   (${calls.forwarder} forwarder calls)`,
+  );
+}
+
+function printMemorySummary(samples: MemorySample[]): void {
   const [idle, afterCalls, afterLoad, forwarderLoaded] = samples;
   if (!idle || !afterCalls || !afterLoad || !forwarderLoaded) return;
   console.log(

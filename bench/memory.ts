@@ -47,8 +47,9 @@ async function inspect<T>(
   let nextId = 1;
   try {
     await new Promise<void>((resolve, reject) => {
-      socket.onopen = resolve;
-      socket.onerror = reject;
+      const timer = setTimeout(() => reject(new Error(`the inspector at ${url} did not accept a connection within 10 s`)), 10_000);
+      socket.onopen = () => (clearTimeout(timer), resolve());
+      socket.onerror = (error) => (clearTimeout(timer), reject(error));
     });
     socket.addEventListener("message", (event) => {
       const message = JSON.parse(String(event.data)) as {
@@ -67,7 +68,7 @@ async function inspect<T>(
     const send = (method: string, params: object = {}) =>
       new Promise<unknown>((resolve, reject) => {
         const id = nextId++;
-        const timer = setTimeout(() => reject(new Error(`the inspector did not answer ${method} within 5 minutes`)), 300_000);
+        const timer = setTimeout(() => reject(new Error(`the inspector did not answer ${method} within 2 minutes`)), 120_000);
         waiting.set(id, {
           resolve: (value) => (clearTimeout(timer), resolve(value)),
           reject: (error) => (clearTimeout(timer), reject(error)),
@@ -88,7 +89,8 @@ const asHeap = (usage: HeapUsage): IsolateHeap => ({ usedBytes: usage.usedSize, 
  * given, for DevTools' Memory tab), summed, and the usage read right after it.
  */
 export async function isolateFootprint(inspectorPort: number, saveTo?: string): Promise<IsolateFootprint> {
-  const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { webSocketDebuggerUrl: string }[];
+  const listing = await fetch(`http://127.0.0.1:${inspectorPort}/json`, { signal: AbortSignal.timeout(10_000) });
+  const targets = (await listing.json()) as { webSocketDebuggerUrl: string }[];
   const url = targets[0]?.webSocketDebuggerUrl;
   if (!url) throw new Error("the inspector lists no Worker");
   const chunks: string[] = [];
