@@ -35,22 +35,40 @@ interface HeapUsage {
   totalSize: number;
 }
 
+const CONNECT_ATTEMPTS = 3;
+
+/**
+ * Opens a DevTools socket, trying again when one is not accepted within 10 s: after some 20,000 calls, wrangler's
+ * inspector proxy has been seen to leave the first connection unanswered and accept the next one at once.
+ */
+async function connect(url: string): Promise<NodeSocket> {
+  for (let attempt = 1; ; attempt++) {
+    // The inspector proxy accepts only DevTools' origins, localhost among them; Node's WebSocket takes headers (undici).
+    const socket = new WebSocket(url, { headers: { origin: "http://localhost" } } as unknown as string[]) as unknown as NodeSocket;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the inspector at ${url} did not accept a connection within 10 s`)), 10_000);
+        socket.onopen = () => (clearTimeout(timer), resolve());
+        socket.onerror = (error) => (clearTimeout(timer), reject(error));
+      });
+      return socket;
+    } catch (error) {
+      socket.close();
+      if (attempt === CONNECT_ATTEMPTS) throw error;
+    }
+  }
+}
+
 /** One DevTools protocol connection: `send` answers with the command's result; `onEvent` sees everything else. */
 async function inspect<T>(
   url: string,
   work: (send: (method: string, params?: object) => Promise<unknown>) => Promise<T>,
   onEvent: (method: string, params: { chunk?: string }) => void = () => {},
 ): Promise<T> {
-  // The inspector proxy accepts only DevTools' origins, localhost among them; Node's WebSocket takes headers (undici).
-  const socket = new WebSocket(url, { headers: { origin: "http://localhost" } } as unknown as string[]) as unknown as NodeSocket;
+  const socket = await connect(url);
   const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
   let nextId = 1;
   try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the inspector at ${url} did not accept a connection within 10 s`)), 10_000);
-      socket.onopen = () => (clearTimeout(timer), resolve());
-      socket.onerror = (error) => (clearTimeout(timer), reject(error));
-    });
     socket.addEventListener("message", (event) => {
       const message = JSON.parse(String(event.data)) as {
         id?: number;
