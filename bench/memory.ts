@@ -35,7 +35,7 @@ interface HeapUsage {
   totalSize: number;
 }
 
-const CONNECT_ATTEMPTS = 3;
+const CONNECT_ATTEMPTS = 6;
 
 /**
  * Opens a DevTools socket, trying again when one is not accepted within 10 s: after some 20,000 calls, wrangler's
