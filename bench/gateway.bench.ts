@@ -266,7 +266,8 @@ export async function benchGateway(): Promise<GatewayBench> {
       active: summarise(hookRounds.active),
       activeShadow: summarise(hookRounds.activeShadow),
     };
-    printHookRounds(result.hooks, (roundGrants / (3 * SEQUENTIAL)) * 1000);
+    const roundGrantsPerThousand = (roundGrants / (3 * SEQUENTIAL)) * 1000;
+    printHookRounds(result.hooks, roundGrantsPerThousand);
     const gatewayCall = callers.activeShadow;
     const hooks = shadowed;
 
@@ -323,7 +324,7 @@ export async function benchGateway(): Promise<GatewayBench> {
     }
     result.sustained = { seconds: SUSTAINED_SECONDS, clients: CONCURRENT_CLIENTS, calls, errors, expectedLogs, loggedRows };
     result.leaseGrantsPerThousand = {
-      rounds: (roundGrants / (3 * SEQUENTIAL)) * 1000,
+      rounds: roundGrantsPerThousand,
       sustained: sustainedCalls > 0 ? (sustainedGrants / sustainedCalls) * 1000 : NaN,
     };
     result.deployAnswer = summarise(deployTimes);
