@@ -1,12 +1,12 @@
 // `npm run bench` part 1: tools/call latency against (a) the demo upstream
 // directly, (b) a bare forwarding Worker and (c) the gateway, both under
-// wrangler dev, 1,000 sequential calls then 16 concurrent clients.
+// Miniflare's API (bench/miniflare-host.ts: the workerd `wrangler dev` runs, without
+// wrangler's proxy in front), 1,000 sequential calls then 16 concurrent clients.
 import { join } from "node:path";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { startGatewayWorker, type RunningWorker } from "../test/node/gateway.ts";
 import { isolateFootprint, processGroupMemory, workerdIsolates, type IsolateFootprint, type TreeMemory } from "./memory.ts";
 import {
   balancedOrders,
@@ -15,12 +15,12 @@ import {
   measureInterleaved,
   ratio,
   start,
-  startForwarder,
+  startUnderMiniflare,
   stop,
   summarise,
   waitFor,
   type Figures,
-  type RunningForwarder,
+  type HostedWorker,
 } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
@@ -86,9 +86,9 @@ export interface GatewayBench {
 
 export interface MemorySample {
   label: string;
-  /** Calls each `wrangler dev` had served by then. */
+  /** Calls each Worker had served by then. */
   calls: { gateway: number; forwarder: number };
-  /** Unread when wrangler's inspector proxy accepted no connection (seen after some 20,000 calls): why. */
+  /** Unread when the inspector could not be reached or answered nothing: why. */
   isolate: IsolateFootprint | { unread: string };
   /** Used heap of miniflare's own isolates beside the gateway's (D1, R2, queues, cache, entry), uncollected. */
   helpersBytes: number;
@@ -118,12 +118,29 @@ const PAUSE_MS = 35;
 export async function benchGateway(): Promise<GatewayBench> {
   const upstream = start(process.execPath, [join(root, "demo/upstream/main.ts"), String(ports.upstream), "--fixtures"], root);
   const upstreamOrigin = `http://127.0.0.1:${ports.upstream}`;
-  let forwarder: RunningForwarder | undefined;
-  let gateway: RunningWorker | undefined;
+  let forwarder: HostedWorker | undefined;
+  let gateway: HostedWorker | undefined;
   try {
     await waitFor(`${upstreamOrigin}/__calls`);
-    forwarder = await startForwarder(upstreamOrigin, { port: ports.forwarder, inspector: ports.forwarderInspector });
-    gateway = await startGatewayWorker({ port: ports.gateway, inspectorPort: ports.gatewayInspector, bootstrap, secretsKeyByte: 7 });
+    forwarder = await startUnderMiniflare({
+      config: "bench/forwarder.wrangler.toml",
+      port: ports.forwarder,
+      inspectorPort: ports.forwarderInspector,
+      vars: { UPSTREAM_ORIGIN: upstreamOrigin },
+    });
+    // The dev-only variables test/node/gateway.ts gives `wrangler dev`: a loopback upstream, loopback Hosts for /mcp.
+    gateway = await startUnderMiniflare({
+      config: "wrangler.toml",
+      port: ports.gateway,
+      inspectorPort: ports.gatewayInspector,
+      migrate: true,
+      vars: {
+        DEV_ALLOWED_HOSTS: "127.0.0.1",
+        MCP_ALLOWED_HOSTS: "localhost,127.0.0.1",
+        BOOTSTRAP_SECRET: bootstrap,
+        SECRETS_KEY: Buffer.alloc(32, 7).toString("base64"),
+      },
+    });
     const gatewayOrigin = gateway.origin;
     const seeded = await seedGateway(gatewayOrigin, `${upstreamOrigin}/mcp`);
     const clientKey = seeded.clientKey;
@@ -135,7 +152,7 @@ export async function benchGateway(): Promise<GatewayBench> {
         process.env.BENCH_HEAP_SNAPSHOTS && `${process.env.BENCH_HEAP_SNAPSHOTS}/${memory.length}.heapsnapshot`,
       ).catch((error: unknown) => ({ unread: String(error) }));
       let helpersBytes = 0;
-      for (const heap of (await workerdIsolates(gateway!.pid!)).values()) helpersBytes += heap.usedBytes;
+      for (const heap of (await workerdIsolates(ports.gatewayInspector)).values()) helpersBytes += heap.usedBytes;
       const sample = {
         label,
         calls: { ...served },
@@ -330,7 +347,7 @@ export async function benchGateway(): Promise<GatewayBench> {
     result.deployAnswer = summarise(deployTimes);
     printSustained(result);
 
-    // The same load on the bare forwarder alone: what workerd under wrangler dev grows by for any Worker.
+    // The same load on the bare forwarder alone: what workerd grows by for any Worker.
     const forwarderDeadline = Date.now() + SUSTAINED_SECONDS * 1000;
     await Promise.all(
       Array.from({ length: CONCURRENT_CLIENTS }, async () => {
@@ -342,7 +359,7 @@ export async function benchGateway(): Promise<GatewayBench> {
     result.memory = memory;
     return result;
   } finally {
-    await gateway?.stop();
+    gateway?.stop();
     forwarder?.stop();
     stop(upstream);
   }
@@ -591,13 +608,13 @@ const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)}`.padStart(6);
 
 function printMemoryHeader(): void {
   console.log(
-    "\nMemory under wrangler dev, MiB. Gateway isolate: its JavaScript heap after a full collection (target ≤ 64, flat), and the heap\n" +
+    "\nMemory under Miniflare, MiB. Gateway isolate: its JavaScript heap after a full collection (target ≤ 64, flat), and the heap\n" +
       "snapshot's whole (heap + wasm memories + compiled wasm), the part a deployed isolate's 128 MB holds. Resident memory (RSS) of\n" +
-      "each wrangler dev's runtime workerd (the Worker, miniflare's D1/R2/queue workers) and proxy workerd, beside the bare forwarder's.\n" +
-      "Helpers: the heaps of miniflare's own isolates in the gateway's workerd, each after a full collection.",
+      "each workerd (the Worker, miniflare's D1/R2/queue workers) and of its whole host (with the Node process holding Miniflare),\n" +
+      "beside the bare forwarder's. Helpers: the heaps of miniflare's own isolates in the gateway's workerd, after a full collection.",
   );
   console.log(
-    "                                        calls     heap  snapshot  wasm mem  wasm code  helpers | gateway runtime  proxy   tree | forwarder runtime  proxy",
+    "                                        calls     heap  snapshot  wasm mem  wasm code  helpers | gateway workerd   host | forwarder workerd   host",
   );
 }
 
@@ -605,7 +622,7 @@ function printMemorySample({ label, calls, isolate, helpersBytes, gateway, forwa
   const read = "unread" in isolate ? undefined : isolate;
   const cell = (bytes: number | undefined) => (bytes === undefined ? "     -" : mib(bytes));
   console.log(
-    `  ${label.padEnd(36)} ${String(calls.gateway).padStart(6)} ${cell(read?.usedBytes)}  ${cell(read?.snapshotBytes)}    ${cell(read?.arrayBufferBytes)}     ${cell(read?.wasmCodeBytes)}   ${mib(helpersBytes)} |          ${mib(gateway.runtimeBytes)} ${mib(gateway.proxyBytes)} ${mib(gateway.totalBytes)} |            ${mib(forwarder.runtimeBytes)} ${mib(forwarder.proxyBytes)}   (${calls.forwarder} forwarder calls)`,
+    `  ${label.padEnd(36)} ${String(calls.gateway).padStart(6)} ${cell(read?.usedBytes)}  ${cell(read?.snapshotBytes)}    ${cell(read?.arrayBufferBytes)}     ${cell(read?.wasmCodeBytes)}   ${mib(helpersBytes)} |          ${mib(gateway.workerdBytes)} ${mib(gateway.totalBytes)} |            ${mib(forwarder.workerdBytes)} ${mib(forwarder.totalBytes)}   (${calls.forwarder} forwarder calls)`,
   );
   if ("unread" in isolate) console.log(`    the gateway isolate was not read: ${isolate.unread}`);
 }
@@ -618,10 +635,10 @@ function printMemorySummary(samples: MemorySample[]): void {
       `  gateway heap after the load ÷ after the hooked calls: ${(afterLoad.isolate.usedBytes / afterCalls.isolate.usedBytes).toFixed(2)}× heap, ${(afterLoad.isolate.snapshotBytes / afterCalls.isolate.snapshotBytes).toFixed(2)}× snapshot (target: at most 64 MiB, and flat)`,
     );
   }
-  // Each tree's workerd (runtime + proxy) growth per 1,000 calls it served, from idle to the end of its last load.
+  // Each workerd's growth per 1,000 calls it served, from idle to the end of its last load.
   // Over one load alone it is noise: workerd's resident memory also falls back at times, by tens of MiB.
   const growth = (tree: "gateway" | "forwarder", to: MemorySample) => {
-    const bytes = (sample: MemorySample) => sample[tree].runtimeBytes + sample[tree].proxyBytes;
+    const bytes = (sample: MemorySample) => sample[tree].workerdBytes;
     return ((bytes(to) - bytes(idle)) / (to.calls[tree] - idle.calls[tree])) * 1000;
   };
   const gatewayGrowth = growth("gateway", afterLoad);

@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../test/node/gateway.ts";
+import type { HostOptions } from "./miniflare-host.ts";
 
 export const quietEnv = {
   ...process.env,
@@ -102,6 +103,74 @@ export async function startForwarder(upstreamOrigin: string, ports: { port?: num
     throw error;
   }
   return forwarder;
+}
+
+/** A Worker under Miniflare's API (bench/miniflare-host.ts): no `wrangler dev` proxy in front of it. */
+export interface HostedWorker {
+  origin: string;
+  /** The host's process, leader of a group that holds it and its one workerd (the benchmarks read their memory). */
+  pid: number | undefined;
+  stop(): void;
+}
+
+/**
+ * Starts one Worker under Miniflare with the bindings of its wrangler config, in a fresh state folder (D1
+ * migrations applied first when `migrate`), on the given ports, and waits until the host says it is serving.
+ */
+export async function startUnderMiniflare(options: {
+  config: string;
+  port: number;
+  inspectorPort: number;
+  vars: Record<string, string>;
+  migrate?: boolean;
+}): Promise<HostedWorker> {
+  const root = join(import.meta.dirname, "..");
+  const persist = mkdtempSync(join(tmpdir(), "rayrun-bench-miniflare-"));
+  if (options.migrate) {
+    const migrate = spawnSync(
+      "npx",
+      ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--config", options.config, "--persist-to", persist],
+      { cwd: root, env: quietEnv, encoding: "utf8" },
+    );
+    if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
+  }
+  const host: HostOptions = {
+    config: options.config,
+    port: options.port,
+    inspectorPort: options.inspectorPort,
+    persist,
+    vars: options.vars,
+  };
+  const child = spawn(process.execPath, [join(root, "bench/miniflare-host.ts"), JSON.stringify(host)], {
+    cwd: root,
+    env: quietEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  const hosted = {
+    origin: `http://127.0.0.1:${options.port}`,
+    pid: child.pid,
+    stop() {
+      stop(child);
+      rmSync(persist, { recursive: true, force: true });
+    },
+  };
+  let log = "";
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${options.config} did not start within 2 minutes:\n${log.slice(-2000)}`)), 120_000);
+      child.stdout!.on("data", (chunk) => {
+        log = (log + chunk).slice(-10_000);
+        if (log.includes("ready ")) (clearTimeout(timer), resolve());
+      });
+      child.stderr!.on("data", (chunk) => (log = (log + chunk).slice(-10_000)));
+      child.on("exit", (code) => (clearTimeout(timer), reject(new Error(`${options.config} exited ${code}:\n${log.slice(-2000)}`))));
+    });
+  } catch (error) {
+    hosted.stop();
+    throw error;
+  }
+  return hosted;
 }
 
 export async function waitFor(url: string, init?: RequestInit, timeoutMs = 120_000): Promise<void> {

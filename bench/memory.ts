@@ -1,8 +1,8 @@
-// The gateway's memory under `wrangler dev`: the Worker isolate's JavaScript heap through the inspector
-// (CDP `Runtime.getHeapUsage` after a full collection), every other isolate workerd runs beside it (miniflare's
-// D1, R2, queue and cache workers) through workerd's own inspector, and the resident memory of the process tree
-// `wrangler dev` started: each of its two workerd, and all of it.
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+// The gateway's memory under Miniflare (bench/miniflare-host.ts): the Worker isolate's JavaScript heap through
+// workerd's inspector (CDP `Runtime.getHeapUsage` after a full collection), every other isolate workerd runs beside
+// it (miniflare's D1, R2, queue and cache workers), and the resident memory of the host's process group: its
+// workerd, and all of it.
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 
 export interface IsolateHeap {
   /** Live JavaScript objects (after a full collection, where the reading took one). */
@@ -38,12 +38,12 @@ interface HeapUsage {
 const CONNECT_ATTEMPTS = 6;
 
 /**
- * Opens a DevTools socket, trying again when one is not accepted within 10 s: after some 20,000 calls, wrangler's
- * inspector proxy has been seen to leave the first connection unanswered and accept the next one at once.
+ * Opens a DevTools socket, trying again when one is not accepted within 10 s (a workerd busy with a load can be slow
+ * to take it; under `wrangler dev`, its inspector proxy once left the first connection unanswered and took the next).
  */
 async function connect(url: string): Promise<NodeSocket> {
   for (let attempt = 1; ; attempt++) {
-    // The inspector proxy accepts only DevTools' origins, localhost among them; Node's WebSocket takes headers (undici).
+    // Inspectors accept only DevTools' origins, localhost among them; Node's WebSocket takes headers (undici).
     const socket = new WebSocket(url, { headers: { origin: "http://localhost" } } as unknown as string[]) as unknown as NodeSocket;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -108,9 +108,9 @@ const asHeap = (usage: HeapUsage): IsolateHeap => ({ usedBytes: usage.usedSize, 
  */
 export async function isolateFootprint(inspectorPort: number, saveTo?: string): Promise<IsolateFootprint> {
   const listing = await fetch(`http://127.0.0.1:${inspectorPort}/json`, { signal: AbortSignal.timeout(10_000) });
-  const targets = (await listing.json()) as { webSocketDebuggerUrl: string }[];
-  const url = targets[0]?.webSocketDebuggerUrl;
-  if (!url) throw new Error("the inspector lists no Worker");
+  const targets = (await listing.json()) as Target[];
+  const url = targets.find((target) => target.id.startsWith("core:user:"))?.webSocketDebuggerUrl;
+  if (!url) throw new Error("the inspector lists no user Worker");
   const chunks: string[] = [];
   return inspect(
     url,
@@ -148,60 +148,19 @@ function sumSnapshot(text: string): Pick<IsolateFootprint, "snapshotBytes" | "ar
   return { snapshotBytes, arrayBufferBytes, wasmCodeBytes };
 }
 
-/** Ports the process listens on (from /proc: its socket inodes, matched against the kernel's TCP table). */
-function listeningPorts(pid: number): number[] {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      if (link.startsWith("socket:[")) inodes.add(link.slice(8, -1));
-    } catch {
-      // closed while being read
-    }
-  }
-  const ports: number[] = [];
-  for (const table of ["tcp", "tcp6"]) {
-    for (const line of readFileSync(`/proc/${pid}/net/${table}`, "utf8").split("\n").slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      // fields: sl, local address, remote address, state (0A: LISTEN), …, inode at 9
-      if (fields[3] === "0A" && inodes.has(fields[9]!)) ports.push(parseInt(fields[1]!.split(":")[1]!, 16));
-    }
-  }
-  return ports;
-}
-
 interface Target {
   id: string;
   webSocketDebuggerUrl: string;
 }
 
 /**
- * workerd's own inspector (wrangler starts the runtime with `--inspector-addr=127.0.0.1:0` and proxies only the
- * user Worker): the one port of a workerd process in the group whose `/json` lists `core:user:` workers.
+ * The isolates workerd runs beside the user Worker, by worker name: miniflare's own (D1, R2, the queue broker,
+ * the cache, the entry router), each after a full collection (a heap snapshot, not kept).
  */
-async function workerdTargets(groupId: number): Promise<Target[]> {
-  for (const { pid } of groupProcesses(groupId)) {
-    for (const port of listeningPorts(pid)) {
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/json`, { signal: AbortSignal.timeout(2_000) });
-        const targets = (await res.json()) as Target[];
-        if (Array.isArray(targets) && targets.some((target) => target.id?.startsWith("core:user:"))) return targets;
-      } catch {
-        // not an inspector
-      }
-    }
-  }
-  return [];
-}
-
-/**
- * The isolates workerd runs for `wrangler dev` beside the user Worker, by worker name: miniflare's own (D1, R2,
- * the queue broker, the cache, the entry router), each after a full collection (a heap snapshot, not kept).
- */
-export async function workerdIsolates(groupId: number): Promise<Map<string, IsolateHeap>> {
+export async function workerdIsolates(inspectorPort: number): Promise<Map<string, IsolateHeap>> {
   const heaps = new Map<string, IsolateHeap>();
-  for (const target of await workerdTargets(groupId)) {
-    // A session on the user Worker here would take its place from wrangler's inspector proxy (isolateFootprint's way in).
+  const listing = await fetch(`http://127.0.0.1:${inspectorPort}/json`, { signal: AbortSignal.timeout(10_000) });
+  for (const target of (await listing.json()) as Target[]) {
     if (target.id.startsWith("core:user:")) continue;
     try {
       const usage = await inspect(target.webSocketDebuggerUrl, async (send) => {
@@ -218,22 +177,18 @@ export async function workerdIsolates(groupId: number): Promise<Map<string, Isol
 
 export interface TreeMemory {
   /** Resident memory of the workerd that runs the Worker (and miniflare's D1, R2, queue and cache workers). */
-  runtimeBytes: number;
-  /** Of the workerd in front of it, wrangler's proxy (requests and the inspector pass through it). */
-  proxyBytes: number;
-  /** Of every process in the group (wrangler's Node, esbuild, both workerd). */
+  workerdBytes: number;
+  /** Of every process in the group (the host's Node, with wrangler and Miniflare loaded, and workerd). */
   totalBytes: number;
 }
 
 interface GroupProcess {
   pid: number;
   command: string;
-  /** Its command line, arguments separated by spaces. */
-  args: string;
   rssBytes: number;
 }
 
-/** The processes in one process group (`wrangler dev` is started as a group of its own), with their resident memory. */
+/** The processes in one process group (each host is started as a group of its own), with their resident memory. */
 export function groupProcesses(groupId: number): GroupProcess[] {
   const found: GroupProcess[] = [];
   for (const entry of readdirSync("/proc")) {
@@ -246,7 +201,6 @@ export function groupProcesses(groupId: number): GroupProcess[] {
       found.push({
         pid: Number(entry),
         command: readFileSync(`/proc/${entry}/comm`, "utf8").trim(),
-        args: readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " "),
         rssBytes,
       });
     } catch {
@@ -256,17 +210,12 @@ export function groupProcesses(groupId: number): GroupProcess[] {
   return found;
 }
 
-/**
- * Resident memory of the processes in one process group. wrangler starts two workerd: the runtime, whose
- * inspector it proxies (`--inspector-addr`), and its proxy in front of it.
- */
+/** Resident memory of the processes in one process group: its workerd, and all of it. */
 export function processGroupMemory(groupId: number): TreeMemory {
-  const memory: TreeMemory = { runtimeBytes: 0, proxyBytes: 0, totalBytes: 0 };
+  const memory: TreeMemory = { workerdBytes: 0, totalBytes: 0 };
   for (const process of groupProcesses(groupId)) {
     memory.totalBytes += process.rssBytes;
-    if (process.command !== "workerd") continue;
-    if (process.args.includes("--inspector-addr")) memory.runtimeBytes += process.rssBytes;
-    else memory.proxyBytes += process.rssBytes;
+    if (process.command === "workerd") memory.workerdBytes += process.rssBytes;
   }
   return memory;
 }
