@@ -21,6 +21,7 @@ import { MAX_BODY_BYTES, type ReadBody } from "./mcp.body.ts";
 import { CONTENT_CAPABILITIES, isInitialize, registerContentHandlers, type OnContentRequest } from "./mcp.content.ts";
 import type { GatewayCore } from "./mcp.caller.ts";
 import { callTool, coreCatalog, listTools, taskResult } from "./mcp.core.ts";
+import { answerToolCall, directToolCall } from "./mcp.direct-call.ts";
 import { gatewayInstructions } from "./mcp.instructions.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
 import { cancelTask, getTask, TASK_CAPABILITIES } from "./mcp.tasks.ts";
@@ -48,6 +49,8 @@ export async function serveLegacy(core: GatewayCore, request: Request, body: Rea
     if (!rest.length) return new Response(null, { status: 202 });
     if (rest.length < messages.length) parsedBody = rest;
   }
+  const direct = parsedBody === undefined ? undefined : directToolCall(body.request, parsedBody, session.session);
+  if (direct) return answerToolCall(core, request, direct, { session: session.session, route: new CallRoute(env, routeKey) });
   const issued = session.issued;
   // Only initialize carries instructions, so only it reads the catalog before the SDK server exists.
   const instructions = isInitialize(body) ? gatewayInstructions(await coreCatalog(core), caller.profileId) : undefined;

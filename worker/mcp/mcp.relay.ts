@@ -41,11 +41,13 @@ export class CallRoute {
   #listening: ReadableStreamDefaultReader<Uint8Array> | null = null;
   #closed = false;
 
+  /** `transport`, when the calls on this route may relay requests to the client: the answers find them by id. */
   constructor(
     private readonly env: Env,
     private readonly routeKey: string,
-    private readonly transport: Transport,
+    private readonly transport?: Transport,
   ) {
+    if (!transport) return;
     // Requests relayed to the client carry this route's token in their id.
     const send = transport.send.bind(transport);
     transport.send = (message, options) =>
@@ -126,7 +128,7 @@ export class CallRoute {
       const relayed = RELAYED_ID.exec(String(message.id));
       if (relayed?.[1] !== this.callToken) return;
       // Back under the number the SDK server sent it with, so its pending request resolves.
-      this.transport.onmessage?.({ ...message, id: Number(relayed[2]) });
+      this.transport?.onmessage?.({ ...message, id: Number(relayed[2]) });
     }
   }
 }

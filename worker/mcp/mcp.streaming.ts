@@ -5,6 +5,7 @@ import {
   ListRootsResultSchema,
   type ProgressToken,
   type LoggingLevel,
+  type RequestId,
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -77,6 +78,19 @@ export async function answerOut(response: Response, disconnected: AbortControlle
 type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
+ * What every tools/call hands its upstream request: cancellation, by the client (a `notifications/cancelled`
+ * routed to `route`) or by its going away (`disconnected`), or by whatever else `signals` stand for.
+ */
+export function callOptions(
+  requestId: RequestId,
+  route: CallRoute,
+  disconnected: AbortSignal,
+  ...signals: AbortSignal[]
+): UpstreamCallOptions {
+  return { signal: AbortSignal.any([route.enter(requestId), disconnected, ...signals]) };
+}
+
+/**
  * What a streamed tools/call (or prompts/get, resources/read) hands the upstream request: the client's progress
  * under its own token, cancellation from the client (a routed
  * `notifications/cancelled` or a dropped connection), and, for a session that
@@ -91,8 +105,7 @@ export function streamedCallOptions(
   disconnected: AbortSignal,
 ): UpstreamCallOptions {
   const progressToken = request.params?._meta?.progressToken;
-  const cancelled = route.enter(extra.requestId);
-  const options: UpstreamCallOptions = { signal: AbortSignal.any([cancelled, disconnected, extra.signal]) };
+  const options = callOptions(extra.requestId, route, disconnected, extra.signal);
   if (progressToken !== undefined) {
     options.onProgress = (progress) =>
       void extra
