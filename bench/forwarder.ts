@@ -1,6 +1,7 @@
 // The floor for one Worker hop: passes each request's bytes to the upstream and
-// the response back, untouched. `npm run bench` runs it under wrangler dev exactly
-// as it runs the gateway, so the difference between them is the gateway's own cost.
+// the response back, untouched. Each part of `npm run bench` runs it exactly as it
+// runs the gateway (the gateway part under Miniflare, bench/miniflare-host.ts; the
+// proxy part under wrangler dev), so the difference between them is the gateway's own cost.
 //
 // Under `/with-do/…` it first makes one Durable Object read, as the gateway does
 // before dispatching a hooked call (the re-read of the active revision). That
