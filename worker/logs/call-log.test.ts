@@ -232,6 +232,18 @@ describe("packets", () => {
     expect(await until(20_000, async () => (await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)) === 250)).toBe(true);
   });
 
+  it("belong to the request that opened them: a call that joins one waits for nothing of it, its opener sends it", async ({ expect }) => {
+    const ws = `ws_packet_owner_${crypto.randomUUID().slice(0, 8)}`;
+    const { env: counting, sends } = counted();
+    const opener = sendCallLogs(counting, [message(ws, "req_opener")]);
+    // Another request's call: it joins the open packet and is done at once, before anything is sent.
+    await sendCallLogs(counting, [message(ws, "req_joined")]);
+    expect(sends).toEqual([]);
+    await opener;
+    expect(callsOn(sends, "shared")).toEqual([2]);
+    expect(await until(20_000, async () => (await count("SELECT COUNT(*) AS n FROM calls WHERE workspace_id = ?", ws)) === 2)).toBe(true);
+  });
+
   it("stay within a queue message's bytes", async ({ expect }) => {
     const ws = `ws_packet_bytes_${crypto.randomUUID().slice(0, 8)}`;
     const { env: counting, sends } = counted();
