@@ -11,6 +11,7 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../../schema/hooks/contract.ts";
+import { methodOf } from "./mcp.body.ts";
 import type { GatewayCore } from "./mcp.caller.ts";
 import { callTool } from "./mcp.core.ts";
 import { PassThroughs } from "./mcp.passthrough.ts";
@@ -35,12 +36,13 @@ export type DirectCall = CallToolRequest & { id: RequestId };
  * `CallToolResultSchema` (its defaults filled in), and a thrown error answered as the SDK's protocol layer does.
  */
 export function directToolCall(request: Request, parsedBody: unknown, session: GatewaySession | null): DirectCall | undefined {
+  // Every other request (initialize, lists, notifications, batches) is told apart by a plain look, before any parse.
+  if (methodOf(parsedBody) !== "tools/call") return undefined;
   const accept = request.headers.get("accept");
   if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
   if (!isJsonContentType(request.headers.get("content-type"))) return undefined;
   const version = request.headers.get("mcp-protocol-version");
   if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
-  if (Array.isArray(parsedBody)) return undefined;
   const envelope = JSONRPCRequestSchema.safeParse(parsedBody);
   if (!envelope.success) return undefined;
   // A call answered on an SSE stream (it asked for progress, or its session answers the upstream's requests) and a
