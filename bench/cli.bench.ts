@@ -1,5 +1,7 @@
 // `npm run bench -- cli` (and part of the full run): the `rayrun` CLI (issue 14).
-// - Start-up: `rayrun --version` ÷ `node -e 0`, both on the machine's Node, alternating (target ≤ 2×).
+// - Start-up: `rayrun --version` ÷ `node -e 0`, both on the machine's Node, alternating (target ≤ 2×), and one
+//   `rayrun hooks run` event (a PreToolUse against a one-rule file), which Claude Code starts for every tool call
+//   twice over. Both run the `rayrun` bin, as `npx rayrun` does.
 // - `rayrun hooks apply` of 10 hooks against a real gateway: the first run and a run with nothing changed, each
 //   with its wall time and the API requests it made (target for the no-change run: at most 2 requests per hook),
 //   counted by a loopback proxy between the CLI and the gateway.
@@ -12,35 +14,55 @@ import { request, seedWorkspace, startGateway } from "../test/node/gateway.ts";
 import { balancedOrders, fmt, ratio, summarise, type Figures } from "./lib.ts";
 
 const root = join(import.meta.dirname, "..");
-const bundle = join(root, "cli/dist/rayrun.js");
+const bin = join(root, "cli/bin/rayrun.js");
 const STARTUP_ROUNDS = Number(process.env.BENCH_CLI_STARTUP_ROUNDS ?? 40);
 const HOOKS = 10;
 const STARTUP_TARGET = 2;
 const REQUESTS_PER_HOOK_TARGET = 2;
 
 export interface CliBench {
-  startup: Record<"node" | "rayrun", Figures>;
+  startup: Record<"node" | "rayrun" | "hooksRun", Figures>;
   apply: Record<"first" | "unchanged", { ms: number; requests: number; byRoute: Record<string, number> }>;
   hooks: number;
 }
 
-function timed(args: string[]): number {
+function timed(args: string[], input?: string): number {
   const t0 = performance.now();
-  const run = spawnSync(process.execPath, args, { encoding: "utf8" });
+  const run = spawnSync(process.execPath, args, { encoding: "utf8", input });
   const elapsed = performance.now() - t0;
   if (run.status !== 0) throw new Error(`node ${args.join(" ")}: ${run.status} ${run.stderr}`);
   return elapsed;
 }
 
 function startup(): CliBench["startup"] {
-  const calls = { node: () => timed(["-e", "0"]), rayrun: () => timed([bundle, "--version"]) };
-  const names = Object.keys(calls) as (keyof typeof calls)[];
-  const samples: Record<keyof typeof calls, number[]> = { node: [], rayrun: [] };
-  const orders = balancedOrders(names.length);
-  for (let round = 0; round < STARTUP_ROUNDS; round++) {
-    for (const index of orders[round % orders.length]!) samples[names[index]!].push(calls[names[index]!]());
+  const folder = mkdtempSync(join(tmpdir(), "rayrun-bench-hooks-run-"));
+  try {
+    writeFileSync(
+      join(folder, "gateway-hooks.toml"),
+      `[[hooks.PreToolUse]]\nmatcher = "^Bash$"\nhandlers = [{ type = "deny", reason = "no shell" }]\n`,
+    );
+    const event = JSON.stringify({
+      hook_event_name: "PreToolUse",
+      session_id: "bench",
+      cwd: folder,
+      tool_name: "Read",
+      tool_input: { file_path: "a" },
+    });
+    const calls = {
+      node: () => timed(["-e", "0"]),
+      rayrun: () => timed([bin, "--version"]),
+      hooksRun: () => timed([bin, "hooks", "run"], event),
+    };
+    const names = Object.keys(calls) as (keyof typeof calls)[];
+    const samples: Record<keyof typeof calls, number[]> = { node: [], rayrun: [], hooksRun: [] };
+    const orders = balancedOrders(names.length);
+    for (let round = 0; round < STARTUP_ROUNDS; round++) {
+      for (const index of orders[round % orders.length]!) samples[names[index]!].push(calls[names[index]!]());
+    }
+    return { node: summarise(samples.node), rayrun: summarise(samples.rayrun), hooksRun: summarise(samples.hooksRun) };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
   }
-  return { node: summarise(samples.node), rayrun: summarise(samples.rayrun) };
 }
 
 /** A loopback proxy in front of the gateway that counts the requests passing through it, by method and path shape. */
@@ -107,7 +129,7 @@ export async function benchCli(): Promise<CliBench> {
     // Spawned, not spawnSync: the counting proxy runs in this process and must keep serving.
     const apply = async () => {
       const t0 = performance.now();
-      const child = spawn(process.execPath, [bundle, "hooks", "apply", folder, "--json"], {
+      const child = spawn(process.execPath, [bin, "hooks", "apply", folder, "--json"], {
         env: { ...process.env, RAYRUN_API_URL: proxy.origin, RAYRUN_API_KEY: workspace.adminKey, RAYRUN_WORKSPACE: workspace.ws },
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -149,6 +171,9 @@ export function printCli(bench: CliBench): void {
   const slower = s.rayrun.p50 / s.node.p50;
   console.log(
     `    rayrun --version            ${fmt(s.rayrun.p50)}  ${fmt(s.rayrun.p99)}  ${ratio(s.rayrun.p50, s.node.p50)} node (p50; target ≤ ${STARTUP_TARGET}×${slower <= STARTUP_TARGET ? "" : ": misses it"})`,
+  );
+  console.log(
+    `    rayrun hooks run (one event) ${fmt(s.hooksRun.p50)}  ${fmt(s.hooksRun.p99)}  ${ratio(s.hooksRun.p50, s.node.p50)} node (p50; per agent tool call, twice)`,
   );
   console.log(`  hooks apply of ${hooks} hooks          time  requests`);
   for (const [label, run] of [

@@ -144,7 +144,8 @@ export interface OnOptions {
   before?: boolean;
 }
 
-const newRunId = () => `run-${crypto.randomUUID().replaceAll("-", "").slice(0, 6)}`;
+/** A run's id, as a run made without one gets. */
+export const newRunId = () => `run-${crypto.randomUUID().replaceAll("-", "").slice(0, 6)}`;
 
 export class HookRun {
   readonly runId: string;

@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, type EventName, type Finding, type ToolInput } from "../core/events.ts";
-import type { AsyncAnswer, RecordedFailure, RunEnd } from "../core/run.ts";
+import { newRunId, type AsyncAnswer, type RecordedFailure, type RunEnd } from "../core/run.ts";
 import { HookRun } from "../index.ts";
 import { readSeedFile } from "./load.ts";
 import { appendLines, prepareRunDir, readLines, replaceFile, RunFilesError, withSessionLock } from "./run-files.ts";
@@ -295,7 +295,7 @@ async function modelsTranscript(path: unknown): Promise<string | undefined> {
 
 async function sessionState(dir: string): Promise<SessionState> {
   const path = join(dir, "state.json");
-  const fresh: SessionState = { run_id: new HookRun().runId, key: randomBytes(32).toString("hex"), started_at: new Date().toISOString() };
+  const fresh: SessionState = { run_id: newRunId(), key: randomBytes(32).toString("hex"), started_at: new Date().toISOString() };
   try {
     // `wx`: two hook processes starting at once agree on whichever state was written first.
     await writeFile(path, `${JSON.stringify(fresh, null, 2)}\n`, { flag: "wx", mode: 0o600 });

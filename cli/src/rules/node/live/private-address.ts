@@ -6,8 +6,7 @@
 // to a private one a moment later (DNS rebinding) is refused too.
 import { lookup as lookupCallback, type LookupAddress, type LookupOptions } from "node:dns";
 import { lookup } from "node:dns/promises";
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
+import type { IncomingMessage } from "node:http";
 import { BlockList, isIP } from "node:net";
 import { Readable } from "node:stream";
 
@@ -96,8 +95,10 @@ export function fetchPublicOnly(url: URL, init: DialedRequest): Promise<Response
  * checked as the name is resolved for the dial. Node's fetch takes no lookup, so this is `node:http`; it asks for no
  * compression, so a body comes as the server's bytes. (Exported with `refused` for its tests, whose servers are local.)
  */
-export function fetchDialChecked(url: URL, init: DialedRequest, refused: (address: string) => boolean): Promise<Response> {
-  const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+export async function fetchDialChecked(url: URL, init: DialedRequest, refused: (address: string) => boolean): Promise<Response> {
+  // Imported when a live tool first fetches: a static import of `node:http` costs every `hooks run` process, live
+  // tools or not, some 25 ms (Node builds its module's exports, and with them undici's WebSocket, at import).
+  const { request: send } = url.protocol === "https:" ? await import("node:https") : await import("node:http");
   return new Promise((resolve, reject) => {
     const request = send(url.href, { method: init.method, headers: init.headers, signal: init.signal, lookup: checkedLookup(refused) });
     request.once("error", reject);
