@@ -1,5 +1,7 @@
-// Bundles the CLI into one plain-JavaScript file that runs on Node 20 and 22:
-// `node cli/build.ts` → cli/dist/rayrun.js. Run by `npm install`/`npm ci`
+// Bundles the CLI into plain JavaScript that runs on Node 20 and 22:
+// `node cli/build.ts` → cli/dist/rayrun.js, and the chunks it loads on demand
+// under cli/dist/cli/ (a command's code, and the Node built-ins it needs, load
+// only when that command runs: `hooks run` starts once per agent tool call). Run by `npm install`/`npm ci`
 // (the root `prepare` script) and by the tests. The same build makes the
 // `rayrun/hooks` SDK: cli/dist/hooks.js, its core alone (cli/dist/hooks-core.js,
 // no Node APIs), and their declarations under cli/dist/types/.
@@ -11,16 +13,20 @@ import { build } from "esbuild";
 const here = import.meta.dirname;
 const { version } = JSON.parse(readFileSync(join(here, "package.json"), "utf8")) as { version: string };
 export const bundlePath = join(here, "dist/rayrun.js");
+const chunksDir = join(here, "dist/cli");
 export const hooksBundlePath = join(here, "dist/hooks.js");
 const typesDir = join(here, "dist/types");
 
 const shared = { bundle: true, format: "esm", legalComments: "none", logLevel: "warning" } as const;
 
+rmSync(chunksDir, { recursive: true, force: true });
 await Promise.all([
   build({
     ...shared,
-    entryPoints: [join(here, "src/main.ts")],
-    outfile: bundlePath,
+    entryPoints: { rayrun: join(here, "src/main.ts") },
+    outdir: join(here, "dist"),
+    splitting: true,
+    chunkNames: "cli/[name]-[hash]",
     platform: "node",
     target: "node20",
     minify: true,

@@ -445,9 +445,10 @@ describe("the npm package", () => {
     const packed = spawnSync("npm", ["pack", "-w", "cli", "--pack-destination", packs, "--json"], { cwd: root, encoding: "utf8" });
     expect(packed.status, packed.stderr).toBe(0);
     const { filename, files } = (JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
-    // The command (its launcher and bundle), the rayrun/hooks library (Node and runtime-neutral core) with its declarations, and nothing else.
+    // The command (its launcher, bundle and the chunks it loads per command), the rayrun/hooks library (Node and
+    // runtime-neutral core) with its declarations, and nothing else.
     const paths = files.map((file) => file.path).sort();
-    expect(paths.filter((path) => !path.startsWith("dist/types/"))).toEqual([
+    expect(paths.filter((path) => !path.startsWith("dist/types/") && !path.startsWith("dist/cli/"))).toEqual([
       "README.md",
       "bin/rayrun.js",
       "dist/hooks-core.js",
@@ -457,6 +458,9 @@ describe("the npm package", () => {
     ]);
     expect(paths.filter((path) => path.startsWith("dist/types/")).every((path) => path.endsWith(".d.ts"))).toBe(true);
     expect(paths).toContain("dist/types/index.d.ts");
+    const chunks = paths.filter((path) => path.startsWith("dist/cli/"));
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(chunks.every((path) => /^dist\/cli\/[\w-]+\.js$/.test(path))).toBe(true);
 
     const project = mkdtempSync(join(tmpdir(), "rayrun-user-"));
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user-ci", private: true }));
@@ -465,6 +469,17 @@ describe("the npm package", () => {
     const bin = join(project, "node_modules/.bin/rayrun");
     const version = spawnSync(bin, ["--version"], { cwd: project, encoding: "utf8" });
     expect(version.stdout.trim()).toBe("0.1.0");
+    // The rules engine is a chunk loaded when `hooks check` or `hooks run` runs: it must be in the package too.
+    writeFileSync(
+      join(project, "gateway-hooks.toml"),
+      '[[hooks.PreToolUse]]\nmatcher = "^Bash$"\nhandlers = [{ type = "deny", reason = "no shell" }]\n',
+    );
+    const checked = spawnSync(bin, ["hooks", "check", "gateway-hooks.toml", "--tool", "Bash", "--input", '{"command":"ls"}'], {
+      cwd: project,
+      encoding: "utf8",
+    });
+    expect(checked.stderr).not.toMatch(/ERR_MODULE_NOT_FOUND|Cannot find module/);
+    expect(checked.stdout).toContain("no shell");
     const tools = spawnSync(bin, ["tools", "list", "--json"], {
       cwd: project,
       encoding: "utf8",

@@ -1,11 +1,11 @@
 // `rayrun hooks check` and `rayrun hooks run`: the local rules file
 // (gateway-hooks.toml). They need no API key and never call the gateway.
+// The rules engine is imported when one of them runs, not when the CLI
+// starts: it is most of the bundle, and every other command does without it.
 import type { Command } from "commander";
 import { CliError, describeFailure, EXIT } from "../errors.ts";
 import { createPrinter } from "../output.ts";
-import { checkRulesFile, describeReport, takesResult } from "../rules/node/check.ts";
-import { MAX_HOOK_INPUT_BYTES, replyToClaude } from "../rules/node/claude.ts";
-import { eventNamed, type ToolInput } from "../rules/core/events.ts";
+import type { ToolInput } from "../rules/core/events.ts";
 
 export function registerRules(hooks: Command): void {
   hooks
@@ -28,6 +28,10 @@ export function registerRules(hooks: Command): void {
       ) => {
         const out = createPrinter(command.optsWithGlobals<{ json?: boolean }>().json ?? false);
         try {
+          const [{ checkRulesFile, describeReport, takesResult }, { eventNamed }] = await Promise.all([
+            import("../rules/node/check.ts"),
+            import("../rules/core/events.ts"),
+          ]);
           const event = eventNamed(options.event);
           if (!event) throw new CliError(`--event ${options.event} is not an event`, EXIT.usage, "usage");
           if (options.result !== undefined && !takesResult(event))
@@ -63,6 +67,7 @@ export function registerRules(hooks: Command): void {
     .option("--config <file>", "the rules file (default: gateway-hooks.toml, else .json, in the event's cwd)")
     .option("--seed <file>", "seed the alias door from a JSON list (kept for the session's later events)")
     .action(async (options: { config?: string; seed?: string }) => {
+      const { MAX_HOOK_INPUT_BYTES, replyToClaude } = await import("../rules/node/claude.ts");
       const stdin = await readStdin(MAX_HOOK_INPUT_BYTES);
       const reply = await replyToClaude(stdin.text, options, stdin.truncated);
       if (reply.stdout !== undefined) process.stdout.write(`${JSON.stringify(reply.stdout)}\n`);

@@ -4,7 +4,7 @@ import { AliasError } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, isPreEvent, type EventName, type HookEvent, type ToolInput } from "../core/events.ts";
 import type { RecordSink } from "../core/handlers.ts";
-import { HookRun } from "../index.ts";
+import { HookRun } from "./hook-run.ts";
 import { describeTools, listTools, probeTool, type ProbeReport, type ToolListing } from "./live/check.ts";
 import { loadRulesFile, readSeedFile } from "./load.ts";
 

@@ -10,7 +10,7 @@ import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, type EventName, type Finding, type ToolInput } from "../core/events.ts";
 import { newRunId, type AsyncAnswer, type RecordedFailure, type RunEnd } from "../core/run.ts";
-import { HookRun } from "../index.ts";
+import { HookRun } from "./hook-run.ts";
 import { readSeedFile } from "./load.ts";
 import { appendLines, prepareRunDir, readLines, replaceFile, RunFilesError, withSessionLock } from "./run-files.ts";
 import { SessionCounts } from "./session-counts.ts";

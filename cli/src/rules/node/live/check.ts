@@ -5,7 +5,7 @@ import type { RulesConfig } from "../../core/config.ts";
 import type { ToolInput } from "../../core/events.ts";
 import type { LiveLine } from "../../core/live/record.ts";
 import type { AnthropicToolDefinition, JsonSchema } from "../../core/live/schema.ts";
-import type { HookRun } from "../../index.ts";
+import type { HookRun } from "../hook-run.ts";
 
 export interface ToolListing {
   name: string;
