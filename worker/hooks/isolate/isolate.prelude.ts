@@ -22,7 +22,11 @@
  *   the next poll interrupts the run uncatchably. The Proxy keeps the method's
  *   `name` and `length`. `concat` (with non-genuine arguments), `flat` and
  *   `flatMap` run as JavaScript, and `JSON.stringify` gets a pass-through
- *   replacer, so the elements they visit are interpreter ticks.
+ *   replacer, so the elements they visit are interpreter ticks. Natives whose
+ *   work is set by a value made once and reused (JSON.parse, RegExp, apply,
+ *   Object.assign, buffers, Set algebra; docs/isolate.md lists them) are
+ *   charged on every call, and built-in iterators step through a Proxy, so
+ *   spreading an array is a tick per element instead of one native copy.
  * - BigInt is removed: its operators cannot be charged (docs/isolate.md).
  * - `context` is built per run (`begin`) from host JSON: deep-frozen config,
  *   base64 helpers, and log functions whose payloads are JSON-escaped, so lone
@@ -88,6 +92,7 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   /** Longest string QuickJS builds (JS_STRING_LEN_MAX); past it a native throws RangeError before any work. */
   const MAX_STRING_LENGTH = 1073741823;
   const ArrayOf = Array;
+  const ObjectOf = Object;
   const isArray = Array.isArray;
   const floor = Math.floor;
   const reflectGet = Reflect.get;
@@ -412,26 +417,80 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     }
     return copy;
   }
+  /** A typed array constructor's handler: a length is charged as the bytes it zero-fills, anything else as it copies. */
+  function typedArrayConstructing(bytesPerElement) {
+    return { __proto__: null,
+      apply(target, receiver, args) { return apply(target, receiver, args); },
+      construct(target, args, newTarget) {
+        if (isObject(args[0])) return construct(target, chargedFirst(args), newTarget);
+        const copy = [];
+        for (let i = 0; i < args.length; i++) copy[i] = args[i];
+        if (typeof copy[0] === "string") charge(copy[0].length);
+        copy[0] = toIntegerOrInfinity(copy[0]);
+        chargeBytes(copy[0] * bytesPerElement);
+        return construct(target, copy, newTarget);
+      },
+    };
+  }
   const TYPED_ARRAYS = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
     "Float32Array", "Float64Array"];
   for (let i = 0; i < TYPED_ARRAYS.length; i++) {
     const Constructor = G[TYPED_ARRAYS[i]];
-    const guarded = new ProxyOf(Constructor, copyingFirstArgument);
+    const guarded = new ProxyOf(Constructor, typedArrayConstructing(Constructor.BYTES_PER_ELEMENT));
     G[TYPED_ARRAYS[i]] = guarded;
     defineProperty(Constructor.prototype, "constructor", { value: guarded });
   }
   ArrayOf.from = new ProxyOf(ArrayOf.from, copyingFirstArgument);
   TypedArray.from = new ProxyOf(TypedArray.from, copyingFirstArgument);
-  // Own keys of a typed array or string are one per element, created on the spot.
+  // Own keys of a typed array or string are one per element, created on the spot: charged before they are.
+  // Every other own key is listed afresh on each call, however long ago it was created: the list is charged too,
+  // after the call, by its length (one call's work is bounded by the heap; the next call then finds the budget gone).
+  function chargedAfter(result) {
+    charge(isGenuineArray(result) ? result.length : isObject(result) ? apply(ownKeysNative, undefined, [result]).length : 0);
+    return result;
+  }
   const keyedByElement = { __proto__: null, apply(target, receiver, args) {
     const value = args[0];
     const typedLength = typedLengthOf(value);
     charge(typedLength >= 0 ? typedLength : typeof value === "string" ? value.length : 0);
-    return apply(target, receiver, args);
+    return chargedAfter(apply(target, receiver, args));
   } };
-  const KEYED = ["keys", "values", "entries", "getOwnPropertyNames", "getOwnPropertyDescriptors"];
+  const ownKeysNative = Reflect.ownKeys;
+  const KEYED = ["keys", "values", "entries", "getOwnPropertyNames", "getOwnPropertySymbols", "getOwnPropertyDescriptors"];
   for (let i = 0; i < KEYED.length; i++) Object[KEYED[i]] = new ProxyOf(Object[KEYED[i]], keyedByElement);
-  Reflect.ownKeys = new ProxyOf(Reflect.ownKeys, keyedByElement);
+  Reflect.ownKeys = new ProxyOf(ownKeysNative, keyedByElement);
+  // Object.assign copies every own key of every source: charged by their count, listed once. A Proxy source (its
+  // ownKeys trap could list few keys to the charge and many to the native) is copied in JavaScript from that list.
+  const assignNative = Object.assign;
+  const propertyIsEnumerable = Object.prototype.propertyIsEnumerable;
+  Object.assign = new ProxyOf(assignNative, { __proto__: null, apply(target, receiver, args) {
+    if (args.length < 2) return apply(target, receiver, args);
+    const to = toObjectOf(args[0]);
+    for (let i = 1; i < args.length; i++) {
+      const source = args[i];
+      if (source === null || source === undefined) continue;
+      if (!isObject(source)) {
+        charge(typeof source === "string" ? source.length : 0);
+        apply(assignNative, undefined, [to, source]);
+        continue;
+      }
+      const ownKeys = apply(ownKeysNative, undefined, [source]);
+      charge(ownKeys.length);
+      if (!apply(weakSetHas, proxies, [source])) {
+        apply(assignNative, undefined, [to, source]);
+        continue;
+      }
+      for (let k = 0; k < ownKeys.length; k++) {
+        const key = ownKeys[k];
+        if (apply(propertyIsEnumerable, source, [key])) to[key] = source[key];
+      }
+    }
+    return to;
+  } });
+  function toObjectOf(value) {
+    if (value === null || value === undefined) throw new TypeError("cannot convert undefined or null to object");
+    return ObjectOf(value);
+  }
   // JSON.stringify without a replacer function gets one that returns each value unchanged (the same output): each
   // value it visits, holes included, is then a call the interpreter counts.
   function keepValue(key, value) { return value; }
@@ -439,6 +498,176 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     const replacer = args[1];
     return apply(target, receiver, [args[0], isObject(replacer) ? replacer : keepValue, args[2]]);
   } });
+
+  // Parsing and compiling: JSON.parse builds a value from every character of its text, and the RegExp constructor
+  // (and the legacy compile) compiles every character of its pattern, both with no poll; eval and the Function
+  // constructors are charged the same way for their source (below). The text is converted once and passed on.
+  /** Characters parsed or compiled per unit: about a tick's work each, measured against the interpreter. */
+  const PARSE_CHARS_PER_UNIT = 8;
+  JSON.parse = new ProxyOf(parse, { __proto__: null, apply(target, receiver, args) {
+    const text = toStringOnce(args[0]);
+    charge(text.length / PARSE_CHARS_PER_UNIT);
+    return apply(target, receiver, [text, args[1]]);
+  } });
+  const RegExpNative = RegExp;
+  function chargedPattern(args) {
+    const copy = [];
+    for (let i = 0; i < args.length; i++) copy[i] = args[i];
+    let length = 0;
+    const pattern = copy[0];
+    if (isObject(pattern)) {
+      try { length = apply(regExpSource, pattern, []).length; } catch (error) { copy[0] = toStringOnce(pattern); length = copy[0].length; }
+    } else if (pattern !== undefined) {
+      copy[0] = toStringOnce(pattern);
+      length = copy[0].length;
+    }
+    if (copy[1] !== undefined) copy[1] = toStringOnce(copy[1]);
+    charge(length / PARSE_CHARS_PER_UNIT);
+    return copy;
+  }
+  const GuardedRegExp = new ProxyOf(RegExpNative, { __proto__: null,
+    apply(target, receiver, args) { return apply(target, receiver, chargedPattern(args)); },
+    construct(target, args, newTarget) { return construct(target, chargedPattern(args), newTarget === GuardedRegExp ? target : newTarget); },
+  });
+  G.RegExp = GuardedRegExp;
+  defineProperty(RegExpNative.prototype, "constructor", { value: GuardedRegExp, writable: true, enumerable: false, configurable: true });
+  RegExpNative.prototype.compile = new ProxyOf(RegExpNative.prototype.compile, { __proto__: null, apply(target, receiver, args) {
+    return apply(target, receiver, chargedPattern(args));
+  } });
+
+  // Iteration: spreading an array ([...a], f(...a), destructuring with a rest) copies it natively, with no poll, and
+  // a Map, Set or string iterated by a built-in (spread, Array.from, new Set, Promise.all, the iterator helpers) is
+  // stepped natively. Each iterator's next, wrapped in a Proxy, leaves the engine's fast path for arrays, and every
+  // step through a Proxy is an interpreter tick.
+  const ITERATED = [[], "", new Map(), new Set()];
+  const iteratorPrototypes = [getPrototypeOf(/a/[Symbol.matchAll](""))];
+  for (let i = 0; i < ITERATED.length; i++) iteratorPrototypes[i + 1] = getPrototypeOf(ITERATED[i][Symbol.iterator]());
+  for (let i = 0; i < iteratorPrototypes.length; i++) {
+    iteratorPrototypes[i].next = new ProxyOf(iteratorPrototypes[i].next, { __proto__: null });
+  }
+
+  // Calls with an argument list: Function.prototype.apply, Reflect.apply and Reflect.construct copy the list natively
+  // (up to 65,534 arguments), charged by its length, read once and pinned. A bound function copies its bound arguments
+  // on every call: past a few, each call is charged their count.
+  function listAt(index) {
+    return { __proto__: null, apply(target, receiver, args) {
+      const copy = [];
+      for (let i = 0; i < args.length; i++) copy[i] = args[i];
+      const list = arrayLikeArgument(copy[index]);
+      charge(list.length);
+      copy[index] = list.value;
+      return apply(target, receiver, copy);
+    } };
+  }
+  Function.prototype.apply = new ProxyOf(Function.prototype.apply, listAt(1));
+  Reflect.apply = new ProxyOf(apply, listAt(2));
+  Reflect.construct = new ProxyOf(construct, listAt(1));
+  /** Bound arguments copied per call without a charge. */
+  const FREE_BOUND_ARGUMENTS = 16;
+  const bindNative = Function.prototype.bind;
+  Function.prototype.bind = new ProxyOf(bindNative, { __proto__: null, apply(target, receiver, args) {
+    const bound = apply(target, receiver, args);
+    const count = args.length - 1;
+    if (count <= FREE_BOUND_ARGUMENTS) return bound;
+    charge(count);
+    const charged = new ProxyOf(bound, { __proto__: null,
+      apply(boundTarget, thisArg, callArgs) { charge(count); return apply(boundTarget, thisArg, callArgs); },
+      construct(boundTarget, callArgs, newTarget) { charge(count); return construct(boundTarget, callArgs, newTarget === charged ? boundTarget : newTarget); },
+    });
+    return charged;
+  } });
+
+  // Buffers: a new ArrayBuffer, SharedArrayBuffer or typed array of a given length is zero-filled, a resize fills what
+  // it adds, a slice or transfer copies: charged by the bytes, before.
+  /** Bytes zeroed or copied per unit. */
+  const BYTES_PER_UNIT = 4096;
+  /** Past this a buffer's length makes the native throw RangeError before any work, so it is not charged. */
+  const MAX_BUFFER_BYTES = 2147483647;
+  function chargeBytes(bytes) {
+    if (bytes > 0 && bytes <= MAX_BUFFER_BYTES) charge(bytes / BYTES_PER_UNIT);
+  }
+  /** new ArrayBuffer(length, { maxByteLength }): both read once, the larger charged, the native given what was read. */
+  function chargedBufferArguments(args) {
+    const length = toIntegerOrInfinity(args[0]);
+    const copy = [length];
+    const options = args[1];
+    if (isObject(options)) {
+      const max = options.maxByteLength;
+      if (max === undefined) copy[1] = {};
+      else {
+        const maxBytes = toIntegerOrInfinity(max);
+        copy[1] = { maxByteLength: maxBytes };
+        chargeBytes(maxBytes > length ? maxBytes : length);
+        return copy;
+      }
+    }
+    chargeBytes(length);
+    return copy;
+  }
+  const BUFFERS = ["ArrayBuffer", "SharedArrayBuffer"];
+  for (let i = 0; i < BUFFERS.length; i++) {
+    const Constructor = G[BUFFERS[i]];
+    if (typeof Constructor !== "function") continue;
+    const guarded = new ProxyOf(Constructor, { __proto__: null,
+      construct(target, args, newTarget) { return construct(target, chargedBufferArguments(args), newTarget === guarded ? target : newTarget); },
+    });
+    G[BUFFERS[i]] = guarded;
+    defineProperty(Constructor.prototype, "constructor", { value: guarded, writable: true, enumerable: false, configurable: true });
+    const proto = Constructor.prototype;
+    const byteLengthOf = getOwnPropertyDescriptor(proto, "byteLength").get;
+    const SIZED = ["slice", "resize", "transfer", "transferToFixedLength", "grow"];
+    for (let m = 0; m < SIZED.length; m++) {
+      const name = SIZED[m];
+      const method = proto[name];
+      if (typeof method !== "function") continue;
+      proto[name] = new ProxyOf(method, { __proto__: null, apply(target, receiver, args) {
+        let bytes = 0;
+        try { bytes = apply(byteLengthOf, receiver, []); } catch (error) { bytes = 0; }
+        const copy = [];
+        for (let a = 0; a < args.length; a++) copy[a] = args[a];
+        if (name !== "slice" && copy[0] !== undefined) {
+          copy[0] = toIntegerOrInfinity(copy[0]);
+          if (copy[0] > bytes) bytes = copy[0];
+        }
+        chargeBytes(bytes);
+        return apply(target, receiver, copy);
+      } });
+    }
+  }
+
+  // Set algebra (union, intersection, difference, symmetricDifference and the three comparisons) walks both sets
+  // natively: charged by both sizes, read once, through the engine's own size getter for genuine sets.
+  const setSize = getOwnPropertyDescriptor(Set.prototype, "size").get;
+  function sizeOf(value) {
+    try { return apply(setSize, value, []); } catch (error) { return isObject(value) ? toLength(value.size) : 0; }
+  }
+  const SET_ALGEBRA = ["union", "intersection", "difference", "symmetricDifference", "isSubsetOf", "isSupersetOf", "isDisjointFrom"];
+  for (let i = 0; i < SET_ALGEBRA.length; i++) {
+    const method = Set.prototype[SET_ALGEBRA[i]];
+    if (typeof method !== "function") continue;
+    Set.prototype[SET_ALGEBRA[i]] = new ProxyOf(method, { __proto__: null, apply(target, receiver, args) {
+      charge(sizeOf(receiver) + sizeOf(args[0]));
+      return apply(target, receiver, args);
+    } });
+  }
+
+  // Text conversions that read every character natively: charged by the text's length, converted once.
+  const TEXT_FUNCTIONS = ["parseInt", "parseFloat", "encodeURI", "encodeURIComponent", "decodeURI", "decodeURIComponent",
+    "escape", "unescape"];
+  const textArgument = { __proto__: null, apply(target, receiver, args) {
+    const copy = [];
+    for (let i = 0; i < args.length; i++) copy[i] = args[i];
+    copy[0] = toStringOnce(copy[0]);
+    charge(copy[0].length / CHARS_PER_UNIT);
+    return apply(target, receiver, copy);
+  } };
+  for (let i = 0; i < TEXT_FUNCTIONS.length; i++) {
+    const fn = G[TEXT_FUNCTIONS[i]];
+    if (typeof fn !== "function") continue;
+    const guarded = new ProxyOf(fn, textArgument);
+    G[TEXT_FUNCTIONS[i]] = guarded;
+    if (TEXT_FUNCTIONS[i] === "parseInt" || TEXT_FUNCTIONS[i] === "parseFloat") Number[TEXT_FUNCTIONS[i]] = guarded;
+  }
 
   // ---- no BigInt ----
   // BigInt operators run natively with no poll and no way to charge them (String(1n << 1000000n) takes seconds), so
@@ -454,6 +683,7 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   const BIGINT_LITERAL = new RegExp(bigIntLiteralSource);
   function checkedSource(value) {
     const source = toStringOnce(value);
+    charge(source.length / PARSE_CHARS_PER_UNIT);
     if (apply(regExpExec, BIGINT_LITERAL, [source]) !== null) throw new SyntaxError("BigInt is not available in hooks");
     return source;
   }
