@@ -110,7 +110,7 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramRun> {
  * A workspace's turns of the compute lane: each is refused while the
  * workspace is over its allowance, waits for the lane (fairly, and not past
  * the run's end), and is charged afterwards what its work cost (`costMs`,
- * counted from the work: CODE_MODE_COST).
+ * counted from the work: CODE_MODE_COST), or the time the turn took if more.
  */
 function computeTurns(workspaceId: string, signal: AbortSignal, limits: CodeModeLimits): ComputeTurn {
   return async (work, costMs) => {
@@ -121,10 +121,13 @@ function computeTurns(workspaceId: string, signal: AbortSignal, limits: CodeMode
     }
     const release = await LANE.take(workspaceId, signal);
     if (!release) return { ok: false, error: endedError(signal, limits) };
+    const startedAt = Date.now();
     try {
       return { ok: true, value: await work() };
     } finally {
-      ALLOWANCE.charge(workspaceId, costMs());
+      // The time the turn took, where the clock shows it (it stands still during code on deployed Workers), when that
+      // is more than its work counted: work the counts miss still costs the workspace its allowance.
+      ALLOWANCE.charge(workspaceId, Math.max(costMs(), Date.now() - startedAt));
       release();
     }
   };

@@ -57,6 +57,26 @@ describe("finding 4 (issue 26): one workspace cannot starve the isolate's CPU th
     expect((await run(spinner.client, "return 2;")).structuredContent).toEqual({ result: 2, logs: [], calls: [] });
   }, 60_000);
 
+  it("work the counts cannot see is charged by the time it took: a workspace comparing long strings is refused code_mode_busy", async ({
+    expect,
+  }) => {
+    // Two 4 MiB strings built by concatenation (not charged) that differ only at the end: each === reads both to the
+    // end with no poll (docs/isolate.md, "What the budget does not see"). The run ends well inside the work budget.
+    const program = `let x = "x"; for (let i = 0; i < 22; i++) x += x;
+      const a = x + "a", b = x + "b"; let same = 0;
+      for (let i = 0; i < 150; i++) if (a === b) same++;
+      return same;`;
+    const gateway = await codeGateway();
+    const { before, busy } = await runUntilBusy(gateway.client, () => program, 40);
+    expect(before.length).toBeGreaterThanOrEqual(1);
+    expect(before.every((code) => code === "ok")).toBe(true);
+    expect(busy).toEqual({
+      code: "code_mode_busy",
+      message: expect.stringMatching(BUSY_MESSAGE),
+      details: { retryAfterSeconds: expect.any(Number) },
+    });
+  }, 120_000);
+
   it("a program is compiled once per workspace: a repeat comes from the cache, another workspace's compiles its own", async ({
     expect,
   }) => {

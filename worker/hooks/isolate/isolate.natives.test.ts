@@ -69,6 +69,23 @@ const hostile: [name: string, body: string, budget?: number][] = [
   ["parseFloat of a 1 MiB numeral", `const s = "1".repeat(1 << 20); for (let i = 0; i < 2000; i++) parseFloat(s)`],
   ["decodeURIComponent of 1 MiB", `const s = "%41".repeat(1 << 18); for (let i = 0; i < 2000; i++) decodeURIComponent(s)`],
   ["eval of a 256 KiB source", `const s = "0;".repeat(1 << 17); for (let i = 0; i < 2000; i++) eval(s)`],
+  ["Number() of a 1 MiB numeral", `const s = "1".repeat(1 << 20); for (let i = 0; i < 2000; i++) Number(s)`],
+  ["isNaN of a 1 MiB numeral", `const s = "1".repeat(1 << 20); for (let i = 0; i < 2000; i++) isNaN(s)`],
+  ["RegExp.escape of 1 MiB", `const s = "a".repeat(1 << 20); for (let i = 0; i < 2000; i++) RegExp.escape(s)`],
+  [
+    "Object.isFrozen and Object.freeze of an object with 32 Ki keys",
+    `const o = {}; for (let i = 0; i < 1 << 15; i++) o["k" + i] = i; for (let i = 0; i < 2000; i++) { Object.isFrozen(o); Object.freeze(o) }`,
+  ],
+  [
+    "Object.defineProperties from an object with 32 Ki keys",
+    `const p = {}; for (let i = 0; i < 1 << 15; i++) p["k" + i] = { value: i }; for (let i = 0; i < 2000; i++) Object.defineProperties({}, p)`,
+  ],
+  ["String.raw of a template whose raw length is 1e9", `String.raw({ raw: { length: 1e9 } })`],
+  ["new Float16Array({ length: 1e7 })", `new Float16Array({ length: 1e7 })`],
+  [
+    "toString of a function with 256 KiB of source",
+    `const f = new Function("return 1;" + " ".repeat(1 << 18)); for (let i = 0; i < 20000; i++) f.toString()`,
+  ],
 ];
 
 // A fifth of the default budget (or less), so each stops on the budget, the bound that holds where the clock stands
@@ -109,7 +126,17 @@ it("keeps what the charged built-ins return, and the errors they throw", async (
       try { bad(); out.errors.push("none") } catch (error) { out.errors.push(error.name) }
     }
     out.sets = [[...new Set([1, 2]).union(new Set([3]))], new Set([1]).isSubsetOf(new Set([1, 2]))];
-    out.text = [parseInt("12px"), Number.parseFloat("1.5e1"), encodeURIComponent("a b"), decodeURI("%41"), unescape("%42")]`,
+    out.text = [parseInt("12px"), Number.parseFloat("1.5e1"), encodeURIComponent("a b"), decodeURI("%41"), unescape("%42"),
+      Number("12"), new Number(5) instanceof Number, (5).constructor === Number, isNaN("x"), isFinite("1"), RegExp.escape("a.b"),
+      String.raw({ raw: ["a", "b"] }, 1), String.raw\`x\\ny\`, (function named() {}).toString()];
+    const frozen = Object.freeze({ f: 1 }), sealed = Object.seal({ s: 1 });
+    const target = { t: 1 }, proxied = new Proxy(target, {});
+    Object.freeze(proxied);
+    out.integrity = [Object.isFrozen(frozen), Object.isSealed(sealed), Object.isFrozen(sealed), Object.isFrozen(target),
+      Object.isFrozen(proxied), Object.isFrozen({}), Object.isFrozen(1), Object.isSealed(Object.preventExtensions({}))];
+    try { Object.freeze(new Proxy({}, { preventExtensions: () => false })); out.integrity.push("none") } catch (error) { out.integrity.push(error.name) }
+    out.defined = [Object.keys(Object.defineProperties({}, { a: { value: 1, enumerable: true }, b: { value: 2 } })),
+      Object.create(null, new Proxy({ c: { value: 3, enumerable: true } }, {})).c, Object.getPrototypeOf(Object.create(null)) === null]`,
     `{ action: "continue", arguments: out }`,
   );
   const run = await runBefore(bundle);
@@ -129,7 +156,9 @@ it("keeps what the charged built-ins return, and the errors they throw", async (
       buffers: [8, 12, 4, 2, 2, 6, true],
       errors: ["RangeError", "RangeError", "SyntaxError", "SyntaxError", "TypeError"],
       sets: [[1, 2, 3], true],
-      text: [12, 15, "a%20b", "A", "B"],
+      text: [12, 15, "a%20b", "A", "B", 12, true, true, true, true, "\\x61\\.b", "a1b", "x\\ny", "function named() {}"],
+      integrity: [true, true, false, true, true, false, true, true, "TypeError"],
+      defined: [["a"], 3, true],
     },
   });
 });

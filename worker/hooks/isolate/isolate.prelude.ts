@@ -433,9 +433,10 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     };
   }
   const TYPED_ARRAYS = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
-    "Float32Array", "Float64Array"];
+    "Float16Array", "Float32Array", "Float64Array"];
   for (let i = 0; i < TYPED_ARRAYS.length; i++) {
     const Constructor = G[TYPED_ARRAYS[i]];
+    if (typeof Constructor !== "function") continue;
     const guarded = new ProxyOf(Constructor, typedArrayConstructing(Constructor.BYTES_PER_ELEMENT));
     G[TYPED_ARRAYS[i]] = guarded;
     defineProperty(Constructor.prototype, "constructor", { value: guarded });
@@ -562,6 +563,12 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   Function.prototype.apply = new ProxyOf(Function.prototype.apply, listAt(1));
   Reflect.apply = new ProxyOf(apply, listAt(2));
   Reflect.construct = new ProxyOf(construct, listAt(1));
+  // A function's source text is copied out on every toString: charged by its length, after.
+  Function.prototype.toString = new ProxyOf(Function.prototype.toString, { __proto__: null, apply(target, receiver, args) {
+    const text = apply(target, receiver, args);
+    charge(text.length / CHARS_PER_UNIT);
+    return text;
+  } });
   /** Bound arguments copied per call without a charge. */
   const FREE_BOUND_ARGUMENTS = 16;
   const bindNative = Function.prototype.bind;
@@ -651,6 +658,84 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     } });
   }
 
+  // Integrity levels: freezing, sealing or testing either visits every own key. Charged by the keys, listed once; on a
+  // hook's Proxy (whose ownKeys trap could list more to the native than to the charge) the specification's steps run
+  // in JavaScript from that one listing.
+  const preventExtensionsNative = Object.preventExtensions;
+  const isExtensibleNative = Object.isExtensible;
+  function integrity(level, testing) {
+    return { __proto__: null, apply(target, receiver, args) {
+      const object = args[0];
+      if (!isObject(object)) return apply(target, receiver, args);
+      const ownKeys = apply(ownKeysNative, undefined, [object]);
+      charge(ownKeys.length);
+      if (!apply(weakSetHas, proxies, [object])) return apply(target, receiver, args);
+      return testing ? testIntegrity(object, level, ownKeys) : setIntegrity(object, level, ownKeys);
+    } };
+  }
+  function setIntegrity(object, level, ownKeys) {
+    // Throws a TypeError, as freeze and seal do, when the Proxy's preventExtensions trap refuses.
+    preventExtensionsNative(object);
+    for (let i = 0; i < ownKeys.length; i++) {
+      const key = ownKeys[i];
+      if (level === "sealed") { defineProperty(object, key, { configurable: false }); continue; }
+      const current = getOwnPropertyDescriptor(object, key);
+      if (current === undefined) continue;
+      defineProperty(object, key, apply(hasOwn, current, ["value"]) || apply(hasOwn, current, ["writable"])
+        ? { configurable: false, writable: false } : { configurable: false });
+    }
+    return object;
+  }
+  function testIntegrity(object, level, ownKeys) {
+    if (isExtensibleNative(object)) return false;
+    for (let i = 0; i < ownKeys.length; i++) {
+      const current = getOwnPropertyDescriptor(object, ownKeys[i]);
+      if (current === undefined) continue;
+      if (current.configurable) return false;
+      if (level === "frozen" && (apply(hasOwn, current, ["value"]) || apply(hasOwn, current, ["writable"])) && current.writable) return false;
+    }
+    return true;
+  }
+  Object.freeze = new ProxyOf(Object.freeze, integrity("frozen", false));
+  Object.seal = new ProxyOf(Object.seal, integrity("sealed", false));
+  Object.isFrozen = new ProxyOf(Object.isFrozen, integrity("frozen", true));
+  Object.isSealed = new ProxyOf(Object.isSealed, integrity("sealed", true));
+  // Object.defineProperties and Object.create(proto, properties) read every own key of the properties object: charged
+  // by the keys, listed once; a hook's Proxy as the properties object is read in JavaScript from that listing.
+  function chargedProperties(properties) {
+    if (!isObject(properties)) return properties;
+    const ownKeys = apply(ownKeysNative, undefined, [properties]);
+    charge(ownKeys.length);
+    if (!apply(weakSetHas, proxies, [properties])) return properties;
+    const copy = { __proto__: null };
+    for (let i = 0; i < ownKeys.length; i++) {
+      const key = ownKeys[i];
+      if (apply(propertyIsEnumerable, properties, [key])) defineProperty(copy, key, { value: properties[key], enumerable: true });
+    }
+    return copy;
+  }
+  Object.defineProperties = new ProxyOf(Object.defineProperties, { __proto__: null, apply(target, receiver, args) {
+    return apply(target, receiver, [args[0], chargedProperties(args[1])]);
+  } });
+  Object.create = new ProxyOf(Object.create, { __proto__: null, apply(target, receiver, args) {
+    return args[1] === undefined ? apply(target, receiver, [args[0]]) : apply(target, receiver, [args[0], chargedProperties(args[1])]);
+  } });
+  // String.raw loops over its template's raw strings, however many its length says: read once, pinned, charged.
+  String.raw = new ProxyOf(String.raw, { __proto__: null, apply(target, receiver, args) {
+    const copy = [];
+    for (let i = 0; i < args.length; i++) copy[i] = args[i];
+    const template = copy[0];
+    if (isObject(template)) {
+      const raw = template.raw;
+      if (isObject(raw)) {
+        const list = arrayLikeArgument(raw);
+        charge(list.length);
+        copy[0] = { raw: list.value };
+      }
+    }
+    return apply(target, receiver, copy);
+  } });
+
   // Text conversions that read every character natively: charged by the text's length, converted once.
   const TEXT_FUNCTIONS = ["parseInt", "parseFloat", "encodeURI", "encodeURIComponent", "decodeURI", "decodeURIComponent",
     "escape", "unescape"];
@@ -668,6 +753,25 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     G[TEXT_FUNCTIONS[i]] = guarded;
     if (TEXT_FUNCTIONS[i] === "parseInt" || TEXT_FUNCTIONS[i] === "parseFloat") Number[TEXT_FUNCTIONS[i]] = guarded;
   }
+  if (typeof RegExpNative.escape === "function") RegExpNative.escape = new ProxyOf(RegExpNative.escape, textArgument);
+  // Number(text), isNaN(text) and isFinite(text) read a string argument to its end (about 10 ms a MiB): charged by its
+  // length. (The same conversion written as an operator, +text, is not seen: docs/isolate.md.)
+  const numberOfText = { __proto__: null,
+    apply(target, receiver, args) {
+      if (typeof args[0] === "string") charge(args[0].length / CHARS_PER_UNIT);
+      return apply(target, receiver, args);
+    },
+    construct(target, args, newTarget) {
+      if (typeof args[0] === "string") charge(args[0].length / CHARS_PER_UNIT);
+      return construct(target, args, newTarget === GuardedNumber ? target : newTarget);
+    },
+  };
+  const NumberNative = Number;
+  const GuardedNumber = new ProxyOf(NumberNative, numberOfText);
+  G.Number = GuardedNumber;
+  defineProperty(NumberNative.prototype, "constructor", { value: GuardedNumber, writable: true, enumerable: false, configurable: true });
+  G.isNaN = new ProxyOf(G.isNaN, numberOfText);
+  G.isFinite = new ProxyOf(G.isFinite, numberOfText);
 
   // ---- no BigInt ----
   // BigInt operators run natively with no poll and no way to charge them (String(1n << 1000000n) takes seconds), so
