@@ -139,7 +139,7 @@ function runClaude(
   });
 }
 
-/** A project folder with the alias door on every event, hooks run as Claude Code's hook for all four, and the subject seeded. */
+/** A project folder with the alias door on every event, hooks run as Claude Code's hook for all five (docs/rules-file.md), and the subject seeded. */
 function project(): string {
   const dir = mkdtempSync(join(tmpdir(), "rayrun-claude-"));
   writeFileSync(
@@ -160,6 +160,7 @@ function project(): string {
       hooks: {
         PreToolUse: [{ matcher: "*", hooks: [hook("PreToolUse")] }],
         PostToolUse: [{ matcher: "*", hooks: [hook("PostToolUse")] }],
+        PostToolUseFailure: [{ matcher: "*", hooks: [hook("PostToolUseFailure")] }],
         Stop: [{ hooks: [hook("Stop")] }],
         SessionEnd: [{ hooks: [hook("SessionEnd")] }],
       },
@@ -257,5 +258,61 @@ describe("rayrun hooks run under the real Claude Code", () => {
     expect(entries.filter((entry) => entry.attachment?.type === "hook_system_message").map((entry) => entry.attachment!.content)).toEqual([
       expect.stringMatching(/^the rules failed the run: alias check: 1 real value/),
     ]);
+  }, 200_000);
+
+  it("cannot keep a failed tool's output from the model, so it counts the leak, tells the model and fails the run", async ({ expect }) => {
+    // Its own model: reads the file, then reads it in a command that fails (Claude Code fires PostToolUseFailure, not PostToolUse).
+    const failing = scriptedApi([
+      () => [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "cat people.txt", description: "Read" } }],
+      () => [
+        { type: "tool_use", id: "toolu_02", name: "Bash", input: { command: "cat people.txt; exit 1", description: "Read and fail" } },
+      ],
+      () => [{ type: "text", text: "done" }],
+    ]);
+    await new Promise<void>((resolve) => failing.server.listen(0, "127.0.0.1", resolve));
+    try {
+      const dir = project();
+      const home = mkdtempSync(join(tmpdir(), "rayrun-claude-home-"));
+      const ran = await runClaude(dir, home, failing.origin(), "Read people.txt.");
+      expect(ran.status, ran.stderr).toBe(0);
+      expect(readFileSync(join(dir, "hook-exits.log"), "utf8").trim().split("\n")).toEqual([
+        "PreToolUse 0",
+        "PostToolUse 0",
+        "PreToolUse 0",
+        "PostToolUseFailure 0",
+        "Stop 0",
+        "SessionEnd 2",
+      ]);
+      // The first output reached the model in alias space; the failed one as it was (no hook answer replaces it),
+      // with what rayrun said beside it.
+      const [, second, third] = failing.bodies;
+      expect(second).toMatch(/Dear \p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+,/u);
+      expect(second).not.toMatch(/nowell/i);
+      const reason = "alias: 1 real value(s) (person_name) reached the model in Bash's failed output, which no hook can replace";
+      const shown = JSON.parse(third!) as { messages: { content: { type: string; content?: string; is_error?: boolean }[] }[] };
+      const result = shown.messages.at(-1)!.content.find((block) => block.type === "tool_result")!;
+      expect(result.is_error).toBe(true);
+      expect(result.content).toContain("Exit code 1\nDear Matthew Nowell,");
+      expect(result.content).toContain(
+        `PostToolUseFailure:Bash hook additional context: [hook rayrun] the output of this failed call could not be guarded: ${reason}. The run has failed.`,
+      );
+
+      // The run failed when it happened, and stays failed: Stop told the user (its own check passed), SessionEnd failed.
+      const session = (JSON.parse(ran.stdout) as { session_id: string }).session_id;
+      const verdict = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "verdict.json"), "utf8")) as {
+        passed: boolean;
+        ends: { event: string; passed: boolean }[];
+        summary: { leak_through_inbound: number };
+      };
+      expect(verdict.passed).toBe(false);
+      expect(verdict.ends.map(({ event, passed }) => [event, passed])).toEqual([
+        ["PostToolUseFailure", false],
+        ["Stop", true],
+        ["SessionEnd", true],
+      ]);
+      expect(verdict.summary.leak_through_inbound).toBe(1);
+    } finally {
+      await new Promise<void>((resolve) => failing.server.close(() => resolve()));
+    }
   }, 200_000);
 });

@@ -493,14 +493,18 @@ describe("rayrun hooks run, parallel events of one session", () => {
 });
 
 /** `hooks run` as a real process, spawned (not spawnSync) so several run at once. */
-function hookProcess(dir: string, event: object, args: string[] = []): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function hookProcess(
+  dir: string,
+  event: object | string,
+  args: string[] = [],
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(nodes["22"], [bundle, "hooks", "run", ...args], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
     const output = { stdout: "", stderr: "" };
     child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk.toString("utf8")));
     child.on("close", (status) => resolve({ status, ...output }));
-    child.stdin.end(JSON.stringify(event));
+    child.stdin.end(typeof event === "string" ? event : JSON.stringify(event));
   });
 }
 
@@ -802,6 +806,131 @@ export const refuse = (event) => ({ decision: "deny", reason: "this page is abou
     const stop = await hookProcess(dir, { session_id: session, cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
     expect([stop.status, stop.stderr]).toEqual([0, ""]);
     expect(JSON.parse(readFileSync(join(state, "verdict.json"), "utf8")).summary).toMatchObject({ leak_through_inbound: 2, denied: 1 });
+  });
+});
+
+describe("rayrun hooks run, a failed tool's output (PostToolUseFailure)", () => {
+  /** A session whose rules are the alias example's, with a rule that rewrites one tool's errors and one that refuses another's. */
+  function failureProject() {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-failure-"));
+    const rules = `${aliasRules}
+[[hooks.PostToolUse]]
+matcher = "^Redact$"
+handlers = [{ type = "callable", target = "./rules.mjs#redact", name = "redact" }]
+
+[[hooks.PostToolUse]]
+matcher = "^Guarded$"
+handlers = [{ type = "callable", target = "./rules.mjs#refuse", name = "refuse" }]
+`;
+    writeFileSync(join(dir, "gateway-hooks.toml"), rules);
+    writeFileSync(
+      join(dir, "rules.mjs"),
+      `export const redact = (event) => ({ decision: "rewrite", updated_error: event.error.replace(/s3cr3t/g, "[secret]") });
+export const refuse = (event) => ({ decision: "deny", reason: "refused: " + event.error });
+`,
+    );
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    return dir;
+  }
+  const failed = (session: string, dir: string, tool_name: string, error: unknown) => ({
+    session_id: session,
+    cwd: dir,
+    hook_event_name: "PostToolUseFailure",
+    tool_name,
+    tool_input: { command: "cat people.txt; exit 1" },
+    tool_use_id: "toolu_02",
+    error,
+    is_interrupt: false,
+  });
+  const told = (reason: string) =>
+    `[hook rayrun] the output of this failed call could not be guarded: ${reason}. The run has failed. Do not repeat or use what it names.`;
+
+  it("counts a real value in the error text as a leak, tells the model, and fails the run at once; a later Stop keeps it failed", async ({
+    expect,
+  }) => {
+    const dir = failureProject();
+    const session = "failure-leak";
+    const state = join(dir, ".rayrun/hooks", session);
+    const reason = "alias: 1 real value(s) (person_name) reached the model in Bash's failed output, which no hook can replace";
+    const leak = await hookProcess(dir, failed(session, dir, "Bash", "Exit code 1\nDear Matthew Nowell,"), ["--seed", "seeds.json"]);
+    expect([leak.status, leak.stderr]).toEqual([0, ""]);
+    // Claude Code takes only additionalContext from this event: the model reads the error as it was, and this beside it.
+    expect(JSON.parse(leak.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "PostToolUseFailure", additionalContext: told(reason) },
+    });
+    expect(JSON.parse(readFileSync(join(state, "counts.json"), "utf8"))).toMatchObject({ leak_through_inbound: 1 });
+    const verdict = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
+    expect(verdict).toMatchObject({
+      passed: false,
+      reasons: [reason],
+      ends: [{ event: "PostToolUseFailure", passed: false, reasons: [reason] }],
+      findings: [{ check: "alias_leak", kind: "person_name", where: "PostToolUseFailure Bash error", count: 1, hook: "rayrun" }],
+    });
+    expect(JSON.stringify(verdict)).not.toMatch(/nowell/i);
+    // The record rule after the alias rule logged the failure in alias space, as it logs a PostToolUse.
+    const record = readFileSync(join(dir, "alias-transcript.jsonl"), "utf8");
+    expect(record).toContain('"error":"Exit code 1\\nDear ');
+    expect(record).not.toMatch(/nowell/i);
+
+    // The Stop's own check passes, but the run failed earlier: the user is told, the model is not asked again.
+    const stop = await hookProcess(dir, { session_id: session, cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
+    expect([stop.status, stop.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(stop.stdout)).toEqual({ systemMessage: `the rules failed the run: ${reason}` });
+    const ended = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
+    expect(ended.ends.map((end: { event: string; passed: boolean }) => [end.event, end.passed])).toEqual([
+      ["PostToolUseFailure", false],
+      ["Stop", true],
+    ]);
+    expect(ended.summary).toMatchObject({ leak_through_inbound: 1, ended: true });
+  });
+
+  it("passes an error with no real value untouched, and fails the run on a rewrite Claude Code cannot apply", async ({ expect }) => {
+    const dir = failureProject();
+    const session = "failure-clean";
+    const state = join(dir, ".rayrun/hooks", session);
+    const clean = await hookProcess(dir, failed(session, dir, "Bash", "Exit code 1\nno such file"), ["--seed", "seeds.json"]);
+    expect(clean).toEqual({ status: 0, stdout: "", stderr: "" });
+    expect(existsSync(join(state, "verdict.json"))).toBe(false);
+    expect(JSON.parse(readFileSync(join(state, "counts.json"), "utf8"))).toMatchObject({ leak_through_inbound: 0 });
+
+    const reason = "a rule rewrote Redact's failed output, which no hook can replace: the model read it as it was";
+    const redacted = await hookProcess(dir, failed(session, dir, "Redact", "token s3cr3t refused"));
+    expect([redacted.status, redacted.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(redacted.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "PostToolUseFailure", additionalContext: told(reason) },
+    });
+    expect(JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"))).toMatchObject({ passed: false, reasons: [reason] });
+  });
+
+  it("shows a rule's denial beside the output (exit 2, in alias space), and refuses what it cannot read with exit 2", async ({
+    expect,
+  }) => {
+    const dir = failureProject();
+    const session = "failure-deny";
+    const denied = await hookProcess(dir, failed(session, dir, "Guarded", "Matthew Nowell"), ["--seed", "seeds.json"]);
+    expect(denied.status).toBe(2);
+    const [first, second] = denied.stderr.trim().split("\n");
+    expect(first).toMatch(/^refused: \p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+$/u);
+    expect(first).not.toMatch(/nowell/i);
+    expect(second).toBe(
+      told("alias: 1 real value(s) (person_name) reached the model in Guarded's failed output, which no hook can replace"),
+    );
+
+    // A refusal cannot withhold this output either: exit 2, the reason beside it.
+    const badSession = await hookProcess(dir, failed("../x", dir, "Bash", "Matthew Nowell"));
+    expect([badSession.status, badSession.stdout]).toEqual([2, ""]);
+    expect(badSession.stderr.trim()).toBe(
+      "rayrun hooks run: invalid_session_id: session_id must be a plain name: 1–128 letters, digits, '.', '_' or '-', and not only dots",
+    );
+    const noRules = await hookProcess(dir, failed(session, dir, "Bash", "x"), ["--config", "missing.toml"]);
+    expect([noRules.status, noRules.stdout]).toEqual([2, ""]);
+    expect(noRules.stderr).toMatch(/^rayrun hooks run: rules_file_unreadable: /);
+    const notJson = await hookProcess(dir, '{"hook_event_name":"PostToolUseFailure","error":"Matthew Nowell"');
+    expect([notJson.status, notJson.stdout, notJson.stderr.trim()]).toEqual([
+      2,
+      "",
+      "rayrun hooks run: invalid_hook_input: stdin must be the agent's hook event as a JSON object",
+    ]);
   });
 });
 

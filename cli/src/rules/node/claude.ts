@@ -35,6 +35,15 @@ const SESSION_ID = /^(?!\.+$)[A-Za-z0-9._-]{1,128}$/;
 /** Where a refusal has to say which event it answers before the JSON could be read: Claude Code's key, in the first bytes. */
 const EVENT_NAME_IN_TEXT = /"hook_event_name"\s*:\s*"([A-Za-z_]+)"/;
 
+/**
+ * The rules event an agent's event fires: the rules file's own names and Claude Code's (events.ts), and
+ * `PostToolUseFailure`, Claude Code's event for a tool that failed, whose output (`error`) is post_tool_call's
+ * error text. It is not a rules-file name: a `[[hooks.post_tool_call]]` rule already runs on a failure.
+ */
+function agentEventNamed(name: string): EventName | undefined {
+  return name === "PostToolUseFailure" ? "post_tool_call" : eventNamed(name);
+}
+
 /** Bytes of one event on stdin: what a PostToolUse carries is the tool's output, which an outsider sizes. */
 export const MAX_HOOK_INPUT_BYTES = 64 * 1024 * 1024;
 
@@ -56,12 +65,12 @@ export async function replyToClaude(stdin: string, options: { config?: string; s
     return refuse(named(), {}, "invalid_hook_input", "stdin must be the agent's hook event as a JSON object");
   }
   const eventName = typeof input.hook_event_name === "string" ? input.hook_event_name : "";
-  const event = eventNamed(eventName);
+  const event = agentEventNamed(eventName);
   // Not an event rayrun answers, so there is nothing it guards: exit 1, a hook error Claude Code reports.
   if (!event)
     return failure(
       "unknown_hook_event",
-      `hook_event_name ${JSON.stringify(input.hook_event_name)} is not one rayrun answers (PreToolUse, PostToolUse, Stop, SessionEnd)`,
+      `hook_event_name ${JSON.stringify(input.hook_event_name)} is not one rayrun answers (PreToolUse, PostToolUse, PostToolUseFailure, Stop, SessionEnd)`,
     );
   const sessionId = input.session_id;
   if (typeof sessionId !== "string" || !SESSION_ID.test(sessionId))
@@ -166,6 +175,8 @@ async function answer(
     return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
   }
 
+  if (eventName === "PostToolUseFailure") return answerFailure(run, base, input, dir, counts);
+
   if (event === "post_tool_call") {
     const post = await run.dispatch({ ...base, hook_event_name: "post_tool_call", tool_result: input.tool_response });
     run.addCounts({ denied: post.denied ? 1 : 0, rewritten: post.rewritten ? 1 : 0 });
@@ -202,7 +213,6 @@ async function answer(
   // them), so a later end can add findings but never turn a failed run into a passed one. The report is
   // the agent's own event. From here the run's counters are the whole session's (counts.json).
   await counts.save(run);
-  const verdictPath = join(dir, "verdict.json");
   const stopsPath = join(dir, "stops.jsonl");
   const report: Record<string, unknown> = { agent_event: eventName, ...input };
   const artifacts: Record<string, string> = {};
@@ -216,14 +226,9 @@ async function answer(
     if (transcript !== undefined) artifacts.transcript = transcript;
   }
   const own = (await run.end(report, artifacts, eventName)).ends.at(-1)!;
-  const verdict = await withSessionLock(dir, async () => {
-    // The ends the session's earlier processes recorded (read now, under the lock), then this one.
-    const ends = [...(await readEnds(verdictPath)), own];
-    const merged = { ...run.verdict(), passed: ends.every((end) => end.passed), reasons: ends.flatMap((end) => end.reasons), ends };
-    await replaceFile(verdictPath, `${JSON.stringify({ ...merged, summary: run.summary(), ended_at: own.at }, null, 2)}\n`);
+  const verdict = await recordEnd(run, dir, own, async () => {
     if (eventName === "Stop" && typeof input.last_assistant_message === "string")
       await appendLines(stopsPath, [{ at: own.at, last_assistant_message: input.last_assistant_message }]);
-    return merged;
   });
   // The map for a grader, beside the key it came from (state.json).
   if (run.alias.seeded) await replaceFile(join(dir, "legend.json"), `${JSON.stringify(run.legend(), null, 2)}\n`);
@@ -237,6 +242,77 @@ async function answer(
     return { stdout: { systemMessage: reason }, exitCode: 0 };
   }
   return { stderr: reason, exitCode: 2 };
+}
+
+/**
+ * A failed tool's output under Claude Code (`PostToolUseFailure`): it goes through the post_tool_call rules
+ * as the error text, as in the SDK, but Claude Code (2.1.332) takes only `additionalContext` from this
+ * event's hooks: no answer replaces or withholds the text, and neither `decision: "block"`, exit 2 nor
+ * `continue: false` keeps it from the model. So the model reads the tool's own text, which is what the
+ * meter counts; when it holds a real value, or a rule rewrote it (a rewrite Claude Code cannot apply), the
+ * run fails at once (an end in verdict.json, which every later end keeps) and the model is told so.
+ */
+async function answerFailure(
+  run: HookRun,
+  base: { tool_name: string; vendor?: string; tool_input: ToolInput },
+  input: Record<string, unknown>,
+  dir: string,
+  counts: SessionCounts,
+): Promise<AgentReply> {
+  const error = typeof input.error === "string" ? input.error : JSON.stringify(input.error ?? null);
+  const post = await run.dispatch({ ...base, hook_event_name: "post_tool_call", error });
+  run.addCounts({ denied: post.denied ? 1 : 0, rewritten: post.rewritten ? 1 : 0 });
+  const shown = run.toAgent(post);
+  const reasons: string[] = [];
+  if (run.alias.seeded) {
+    try {
+      // The run_end scan's findings (kinds and counts, never the values), placed at this event.
+      const { findings, total } = run.alias.check(error, {});
+      run.addCounts({ leak_through_inbound: total });
+      if (total > 0) {
+        const kinds = [...new Set(findings.map((finding) => finding.kind))].join(", ");
+        reasons.push(
+          `alias: ${total} real value(s) (${kinds}) reached the model in ${base.tool_name}'s failed output, which no hook can replace`,
+        );
+        const where = `PostToolUseFailure ${base.tool_name} error`;
+        for (const finding of findings) run.findings.push({ ...finding, where, hook: "rayrun", event: "post_tool_call" });
+      }
+    } catch (failed) {
+      if (!(failed instanceof AliasError)) throw failed;
+      // Too large for the door to read, so it cannot be said to hold no real value.
+      reasons.push(`alias: ${base.tool_name}'s failed output reached the model unread (${failed.code})`);
+    }
+  }
+  if (!post.denied && post.event.error !== error && reasons.length === 0)
+    reasons.push(`a rule rewrote ${base.tool_name}'s failed output, which no hook can replace: the model read it as it was`);
+  const lines = post.denied ? [] : [...shown.contexts];
+  if (reasons.length) {
+    const own: RunEnd = { event: "PostToolUseFailure", at: new Date().toISOString(), passed: false, reasons };
+    await counts.save(run);
+    await recordEnd(run, dir, own);
+    const told = `[hook rayrun] the output of this failed call could not be guarded: ${reasons.join("; ")}. The run has failed. Do not repeat or use what it names.`;
+    run.meterInbound(told);
+    lines.push(told);
+  }
+  // A deny has nothing to withhold here either: its reason is shown beside the output (exit 2).
+  if (shown.reason !== undefined) return { stderr: [shown.reason, ...lines].join("\n"), exitCode: 2 };
+  if (!lines.length) return { exitCode: 0 };
+  return { stdout: { hookSpecificOutput: { hookEventName: "PostToolUseFailure", additionalContext: lines.join("\n") } }, exitCode: 0 };
+}
+
+/**
+ * Adds one end to the session's verdict.json, under the session's lock: the ends the session's earlier
+ * processes recorded, then this one; the verdict is all of them together. `also` runs under the same lock.
+ */
+async function recordEnd(run: HookRun, dir: string, own: RunEnd, also?: () => Promise<void>) {
+  const verdictPath = join(dir, "verdict.json");
+  return withSessionLock(dir, async () => {
+    const ends = [...(await readEnds(verdictPath)), own];
+    const merged = { ...run.verdict(), passed: ends.every((end) => end.passed), reasons: ends.flatMap((end) => end.reasons), ends };
+    await replaceFile(verdictPath, `${JSON.stringify({ ...merged, summary: run.summary(), ended_at: own.at }, null, 2)}\n`);
+    await also?.();
+    return merged;
+  });
 }
 
 /** The run_end events a session's verdict.json records (a verdict from before they were recorded counts as one end). */
@@ -348,6 +424,8 @@ function failure(code: string, message: string, exitCode: 1 | 2 = 1): AgentReply
  */
 function refuse(event: EventName, input: Record<string, unknown>, code: string, message: string): AgentReply {
   const text = `rayrun hooks run: ${code}: ${message}`;
+  // A failed tool's output cannot be withheld (answerFailure): the reason is shown beside it.
+  if (input.hook_event_name === "PostToolUseFailure") return { stderr: text, exitCode: 2 };
   if (event === "post_tool_call") return { stdout: blockWithOutput(text, withheld(code)), stderr: text, exitCode: 0 };
   if (event === "run_end" && input.stop_hook_active === true) return { stdout: { systemMessage: text }, stderr: text, exitCode: 0 };
   return { stderr: text, exitCode: 2 };
