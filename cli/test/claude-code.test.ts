@@ -140,18 +140,17 @@ function runClaude(
 }
 
 /** A project folder with the alias door on every event, hooks run as Claude Code's hook for all five (docs/rules-file.md), and the subject seeded. */
-function project(): string {
+function project(
+  rules = `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.run_end]]\nhandlers = [{ type = "alias", check = "outgoing" }]\n`,
+): string {
   const dir = mkdtempSync(join(tmpdir(), "rayrun-claude-"));
-  writeFileSync(
-    join(dir, "gateway-hooks.toml"),
-    `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.run_end]]\nhandlers = [{ type = "alias", check = "outgoing" }]\n`,
-  );
+  writeFileSync(join(dir, "gateway-hooks.toml"), rules);
   writeFileSync(join(dir, "seeds.json"), JSON.stringify([{ type: "person_name", value: "Matthew Nowell", identity: "subject" }]));
   writeFileSync(join(dir, "people.txt"), "Dear Matthew Nowell,\n");
   // Each hook also notes its exit code, so the test sees what Claude Code got.
   const hook = (name: string) => ({
     type: "command",
-    command: `node ${JSON.stringify(launcher)} hooks run --seed seeds.json; code=$?; echo "${name} $code" >> hook-exits.log; exit $code`,
+    command: `node ${JSON.stringify(launcher)} hooks run --seed seeds.json; code=$?; echo "${name} $code" >> "$CLAUDE_PROJECT_DIR/hook-exits.log"; exit $code`,
   });
   mkdirSync(join(dir, ".claude"));
   writeFileSync(
@@ -313,6 +312,49 @@ describe("rayrun hooks run under the real Claude Code", () => {
       expect(verdict.summary.leak_through_inbound).toBe(1);
     } finally {
       await new Promise<void>((resolve) => failing.server.close(() => resolve()));
+    }
+  }, 200_000);
+
+  it("keeps the project's rules after the agent moves into a folder with an empty rules file of its own (cd)", async ({ expect }) => {
+    const moving = scriptedApi([
+      () => [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "rm -rf victim.txt", description: "Delete" } }],
+      () => [
+        {
+          type: "tool_use",
+          id: "toolu_02",
+          name: "Bash",
+          input: { command: "mkdir -p w && echo '[vendors]' > w/gateway-hooks.toml && cd w", description: "Move" },
+        },
+      ],
+      () => [{ type: "tool_use", id: "toolu_03", name: "Bash", input: { command: "rm -rf ../victim.txt", description: "Delete" } }],
+      () => [{ type: "text", text: "done" }],
+    ]);
+    await new Promise<void>((resolve) => moving.server.listen(0, "127.0.0.1", resolve));
+    try {
+      const guard = `let t = ""; for await (const c of process.stdin) t += c; const e = JSON.parse(t);
+if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recursive delete refused"); process.exit(2); }\n`;
+      const dir = project(
+        `[[hooks.PreToolUse]]\nmatcher = "^Bash$"\nhandlers = [{ type = "command", command = "node guard.mjs", name = "guard" }]\n`,
+      );
+      writeFileSync(join(dir, "guard.mjs"), guard);
+      writeFileSync(join(dir, "victim.txt"), "precious\n");
+      const ran = await runClaude(dir, mkdtempSync(join(tmpdir(), "rayrun-claude-home-")), moving.origin(), "Clean up.");
+      expect(ran.status, ran.stderr).toBe(0);
+      // The cd took (Claude Code's later hooks ran in w), and the project's guard still refused the delete from there.
+      expect(readFileSync(join(dir, "hook-exits.log"), "utf8").trim().split("\n")).toEqual([
+        "PreToolUse 2",
+        "PreToolUse 0",
+        "PostToolUse 0",
+        "PreToolUse 2",
+        "Stop 0",
+        "SessionEnd 0",
+      ]);
+      const last = (JSON.parse(moving.bodies[3]!) as { messages: { content: { type: string; content?: string }[] }[] }).messages.at(-1)!;
+      expect(last.content.find((block) => block.type === "tool_result")!.content).toContain("recursive delete refused");
+      expect(readFileSync(join(dir, "victim.txt"), "utf8")).toBe("precious\n");
+      expect(existsSync(join(dir, "w/.rayrun"))).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => moving.server.close(() => resolve()));
     }
   }, 200_000);
 });

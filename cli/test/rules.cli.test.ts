@@ -13,6 +13,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,8 +31,24 @@ beforeAll(() => {
   if (built.status !== 0) throw new Error(built.stderr);
 });
 
-function rayrun(args: string[], options: { node: string; cwd: string; stdin?: string }) {
-  const result = spawnSync(options.node, [bundle, ...args], { cwd: options.cwd, input: options.stdin, encoding: "utf8" });
+/**
+ * The environment of a `hooks run` in `dir`: no Claude Code project folder (so the session's first event's cwd
+ * anchors it), and the user's state folder, where that is kept, in the test's own folder.
+ */
+const hookEnv = (dir: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv => ({
+  ...process.env,
+  CLAUDE_PROJECT_DIR: undefined,
+  XDG_STATE_HOME: join(dir, ".state"),
+  ...extra,
+});
+
+function rayrun(args: string[], options: { node: string; cwd: string; stdin?: string; env?: NodeJS.ProcessEnv }) {
+  const result = spawnSync(options.node, [bundle, ...args], {
+    cwd: options.cwd,
+    input: options.stdin,
+    encoding: "utf8",
+    env: options.env ?? hookEnv(options.cwd),
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -477,7 +494,11 @@ describe("rayrun hooks run, parallel events of one session", () => {
       [1, 2, 3, 4, 5, 6].map(
         (n) =>
           new Promise<number | null>((resolve) => {
-            const child = spawn(nodes["22"], [bundle, "hooks", "run"], { cwd: dir, stdio: ["pipe", "ignore", "ignore"] });
+            const child = spawn(nodes["22"], [bundle, "hooks", "run"], {
+              cwd: dir,
+              env: hookEnv(dir),
+              stdio: ["pipe", "ignore", "ignore"],
+            });
             child.on("close", resolve);
             child.stdin.end(event(n));
           }),
@@ -499,7 +520,7 @@ function hookProcess(
   args: string[] = [],
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(nodes["22"], [bundle, "hooks", "run", ...args], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(nodes["22"], [bundle, "hooks", "run", ...args], { cwd: dir, env: hookEnv(dir), stdio: ["pipe", "pipe", "pipe"] });
     const output = { stdout: "", stderr: "" };
     child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk.toString("utf8")));
@@ -931,6 +952,99 @@ export const refuse = (event) => ({ decision: "deny", reason: "refused: " + even
       "",
       "rayrun hooks run: invalid_hook_input: stdin must be the agent's hook event as a JSON object",
     ]);
+  });
+});
+
+describe("rayrun hooks run, the session's project folder", () => {
+  /** The example's rules (a guard that refuses `rm -r`) and the alias seeds; `w/` holds an empty rules file of the agent's making. */
+  function swapProject() {
+    const dir = exampleCopy({ "seeds.json": JSON.stringify(aliasSeeds) });
+    mkdirSync(join(dir, "w"));
+    writeFileSync(join(dir, "w/gateway-hooks.toml"), "[vendors]\n");
+    return dir;
+  }
+  const rmRf = (session: string, cwd: string) =>
+    JSON.stringify({
+      session_id: session,
+      cwd,
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "rm -rf ../victim" },
+    });
+  const refusedRm = "recursive delete refused: rm -rf ../victim";
+
+  it("after the agent's `cd` into a folder with an empty rules file, keeps the project's rules (CLAUDE_PROJECT_DIR)", ({ expect }) => {
+    const dir = swapProject();
+    const w = join(dir, "w");
+    const env = hookEnv(dir, { CLAUDE_PROJECT_DIR: dir });
+    // The agent's cd moves the event's cwd and the hook process's own folder; --seed and --config relative to the project.
+    for (const args of [[], ["--seed", "seeds.json"], ["--config", "gateway-hooks.toml", "--seed", "seeds.json"]]) {
+      const moved = rayrun(["hooks", "run", ...args], { node: nodes["22"], cwd: w, env, stdin: rmRf("cd-env", w) });
+      expect([moved.status, moved.stderr.trim()]).toEqual([2, refusedRm]);
+    }
+    expect(existsSync(join(w, ".rayrun"))).toBe(false);
+    expect(existsSync(join(dir, ".state"))).toBe(false);
+    const state = JSON.parse(readFileSync(join(dir, ".rayrun/hooks/cd-env/state.json"), "utf8"));
+    expect(state.project_dir).toBe(dir);
+  });
+
+  it("without CLAUDE_PROJECT_DIR, keeps the session's first cwd, in the user's state folder, for every later event", ({ expect }) => {
+    const dir = swapProject();
+    const w = join(dir, "w");
+    const first = rayrun(["hooks", "run", "--seed", "seeds.json"], { node: nodes["22"], cwd: dir, stdin: rmRf("cd-first", dir) });
+    expect([first.status, first.stderr.trim()]).toEqual([2, refusedRm]);
+    const pointer = join(dir, ".state/rayrun/hooks/cd-first.json");
+    expect(JSON.parse(readFileSync(pointer, "utf8")).project_dir).toBe(dir);
+    expect([modeOf(pointer), modeOf(join(dir, ".state/rayrun/hooks"))]).toEqual([0o600, 0o700]);
+    const key = JSON.parse(readFileSync(join(dir, ".rayrun/hooks/cd-first/state.json"), "utf8")).key;
+
+    // cd w: the same rules, the same session folder and key (the aliases do not change), seeds found in the project.
+    const moved = rayrun(["hooks", "run", "--seed", "seeds.json"], {
+      node: nodes["22"],
+      cwd: w,
+      stdin: rmRf("cd-first", w),
+      env: hookEnv(dir),
+    });
+    expect([moved.status, moved.stderr.trim()]).toEqual([2, refusedRm]);
+    const relative = rayrun(["hooks", "run"], { node: nodes["22"], cwd: w, stdin: rmRf("cd-first", "."), env: hookEnv(dir) });
+    expect([relative.status, relative.stderr.trim()]).toEqual([2, refusedRm]);
+    expect(existsSync(join(w, ".rayrun"))).toBe(false);
+    expect(JSON.parse(readFileSync(join(dir, ".rayrun/hooks/cd-first/state.json"), "utf8")).key).toBe(key);
+
+    // A session whose first event was already in w is w's session: the rules file there applies to it.
+    const own = rayrun(["hooks", "run"], { node: nodes["22"], cwd: w, stdin: rmRf("cd-other", w), env: hookEnv(dir) });
+    expect([own.status, own.stderr]).toEqual([0, ""]);
+  });
+
+  it("refuses a pointer that is a symlink or names no folder, and starts over where a stale one's session state is gone", ({ expect }) => {
+    const dir = swapProject();
+    const sessions = join(dir, ".state/rayrun/hooks");
+    mkdirSync(sessions, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, "elsewhere.json"), JSON.stringify({ project_dir: join(dir, "w") }));
+    symlinkSync(join(dir, "elsewhere.json"), join(sessions, "linked.json"));
+    const linked = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: rmRf("linked", dir) });
+    expect([linked.status, linked.stderr.trim()]).toEqual([
+      2,
+      `rayrun hooks run: run_state_unsafe: ${join(sessions, "linked.json")} is not a regular file (a symlink is never followed)`,
+    ]);
+    writeFileSync(join(sessions, "garbled.json"), JSON.stringify({ project_dir: "w" }));
+    const garbled = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: rmRf("garbled", dir) });
+    expect([garbled.status, garbled.stderr.trim()]).toEqual([
+      2,
+      `rayrun hooks run: hooks_run_failed: unexpected failure: ${join(sessions, "garbled.json")} names no project folder; the session's state is damaged`,
+    ]);
+
+    // A pointer to a folder that holds no state of the session: kept for a minute (a first event may be making it), then replaced.
+    const gone = join(sessions, "gone.json");
+    writeFileSync(gone, JSON.stringify({ project_dir: join(dir, "w") }), { mode: 0o600 });
+    const fresh = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: rmRf("gone", dir) });
+    expect([fresh.status, fresh.stderr]).toEqual([0, ""]);
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(gone, old, old);
+    rmSync(join(dir, "w/.rayrun"), { recursive: true });
+    const stale = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: rmRf("gone", dir) });
+    expect([stale.status, stale.stderr.trim()]).toEqual([2, refusedRm]);
+    expect(JSON.parse(readFileSync(gone, "utf8")).project_dir).toBe(dir);
   });
 });
 

@@ -64,7 +64,10 @@ export function registerRules(hooks: Command): void {
   hooks
     .command("run")
     .description("Local rules file as a Claude Code hook: the agent's event on stdin, its answer on stdout (exit 2 denies)")
-    .option("--config <file>", "the rules file (default: gateway-hooks.toml, else .json, in the event's cwd)")
+    .option(
+      "--config <file>",
+      "the rules file (default: gateway-hooks.toml, else .json, in the session's project folder: $CLAUDE_PROJECT_DIR, else its first event's cwd)",
+    )
     .option("--seed <file>", "seed the alias door from a JSON list (kept for the session's later events)")
     .action(async (options: { config?: string; seed?: string }) => {
       const { MAX_HOOK_INPUT_BYTES, replyToClaude } = await import("../rules/node/claude.ts");

@@ -3,8 +3,9 @@
 // `.rayrun/hooks/<session id>/` in the project between them (see run-files.ts).
 import { randomBytes } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { lstat, readFile, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
@@ -12,7 +13,7 @@ import { eventNamed, type EventName, type Finding, type ToolInput } from "../cor
 import { newRunId, type AsyncAnswer, type RecordedFailure, type RunEnd } from "../core/run.ts";
 import { HookRun } from "./hook-run.ts";
 import { readSeedFile } from "./load.ts";
-import { appendLines, prepareRunDir, readLines, replaceFile, RunFilesError, withSessionLock } from "./run-files.ts";
+import { appendLines, prepareRunDir, prepareStateDir, readLines, replaceFile, RunFilesError, withSessionLock } from "./run-files.ts";
 import { SessionCounts } from "./session-counts.ts";
 
 /** What the process prints and how it exits, in Claude Code's terms. */
@@ -28,6 +29,8 @@ interface SessionState {
   /** Per-run secret for the alias door's derivations; never sent in an event. */
   key: string;
   started_at: string;
+  /** The project folder the session's rules and files are found from (sessionProject). */
+  project_dir?: string;
 }
 
 /** A plain name: letters, digits, `.`, `_`, `-`, at most 128 (bytes, as they are ASCII), and not only dots (`.`, `..` name folders above it). */
@@ -82,14 +85,51 @@ export async function replyToClaude(stdin: string, options: { config?: string; s
     );
   const cwd = typeof input.cwd === "string" ? input.cwd : process.cwd();
   try {
-    return await replyInSession(input, event, eventName, sessionId, cwd, options);
+    const project = await sessionProject(sessionId, cwd);
+    return await replyInSession(input, event, eventName, sessionId, project, options);
   } catch (error) {
+    if (error instanceof RunFilesError) return refuse(event, input, error.code, error.message);
     // Anything unforeseen (a damaged session file, a file system error) fails closed too: exit 1 would let the call through.
     return refuse(event, input, "hooks_run_failed", `unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
-/** The answer to an event of a known kind and session, in the session's folder under `cwd`. */
+/**
+ * The session's project folder, which its rules file, `--config`, `--seed` and its own folder are found
+ * from: fixed for the whole session, never the event's `cwd`, which the agent moves with `cd` (into a
+ * folder holding a rules file of its own making, say). Claude Code names it in every hook's environment
+ * (`CLAUDE_PROJECT_DIR`); without it, the session's first event's `cwd` is kept, keyed by the session id,
+ * in the user's state folder, and every later event of the session uses that.
+ */
+export async function sessionProject(sessionId: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  if (env.CLAUDE_PROJECT_DIR) return resolve(env.CLAUDE_PROJECT_DIR);
+  const stateHome = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
+  const sessions = join(stateHome, "rayrun", "hooks");
+  await prepareStateDir(sessions);
+  const path = join(sessions, `${sessionId}.json`);
+  const first = resolve(cwd);
+  try {
+    // `wx`: of parallel first events, whichever wrote first names the project for all of them.
+    await writeFile(path, `${JSON.stringify({ project_dir: first, at: new Date().toISOString() })}\n`, { flag: "wx", mode: 0o600 });
+    return first;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const info = await lstat(path);
+  if (!info.isFile()) throw new RunFilesError(`${path} is not a regular file (a symlink is never followed)`);
+  const kept = (JSON.parse(await readFile(path, "utf8")) as { project_dir?: unknown }).project_dir;
+  if (typeof kept !== "string" || !isAbsolute(kept)) throw new Error(`${path} names no project folder; the session's state is damaged`);
+  // A session id used again after its project folder's session state was removed (a hand-made id such as
+  // the README's, in a new clone) starts over where it is now. Never within a minute: that is a first
+  // event still making the folder.
+  if (!existsSync(join(kept, ".rayrun", "hooks", sessionId, "state.json")) && Date.now() - info.mtimeMs > 60_000) {
+    await replaceFile(path, `${JSON.stringify({ project_dir: first, at: new Date().toISOString() })}\n`);
+    return first;
+  }
+  return kept;
+}
+
+/** The answer to an event of a known kind and session, in the session's folder under its project folder. */
 async function replyInSession(
   input: Record<string, unknown>,
   event: EventName,
@@ -99,10 +139,12 @@ async function replyInSession(
   options: { config?: string; seed?: string },
 ): Promise<AgentReply> {
   const refused = (code: string, message: string) => refuse(event, input, code, message);
+  // Relative paths are the project's, as the rules file is: the hook process's own folder moves with the agent's `cd` too.
   const configPath = options.config
-    ? resolve(options.config)
+    ? resolve(cwd, options.config)
     : ["gateway-hooks.toml", "gateway-hooks.json"].map((name) => join(cwd, name)).find(existsSync);
   if (!configPath) return refused("rules_file_unreadable", `no gateway-hooks.toml in ${cwd}; pass --config`);
+  const seedFile = options.seed === undefined ? undefined : resolve(cwd, options.seed);
 
   const dir = join(cwd, ".rayrun", "hooks", sessionId);
   try {
@@ -111,12 +153,12 @@ async function replyInSession(
     if (error instanceof RunFilesError) return refused(error.code, error.message);
     throw error;
   }
-  const state = await sessionState(dir);
+  const state = await sessionState(dir, cwd);
   let run: HookRun;
   try {
     run = await HookRun.fromConfig(configPath, { runId: state.run_id, cwd, aliasKey: state.key });
     // Every process derives the same aliases: same key, same seeds (the file given, else the copy kept on the first event).
-    const seeds = await sessionSeeds(dir, options.seed);
+    const seeds = await sessionSeeds(dir, seedFile);
     if (seeds) await run.seed(seeds);
   } catch (error) {
     if (error instanceof RulesFileError || error instanceof AliasError) return refused(error.code, error.message);
@@ -369,9 +411,14 @@ async function modelsTranscript(path: unknown): Promise<string | undefined> {
   return written.join("\n");
 }
 
-async function sessionState(dir: string): Promise<SessionState> {
+async function sessionState(dir: string, project: string): Promise<SessionState> {
   const path = join(dir, "state.json");
-  const fresh: SessionState = { run_id: newRunId(), key: randomBytes(32).toString("hex"), started_at: new Date().toISOString() };
+  const fresh: SessionState = {
+    run_id: newRunId(),
+    key: randomBytes(32).toString("hex"),
+    started_at: new Date().toISOString(),
+    project_dir: project,
+  };
   try {
     // `wx`: two hook processes starting at once agree on whichever state was written first.
     await writeFile(path, `${JSON.stringify(fresh, null, 2)}\n`, { flag: "wx", mode: 0o600 });
