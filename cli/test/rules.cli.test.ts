@@ -955,6 +955,29 @@ export const refuse = (event) => ({ decision: "deny", reason: "refused: " + even
   });
 });
 
+describe("Object.prototype's names on the command line and on stdin", () => {
+  it("are no event: hooks run answers unknown_hook_event (exit 1) and writes nothing; hooks check --event is a usage error", ({
+    expect,
+  }) => {
+    const dir = exampleCopy();
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+      const reply = rayrun(["hooks", "run"], {
+        node: nodes["22"],
+        cwd: dir,
+        stdin: JSON.stringify({ session_id: "proto", cwd: dir, hook_event_name: name, stop_hook_active: false }),
+      });
+      expect(reply).toEqual({
+        status: 1,
+        stdout: "",
+        stderr: `rayrun hooks run: unknown_hook_event: hook_event_name "${name}" is not one rayrun answers (PreToolUse, PostToolUse, PostToolUseFailure, Stop, SessionEnd)\n`,
+      });
+      const check = rayrun(["hooks", "check", "gateway-hooks.toml", "--event", name], { node: nodes["22"], cwd: dir });
+      expect(check).toEqual({ status: 2, stdout: "", stderr: `rayrun: --event ${name} is not an event\n` });
+    }
+    expect(existsSync(join(dir, ".rayrun/hooks/proto/verdict.json"))).toBe(false);
+  });
+});
+
 describe("rayrun hooks run, the session's project folder", () => {
   /** The example's rules (a guard that refuses `rm -r`) and the alias seeds; `w/` holds an empty rules file of the agent's making. */
   function swapProject() {

@@ -156,6 +156,55 @@ describe("the rules file is validated when the run starts", () => {
     expect([top.code, top.path, top.line]).toEqual(["rules_unknown_key", "hosts", 1]);
   });
 
+  it("reads Object.prototype's names (constructor, toString, hasOwnProperty, __proto__) as unknown like any other name", async ({
+    expect,
+  }) => {
+    // The code and the message, from the file's name on (the folder is a temp one).
+    const shown = (error: RulesFileError) => [error.code, error.message.slice(error.message.lastIndexOf("/") + 1)];
+    const events = "pre_tool_call, post_tool_call, pre_request, post_response, run_end, or PreToolUse, PostToolUse, Stop, SessionEnd";
+    for (const name of ["constructor", "toString", "hasOwnProperty", "valueOf"]) {
+      const event = await loadError(`[[hooks.${name}]]\nhandlers = [{ type = "deny" }]\n`);
+      expect(shown(event)).toEqual(["rules_unknown_event", `gateway-hooks.toml:1: hooks.${name}: unknown event (${events})`]);
+      const type = await loadError(`[[hooks.pre_tool_call]]\nhandlers = [{ type = "${name}" }]\n`);
+      expect(shown(type)).toEqual([
+        "rules_unknown_handler",
+        `gateway-hooks.toml:2: hooks.pre_tool_call[0].handlers[0].type: unknown handler type "${name}" (command, http, callable, record, deny, alias)`,
+      ]);
+      const field = await loadError(`[[hooks.pre_tool_call]]\nhandlers = [{ type = "deny", ${name} = "x" }]\n`);
+      expect(shown(field)).toEqual([
+        "rules_unknown_key",
+        `gateway-hooks.toml:2: hooks.pre_tool_call[0].handlers[0].${name}: unknown key in a deny handler (allowed: type, name, timeout, async, reason)`,
+      ]);
+      const rule = await loadError(`[[hooks.pre_tool_call]]\n${name} = "x"\nhandlers = [{ type = "deny" }]\n`);
+      expect([rule.code, rule.path]).toEqual(["rules_unknown_key", `hooks.pre_tool_call[0].${name}`]);
+      const hole = await loadError(`[tools.t]\nurl = "https://x.test/{${name}}"\ninput = { q = "string" }\n`);
+      expect(shown(hole)).toEqual([
+        "rules_bad_template",
+        `gateway-hooks.toml:2: tools.t.url: the hole {${name}} names no input field (fields: q)`,
+      ]);
+      const defaults = await loadError(`[tools.t]\nurl = "https://x.test/{q}"\ninput = { q = "string" }\ndefaults = { ${name} = 1 }\n`);
+      expect(shown(defaults)).toEqual([
+        "rules_unknown_key",
+        `gateway-hooks.toml:4: tools.t.defaults.${name}: names no input field (fields: q)`,
+      ]);
+    }
+    // JSON makes __proto__ an own key: an event, a handler type and a key by that name are refused the same way.
+    const proto = await loadError(`{"hooks":{"__proto__":[{"handlers":[{"type":"deny"}]}]}}`, "gateway-hooks.json");
+    expect(shown(proto)).toEqual(["rules_unknown_event", `gateway-hooks.json:1: hooks.__proto__: unknown event (${events})`]);
+    const protoType = await loadError(`{"hooks":{"pre_tool_call":[{"handlers":[{"type":"__proto__"}]}]}}`, "gateway-hooks.json");
+    expect([protoType.code, protoType.path]).toEqual(["rules_unknown_handler", "hooks.pre_tool_call[0].handlers[0].type"]);
+    const protoKey = await loadError(`{"hooks":{"pre_tool_call":[{"handlers":[{"type":"deny","__proto__":1}]}]}}`, "gateway-hooks.json");
+    expect([protoKey.code, protoKey.path]).toEqual(["rules_unknown_key", "hooks.pre_tool_call[0].handlers[0].__proto__"]);
+    // A vendor may be called anything, and keeps its name.
+    const vendors = await runOf(`{"vendors":{"__proto__":"^a$","constructor":"^b$"}}`, {}, "gateway-hooks.json");
+    expect([vendors.vendorOf("a"), vendors.vendorOf("b"), vendors.vendorOf("c")]).toEqual(["__proto__", "constructor", undefined]);
+    // From code and in a rule's arg: the same.
+    expect(() => new HookRun().on("constructor", () => undefined)).toThrow(new TypeError("unknown event constructor"));
+    const run = new HookRun().on("pre_tool_call", () => ({ decision: "deny", reason: "has it" }), { arg: "toString" });
+    expect(await run.wrapTools({ t: async () => "ran" }).t({ q: 1 })).toBe("ran");
+    expect(await rejection(run.wrapTools({ t: async () => "ran" }).t({ toString: "x" }))).toMatchObject({ reason: "has it" });
+  });
+
   it("accepts JSON, with lines in its errors too", async ({ expect }) => {
     const run = await runOf(
       JSON.stringify({ hooks: { PreToolUse: [{ handlers: [{ type: "deny", reason: "json" }] }] } }),
