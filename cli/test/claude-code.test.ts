@@ -107,9 +107,10 @@ function runClaude(
   home: string,
   api: string,
   prompt: string,
+  allowedTools = "Bash",
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(claude, ["-p", prompt, "--output-format", "json", "--model", "claude-sonnet-4-5", "--allowedTools", "Bash"], {
+    const child = spawn(claude, ["-p", prompt, "--output-format", "json", "--model", "claude-sonnet-4-5", "--allowedTools", allowedTools], {
       cwd: dir,
       // This machine's environment, less any credentials or settings of a Claude Code that runs the session.
       env: {
@@ -355,6 +356,45 @@ if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recurs
       expect(existsSync(join(dir, "w/.rayrun"))).toBe(false);
     } finally {
       await new Promise<void>((resolve) => moving.server.close(() => resolve()));
+    }
+  }, 200_000);
+
+  it("gives a call whose alias the door mapped back Claude Code's own permission check: a rewrite grants nothing", async ({ expect }) => {
+    let dir = "";
+    const asking = scriptedApi([
+      () => [{ type: "tool_use", id: "toolu_01", name: "Read", input: { file_path: join(dir, "people.txt") } }],
+      (bodies) => {
+        const alias = /Dear (\p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+),/u.exec(bodies.at(-1)!)![1]!;
+        return [
+          { type: "tool_use", id: "toolu_02", name: "Bash", input: { command: `touch alias-call-ran # ${alias}`, description: "Touch" } },
+        ];
+      },
+      () => [{ type: "text", text: "done" }],
+    ]);
+    await new Promise<void>((resolve) => asking.server.listen(0, "127.0.0.1", resolve));
+    try {
+      dir = project();
+      // Only Read is allowed: Bash needs the user's approval, which print mode cannot ask for.
+      const ran = await runClaude(dir, mkdtempSync(join(tmpdir(), "rayrun-claude-home-")), asking.origin(), "Touch a file.", "Read");
+      expect(ran.status, ran.stderr).toBe(0);
+      expect(readFileSync(join(dir, "hook-exits.log"), "utf8").trim().split("\n")).toEqual([
+        "PreToolUse 0",
+        "PostToolUse 0",
+        "PreToolUse 0",
+        "Stop 0",
+        "SessionEnd 0",
+      ]);
+      // The door rewrote the call (the alias back to the real name), and Claude Code still refused it: it never ran.
+      const session = (JSON.parse(ran.stdout) as { session_id: string }).session_id;
+      const counts = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "counts.json"), "utf8")) as { rewritten: number };
+      expect(counts.rewritten).toBe(2);
+      expect(existsSync(join(dir, "alias-call-ran"))).toBe(false);
+      const last = (JSON.parse(asking.bodies[2]!) as { messages: { content: { type: string; content?: string }[] }[] }).messages.at(-1)!;
+      expect(last.content.find((block) => block.type === "tool_result")!.content).toContain(
+        `touch in '${join(dir, "alias-call-ran")}' needs approval.`,
+      );
+    } finally {
+      await new Promise<void>((resolve) => asking.server.close(() => resolve()));
     }
   }, 200_000);
 });

@@ -122,10 +122,10 @@ for (const [version, node] of Object.entries(nodes)) {
         tool_use_id: "toolu_02",
       });
       expect(rewritten.status).toBe(0);
+      // The rewrite alone: no permissionDecision, so Claude Code still runs its own permission check on the call.
       expect(JSON.parse(rewritten.stdout)).toEqual({
         hookSpecificOutput: {
           hookEventName: "PreToolUse",
-          permissionDecision: "allow",
           updatedInput: { command: "curl -sS --max-time 20 https://example.com" },
         },
       });
@@ -201,7 +201,6 @@ for (const [version, node] of Object.entries(nodes)) {
       expect(pre.status).toBe(0);
       expect(JSON.parse(pre.stdout).hookSpecificOutput).toEqual({
         hookEventName: "PreToolUse",
-        permissionDecision: "allow",
         updatedInput: { query: "Matthew Nowell Leeds" },
       });
       const unknown = hook({ hook_event_name: "PreToolUse", tool_name: "WebSearch", tool_input: { query: "x@nobody.alias" } });

@@ -211,8 +211,10 @@ async function answer(
     const shown = run.toAgent(pre);
     if (shown.reason !== undefined) return { stderr: shown.reason, exitCode: 2 };
     const specific: Record<string, unknown> = { hookEventName: "PreToolUse" };
-    // Claude Code applies updatedInput together with an "allow" decision.
-    if (pre.rewritten) Object.assign(specific, { permissionDecision: "allow", updatedInput: pre.event.tool_input });
+    // The rewritten input alone, with no permissionDecision: Claude Code (2.1.332) applies it and then runs its own
+    // permission check on it, as on any call. An "allow" here would approve the call itself, so any call the model
+    // put an alias into would skip the user's settings and prompt.
+    if (pre.rewritten) specific.updatedInput = pre.event.tool_input;
     if (shown.contexts.length) specific.additionalContext = shown.contexts.join("\n");
     return Object.keys(specific).length > 1 ? { stdout: { hookSpecificOutput: specific }, exitCode: 0 } : { exitCode: 0 };
   }
