@@ -47,6 +47,7 @@ function rayrun(args: string[], options: { node: string; cwd: string; stdin?: st
     cwd: options.cwd,
     input: options.stdin,
     encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
     env: options.env ?? hookEnv(options.cwd),
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -1121,6 +1122,69 @@ describe("rayrun hooks --help", () => {
     const help = rayrun(["hooks", "logs", "--help"], { node: nodes["20"], cwd: root }).stdout.replace(/\s+/g, " ");
     expect(help).toContain("the newest rows (--limit), printed oldest first, in time order");
     expect(help).not.toContain("newest first");
+  });
+});
+
+describe("rayrun hooks run, its own time and the event's size", () => {
+  function project(): string {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-bounds-"));
+    writeFileSync(
+      join(dir, "gateway-hooks.toml"),
+      `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nhandlers = [{ type = "alias" }]\n\n` +
+        `[[hooks.PreToolUse]]\nmatcher = "^Hang"\nhandlers = [{ type = "callable", target = "./hang.mjs#hang" }]\n\n` +
+        `[[hooks.PostToolUse]]\nmatcher = "^Hang"\nhandlers = [{ type = "callable", target = "./hang.mjs#hang" }]\n`,
+    );
+    // Never settles; HangTicking keeps a timer running meanwhile, HangIdle leaves Node nothing to wait on.
+    writeFileSync(
+      join(dir, "hang.mjs"),
+      `export const hang = (event) => new Promise(() => { if (event.tool_name === "HangTicking") setInterval(() => {}, 100); });\n`,
+    );
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    return dir;
+  }
+  const post = (dir: string, tool: string, response: string) =>
+    `{"session_id":"bounds","cwd":${JSON.stringify(dir)},"hook_event_name":"PostToolUse","tool_name":"${tool}","tool_input":{},"tool_response":${response}}`;
+  const pre = (dir: string, tool: string, input: string) =>
+    `{"session_id":"bounds","cwd":${JSON.stringify(dir)},"hook_event_name":"PreToolUse","tool_name":"${tool}","tool_input":${input}}`;
+
+  it("refuses, unparsed, an event of more than 2,000,000 '{', '[' and ',' outside strings: blocked after a call, denied before", ({
+    expect,
+  }) => {
+    const dir = project();
+    const message =
+      "rayrun hooks run: hook_input_too_large: the event on stdin holds more than 2000000 objects, arrays and elements ('{', '[' and ',' outside strings); it was not parsed";
+    // A million empty objects and the subject: about 3 MB, which would parse into a million objects.
+    const many = `["Matthew Nowell",${"{},".repeat(1_000_000)}{}]`;
+    const withheld = rayrun(["hooks", "run", "--seed", "seeds.json"], { node: nodes["22"], cwd: dir, stdin: post(dir, "Read", many) });
+    expect([withheld.status, JSON.parse(withheld.stdout), withheld.stderr.trim()]).toEqual([
+      0,
+      blocked(message, "hook_input_too_large"),
+      message,
+    ]);
+    const denied = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: pre(dir, "Bash", `{"a":${many}}`) });
+    expect([denied.status, denied.stdout, denied.stderr.trim()]).toEqual([2, "", message]);
+    // Inside a string they are text, not structure: three million commas are read and the name in them aliased.
+    const text = JSON.stringify(`Matthew Nowell${",".repeat(3_000_000)}`);
+    const read = rayrun(["hooks", "run", "--seed", "seeds.json"], { node: nodes["22"], cwd: dir, stdin: post(dir, "Read", text) });
+    expect([read.status, read.stderr]).toEqual([0, ""]);
+    const shown = JSON.parse(read.stdout).hookSpecificOutput.updatedToolOutput as string;
+    expect([shown.endsWith(",".repeat(3_000_000)), /nowell/i.test(shown)]).toEqual([true, false]);
+  });
+
+  it("refuses a call whose rules have not answered a margin before Claude Code's hook timeout, and exits", async ({ expect }) => {
+    const dir = project();
+    const message = "rayrun hooks run: hook_timeout: the rules did not answer in time (hooks run --timeout, less a margin)";
+    for (const tool of ["HangIdle", "HangTicking"]) {
+      const started = performance.now();
+      // --timeout 2 (Claude Code's settings' timeout): answered by 1.6 s.
+      const denied = rayrun(["hooks", "run", "--timeout", "2"], { node: nodes["22"], cwd: dir, stdin: pre(dir, tool, "{}") });
+      expect([denied.status, denied.stdout, denied.stderr.trim()]).toEqual([2, "", message]);
+      const after = rayrun(["hooks", "run", "--timeout", "2"], { node: nodes["22"], cwd: dir, stdin: post(dir, tool, '"out"') });
+      expect([after.status, JSON.parse(after.stdout)]).toEqual([0, blocked(message, "hook_timeout")]);
+      expect(performance.now() - started).toBeLessThan(2 * 2000);
+    }
+    const usage = rayrun(["hooks", "run", "--timeout", "0"], { node: nodes["22"], cwd: dir, stdin: pre(dir, "Bash", "{}") });
+    expect(usage).toEqual({ status: 2, stdout: "", stderr: "rayrun: --timeout must be a positive number of seconds, not 0\n" });
   });
 });
 

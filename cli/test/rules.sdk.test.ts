@@ -6,8 +6,18 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, it } from "vitest";
-import { DenyHandler, HookDenied, HookError, HookRun, RulesFileError, type HookEvent } from "../src/rules/index.ts";
+import { afterAll, beforeAll, describe, it, vi } from "vitest";
+import { jsonStructureOver } from "../src/rules/core/bounds.ts";
+import {
+  defaultTimeoutSeconds,
+  DenyHandler,
+  FunctionHandler,
+  HookDenied,
+  HookError,
+  HookRun,
+  RulesFileError,
+  type HookEvent,
+} from "../src/rules/index.ts";
 
 /** A folder holding a rules file (and whatever scripts it names). */
 function folder(files: Record<string, string>): string {
@@ -704,5 +714,31 @@ describe("sessions and the end of the run", () => {
       ended: false,
       leak_through_inbound: 0,
     });
+  });
+});
+
+describe("bounds on a handler's time and an event's size", () => {
+  it("give a callable 60 s by default, so one that never settles denies the call (hook_timeout)", async ({ expect }) => {
+    expect([defaultTimeoutSeconds("callable", "pre_tool_call"), defaultTimeoutSeconds("callable", "run_end")]).toEqual([60, 120]);
+    vi.useFakeTimers();
+    try {
+      const run = new HookRun().on("pre_tool_call", new FunctionHandler(() => new Promise(() => {}), { type: "callable", name: "hang" }));
+      const call = rejection(run.wrapTools({ t: async () => "ran" }).t({}));
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(await call).toMatchObject({
+        reason: "hook hang failed (hook_timeout): hang did not answer within 60 s",
+        failure: "hook_timeout",
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("count '{', '[' and ',' outside strings only, escaped quotes included, before anything is parsed", ({ expect }) => {
+    expect(jsonStructureOver('[{"a,[{":"\\"{[,"},1]', 3)).toBe(false);
+    expect(jsonStructureOver('[{"a,[{":"\\"{[,"},1,2]', 3)).toBe(true);
+    expect(jsonStructureOver(`[${"{},".repeat(999_999)}{}]`)).toBe(false);
+    expect(jsonStructureOver(`[${"{},".repeat(1_000_000)}{}]`)).toBe(true);
+    expect(jsonStructureOver(JSON.stringify(",".repeat(3_000_000)))).toBe(false);
   });
 });

@@ -282,7 +282,8 @@ export function aliasOptionsOf(alias: RulesConfig["alias"], key?: string): Alias
 /** The handler's timeout in seconds, or undefined for none. */
 export function defaultTimeoutSeconds(type: HandlerType | "function", event: EventName): number | undefined {
   if (event === "run_end") return 120;
-  if (type === "command") return 60;
+  // A callable too: one that never settles would hold the call until the agent's own hook timeout let it through.
+  if (type === "command" || type === "callable") return 60;
   if (type === "http") return 30;
   return undefined;
 }

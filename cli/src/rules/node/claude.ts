@@ -8,6 +8,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
+import { jsonStructureOver, MAX_JSON_STRUCTURE } from "../core/bounds.ts";
 import { HookError, RulesFileError } from "../core/errors.ts";
 import { eventNamed, type EventName, type Finding, type ToolInput } from "../core/events.ts";
 import { newRunId, type AsyncAnswer, type RecordedFailure, type RunEnd } from "../core/run.ts";
@@ -21,6 +22,25 @@ export interface AgentReply {
   stdout?: unknown;
   stderr?: string;
   exitCode: 0 | 1 | 2;
+  /** Answered at the deadline while rules still run: the process must exit now, not wait for them. */
+  abandoned?: true;
+}
+
+/** Claude Code's timeout for a command hook when its settings give none (2.1.332: 600,000 ms). */
+export const CLAUDE_HOOK_TIMEOUT_SECONDS = 600;
+
+/**
+ * How long `hooks run` may take to answer when Claude Code allows a hook `timeout` seconds: a margin short
+ * of it (a fifth, at most 5 s), for starting Node and writing the answer. Past Claude Code's own timeout it
+ * kills the hook and runs the call as if the hook had allowed it; refusing first keeps it closed.
+ */
+export const answerBudgetSeconds = (timeout: number) => timeout - Math.min(5, timeout / 5);
+
+export interface ReplyOptions {
+  config?: string;
+  seed?: string;
+  /** When the answer is due (epoch ms): at that moment the event is refused as hook_timeout, whatever still runs. */
+  deadline?: number;
 }
 
 /** The run's lasting state: written once when the session's first event arrives. */
@@ -51,13 +71,22 @@ function agentEventNamed(name: string): EventName | undefined {
 export const MAX_HOOK_INPUT_BYTES = 64 * 1024 * 1024;
 
 /** `stdin`: the event as read, at most MAX_HOOK_INPUT_BYTES of it (`truncated` when there was more). */
-export async function replyToClaude(stdin: string, options: { config?: string; seed?: string }, truncated = false): Promise<AgentReply> {
+export async function replyToClaude(stdin: string, options: ReplyOptions, truncated = false): Promise<AgentReply> {
   const named = () => {
     const found = EVENT_NAME_IN_TEXT.exec(stdin.slice(0, 64 * 1024))?.[1];
     return (found && eventNamed(found)) || "pre_tool_call";
   };
   if (truncated)
     return refuse(named(), {}, "hook_input_too_large", `the event on stdin is larger than ${MAX_HOOK_INPUT_BYTES} bytes; it was not read`);
+  // Bounded before it is parsed: what parsing costs is per value, and a process that runs out of memory exits
+  // 134, which Claude Code reads as a non-blocking error, passing the call or its output.
+  if (jsonStructureOver(stdin))
+    return refuse(
+      named(),
+      {},
+      "hook_input_too_large",
+      `the event on stdin holds more than ${MAX_JSON_STRUCTURE} objects, arrays and elements ('{', '[' and ',' outside strings); it was not parsed`,
+    );
   let input: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(stdin);
@@ -84,13 +113,34 @@ export async function replyToClaude(stdin: string, options: { config?: string; s
       "session_id must be a plain name: 1–128 letters, digits, '.', '_' or '-', and not only dots",
     );
   const cwd = typeof input.cwd === "string" ? input.cwd : process.cwd();
+  const answering = (async () => {
+    try {
+      const project = await sessionProject(sessionId, cwd);
+      return await replyInSession(input, event, eventName, sessionId, project, options);
+    } catch (error) {
+      if (error instanceof RunFilesError) return refuse(event, input, error.code, error.message);
+      // Anything unforeseen (a damaged session file, a file system error) fails closed too: exit 1 would let the call through.
+      return refuse(event, input, "hooks_run_failed", `unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  })();
+  if (options.deadline === undefined) return answering;
+  // The timer also keeps the process alive: a rule that never settles, with nothing else pending, would
+  // otherwise let Node exit with no answer (exit 0 or 13, both of which Claude Code reads as going on).
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<AgentReply>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          ...refuse(event, input, "hook_timeout", "the rules did not answer in time (hooks run --timeout, less a margin)"),
+          abandoned: true,
+        }),
+      Math.max(0, options.deadline! - Date.now()),
+    );
+  });
   try {
-    const project = await sessionProject(sessionId, cwd);
-    return await replyInSession(input, event, eventName, sessionId, project, options);
-  } catch (error) {
-    if (error instanceof RunFilesError) return refuse(event, input, error.code, error.message);
-    // Anything unforeseen (a damaged session file, a file system error) fails closed too: exit 1 would let the call through.
-    return refuse(event, input, "hooks_run_failed", `unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
+    return await Promise.race([answering, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -136,7 +186,7 @@ async function replyInSession(
   eventName: string,
   sessionId: string,
   cwd: string,
-  options: { config?: string; seed?: string },
+  options: ReplyOptions,
 ): Promise<AgentReply> {
   const refused = (code: string, message: string) => refuse(event, input, code, message);
   // Relative paths are the project's, as the rules file is: the hook process's own folder moves with the agent's `cd` too.
