@@ -143,15 +143,19 @@ function runClaude(
 /** A project folder with the alias door on every event, hooks run as Claude Code's hook for all five (docs/rules-file.md), and the subject seeded. */
 function project(
   rules = `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.run_end]]\nhandlers = [{ type = "alias", check = "outgoing" }]\n`,
+  /** The hooks' `timeout` in the settings (seconds), also given to hooks run as --timeout. */
+  timeout?: number,
 ): string {
   const dir = mkdtempSync(join(tmpdir(), "rayrun-claude-"));
   writeFileSync(join(dir, "gateway-hooks.toml"), rules);
   writeFileSync(join(dir, "seeds.json"), JSON.stringify([{ type: "person_name", value: "Matthew Nowell", identity: "subject" }]));
   writeFileSync(join(dir, "people.txt"), "Dear Matthew Nowell,\n");
   // Each hook also notes its exit code, so the test sees what Claude Code got.
+  const flags = timeout === undefined ? "" : ` --timeout ${timeout}`;
   const hook = (name: string) => ({
     type: "command",
-    command: `node ${JSON.stringify(launcher)} hooks run --seed seeds.json; code=$?; echo "${name} $code" >> "$CLAUDE_PROJECT_DIR/hook-exits.log"; exit $code`,
+    command: `node ${JSON.stringify(launcher)} hooks run --seed seeds.json${flags}; code=$?; echo "${name} $code" >> "$CLAUDE_PROJECT_DIR/hook-exits.log"; exit $code`,
+    ...(timeout === undefined ? {} : { timeout }),
   });
   mkdirSync(join(dir, ".claude"));
   writeFileSync(
@@ -395,6 +399,33 @@ if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recurs
       );
     } finally {
       await new Promise<void>((resolve) => asking.server.close(() => resolve()));
+    }
+  }, 200_000);
+
+  it("refuses a call whose rule never answers before Claude Code's own hook timeout would let it run", async ({ expect }) => {
+    const slow = scriptedApi([
+      () => [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "rm victim.txt; echo ran", description: "Delete" } }],
+      () => [{ type: "text", text: "done" }],
+    ]);
+    await new Promise<void>((resolve) => slow.server.listen(0, "127.0.0.1", resolve));
+    try {
+      // Claude Code's hook timeout cut to 5 s for the test (its default is 600 s); the guard never settles.
+      const dir = project(
+        `[[hooks.PreToolUse]]\nmatcher = "^Bash$"\nhandlers = [{ type = "callable", target = "./guard.mjs#slow", timeout = 30 }]\n`,
+        5,
+      );
+      writeFileSync(join(dir, "guard.mjs"), "export const slow = () => new Promise(() => setInterval(() => {}, 1000));\n");
+      writeFileSync(join(dir, "victim.txt"), "precious\n");
+      const ran = await runClaude(dir, mkdtempSync(join(tmpdir(), "rayrun-claude-home-")), slow.origin(), "Delete it.");
+      expect(ran.status, ran.stderr).toBe(0);
+      expect(readFileSync(join(dir, "hook-exits.log"), "utf8").trim().split("\n")).toEqual(["PreToolUse 2", "Stop 0", "SessionEnd 0"]);
+      expect(readFileSync(join(dir, "victim.txt"), "utf8")).toBe("precious\n");
+      const last = (JSON.parse(slow.bodies[1]!) as { messages: { content: { type: string; content?: string }[] }[] }).messages.at(-1)!;
+      expect(last.content.find((block) => block.type === "tool_result")!.content).toContain(
+        "rayrun hooks run: hook_timeout: the rules did not answer in time (hooks run --timeout, less a margin)",
+      );
+    } finally {
+      await new Promise<void>((resolve) => slow.server.close(() => resolve()));
     }
   }, 200_000);
 });
