@@ -107,9 +107,10 @@ function runClaude(
   home: string,
   api: string,
   prompt: string,
+  allowedTools = "Bash",
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(claude, ["-p", prompt, "--output-format", "json", "--model", "claude-sonnet-4-5", "--allowedTools", "Bash"], {
+    const child = spawn(claude, ["-p", prompt, "--output-format", "json", "--model", "claude-sonnet-4-5", "--allowedTools", allowedTools], {
       cwd: dir,
       // This machine's environment, less any credentials or settings of a Claude Code that runs the session.
       env: {
@@ -139,19 +140,22 @@ function runClaude(
   });
 }
 
-/** A project folder with the alias door on every event, hooks run as Claude Code's hook for all four, and the subject seeded. */
-function project(): string {
+/** A project folder with the alias door on every event, hooks run as Claude Code's hook for all five (docs/rules-file.md), and the subject seeded. */
+function project(
+  rules = `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.run_end]]\nhandlers = [{ type = "alias", check = "outgoing" }]\n`,
+  /** The hooks' `timeout` in the settings (seconds), also given to hooks run as --timeout. */
+  timeout?: number,
+): string {
   const dir = mkdtempSync(join(tmpdir(), "rayrun-claude-"));
-  writeFileSync(
-    join(dir, "gateway-hooks.toml"),
-    `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.run_end]]\nhandlers = [{ type = "alias", check = "outgoing" }]\n`,
-  );
+  writeFileSync(join(dir, "gateway-hooks.toml"), rules);
   writeFileSync(join(dir, "seeds.json"), JSON.stringify([{ type: "person_name", value: "Matthew Nowell", identity: "subject" }]));
   writeFileSync(join(dir, "people.txt"), "Dear Matthew Nowell,\n");
   // Each hook also notes its exit code, so the test sees what Claude Code got.
+  const flags = timeout === undefined ? "" : ` --timeout ${timeout}`;
   const hook = (name: string) => ({
     type: "command",
-    command: `node ${JSON.stringify(launcher)} hooks run --seed seeds.json; code=$?; echo "${name} $code" >> hook-exits.log; exit $code`,
+    command: `node ${JSON.stringify(launcher)} hooks run --seed seeds.json${flags}; code=$?; echo "${name} $code" >> "$CLAUDE_PROJECT_DIR/hook-exits.log"; exit $code`,
+    ...(timeout === undefined ? {} : { timeout }),
   });
   mkdirSync(join(dir, ".claude"));
   writeFileSync(
@@ -160,6 +164,7 @@ function project(): string {
       hooks: {
         PreToolUse: [{ matcher: "*", hooks: [hook("PreToolUse")] }],
         PostToolUse: [{ matcher: "*", hooks: [hook("PostToolUse")] }],
+        PostToolUseFailure: [{ matcher: "*", hooks: [hook("PostToolUseFailure")] }],
         Stop: [{ hooks: [hook("Stop")] }],
         SessionEnd: [{ hooks: [hook("SessionEnd")] }],
       },
@@ -257,5 +262,170 @@ describe("rayrun hooks run under the real Claude Code", () => {
     expect(entries.filter((entry) => entry.attachment?.type === "hook_system_message").map((entry) => entry.attachment!.content)).toEqual([
       expect.stringMatching(/^the rules failed the run: alias check: 1 real value/),
     ]);
+  }, 200_000);
+
+  it("cannot keep a failed tool's output from the model, so it counts the leak, tells the model and fails the run", async ({ expect }) => {
+    // Its own model: reads the file, then reads it in a command that fails (Claude Code fires PostToolUseFailure, not PostToolUse).
+    const failing = scriptedApi([
+      () => [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "cat people.txt", description: "Read" } }],
+      () => [
+        { type: "tool_use", id: "toolu_02", name: "Bash", input: { command: "cat people.txt; exit 1", description: "Read and fail" } },
+      ],
+      () => [{ type: "text", text: "done" }],
+    ]);
+    await new Promise<void>((resolve) => failing.server.listen(0, "127.0.0.1", resolve));
+    try {
+      const dir = project();
+      const home = mkdtempSync(join(tmpdir(), "rayrun-claude-home-"));
+      const ran = await runClaude(dir, home, failing.origin(), "Read people.txt.");
+      expect(ran.status, ran.stderr).toBe(0);
+      expect(readFileSync(join(dir, "hook-exits.log"), "utf8").trim().split("\n")).toEqual([
+        "PreToolUse 0",
+        "PostToolUse 0",
+        "PreToolUse 0",
+        "PostToolUseFailure 0",
+        "Stop 0",
+        "SessionEnd 2",
+      ]);
+      // The first output reached the model in alias space; the failed one as it was (no hook answer replaces it),
+      // with what rayrun said beside it.
+      const [, second, third] = failing.bodies;
+      expect(second).toMatch(/Dear \p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+,/u);
+      expect(second).not.toMatch(/nowell/i);
+      const reason = "alias: 1 real value(s) (person_name) reached the model in Bash's failed output, which no hook can replace";
+      const shown = JSON.parse(third!) as { messages: { content: { type: string; content?: string; is_error?: boolean }[] }[] };
+      const result = shown.messages.at(-1)!.content.find((block) => block.type === "tool_result")!;
+      expect(result.is_error).toBe(true);
+      expect(result.content).toContain("Exit code 1\nDear Matthew Nowell,");
+      expect(result.content).toContain(
+        `PostToolUseFailure:Bash hook additional context: [hook rayrun] the output of this failed call could not be guarded: ${reason}. The run has failed.`,
+      );
+
+      // The run failed when it happened, and stays failed: Stop told the user (its own check passed), SessionEnd failed.
+      const session = (JSON.parse(ran.stdout) as { session_id: string }).session_id;
+      const verdict = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "verdict.json"), "utf8")) as {
+        passed: boolean;
+        ends: { event: string; passed: boolean }[];
+        summary: { leak_through_inbound: number };
+      };
+      expect(verdict.passed).toBe(false);
+      expect(verdict.ends.map(({ event, passed }) => [event, passed])).toEqual([
+        ["PostToolUseFailure", false],
+        ["Stop", true],
+        ["SessionEnd", true],
+      ]);
+      expect(verdict.summary.leak_through_inbound).toBe(1);
+    } finally {
+      await new Promise<void>((resolve) => failing.server.close(() => resolve()));
+    }
+  }, 200_000);
+
+  it("keeps the project's rules after the agent moves into a folder with an empty rules file of its own (cd)", async ({ expect }) => {
+    const moving = scriptedApi([
+      () => [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "rm -rf victim.txt", description: "Delete" } }],
+      () => [
+        {
+          type: "tool_use",
+          id: "toolu_02",
+          name: "Bash",
+          input: { command: "mkdir -p w && echo '[vendors]' > w/gateway-hooks.toml && cd w", description: "Move" },
+        },
+      ],
+      () => [{ type: "tool_use", id: "toolu_03", name: "Bash", input: { command: "rm -rf ../victim.txt", description: "Delete" } }],
+      () => [{ type: "text", text: "done" }],
+    ]);
+    await new Promise<void>((resolve) => moving.server.listen(0, "127.0.0.1", resolve));
+    try {
+      const guard = `let t = ""; for await (const c of process.stdin) t += c; const e = JSON.parse(t);
+if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recursive delete refused"); process.exit(2); }\n`;
+      const dir = project(
+        `[[hooks.PreToolUse]]\nmatcher = "^Bash$"\nhandlers = [{ type = "command", command = "node guard.mjs", name = "guard" }]\n`,
+      );
+      writeFileSync(join(dir, "guard.mjs"), guard);
+      writeFileSync(join(dir, "victim.txt"), "precious\n");
+      const ran = await runClaude(dir, mkdtempSync(join(tmpdir(), "rayrun-claude-home-")), moving.origin(), "Clean up.");
+      expect(ran.status, ran.stderr).toBe(0);
+      // The cd took (Claude Code's later hooks ran in w), and the project's guard still refused the delete from there.
+      expect(readFileSync(join(dir, "hook-exits.log"), "utf8").trim().split("\n")).toEqual([
+        "PreToolUse 2",
+        "PreToolUse 0",
+        "PostToolUse 0",
+        "PreToolUse 2",
+        "Stop 0",
+        "SessionEnd 0",
+      ]);
+      const last = (JSON.parse(moving.bodies[3]!) as { messages: { content: { type: string; content?: string }[] }[] }).messages.at(-1)!;
+      expect(last.content.find((block) => block.type === "tool_result")!.content).toContain("recursive delete refused");
+      expect(readFileSync(join(dir, "victim.txt"), "utf8")).toBe("precious\n");
+      expect(existsSync(join(dir, "w/.rayrun"))).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => moving.server.close(() => resolve()));
+    }
+  }, 200_000);
+
+  it("gives a call whose alias the door mapped back Claude Code's own permission check: a rewrite grants nothing", async ({ expect }) => {
+    let dir = "";
+    const asking = scriptedApi([
+      () => [{ type: "tool_use", id: "toolu_01", name: "Read", input: { file_path: join(dir, "people.txt") } }],
+      (bodies) => {
+        const alias = /Dear (\p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+),/u.exec(bodies.at(-1)!)![1]!;
+        return [
+          { type: "tool_use", id: "toolu_02", name: "Bash", input: { command: `touch alias-call-ran # ${alias}`, description: "Touch" } },
+        ];
+      },
+      () => [{ type: "text", text: "done" }],
+    ]);
+    await new Promise<void>((resolve) => asking.server.listen(0, "127.0.0.1", resolve));
+    try {
+      dir = project();
+      // Only Read is allowed: Bash needs the user's approval, which print mode cannot ask for.
+      const ran = await runClaude(dir, mkdtempSync(join(tmpdir(), "rayrun-claude-home-")), asking.origin(), "Touch a file.", "Read");
+      expect(ran.status, ran.stderr).toBe(0);
+      expect(readFileSync(join(dir, "hook-exits.log"), "utf8").trim().split("\n")).toEqual([
+        "PreToolUse 0",
+        "PostToolUse 0",
+        "PreToolUse 0",
+        "Stop 0",
+        "SessionEnd 0",
+      ]);
+      // The door rewrote the call (the alias back to the real name), and Claude Code still refused it: it never ran.
+      const session = (JSON.parse(ran.stdout) as { session_id: string }).session_id;
+      const counts = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "counts.json"), "utf8")) as { rewritten: number };
+      expect(counts.rewritten).toBe(2);
+      expect(existsSync(join(dir, "alias-call-ran"))).toBe(false);
+      const last = (JSON.parse(asking.bodies[2]!) as { messages: { content: { type: string; content?: string }[] }[] }).messages.at(-1)!;
+      expect(last.content.find((block) => block.type === "tool_result")!.content).toContain(
+        `touch in '${join(dir, "alias-call-ran")}' needs approval.`,
+      );
+    } finally {
+      await new Promise<void>((resolve) => asking.server.close(() => resolve()));
+    }
+  }, 200_000);
+
+  it("refuses a call whose rule never answers before Claude Code's own hook timeout would let it run", async ({ expect }) => {
+    const slow = scriptedApi([
+      () => [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "rm victim.txt; echo ran", description: "Delete" } }],
+      () => [{ type: "text", text: "done" }],
+    ]);
+    await new Promise<void>((resolve) => slow.server.listen(0, "127.0.0.1", resolve));
+    try {
+      // Claude Code's hook timeout cut to 5 s for the test (its default is 600 s); the guard never settles.
+      const dir = project(
+        `[[hooks.PreToolUse]]\nmatcher = "^Bash$"\nhandlers = [{ type = "callable", target = "./guard.mjs#slow", timeout = 30 }]\n`,
+        5,
+      );
+      writeFileSync(join(dir, "guard.mjs"), "export const slow = () => new Promise(() => setInterval(() => {}, 1000));\n");
+      writeFileSync(join(dir, "victim.txt"), "precious\n");
+      const ran = await runClaude(dir, mkdtempSync(join(tmpdir(), "rayrun-claude-home-")), slow.origin(), "Delete it.");
+      expect(ran.status, ran.stderr).toBe(0);
+      expect(readFileSync(join(dir, "hook-exits.log"), "utf8").trim().split("\n")).toEqual(["PreToolUse 2", "Stop 0", "SessionEnd 0"]);
+      expect(readFileSync(join(dir, "victim.txt"), "utf8")).toBe("precious\n");
+      const last = (JSON.parse(slow.bodies[1]!) as { messages: { content: { type: string; content?: string }[] }[] }).messages.at(-1)!;
+      expect(last.content.find((block) => block.type === "tool_result")!.content).toContain(
+        "rayrun hooks run: hook_timeout: the rules did not answer in time (hooks run --timeout, less a margin)",
+      );
+    } finally {
+      await new Promise<void>((resolve) => slow.server.close(() => resolve()));
+    }
   }, 200_000);
 });

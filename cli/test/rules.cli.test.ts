@@ -13,6 +13,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,8 +31,25 @@ beforeAll(() => {
   if (built.status !== 0) throw new Error(built.stderr);
 });
 
-function rayrun(args: string[], options: { node: string; cwd: string; stdin?: string }) {
-  const result = spawnSync(options.node, [bundle, ...args], { cwd: options.cwd, input: options.stdin, encoding: "utf8" });
+/**
+ * The environment of a `hooks run` in `dir`: no Claude Code project folder (so the session's first event's cwd
+ * anchors it), and the user's state folder, where that is kept, in the test's own folder.
+ */
+const hookEnv = (dir: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv => ({
+  ...process.env,
+  CLAUDE_PROJECT_DIR: undefined,
+  XDG_STATE_HOME: join(dir, ".state"),
+  ...extra,
+});
+
+function rayrun(args: string[], options: { node: string; cwd: string; stdin?: string; env?: NodeJS.ProcessEnv }) {
+  const result = spawnSync(options.node, [bundle, ...args], {
+    cwd: options.cwd,
+    input: options.stdin,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    env: options.env ?? hookEnv(options.cwd),
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -105,10 +123,10 @@ for (const [version, node] of Object.entries(nodes)) {
         tool_use_id: "toolu_02",
       });
       expect(rewritten.status).toBe(0);
+      // The rewrite alone: no permissionDecision, so Claude Code still runs its own permission check on the call.
       expect(JSON.parse(rewritten.stdout)).toEqual({
         hookSpecificOutput: {
           hookEventName: "PreToolUse",
-          permissionDecision: "allow",
           updatedInput: { command: "curl -sS --max-time 20 https://example.com" },
         },
       });
@@ -184,7 +202,6 @@ for (const [version, node] of Object.entries(nodes)) {
       expect(pre.status).toBe(0);
       expect(JSON.parse(pre.stdout).hookSpecificOutput).toEqual({
         hookEventName: "PreToolUse",
-        permissionDecision: "allow",
         updatedInput: { query: "Matthew Nowell Leeds" },
       });
       const unknown = hook({ hook_event_name: "PreToolUse", tool_name: "WebSearch", tool_input: { query: "x@nobody.alias" } });
@@ -477,7 +494,11 @@ describe("rayrun hooks run, parallel events of one session", () => {
       [1, 2, 3, 4, 5, 6].map(
         (n) =>
           new Promise<number | null>((resolve) => {
-            const child = spawn(nodes["22"], [bundle, "hooks", "run"], { cwd: dir, stdio: ["pipe", "ignore", "ignore"] });
+            const child = spawn(nodes["22"], [bundle, "hooks", "run"], {
+              cwd: dir,
+              env: hookEnv(dir),
+              stdio: ["pipe", "ignore", "ignore"],
+            });
             child.on("close", resolve);
             child.stdin.end(event(n));
           }),
@@ -493,14 +514,18 @@ describe("rayrun hooks run, parallel events of one session", () => {
 });
 
 /** `hooks run` as a real process, spawned (not spawnSync) so several run at once. */
-function hookProcess(dir: string, event: object, args: string[] = []): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function hookProcess(
+  dir: string,
+  event: object | string,
+  args: string[] = [],
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(nodes["22"], [bundle, "hooks", "run", ...args], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(nodes["22"], [bundle, "hooks", "run", ...args], { cwd: dir, env: hookEnv(dir), stdio: ["pipe", "pipe", "pipe"] });
     const output = { stdout: "", stderr: "" };
     child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk.toString("utf8")));
     child.on("close", (status) => resolve({ status, ...output }));
-    child.stdin.end(JSON.stringify(event));
+    child.stdin.end(typeof event === "string" ? event : JSON.stringify(event));
   });
 }
 
@@ -805,6 +830,247 @@ export const refuse = (event) => ({ decision: "deny", reason: "this page is abou
   });
 });
 
+describe("rayrun hooks run, a failed tool's output (PostToolUseFailure)", () => {
+  /** A session whose rules are the alias example's, with a rule that rewrites one tool's errors and one that refuses another's. */
+  function failureProject() {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-failure-"));
+    const rules = `${aliasRules}
+[[hooks.PostToolUse]]
+matcher = "^Redact$"
+handlers = [{ type = "callable", target = "./rules.mjs#redact", name = "redact" }]
+
+[[hooks.PostToolUse]]
+matcher = "^Guarded$"
+handlers = [{ type = "callable", target = "./rules.mjs#refuse", name = "refuse" }]
+`;
+    writeFileSync(join(dir, "gateway-hooks.toml"), rules);
+    writeFileSync(
+      join(dir, "rules.mjs"),
+      `export const redact = (event) => ({ decision: "rewrite", updated_error: event.error.replace(/s3cr3t/g, "[secret]") });
+export const refuse = (event) => ({ decision: "deny", reason: "refused: " + event.error });
+`,
+    );
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    return dir;
+  }
+  const failed = (session: string, dir: string, tool_name: string, error: unknown) => ({
+    session_id: session,
+    cwd: dir,
+    hook_event_name: "PostToolUseFailure",
+    tool_name,
+    tool_input: { command: "cat people.txt; exit 1" },
+    tool_use_id: "toolu_02",
+    error,
+    is_interrupt: false,
+  });
+  const told = (reason: string) =>
+    `[hook rayrun] the output of this failed call could not be guarded: ${reason}. The run has failed. Do not repeat or use what it names.`;
+
+  it("counts a real value in the error text as a leak, tells the model, and fails the run at once; a later Stop keeps it failed", async ({
+    expect,
+  }) => {
+    const dir = failureProject();
+    const session = "failure-leak";
+    const state = join(dir, ".rayrun/hooks", session);
+    const reason = "alias: 1 real value(s) (person_name) reached the model in Bash's failed output, which no hook can replace";
+    const leak = await hookProcess(dir, failed(session, dir, "Bash", "Exit code 1\nDear Matthew Nowell,"), ["--seed", "seeds.json"]);
+    expect([leak.status, leak.stderr]).toEqual([0, ""]);
+    // Claude Code takes only additionalContext from this event: the model reads the error as it was, and this beside it.
+    expect(JSON.parse(leak.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "PostToolUseFailure", additionalContext: told(reason) },
+    });
+    expect(JSON.parse(readFileSync(join(state, "counts.json"), "utf8"))).toMatchObject({ leak_through_inbound: 1 });
+    const verdict = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
+    expect(verdict).toMatchObject({
+      passed: false,
+      reasons: [reason],
+      ends: [{ event: "PostToolUseFailure", passed: false, reasons: [reason] }],
+      findings: [{ check: "alias_leak", kind: "person_name", where: "PostToolUseFailure Bash error", count: 1, hook: "rayrun" }],
+    });
+    expect(JSON.stringify(verdict)).not.toMatch(/nowell/i);
+    // The record rule after the alias rule logged the failure in alias space, as it logs a PostToolUse.
+    const record = readFileSync(join(dir, "alias-transcript.jsonl"), "utf8");
+    expect(record).toContain('"error":"Exit code 1\\nDear ');
+    expect(record).not.toMatch(/nowell/i);
+
+    // The Stop's own check passes, but the run failed earlier: the user is told, the model is not asked again.
+    const stop = await hookProcess(dir, { session_id: session, cwd: dir, hook_event_name: "Stop", stop_hook_active: false });
+    expect([stop.status, stop.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(stop.stdout)).toEqual({ systemMessage: `the rules failed the run: ${reason}` });
+    const ended = JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"));
+    expect(ended.ends.map((end: { event: string; passed: boolean }) => [end.event, end.passed])).toEqual([
+      ["PostToolUseFailure", false],
+      ["Stop", true],
+    ]);
+    expect(ended.summary).toMatchObject({ leak_through_inbound: 1, ended: true });
+  });
+
+  it("passes an error with no real value untouched, and fails the run on a rewrite Claude Code cannot apply", async ({ expect }) => {
+    const dir = failureProject();
+    const session = "failure-clean";
+    const state = join(dir, ".rayrun/hooks", session);
+    const clean = await hookProcess(dir, failed(session, dir, "Bash", "Exit code 1\nno such file"), ["--seed", "seeds.json"]);
+    expect(clean).toEqual({ status: 0, stdout: "", stderr: "" });
+    expect(existsSync(join(state, "verdict.json"))).toBe(false);
+    expect(JSON.parse(readFileSync(join(state, "counts.json"), "utf8"))).toMatchObject({ leak_through_inbound: 0 });
+
+    const reason = "a rule rewrote Redact's failed output, which no hook can replace: the model read it as it was";
+    const redacted = await hookProcess(dir, failed(session, dir, "Redact", "token s3cr3t refused"));
+    expect([redacted.status, redacted.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(redacted.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "PostToolUseFailure", additionalContext: told(reason) },
+    });
+    expect(JSON.parse(readFileSync(join(state, "verdict.json"), "utf8"))).toMatchObject({ passed: false, reasons: [reason] });
+  });
+
+  it("shows a rule's denial beside the output (exit 2, in alias space), and refuses what it cannot read with exit 2", async ({
+    expect,
+  }) => {
+    const dir = failureProject();
+    const session = "failure-deny";
+    const denied = await hookProcess(dir, failed(session, dir, "Guarded", "Matthew Nowell"), ["--seed", "seeds.json"]);
+    expect(denied.status).toBe(2);
+    const [first, second] = denied.stderr.trim().split("\n");
+    expect(first).toMatch(/^refused: \p{Lu}\p{Ll}+ \p{Lu}[\p{L}-]+$/u);
+    expect(first).not.toMatch(/nowell/i);
+    expect(second).toBe(
+      told("alias: 1 real value(s) (person_name) reached the model in Guarded's failed output, which no hook can replace"),
+    );
+
+    // A refusal cannot withhold this output either: exit 2, the reason beside it.
+    const badSession = await hookProcess(dir, failed("../x", dir, "Bash", "Matthew Nowell"));
+    expect([badSession.status, badSession.stdout]).toEqual([2, ""]);
+    expect(badSession.stderr.trim()).toBe(
+      "rayrun hooks run: invalid_session_id: session_id must be a plain name: 1–128 letters, digits, '.', '_' or '-', and not only dots",
+    );
+    const noRules = await hookProcess(dir, failed(session, dir, "Bash", "x"), ["--config", "missing.toml"]);
+    expect([noRules.status, noRules.stdout]).toEqual([2, ""]);
+    expect(noRules.stderr).toMatch(/^rayrun hooks run: rules_file_unreadable: /);
+    const notJson = await hookProcess(dir, '{"hook_event_name":"PostToolUseFailure","error":"Matthew Nowell"');
+    expect([notJson.status, notJson.stdout, notJson.stderr.trim()]).toEqual([
+      2,
+      "",
+      "rayrun hooks run: invalid_hook_input: stdin must be the agent's hook event as a JSON object",
+    ]);
+  });
+});
+
+describe("Object.prototype's names on the command line and on stdin", () => {
+  it("are no event: hooks run answers unknown_hook_event (exit 1) and writes nothing; hooks check --event is a usage error", ({
+    expect,
+  }) => {
+    const dir = exampleCopy();
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+      const reply = rayrun(["hooks", "run"], {
+        node: nodes["22"],
+        cwd: dir,
+        stdin: JSON.stringify({ session_id: "proto", cwd: dir, hook_event_name: name, stop_hook_active: false }),
+      });
+      expect(reply).toEqual({
+        status: 1,
+        stdout: "",
+        stderr: `rayrun hooks run: unknown_hook_event: hook_event_name "${name}" is not one rayrun answers (PreToolUse, PostToolUse, PostToolUseFailure, Stop, SessionEnd)\n`,
+      });
+      const check = rayrun(["hooks", "check", "gateway-hooks.toml", "--event", name], { node: nodes["22"], cwd: dir });
+      expect(check).toEqual({ status: 2, stdout: "", stderr: `rayrun: --event ${name} is not an event\n` });
+    }
+    expect(existsSync(join(dir, ".rayrun/hooks/proto/verdict.json"))).toBe(false);
+  });
+});
+
+describe("rayrun hooks run, the session's project folder", () => {
+  /** The example's rules (a guard that refuses `rm -r`) and the alias seeds; `w/` holds an empty rules file of the agent's making. */
+  function swapProject() {
+    const dir = exampleCopy({ "seeds.json": JSON.stringify(aliasSeeds) });
+    mkdirSync(join(dir, "w"));
+    writeFileSync(join(dir, "w/gateway-hooks.toml"), "[vendors]\n");
+    return dir;
+  }
+  const rmRf = (session: string, cwd: string) =>
+    JSON.stringify({
+      session_id: session,
+      cwd,
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "rm -rf ../victim" },
+    });
+  const refusedRm = "recursive delete refused: rm -rf ../victim";
+
+  it("after the agent's `cd` into a folder with an empty rules file, keeps the project's rules (CLAUDE_PROJECT_DIR)", ({ expect }) => {
+    const dir = swapProject();
+    const w = join(dir, "w");
+    const env = hookEnv(dir, { CLAUDE_PROJECT_DIR: dir });
+    // The agent's cd moves the event's cwd and the hook process's own folder; --seed and --config relative to the project.
+    for (const args of [[], ["--seed", "seeds.json"], ["--config", "gateway-hooks.toml", "--seed", "seeds.json"]]) {
+      const moved = rayrun(["hooks", "run", ...args], { node: nodes["22"], cwd: w, env, stdin: rmRf("cd-env", w) });
+      expect([moved.status, moved.stderr.trim()]).toEqual([2, refusedRm]);
+    }
+    expect(existsSync(join(w, ".rayrun"))).toBe(false);
+    expect(existsSync(join(dir, ".state"))).toBe(false);
+    const state = JSON.parse(readFileSync(join(dir, ".rayrun/hooks/cd-env/state.json"), "utf8"));
+    expect(state.project_dir).toBe(dir);
+  });
+
+  it("without CLAUDE_PROJECT_DIR, keeps the session's first cwd, in the user's state folder, for every later event", ({ expect }) => {
+    const dir = swapProject();
+    const w = join(dir, "w");
+    const first = rayrun(["hooks", "run", "--seed", "seeds.json"], { node: nodes["22"], cwd: dir, stdin: rmRf("cd-first", dir) });
+    expect([first.status, first.stderr.trim()]).toEqual([2, refusedRm]);
+    const pointer = join(dir, ".state/rayrun/hooks/cd-first.json");
+    expect(JSON.parse(readFileSync(pointer, "utf8")).project_dir).toBe(dir);
+    expect([modeOf(pointer), modeOf(join(dir, ".state/rayrun/hooks"))]).toEqual([0o600, 0o700]);
+    const key = JSON.parse(readFileSync(join(dir, ".rayrun/hooks/cd-first/state.json"), "utf8")).key;
+
+    // cd w: the same rules, the same session folder and key (the aliases do not change), seeds found in the project.
+    const moved = rayrun(["hooks", "run", "--seed", "seeds.json"], {
+      node: nodes["22"],
+      cwd: w,
+      stdin: rmRf("cd-first", w),
+      env: hookEnv(dir),
+    });
+    expect([moved.status, moved.stderr.trim()]).toEqual([2, refusedRm]);
+    const relative = rayrun(["hooks", "run"], { node: nodes["22"], cwd: w, stdin: rmRf("cd-first", "."), env: hookEnv(dir) });
+    expect([relative.status, relative.stderr.trim()]).toEqual([2, refusedRm]);
+    expect(existsSync(join(w, ".rayrun"))).toBe(false);
+    expect(JSON.parse(readFileSync(join(dir, ".rayrun/hooks/cd-first/state.json"), "utf8")).key).toBe(key);
+
+    // A session whose first event was already in w is w's session: the rules file there applies to it.
+    const own = rayrun(["hooks", "run"], { node: nodes["22"], cwd: w, stdin: rmRf("cd-other", w), env: hookEnv(dir) });
+    expect([own.status, own.stderr]).toEqual([0, ""]);
+  });
+
+  it("refuses a pointer that is a symlink or names no folder, and starts over where a stale one's session state is gone", ({ expect }) => {
+    const dir = swapProject();
+    const sessions = join(dir, ".state/rayrun/hooks");
+    mkdirSync(sessions, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, "elsewhere.json"), JSON.stringify({ project_dir: join(dir, "w") }));
+    symlinkSync(join(dir, "elsewhere.json"), join(sessions, "linked.json"));
+    const linked = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: rmRf("linked", dir) });
+    expect([linked.status, linked.stderr.trim()]).toEqual([
+      2,
+      `rayrun hooks run: run_state_unsafe: ${join(sessions, "linked.json")} is not a regular file (a symlink is never followed)`,
+    ]);
+    writeFileSync(join(sessions, "garbled.json"), JSON.stringify({ project_dir: "w" }));
+    const garbled = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: rmRf("garbled", dir) });
+    expect([garbled.status, garbled.stderr.trim()]).toEqual([
+      2,
+      `rayrun hooks run: hooks_run_failed: unexpected failure: ${join(sessions, "garbled.json")} names no project folder; the session's state is damaged`,
+    ]);
+
+    // A pointer to a folder that holds no state of the session: kept for a minute (a first event may be making it), then replaced.
+    const gone = join(sessions, "gone.json");
+    writeFileSync(gone, JSON.stringify({ project_dir: join(dir, "w") }), { mode: 0o600 });
+    const fresh = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: rmRf("gone", dir) });
+    expect([fresh.status, fresh.stderr]).toEqual([0, ""]);
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(gone, old, old);
+    rmSync(join(dir, "w/.rayrun"), { recursive: true });
+    const stale = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: rmRf("gone", dir) });
+    expect([stale.status, stale.stderr.trim()]).toEqual([2, refusedRm]);
+    expect(JSON.parse(readFileSync(gone, "utf8")).project_dir).toBe(dir);
+  });
+});
+
 describe("the rayrun/hooks declarations", () => {
   it("type-check a consumer that imports the package by name, and catch its mistakes", ({ expect }) => {
     const dir = mkdtempSync(join(tmpdir(), "rayrun-hooks-dts-"));
@@ -856,6 +1122,69 @@ describe("rayrun hooks --help", () => {
     const help = rayrun(["hooks", "logs", "--help"], { node: nodes["20"], cwd: root }).stdout.replace(/\s+/g, " ");
     expect(help).toContain("the newest rows (--limit), printed oldest first, in time order");
     expect(help).not.toContain("newest first");
+  });
+});
+
+describe("rayrun hooks run, its own time and the event's size", () => {
+  function project(): string {
+    const dir = mkdtempSync(join(tmpdir(), "rayrun-bounds-"));
+    writeFileSync(
+      join(dir, "gateway-hooks.toml"),
+      `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nhandlers = [{ type = "alias" }]\n\n` +
+        `[[hooks.PreToolUse]]\nmatcher = "^Hang"\nhandlers = [{ type = "callable", target = "./hang.mjs#hang" }]\n\n` +
+        `[[hooks.PostToolUse]]\nmatcher = "^Hang"\nhandlers = [{ type = "callable", target = "./hang.mjs#hang" }]\n`,
+    );
+    // Never settles; HangTicking keeps a timer running meanwhile, HangIdle leaves Node nothing to wait on.
+    writeFileSync(
+      join(dir, "hang.mjs"),
+      `export const hang = (event) => new Promise(() => { if (event.tool_name === "HangTicking") setInterval(() => {}, 100); });\n`,
+    );
+    writeFileSync(join(dir, "seeds.json"), JSON.stringify(aliasSeeds));
+    return dir;
+  }
+  const post = (dir: string, tool: string, response: string) =>
+    `{"session_id":"bounds","cwd":${JSON.stringify(dir)},"hook_event_name":"PostToolUse","tool_name":"${tool}","tool_input":{},"tool_response":${response}}`;
+  const pre = (dir: string, tool: string, input: string) =>
+    `{"session_id":"bounds","cwd":${JSON.stringify(dir)},"hook_event_name":"PreToolUse","tool_name":"${tool}","tool_input":${input}}`;
+
+  it("refuses, unparsed, an event of more than 2,000,000 '{', '[' and ',' outside strings: blocked after a call, denied before", ({
+    expect,
+  }) => {
+    const dir = project();
+    const message =
+      "rayrun hooks run: hook_input_too_large: the event on stdin holds more than 2000000 objects, arrays and elements ('{', '[' and ',' outside strings); it was not parsed";
+    // A million empty objects and the subject: about 3 MB, which would parse into a million objects.
+    const many = `["Matthew Nowell",${"{},".repeat(1_000_000)}{}]`;
+    const withheld = rayrun(["hooks", "run", "--seed", "seeds.json"], { node: nodes["22"], cwd: dir, stdin: post(dir, "Read", many) });
+    expect([withheld.status, JSON.parse(withheld.stdout), withheld.stderr.trim()]).toEqual([
+      0,
+      blocked(message, "hook_input_too_large"),
+      message,
+    ]);
+    const denied = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: pre(dir, "Bash", `{"a":${many}}`) });
+    expect([denied.status, denied.stdout, denied.stderr.trim()]).toEqual([2, "", message]);
+    // Inside a string they are text, not structure: three million commas are read and the name in them aliased.
+    const text = JSON.stringify(`Matthew Nowell${",".repeat(3_000_000)}`);
+    const read = rayrun(["hooks", "run", "--seed", "seeds.json"], { node: nodes["22"], cwd: dir, stdin: post(dir, "Read", text) });
+    expect([read.status, read.stderr]).toEqual([0, ""]);
+    const shown = JSON.parse(read.stdout).hookSpecificOutput.updatedToolOutput as string;
+    expect([shown.endsWith(",".repeat(3_000_000)), /nowell/i.test(shown)]).toEqual([true, false]);
+  });
+
+  it("refuses a call whose rules have not answered a margin before Claude Code's hook timeout, and exits", async ({ expect }) => {
+    const dir = project();
+    const message = "rayrun hooks run: hook_timeout: the rules did not answer in time (hooks run --timeout, less a margin)";
+    for (const tool of ["HangIdle", "HangTicking"]) {
+      const started = performance.now();
+      // --timeout 2 (Claude Code's settings' timeout): answered by 1.6 s.
+      const denied = rayrun(["hooks", "run", "--timeout", "2"], { node: nodes["22"], cwd: dir, stdin: pre(dir, tool, "{}") });
+      expect([denied.status, denied.stdout, denied.stderr.trim()]).toEqual([2, "", message]);
+      const after = rayrun(["hooks", "run", "--timeout", "2"], { node: nodes["22"], cwd: dir, stdin: post(dir, tool, '"out"') });
+      expect([after.status, JSON.parse(after.stdout)]).toEqual([0, blocked(message, "hook_timeout")]);
+      expect(performance.now() - started).toBeLessThan(2 * 2000);
+    }
+    const usage = rayrun(["hooks", "run", "--timeout", "0"], { node: nodes["22"], cwd: dir, stdin: pre(dir, "Bash", "{}") });
+    expect(usage).toEqual({ status: 2, stdout: "", stderr: "rayrun: --timeout must be a positive number of seconds, not 0\n" });
   });
 });
 

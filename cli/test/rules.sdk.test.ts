@@ -6,8 +6,18 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, it } from "vitest";
-import { DenyHandler, HookDenied, HookError, HookRun, RulesFileError, type HookEvent } from "../src/rules/index.ts";
+import { afterAll, beforeAll, describe, it, vi } from "vitest";
+import { jsonStructureOver } from "../src/rules/core/bounds.ts";
+import {
+  defaultTimeoutSeconds,
+  DenyHandler,
+  FunctionHandler,
+  HookDenied,
+  HookError,
+  HookRun,
+  RulesFileError,
+  type HookEvent,
+} from "../src/rules/index.ts";
 
 /** A folder holding a rules file (and whatever scripts it names). */
 function folder(files: Record<string, string>): string {
@@ -154,6 +164,55 @@ describe("the rules file is validated when the run starts", () => {
     expect([type.code, type.path]).toEqual(["rules_unknown_handler", "hooks.pre_tool_call[0].handlers[0].type"]);
     const top = await loadError(`[hosts]\nrecord = "x"\n`);
     expect([top.code, top.path, top.line]).toEqual(["rules_unknown_key", "hosts", 1]);
+  });
+
+  it("reads Object.prototype's names (constructor, toString, hasOwnProperty, __proto__) as unknown like any other name", async ({
+    expect,
+  }) => {
+    // The code and the message, from the file's name on (the folder is a temp one).
+    const shown = (error: RulesFileError) => [error.code, error.message.slice(error.message.lastIndexOf("/") + 1)];
+    const events = "pre_tool_call, post_tool_call, pre_request, post_response, run_end, or PreToolUse, PostToolUse, Stop, SessionEnd";
+    for (const name of ["constructor", "toString", "hasOwnProperty", "valueOf"]) {
+      const event = await loadError(`[[hooks.${name}]]\nhandlers = [{ type = "deny" }]\n`);
+      expect(shown(event)).toEqual(["rules_unknown_event", `gateway-hooks.toml:1: hooks.${name}: unknown event (${events})`]);
+      const type = await loadError(`[[hooks.pre_tool_call]]\nhandlers = [{ type = "${name}" }]\n`);
+      expect(shown(type)).toEqual([
+        "rules_unknown_handler",
+        `gateway-hooks.toml:2: hooks.pre_tool_call[0].handlers[0].type: unknown handler type "${name}" (command, http, callable, record, deny, alias)`,
+      ]);
+      const field = await loadError(`[[hooks.pre_tool_call]]\nhandlers = [{ type = "deny", ${name} = "x" }]\n`);
+      expect(shown(field)).toEqual([
+        "rules_unknown_key",
+        `gateway-hooks.toml:2: hooks.pre_tool_call[0].handlers[0].${name}: unknown key in a deny handler (allowed: type, name, timeout, async, reason)`,
+      ]);
+      const rule = await loadError(`[[hooks.pre_tool_call]]\n${name} = "x"\nhandlers = [{ type = "deny" }]\n`);
+      expect([rule.code, rule.path]).toEqual(["rules_unknown_key", `hooks.pre_tool_call[0].${name}`]);
+      const hole = await loadError(`[tools.t]\nurl = "https://x.test/{${name}}"\ninput = { q = "string" }\n`);
+      expect(shown(hole)).toEqual([
+        "rules_bad_template",
+        `gateway-hooks.toml:2: tools.t.url: the hole {${name}} names no input field (fields: q)`,
+      ]);
+      const defaults = await loadError(`[tools.t]\nurl = "https://x.test/{q}"\ninput = { q = "string" }\ndefaults = { ${name} = 1 }\n`);
+      expect(shown(defaults)).toEqual([
+        "rules_unknown_key",
+        `gateway-hooks.toml:4: tools.t.defaults.${name}: names no input field (fields: q)`,
+      ]);
+    }
+    // JSON makes __proto__ an own key: an event, a handler type and a key by that name are refused the same way.
+    const proto = await loadError(`{"hooks":{"__proto__":[{"handlers":[{"type":"deny"}]}]}}`, "gateway-hooks.json");
+    expect(shown(proto)).toEqual(["rules_unknown_event", `gateway-hooks.json:1: hooks.__proto__: unknown event (${events})`]);
+    const protoType = await loadError(`{"hooks":{"pre_tool_call":[{"handlers":[{"type":"__proto__"}]}]}}`, "gateway-hooks.json");
+    expect([protoType.code, protoType.path]).toEqual(["rules_unknown_handler", "hooks.pre_tool_call[0].handlers[0].type"]);
+    const protoKey = await loadError(`{"hooks":{"pre_tool_call":[{"handlers":[{"type":"deny","__proto__":1}]}]}}`, "gateway-hooks.json");
+    expect([protoKey.code, protoKey.path]).toEqual(["rules_unknown_key", "hooks.pre_tool_call[0].handlers[0].__proto__"]);
+    // A vendor may be called anything, and keeps its name.
+    const vendors = await runOf(`{"vendors":{"__proto__":"^a$","constructor":"^b$"}}`, {}, "gateway-hooks.json");
+    expect([vendors.vendorOf("a"), vendors.vendorOf("b"), vendors.vendorOf("c")]).toEqual(["__proto__", "constructor", undefined]);
+    // From code and in a rule's arg: the same.
+    expect(() => new HookRun().on("constructor", () => undefined)).toThrow(new TypeError("unknown event constructor"));
+    const run = new HookRun().on("pre_tool_call", () => ({ decision: "deny", reason: "has it" }), { arg: "toString" });
+    expect(await run.wrapTools({ t: async () => "ran" }).t({ q: 1 })).toBe("ran");
+    expect(await rejection(run.wrapTools({ t: async () => "ran" }).t({ toString: "x" }))).toMatchObject({ reason: "has it" });
   });
 
   it("accepts JSON, with lines in its errors too", async ({ expect }) => {
@@ -655,5 +714,31 @@ describe("sessions and the end of the run", () => {
       ended: false,
       leak_through_inbound: 0,
     });
+  });
+});
+
+describe("bounds on a handler's time and an event's size", () => {
+  it("give a callable 60 s by default, so one that never settles denies the call (hook_timeout)", async ({ expect }) => {
+    expect([defaultTimeoutSeconds("callable", "pre_tool_call"), defaultTimeoutSeconds("callable", "run_end")]).toEqual([60, 120]);
+    vi.useFakeTimers();
+    try {
+      const run = new HookRun().on("pre_tool_call", new FunctionHandler(() => new Promise(() => {}), { type: "callable", name: "hang" }));
+      const call = rejection(run.wrapTools({ t: async () => "ran" }).t({}));
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(await call).toMatchObject({
+        reason: "hook hang failed (hook_timeout): hang did not answer within 60 s",
+        failure: "hook_timeout",
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("count '{', '[' and ',' outside strings only, escaped quotes included, before anything is parsed", ({ expect }) => {
+    expect(jsonStructureOver('[{"a,[{":"\\"{[,"},1]', 3)).toBe(false);
+    expect(jsonStructureOver('[{"a,[{":"\\"{[,"},1,2]', 3)).toBe(true);
+    expect(jsonStructureOver(`[${"{},".repeat(999_999)}{}]`)).toBe(false);
+    expect(jsonStructureOver(`[${"{},".repeat(1_000_000)}{}]`)).toBe(true);
+    expect(jsonStructureOver(JSON.stringify(",".repeat(3_000_000)))).toBe(false);
   });
 });

@@ -64,15 +64,35 @@ export function registerRules(hooks: Command): void {
   hooks
     .command("run")
     .description("Local rules file as a Claude Code hook: the agent's event on stdin, its answer on stdout (exit 2 denies)")
-    .option("--config <file>", "the rules file (default: gateway-hooks.toml, else .json, in the event's cwd)")
+    .option(
+      "--config <file>",
+      "the rules file (default: gateway-hooks.toml, else .json, in the session's project folder: $CLAUDE_PROJECT_DIR, else its first event's cwd)",
+    )
     .option("--seed <file>", "seed the alias door from a JSON list (kept for the session's later events)")
-    .action(async (options: { config?: string; seed?: string }) => {
-      const { MAX_HOOK_INPUT_BYTES, replyToClaude } = await import("../rules/node/claude.ts");
+    .option(
+      "--timeout <seconds>",
+      "Claude Code's timeout for this hook (the settings' timeout; default 600): the event is refused a margin before it",
+    )
+    .action(async (options: { config?: string; seed?: string; timeout?: string }) => {
+      const { answerBudgetSeconds, CLAUDE_HOOK_TIMEOUT_SECONDS, MAX_HOOK_INPUT_BYTES, replyToClaude } =
+        await import("../rules/node/claude.ts");
+      const timeout = options.timeout === undefined ? CLAUDE_HOOK_TIMEOUT_SECONDS : Number(options.timeout);
+      // Exit 2, which Claude Code reads as a refusal: a typo here fails closed too (a thrown error would exit 1).
+      if (!Number.isFinite(timeout) || timeout <= 0) {
+        process.stderr.write(`rayrun: --timeout must be a positive number of seconds, not ${options.timeout}\n`);
+        process.exitCode = EXIT.usage;
+        return;
+      }
+      // Counted from the process's start, as Claude Code counts from spawning it.
+      const deadline = performance.timeOrigin + answerBudgetSeconds(timeout) * 1000;
       const stdin = await readStdin(MAX_HOOK_INPUT_BYTES);
-      const reply = await replyToClaude(stdin.text, options, stdin.truncated);
+      const reply = await replyToClaude(stdin.text, { ...options, deadline }, stdin.truncated);
       if (reply.stdout !== undefined) process.stdout.write(`${JSON.stringify(reply.stdout)}\n`);
       if (reply.stderr) process.stderr.write(`${reply.stderr}\n`);
       process.exitCode = reply.exitCode;
+      // Rules still running (a handler past its own timeout's reach) must not hold the answer back: the
+      // exit code is the answer, and Claude Code reads it only when the process ends.
+      if (reply.abandoned) process.exit();
     });
 }
 

@@ -6,6 +6,29 @@
 /** Objects and arrays nested deeper than this make an event fail closed (the gateway's MAX_VALUE_NESTING is the same). */
 export const MAX_EVENT_DEPTH = 64;
 
+/**
+ * How much structure a JSON text may hold before it is parsed: its `{`, `[` and `,` outside strings (about
+ * one per value). Parsing costs memory per value, not per byte (63 MB of `{}` parse into 21 million objects
+ * and gigabytes), so a text past this is refused unparsed. At the bound (999,990 empty objects in one list)
+ * a `hooks run` event parses and passes the alias door in about 270 MB and 1.3 s.
+ */
+export const MAX_JSON_STRUCTURE = 2_000_000;
+
+/** Whether a JSON text holds more than `limit` `{`, `[` and `,` outside its strings: one linear scan, nothing built. */
+export function jsonStructureOver(text: string, limit = MAX_JSON_STRUCTURE): boolean {
+  let count = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 0x5c) index++;
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if ((code === 0x7b || code === 0x5b || code === 0x2c) && ++count > limit) return true;
+  }
+  return false;
+}
+
 /** Whether `value` nests objects and arrays deeper than `limit`. An explicit stack: any depth is safe to ask about. */
 export function nestsDeeperThan(value: unknown, limit = MAX_EVENT_DEPTH): boolean {
   if (value === null || typeof value !== "object") return false;

@@ -3,7 +3,7 @@
 import { parse as parseToml, TomlError } from "smol-toml";
 import type { AliasOptions } from "./alias/door.ts";
 import { RulesFileError, type RulesFileErrorCode } from "./errors.ts";
-import { eventNamed, type EventName } from "./events.ts";
+import { eventNamed, own, type EventName } from "./events.ts";
 import { formatPath, jsonLines, tomlLines, type KeyPath, type LineMap } from "./locate.ts";
 import { compileMatcher } from "./matcher.ts";
 import { envNames } from "./env.ts";
@@ -137,7 +137,7 @@ class Validator {
 
   fields(table: Record<string, unknown>, allowed: Record<string, FieldType>, path: KeyPath, what: string): void {
     for (const [key, value] of Object.entries(table)) {
-      const type = allowed[key];
+      const type = own(allowed, key);
       if (!type) this.fail("rules_unknown_key", [...path, key], `unknown key in ${what} (allowed: ${Object.keys(allowed).join(", ")})`);
       this.field(value, type, [...path, key]);
     }
@@ -156,8 +156,9 @@ class Validator {
       for (const [name, pattern] of Object.entries(vendors)) {
         this.field(pattern, "string", ["vendors", name]);
         this.matcher(pattern as string, ["vendors", name]);
-        config.vendors[name] = pattern as string;
       }
+      // Built whole, so every name is an own key (`config.vendors["__proto__"] = …` would set the prototype instead).
+      config.vendors = Object.fromEntries(Object.entries(vendors)) as Record<string, string>;
     }
     if (root.alias !== undefined) {
       const alias = this.table(root.alias, ["alias"]);
@@ -228,10 +229,10 @@ class Validator {
     if (table.type === undefined) this.fail("rules_missing_key", [...path, "type"], "a handler needs a type");
     this.field(table.type, "string", [...path, "type"]);
     const type = table.type as HandlerType;
-    const shape = HANDLER_FIELDS[type];
+    const shape = own(HANDLER_FIELDS, type);
     if (!shape)
       this.fail("rules_unknown_handler", [...path, "type"], `unknown handler type "${type}" (${Object.keys(HANDLER_FIELDS).join(", ")})`);
-    const allowedOn = ALLOWED_EVENTS[type];
+    const allowedOn = own(ALLOWED_EVENTS, type);
     if (allowedOn && !allowedOn.includes(event))
       this.fail("rules_handler_not_allowed", [...path, "type"], `a ${type} handler cannot run on ${event} (only ${allowedOn.join(", ")})`);
     this.fields(table, { ...COMMON_FIELDS, ...shape.fields }, path, `a ${type} handler`);
@@ -281,7 +282,8 @@ export function aliasOptionsOf(alias: RulesConfig["alias"], key?: string): Alias
 /** The handler's timeout in seconds, or undefined for none. */
 export function defaultTimeoutSeconds(type: HandlerType | "function", event: EventName): number | undefined {
   if (event === "run_end") return 120;
-  if (type === "command") return 60;
+  // A callable too: one that never settles would hold the call until the agent's own hook timeout let it through.
+  if (type === "command" || type === "callable") return 60;
   if (type === "http") return 30;
   return undefined;
 }

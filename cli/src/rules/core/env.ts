@@ -10,5 +10,5 @@ export function envNames(value: string): string[] {
 
 /** A header value with `$NAME` / `${NAME}` replaced from `env` (names already checked against allowed_env). */
 export function interpolateEnv(value: string, env: Readonly<Record<string, string | undefined>>): string {
-  return value.replace(ENV_REFERENCE, (_, name: string) => env[name] ?? "");
+  return value.replace(ENV_REFERENCE, (_, name: string) => (Object.hasOwn(env, name) ? env[name] : undefined) ?? "");
 }

@@ -13,7 +13,15 @@ export const EVENT_ALIASES: Readonly<Record<string, EventName>> = {
 };
 
 export function eventNamed(name: string): EventName | undefined {
-  return (EVENTS as readonly string[]).includes(name) ? (name as EventName) : EVENT_ALIASES[name];
+  return (EVENTS as readonly string[]).includes(name) ? (name as EventName) : own(EVENT_ALIASES, name);
+}
+
+/**
+ * `table[key]` when the table itself has that key: never what its prototype has. A name from a file, an
+ * event or a command line (`constructor`, `toString`, `__proto__`) is then unknown like any other.
+ */
+export function own<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
 }
 
 export const isPreEvent = (event: EventName) => event === "pre_tool_call" || event === "pre_request";

@@ -74,7 +74,7 @@ export function compileMatcher(source: string | undefined): (name: string) => bo
 export function valueAt(root: unknown, dotted: string): unknown {
   let value = root;
   for (const key of dotted.split(".")) {
-    if (value === null || typeof value !== "object") return undefined;
+    if (value === null || typeof value !== "object" || !Object.hasOwn(value, key)) return undefined;
     value = (value as Record<string, unknown>)[key];
   }
   return value;

@@ -40,6 +40,12 @@ export async function prepareRunDir(dir: string): Promise<void> {
   }
 }
 
+/** A folder of the user's own rayrun state (0700, made with its parents): refused when it is a symlink or another user's. */
+export async function prepareStateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: DIR_MODE });
+  await tighten(dir, await lstat(dir), "directory");
+}
+
 async function tighten(path: string, info: Stats, kind: "directory" | "file"): Promise<void> {
   if (kind === "directory" ? !info.isDirectory() : !info.isFile())
     throw new RunFilesError(`${path} is not a ${kind === "directory" ? "directory" : "regular file"} (a symlink is never followed)`);

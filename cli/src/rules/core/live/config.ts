@@ -6,6 +6,7 @@ import { Validator } from "@cfworker/json-schema";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { envNames } from "../env.ts";
 import { RulesFileError, type RulesFileErrorCode } from "../errors.ts";
+import { own } from "../events.ts";
 import { formatPath, jsonLines, tomlLines, type KeyPath, type LineMap } from "../locate.ts";
 import { compileJsonPath } from "./jsonpath.ts";
 import type { FieldMap, FieldSource, ParseSpec } from "./parse.ts";
@@ -150,7 +151,7 @@ export function resolveConnector(ref: ConnectorRef, connector: ConnectorSpec): H
   for (const [field, value] of Object.entries(ref.defaults)) {
     const fail = (code: RulesFileErrorCode, why: string) =>
       new RulesFileError(code, why, `${ref.at.path}.defaults.${field}`, ref.at.line, ref.at.file);
-    const schema = input.properties[field];
+    const schema = own(input.properties, field);
     if (!schema) throw fail("rules_unknown_key", `names no input field of ${ref.operation}`);
     if (!new Validator(schema as never, "2020-12").validate(value).valid)
       throw fail("rules_wrong_type", `does not match the field's schema ${JSON.stringify(schema)}`);
@@ -323,7 +324,7 @@ class LiveValidator {
     if (value === undefined) return {};
     const table = this.table(value, path);
     for (const [field, item] of Object.entries(table)) {
-      const schema = input.properties[field];
+      const schema = own(input.properties, field);
       if (!schema)
         this.fail("rules_unknown_key", [...path, field], `names no input field (fields: ${Object.keys(input.properties).join(", ")})`);
       if (!new Validator(schema as never, "2020-12").validate(item).valid)
