@@ -140,6 +140,19 @@ describe("the rules file is validated when the run starts", () => {
     expect(error.message).toContain("$TOKEN is not listed");
   });
 
+  it("refuses a JSON rules file nested past 64 levels before parsing it, naming the line", async ({ expect }) => {
+    // 50,000 deep once took 10 s of CPU and ended in "Maximum call stack size exceeded" with no line (round 5, finding 10).
+    const deep = await loadError(`{\n"hooks":\n${"[".repeat(50_000)}${"]".repeat(50_000)}}`, "gateway-hooks.json");
+    expect([deep.code, deep.line]).toEqual(["rules_file_syntax", 3]);
+    expect(deep.message).toContain("objects and arrays nest deeper than 64 levels");
+    // 64 levels are read (and then validated as any file is).
+    const fine = await loadError(
+      `{"hooks": {"pre_tool_call": [{"handlers": [{"type": "deny", "x": ${"[".repeat(58)}${"]".repeat(58)}}]}]}}`,
+      "gateway-hooks.json",
+    );
+    expect(fine.code).not.toBe("rules_file_syntax");
+  });
+
   it("reports TOML syntax, unknown events, bad regexes, missing handlers and unknown handler types with their lines", async ({
     expect,
   }) => {

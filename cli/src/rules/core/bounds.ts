@@ -29,6 +29,26 @@ export function jsonStructureOver(text: string, limit = MAX_JSON_STRUCTURE): boo
   return false;
 }
 
+/**
+ * Where a JSON text first nests objects and arrays deeper than `limit` (the offset of the bracket that does), or
+ * undefined: one linear scan before parsing, since what follows a parse (locating each key's line) recurses.
+ */
+export function jsonNestingPastAt(text: string, limit = MAX_EVENT_DEPTH): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 0x5c) index++;
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x7b || code === 0x5b) {
+      if (++depth > limit) return index;
+    } else if (code === 0x7d || code === 0x5d) depth--;
+  }
+  return undefined;
+}
+
 /** Whether `value` nests objects and arrays deeper than `limit`. An explicit stack: any depth is safe to ask about. */
 export function nestsDeeperThan(value: unknown, limit = MAX_EVENT_DEPTH): boolean {
   if (value === null || typeof value !== "object") return false;

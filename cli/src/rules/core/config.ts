@@ -3,6 +3,7 @@
 import { parse as parseToml, TomlError } from "smol-toml";
 import type { AliasOptions } from "./alias/door.ts";
 import { RulesFileError, type RulesFileErrorCode } from "./errors.ts";
+import { jsonNestingPastAt, MAX_EVENT_DEPTH } from "./bounds.ts";
 import { eventNamed, own, type EventName } from "./events.ts";
 import { formatPath, jsonLines, tomlLines, type KeyPath, type LineMap } from "./locate.ts";
 import { compileMatcher } from "./matcher.ts";
@@ -80,6 +81,17 @@ export type RulesFormat = "toml" | "json";
 export function parseRules(text: string, format: RulesFormat, file?: string): RulesConfig {
   let document: unknown;
   let lines: LineMap;
+  if (format === "json") {
+    const past = jsonNestingPastAt(text);
+    if (past !== undefined)
+      throw new RulesFileError(
+        "rules_file_syntax",
+        `objects and arrays nest deeper than ${MAX_EVENT_DEPTH} levels`,
+        undefined,
+        text.slice(0, past).split("\n").length,
+        file,
+      );
+  }
   try {
     document = format === "toml" ? parseToml(text) : JSON.parse(text);
     lines = format === "toml" ? tomlLines(text) : jsonLines(text);
