@@ -505,7 +505,8 @@ describe("one normalisation for real values, over random mixes of spellings", ()
     H: "Н",
     T: "Т",
   };
-  const FORMAT = ["\u200b", "\u00ad", "\u2060", "\u200c", "\ufeff"];
+  /** Read as nothing: format characters, `<wbr>` and a quoted-printable soft line break. */
+  const FORMAT = ["\u200b", "\u00ad", "\u2060", "\u200c", "\ufeff", "<wbr>", "=\n", "=\r\n"];
   const character = (char: string) =>
     fc.constantFrom(
       ...[
@@ -515,12 +516,22 @@ describe("one normalisation for real values, over random mixes of spellings", ()
         `&#${char.charCodeAt(0)};`,
         `&#x${char.charCodeAt(0).toString(16)};`,
         `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
-        ...(LOOK_ALIKES[char] ? [LOOK_ALIKES[char]!, encodeURIComponent(LOOK_ALIKES[char]!)] : []),
+        `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+        `\\x${char.charCodeAt(0).toString(16)}`,
+        ...(LOOK_ALIKES[char]
+          ? [
+              LOOK_ALIKES[char]!,
+              encodeURIComponent(LOOK_ALIKES[char]!),
+              // Quoted-printable, and the look-alike's UTF-8 bytes as `\x` escapes.
+              encodeURIComponent(LOOK_ALIKES[char]!).replaceAll("%", "="),
+              encodeURIComponent(LOOK_ALIKES[char]!).replaceAll("%", "\\x"),
+            ]
+          : []),
         ...(/[aeiou]/i.test(char) ? [`${char}\u0301`, `${char}\u0308`] : []),
         ...FORMAT.map((format) => `${char}${format}`),
       ],
     );
-  const space = fc.constantFrom(" ", "  ", "%20", "+", "&nbsp;", "&#32;", "\u00a0", "\u3000", "\t", " \u200b");
+  const space = fc.constantFrom(" ", "  ", "%20", "+", "&nbsp;", "&#32;", "\u00a0", "\u3000", "\t", " \u200b", "\\u0020", "\\xa0", " =\n");
   const separator = fc.constantFrom(" ", ".", "-", "\u2013", "\u2014", "/", "&#45;", "\u200b-");
   /** A spelling of `text`: each letter spelt one of the ways above, each space one of the spaces. */
   const spelling = (text: string) =>

@@ -574,7 +574,19 @@ function wordBefore(text: string, start: number, word: Uint8Array, kinds: Uint8A
 function digitBeside(text: string, i: number, step: 1 | -1): boolean {
   for (let skipped = 0; i >= 0 && i < text.length; i += step) {
     const c = text.charCodeAt(i);
-    if (isDigit(c) || (c >= 0xff10 && c <= 0xff19) || c === 0x26 || c === 0x25 || c === 0x3b) return true;
+    // `&…;`, `%30`, `\u0030`, and `<wbr>` or a soft line break `=` + newline beside a digit.
+    if (
+      isDigit(c) ||
+      (c >= 0xff10 && c <= 0xff19) ||
+      c === 0x26 ||
+      c === 0x25 ||
+      c === 0x3b ||
+      c === 0x5c ||
+      c === 0x3c ||
+      c === 0x3e ||
+      c === 0x3d
+    )
+      return true;
     if (isIgnorable(c)) continue;
     if (skipped++ === 3 || !(kindOf(c) & SEPARATOR)) return false;
   }
