@@ -8,7 +8,8 @@
 // place: HTML entities (`&#101;`, `&eacute;`), percent-encoding (`%20`, `%C3%AB`),
 // backslash escapes (`\u00eb`, `\ud83d\ude00`, `\xc3\xab`), quoted-printable UTF-8
 // (`=C3=AB`, and a soft line break `=` + newline reads as nothing), and a `+` between two
-// letters, a query string's space (`Matthew+Nowell`).
+// letters, a query string's space (`Matthew+Nowell`). RFC 2047 encoded-words are read
+// whole, by encoded-words.ts (SpellingMatcher).
 //
 // Forms are worked out per character the first time one is met, not for the whole of
 // Unicode up front (a `hooks run` process reads one event; building every form takes a

@@ -8,6 +8,7 @@
 // leftmost-longest and never inside a longer word. Cost: linear in the text, and
 // building is linear in the total length of the phrases (docs/alias.md, "Matching").
 // Why not a package or one RegExp: see the README's dependency list.
+import { encodedRuns, encodeRun } from "./encoded-words.ts";
 import {
   COMPLEX,
   IGNORABLE,
@@ -636,11 +637,41 @@ export class SpellingMatcher<T> {
     return this.#all?.size ?? 0;
   }
 
+  /**
+   * The matches in `text`. A run of RFC 2047 encoded-words is read decoded (encoded-words.ts): a match in it
+   * spans the whole run; the text between runs is read as it is.
+   */
   find(text: string): PhraseMatch<T>[] {
-    return this.#all ? this.#all.find(text, this.#phones) : [];
+    const all = this.#all;
+    if (!all) return [];
+    const runs = encodedRuns(text);
+    if (runs.length === 0) return all.find(text, this.#phones);
+    const matches: PhraseMatch<T>[] = [];
+    let at = 0;
+    for (const run of [...runs, { start: text.length, end: text.length, text: "" }]) {
+      for (const { start, end, value } of all.find(text.slice(at, run.start), this.#phones))
+        matches.push({ start: at + start, end: at + end, value });
+      for (const { value } of all.find(run.text, this.#phones)) matches.push({ start: run.start, end: run.end, value });
+      at = run.end;
+    }
+    return matches;
   }
 
+  /** The text with every match replaced; a run of encoded-words that changes is written again in its own encoding. */
   replace(text: string, replace: (value: T, text: string, start: number, end: number) => string): string {
-    return this.#all ? this.#all.replace(text, replace, this.#phones) : text;
+    const all = this.#all;
+    if (!all) return text;
+    const runs = encodedRuns(text);
+    if (runs.length === 0) return all.replace(text, replace, this.#phones);
+    let out = "";
+    let at = 0;
+    for (const run of runs) {
+      const decoded = all.replace(run.text, replace, this.#phones);
+      out += all.replace(text.slice(at, run.start), replace, this.#phones);
+      out += decoded === run.text ? text.slice(run.start, run.end) : encodeRun(run, decoded);
+      at = run.end;
+    }
+    out += all.replace(text.slice(at), replace, this.#phones);
+    return out === text ? text : out;
   }
 }
