@@ -555,3 +555,17 @@ export function phraseOf(text: string, dots = false): string {
   }
   return out;
 }
+
+const UMLAUTS = /[äöüÄÖÜßẞ]/g;
+const UMLAUT_SPELLED: Record<string, string> = { ä: "ae", ö: "oe", ü: "ue", Ä: "Ae", Ö: "Oe", Ü: "Ue", ß: "ss", ẞ: "SS" };
+
+/**
+ * A seeded value as German spells it without umlauts (`Müller` → `Mueller`, `Strauß` → `Strauss`), or undefined when
+ * it has none. The door matches it for that value only: the normalisation itself reads `ü` as `u` and `ue` as `ue`,
+ * so no other text starts to match.
+ */
+export function germanTransliteration(value: string): string | undefined {
+  const composed = value.normalize("NFC");
+  if (!/[äöüÄÖÜßẞ]/.test(composed)) return undefined;
+  return composed.replace(UMLAUTS, (char) => UMLAUT_SPELLED[char]!);
+}
