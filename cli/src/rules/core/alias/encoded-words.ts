@@ -85,7 +85,7 @@ function decode(bytes: number[], charset: string): string | undefined {
     return text;
   }
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(new Uint8Array(bytes));
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(new Uint8Array(bytes));
   } catch {
     return undefined;
   }
