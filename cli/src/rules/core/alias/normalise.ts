@@ -420,6 +420,69 @@ function wbrAt(text: string, i: number): { form: string; next: number } | undefi
   return tag ? { form: "", next: i + tag[0].length } : undefined;
 }
 
+const edge: Read = { code: 0, more: "", next: 0 };
+
+/**
+ * Where the encoded character that ends right at `end` starts (`\u201c`, `%C3%AB`, `\xc3\xab`, `=C3=AB`, `<wbr>`, a
+ * soft line break), or -1 when none does. Longer candidates first: `\xab` alone is a character too (`«`).
+ */
+function encodedStartBefore(text: string, end: number): number {
+  const candidates: number[] = [];
+  const c = text.charCodeAt(end - 1);
+  if (c === 0x3e) {
+    const open = text.lastIndexOf("<", end - 1);
+    if (open >= 0 && end - open <= 8) candidates.push(open);
+  } else if (c === 0x0a) candidates.push(end - 2, end - 3);
+  else if (hexDigit(c) >= 0) {
+    for (let bytes = 4; bytes >= 1; bytes--) candidates.push(end - 4 * bytes, end - 3 * bytes);
+    candidates.push(end - 12, end - 6);
+  }
+  for (let start of candidates) {
+    if (start < 0) continue;
+    const first = text.charCodeAt(start);
+    if (first !== BACKSLASH && first !== PERCENT && first !== EQUALS && first !== LESS_THAN) continue;
+    // A `\u` escape is read from the first backslash of its run (`\\u00e9`).
+    if (first === BACKSLASH) while (start > 0 && end - start < 6 + MAX_BACKSLASHES && text.charCodeAt(start - 1) === BACKSLASH) start--;
+    if (readComplex(text, start, first, edge).next === end && (edge.code !== first || edge.more !== "")) return start;
+  }
+  return -1;
+}
+
+/**
+ * Whether a reader reads a word unit (letter, digit, `_`) just before `end`: marks, format characters, `<wbr>` and soft
+ * line breaks passed over, encoded characters decoded (`\u201cMatthew` starts a word; `\u00e9Nowell` does not), and a
+ * JSON `\n`, `\t` or `\r` read as the whitespace it is (`"…\nMatthew Nowell"`). `word` is words().
+ */
+export function wordEndsAt(text: string, end: number, word: Uint8Array): boolean {
+  for (let steps = 0; end > 0 && steps < 8; steps++) {
+    const c = text.charCodeAt(end - 1);
+    if (kindOf(c) === IGNORABLE) {
+      end--;
+      continue;
+    }
+    if ((c === 0x6e || c === 0x74 || c === 0x72) && text.charCodeAt(end - 2) === BACKSLASH) return false;
+    if (!word[c] && c !== 0x3e && c !== 0x0a) return false;
+    const start = encodedStartBefore(text, end);
+    if (start < 0) return word[c] === 1;
+    if (edge.code >= 0) return word[edge.more ? edge.more.charCodeAt(edge.more.length - 1) : edge.code] === 1;
+    end = start;
+  }
+  return false;
+}
+
+/** Whether a reader reads a word unit at `i`: an encoded character decoded, and what reads as nothing passed over. */
+export function wordStartsAt(text: string, i: number, word: Uint8Array): boolean {
+  for (let steps = 0; i < text.length && steps < 8; steps++) {
+    const c = text.charCodeAt(i);
+    const kind = kindOf(c);
+    if (kind === IGNORABLE) i++;
+    else if (kind !== ENCODED) return word[c] === 1;
+    else if (readComplex(text, i, c, edge).code >= 0) return word[edge.code] === 1;
+    else i = edge.next;
+  }
+  return false;
+}
+
 /** One normalised unit that is not a plain folded character: what `special` found at a position. */
 export interface Unit {
   /** The unit's code, or -1 when the characters were only formatting (dropped). */

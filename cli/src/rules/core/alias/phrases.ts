@@ -28,7 +28,9 @@ import {
   special,
   unitForms,
   unitKinds,
+  wordEndsAt,
   words,
+  wordStartsAt,
   type Unit,
 } from "./normalise.ts";
 
@@ -358,8 +360,9 @@ export class PhraseMatcher<T> {
             const at = atRoot[text.charCodeAt(i)]!;
             if (at === SKIP) continue;
             if (at === WORD_START) {
-              // (A mark or format character before it is no word: the slow path looks past it.)
-              if (i > 0 && word[text.charCodeAt(i - 1)]) continue;
+              // (A mark or format character before it is no word: the slow path looks past it. Nor is the end of an
+              // escape that reads as something else, `\nMatthew`, `\u201cMatthew`: the edge check reads it.)
+              if (i > 0 && word[text.charCodeAt(i - 1)] && !mayEndEscape(text, i)) continue;
               break;
             }
             // The rest depend on the unit before (the passed ones are each their own form, a space for whitespace).
@@ -491,20 +494,18 @@ export class PhraseMatcher<T> {
       let hit = cursor >= 0 ? delta[cursor * alphabet]! : firstHit[-cursor]!;
       // Marks and format characters after the match belong to it (`Zoe\u0308`); then, read once, whether a
       // word unit follows: every phrase ending here that ends with a word unit needs a non-word unit after it.
+      // (An encoded character after it is read: `Nowell\u00e9` goes on a word, `Nowell<wbr>ian` too.)
       let after = end;
       while (after < n && kinds[text.charCodeAt(after)] === IGNORABLE) after++;
-      const endInWord = after < n && word[text.charCodeAt(after)] === 1;
+      let endInWord = after < n && word[text.charCodeAt(after)] === 1;
+      if (after < n && kinds[text.charCodeAt(after)]! & COMPLEX && !endInWord) endInWord = wordStartsAt(text, after, word);
       while (hit >= 0) {
         const id = output[hit]!;
         const edge = edges[id]!;
         if (!(edge & 2 && endInWord)) {
           let start = ring[(k - lengths[id]! + 1) & mask]!;
           const previous = start > 0 ? text.charCodeAt(start - 1) : -1;
-          if (!(
-            edge & 1 &&
-            previous >= 0 &&
-            (word[previous] === 1 || (kinds[previous] === IGNORABLE && wordBefore(text, start, word, kinds)))
-          )) {
+          if (!(edge & 1 && previous >= 0 && wordEndsAt(text, start, word))) {
             // `(020) 7946 0958`: the match took the closing bracket, so it takes the opening one too.
             if ((previous === 0x28 || previous === 0xff08) && closesFirst(text, start, after)) start--;
             // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
@@ -564,12 +565,13 @@ function closesFirst(text: string, start: number, end: number): boolean {
   return false;
 }
 
-/** Whether a word unit comes before `start` in the original text, marks and format characters passed over. */
-function wordBefore(text: string, start: number, word: Uint8Array, kinds: Uint8Array): boolean {
-  let before = start;
-  while (before > 0 && kinds[text.charCodeAt(before - 1)] === IGNORABLE) before--;
-  return before > 0 && word[text.charCodeAt(before - 1)] === 1;
-}
+/** Whether an escape may end at `i` (`\n`, `%22`, `=AB`, `\xab`, `\u201c`): a backslash, `%` or `=` where one would start. */
+const mayEndEscape = (text: string, i: number) =>
+  text.charCodeAt(i - 2) === 0x5c ||
+  text.charCodeAt(i - 3) === 0x25 ||
+  text.charCodeAt(i - 3) === 0x3d ||
+  text.charCodeAt(i - 4) === 0x5c ||
+  text.charCodeAt(i - 6) === 0x5c;
 
 /** Whether, from `i` going `step`, a digit (or the edge of an encoded character) comes within three separators. */
 function digitBeside(text: string, i: number, step: 1 | -1): boolean {
