@@ -430,8 +430,8 @@ function encodedStartBefore(text: string, end: number): number {
   const candidates: number[] = [];
   const c = text.charCodeAt(end - 1);
   if (c === 0x3e) {
-    const open = text.lastIndexOf("<", end - 1);
-    if (open >= 0 && end - open <= 8) candidates.push(open);
+    // `<wbr>` to `<wbr  />`: a few characters back, never a search of the text.
+    for (let open = end - 5; open >= Math.max(0, end - 9); open--) if (text.charCodeAt(open) === LESS_THAN) candidates.push(open);
   } else if (c === 0x0a) candidates.push(end - 2, end - 3);
   else if (hexDigit(c) >= 0) {
     for (let bytes = 4; bytes >= 1; bytes--) candidates.push(end - 4 * bytes, end - 3 * bytes);
