@@ -505,7 +505,11 @@ export class PhraseMatcher<T> {
         if (!(edge & 2 && endInWord)) {
           let start = ring[(k - lengths[id]! + 1) & mask]!;
           const previous = start > 0 ? text.charCodeAt(start - 1) : -1;
-          if (!(edge & 1 && previous >= 0 && wordEndsAt(text, start, word))) {
+          // (Most matches follow a space or punctuation: the full reading is needed only after a word unit, a mark or
+          // format character, or what may end `<wbr>` or a soft line break.)
+          const mayBeWord =
+            previous >= 0 && (word[previous] === 1 || kinds[previous] === IGNORABLE || previous === 0x3e || previous === 0x0a);
+          if (!(edge & 1 && mayBeWord && wordEndsAt(text, start, word))) {
             // `(020) 7946 0958`: the match took the closing bracket, so it takes the opening one too.
             if ((previous === 0x28 || previous === 0xff08) && closesFirst(text, start, after)) start--;
             // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
