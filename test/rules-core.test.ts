@@ -114,13 +114,16 @@ describe("the rules core in workerd", () => {
         };
       }[];
     };
-    const vector = vectors.cases.find((candidate) => candidate.expected.spellings)!;
-    const door = new AliasDoor({ key: vector.run_key });
-    await door.seed(vector.seeds);
-    const { inbound, outbound } = vector.expected.spellings!;
-    expect(inbound.map(({ text }) => [door.toAlias(text).value, door.countReal(text)])).toEqual(
-      inbound.map((spelling) => [spelling.inbound, spelling.real_values]),
-    );
-    expect(outbound.map(({ text }) => door.toReal(text).value)).toEqual(outbound.map((spelling) => spelling.outbound));
+    const spelt = vectors.cases.filter((candidate) => candidate.expected.spellings);
+    expect(spelt.length).toBeGreaterThanOrEqual(2);
+    for (const vector of spelt) {
+      const door = new AliasDoor({ key: vector.run_key });
+      await door.seed(vector.seeds);
+      const { inbound, outbound } = vector.expected.spellings!;
+      expect(inbound.map(({ text }) => [door.toAlias(text).value, door.countReal(text)])).toEqual(
+        inbound.map((spelling) => [spelling.inbound, spelling.real_values]),
+      );
+      expect(outbound.map(({ text }) => door.toReal(text).value)).toEqual(outbound.map((spelling) => spelling.outbound));
+    }
   });
 });

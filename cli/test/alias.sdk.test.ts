@@ -489,6 +489,87 @@ describe("run_end check", () => {
   });
 });
 
+describe("encoded spellings stay bounded", () => {
+  it("reads texts made of escape openers in time linear in their length", async ({ expect }) => {
+    const door = new AliasDoor({ key: KEY });
+    await door.seed(SUBJECT);
+    const texts = [
+      ">Nowell ".repeat(100_000),
+      "\\".repeat(1_000_000),
+      "\\u{1".repeat(200_000),
+      "\\ud800".repeat(150_000),
+      "\\xc3".repeat(250_000),
+      "=C3".repeat(300_000),
+      "=\n".repeat(500_000),
+      "<wbr".repeat(250_000),
+      "x\\nNowell".repeat(100_000),
+    ];
+    for (const text of texts) {
+      const started = performance.now();
+      door.countReal(text);
+      door.toAlias(text);
+      expect({ text: text.slice(0, 12), ms: performance.now() - started < 3_000 }).toEqual({ text: text.slice(0, 12), ms: true });
+    }
+  });
+});
+
+describe("German transliteration", () => {
+  it("finds a value with umlauts as German writes it without them, for seeded values only, both ways", async ({ expect }) => {
+    // This key gives Hans Müller the alias Ephraim Bergström: an alias with an umlaut, for the way back.
+    const door = new AliasDoor({ key: "4e".repeat(32) });
+    await door.seed([
+      { type: "person_name", value: "Hans Müller", identity: "a" },
+      { type: "person_name", value: "Eva Mueller", identity: "b" },
+    ]);
+    expect(door.legend().entries.map((entry) => entry.alias)).toEqual(["Ephraim Bergström", "Idris Musgrave"]);
+    expect(door.toAlias("Hans Mueller, HANS MUELLER, Hans Muller and Eva Mueller").value).toBe(
+      "Ephraim Bergström, EPHRAIM BERGSTRÖM, Ephraim Bergström and Idris Musgrave",
+    );
+    // A value seeded as written keeps its own phrase: `Mueller` alone is Eva's surname, not Hans's.
+    expect(door.toAlias("Mr Mueller").value).toBe("Mr Musgrave");
+    expect(door.toReal("Ephraim Bergstroem and Ephraim Bergstrom").value).toBe("Hans Müller and Hans Müller");
+    // Nothing else starts to match: the normalisation still reads `ue` as `ue`.
+    expect(door.countReal("a blue queue; Mueßer; Muellerian; Ephraim")).toBe(0);
+  });
+});
+
+describe("RFC 2047 encoded-words", () => {
+  const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
+
+  it("reads a header's encoded-words decoded and writes a changed one back in its own encoding, each word within 75 characters", async ({
+    expect,
+  }) => {
+    const door = new AliasDoor({ key: KEY });
+    await door.seed(SUBJECT);
+    const alias = door.legend().entries.find((entry) => entry.value === "Matthew Nowell")!.alias;
+    const long = `Re: the minutes of the meeting with Matthew Nowell about the harbour plan, and what came of it`;
+    const header = `Subject: =?UTF-8?B?${b64(long.slice(0, 40))}?=\r\n =?UTF-8?B?${b64(long.slice(40))}?=`;
+    expect(door.countReal(header)).toBe(1);
+    const shown = door.toAlias(header).value;
+    const words = shown.slice("Subject: ".length).split("\r\n ");
+    expect(words.every((word) => /^=\?UTF-8\?B\?[A-Za-z0-9+/=]+\?=$/.test(word) && word.length <= 75)).toBe(true);
+    const decoded = words.map((word) => Buffer.from(word.slice(10, -2), "base64").toString("utf8")).join("");
+    expect(decoded).toBe(long.replace("Matthew Nowell", alias));
+    const back = door.toReal(shown).value.slice("Subject: ".length).split("\r\n ");
+    expect(back.map((word) => Buffer.from(word.slice(10, -2), "base64").toString("utf8")).join("")).toBe(long);
+  });
+
+  it("leaves what it cannot decode as it is, and reads a text of many openers in linear time", async ({ expect }) => {
+    const door = new AliasDoor({ key: KEY });
+    await door.seed(SUBJECT);
+    for (const text of [
+      "=?UTF-8?B?TWF0dGhldyBOb3dlbGw?!", // no closing ?=
+      "=?KOI8-R?Q?=ED=C1=D4=D7=C5=CA?=", // a charset it does not read
+      `=?UTF-8?Q?${"x".repeat(1001)}?=`,
+    ])
+      expect(door.toAlias(text).value).toBe(text);
+    const many = "=?a?Q?".repeat(200_000) + "Matthew Nowell";
+    const started = performance.now();
+    expect(door.countReal(many)).toBe(1);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
 describe("one normalisation for real values, over random mixes of spellings", () => {
   /** One character, spelt another way a reader still reads as the same: a look-alike, fullwidth, an entity, percent-encoded, with a mark or a format character after it. */
   const LOOK_ALIKES: Record<string, string> = {
@@ -505,7 +586,8 @@ describe("one normalisation for real values, over random mixes of spellings", ()
     H: "Н",
     T: "Т",
   };
-  const FORMAT = ["\u200b", "\u00ad", "\u2060", "\u200c", "\ufeff"];
+  /** Read as nothing: format characters, `<wbr>` and a quoted-printable soft line break. */
+  const FORMAT = ["\u200b", "\u00ad", "\u2060", "\u200c", "\ufeff", "<wbr>", "=\n", "=\r\n"];
   const character = (char: string) =>
     fc.constantFrom(
       ...[
@@ -515,12 +597,22 @@ describe("one normalisation for real values, over random mixes of spellings", ()
         `&#${char.charCodeAt(0)};`,
         `&#x${char.charCodeAt(0).toString(16)};`,
         `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
-        ...(LOOK_ALIKES[char] ? [LOOK_ALIKES[char]!, encodeURIComponent(LOOK_ALIKES[char]!)] : []),
+        `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+        `\\x${char.charCodeAt(0).toString(16)}`,
+        ...(LOOK_ALIKES[char]
+          ? [
+              LOOK_ALIKES[char]!,
+              encodeURIComponent(LOOK_ALIKES[char]!),
+              // Quoted-printable, and the look-alike's UTF-8 bytes as `\x` escapes.
+              encodeURIComponent(LOOK_ALIKES[char]!).replaceAll("%", "="),
+              encodeURIComponent(LOOK_ALIKES[char]!).replaceAll("%", "\\x"),
+            ]
+          : []),
         ...(/[aeiou]/i.test(char) ? [`${char}\u0301`, `${char}\u0308`] : []),
         ...FORMAT.map((format) => `${char}${format}`),
       ],
     );
-  const space = fc.constantFrom(" ", "  ", "%20", "+", "&nbsp;", "&#32;", "\u00a0", "\u3000", "\t", " \u200b");
+  const space = fc.constantFrom(" ", "  ", "%20", "+", "&nbsp;", "&#32;", "\u00a0", "\u3000", "\t", " \u200b", "\\u0020", "\\xa0", " =\n");
   const separator = fc.constantFrom(" ", ".", "-", "\u2013", "\u2014", "/", "&#45;", "\u200b-");
   /** A spelling of `text`: each letter spelt one of the ways above, each space one of the spaces. */
   const spelling = (text: string) =>

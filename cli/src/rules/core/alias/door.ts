@@ -4,7 +4,7 @@
 import { MAX_EVENT_DEPTH } from "../bounds.ts";
 import { deriveAll, domainKeeper, Hmac, newRunKey, type DeriveOptions, type Derived, type HmacSha256 } from "./derive.ts";
 import { FREE_MAIL_DOMAINS } from "./names.ts";
-import { isAsciiLetter } from "./normalise.ts";
+import { germanTransliteration, isAsciiLetter } from "./normalise.ts";
 import { SpellingMatcher } from "./phrases.ts";
 import { AliasError, checkSeeds, type Seed, type SeedEntity } from "./seeds.ts";
 import { spellings, storedForm, type Spelling } from "./variants.ts";
@@ -166,12 +166,18 @@ export class AliasDoor {
     const variants: VariantPair[] = [];
     const inbound: [string, Entry][] = [];
     const outbound: [string, Entry][] = [];
+    const transliterated: { inbound: [string, Entry][]; outbound: [string, Entry][] } = { inbound: [], outbound: [] };
     // Public values first: as the first holder of a phrase, and the longest at its start, they shadow private phrases.
     for (const item of derived) {
       if (item.seed.role !== "public") continue;
       const self: Entry = { kind: item.seed.type, form: "value", public: true, to: item.seed.value, from: item.seed.value };
       inbound.push([item.seed.value, self]);
       outbound.push([item.seed.value, self]);
+      const spelled = germanTransliteration(item.seed.value);
+      if (spelled) {
+        inbound.push([spelled, self]);
+        outbound.push([spelled, self]);
+      }
     }
     for (const item of derived) {
       if (item.seed.role !== "private") continue;
@@ -187,18 +193,34 @@ export class AliasDoor {
       }
       for (const spelling of forms) {
         variants.push({ seed: item.seed.index, form: spelling.form, real: spelling.real, alias: spelling.alias });
-        inbound.push([
-          spelling.real,
-          { kind, form: spelling.form, public: false, to: spelling.alias, pretty: spelling.aliasPretty, from: spelling.real },
-        ]);
-        outbound.push([
-          spelling.alias,
-          { kind, form: spelling.form, public: false, to: spelling.real, pretty: spelling.realPretty, from: spelling.alias },
-        ]);
+        const toAlias: Entry = {
+          kind,
+          form: spelling.form,
+          public: false,
+          to: spelling.alias,
+          pretty: spelling.aliasPretty,
+          from: spelling.real,
+        };
+        const toReal: Entry = {
+          kind,
+          form: spelling.form,
+          public: false,
+          to: spelling.real,
+          pretty: spelling.realPretty,
+          from: spelling.alias,
+        };
+        inbound.push([spelling.real, toAlias]);
+        outbound.push([spelling.alias, toReal]);
+        const realSpelled = germanTransliteration(spelling.real);
+        if (realSpelled) transliterated.inbound.push([realSpelled, toAlias]);
+        const aliasSpelled = germanTransliteration(spelling.alias);
+        if (aliasSpelled) transliterated.outbound.push([aliasSpelled, toReal]);
       }
     }
-    this.#inbound = new SpellingMatcher(inbound, isPhone);
-    this.#outbound = new SpellingMatcher(outbound, isPhone);
+    // A value with umlauts is also found as German writes it without them (`Mueller` for `Müller`), after every
+    // value as written: a value seeded as `Mueller` itself keeps its own phrase.
+    this.#inbound = new SpellingMatcher([...inbound, ...transliterated.inbound], isPhone);
+    this.#outbound = new SpellingMatcher([...outbound, ...transliterated.outbound], isPhone);
     this.#seeds = seeds;
     this.#derived = derived;
     this.#variants = variants;

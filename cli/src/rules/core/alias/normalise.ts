@@ -2,11 +2,14 @@
 // the rewrite, the leak meter and the run_end check (docs/alias.md, "Matching"). Each
 // character becomes its *matching form*: lower case, compatibility decomposition with
 // marks dropped and recomposed (NFKD, no \p{M}, NFC: `Ｚｏë` → `zoe`), format characters
-// (\p{Cf}: zero-width space, soft hyphen, word joiner) dropped, and a look-alike of a
-// Latin letter or digit read as that letter (Unicode's confusables, from the
-// `unhomoglyph` package: Cyrillic `о` → `o`). HTML entities (`&#101;`, `&eacute;`) and
-// percent-encoding (`%20`, `%C3%AB`) are read decoded, in place, and so is a `+` between
-// two letters, a query string's space (`Matthew+Nowell`).
+// (\p{Cf}: zero-width space, soft hyphen, word joiner; and `<wbr>`) dropped, and a
+// look-alike of a Latin letter or digit read as that letter (Unicode's confusables, from
+// the `unhomoglyph` package: Cyrillic `о` → `o`). Encoded characters are read decoded, in
+// place: HTML entities (`&#101;`, `&eacute;`), percent-encoding (`%20`, `%C3%AB`),
+// backslash escapes (`\u00eb`, `\ud83d\ude00`, `\xc3\xab`), quoted-printable UTF-8
+// (`=C3=AB`, and a soft line break `=` + newline reads as nothing), and a `+` between two
+// letters, a query string's space (`Matthew+Nowell`). RFC 2047 encoded-words are read
+// whole, by encoded-words.ts (SpellingMatcher).
 //
 // Forms are worked out per character the first time one is met, not for the whole of
 // Unicode up front (a `hooks run` process reads one event; building every form takes a
@@ -18,6 +21,11 @@ export const SPACE = 0x20;
 const AT = 0x40;
 export const DOT = 0x2e;
 export const PLUS = 0x2b;
+const AMPERSAND = 0x26;
+const PERCENT = 0x25;
+const BACKSLASH = 0x5c;
+const EQUALS = 0x3d;
+const LESS_THAN = 0x3c;
 
 /** What a unit is to the normaliser, as bits. PLAIN (0): its form is one unit, `folded[code]`. */
 export const PLAIN = 0;
@@ -31,7 +39,7 @@ export const IGNORABLE = 8;
 const EXPANDS = 16;
 /** A high surrogate: the code point is read with the unit after it. */
 const SURROGATE = 32;
-/** `&`, `%` or `+`: it may start (or be) an encoded character. */
+/** `&`, `%`, `+`, `\\`, `=` or `<`: it may start (or be) an encoded character. */
 const ENCODED = 64;
 /** A unit the normaliser has not worked out yet (set until the first time it is met). */
 const UNKNOWN = 128;
@@ -110,7 +118,8 @@ function formOf(codePoint: number): string {
 function resolve(code: number): number {
   let kind: number;
   if (code >= 0xd800 && code <= 0xdbff) kind = SURROGATE;
-  else if (code === 0x26 || code === 0x25 || code === PLUS) kind = ENCODED;
+  else if (code === AMPERSAND || code === PERCENT || code === PLUS || code === BACKSLASH || code === EQUALS || code === LESS_THAN)
+    kind = ENCODED;
   else {
     const form = code >= 0xdc00 && code <= 0xdfff ? String.fromCharCode(code) : formOf(code);
     if (form.length === 0) kind = IGNORABLE;
@@ -166,7 +175,7 @@ function readForm(out: Read, form: string, next: number): Read {
 }
 
 /** Reads the character (or encoded character) at `i`: `&#101;` → `e`, `%C3%AB` → `e`, `𝐌` → `m`, ZWSP → nothing. */
-function readAt(text: string, i: number, out: Read): Read {
+export function readAt(text: string, i: number, out: Read): Read {
   const code = text.charCodeAt(i);
   out.more = "";
   out.next = i + 1;
@@ -181,7 +190,7 @@ function readAt(text: string, i: number, out: Read): Read {
 function readComplex(text: string, i: number, code: number, out: Read): Read {
   const kind = kindOf(code);
   if (kind === ENCODED) {
-    const decoded = code === 0x26 ? entityAt(text, i) : code === PLUS ? plusAt(text, i) : percentAt(text, i);
+    const decoded = decodeAt(text, i, code);
     if (decoded) return readForm(out, decoded.form, decoded.next);
     out.code = code;
   } else if (kind === SURROGATE) {
@@ -197,6 +206,24 @@ function readComplex(text: string, i: number, code: number, out: Read): Read {
   else if (kind === EXPANDS) return readForm(out, expansions.get(code)!, i + 1);
   else out.code = folded[code]!;
   return out;
+}
+
+/** The encoded character that starts with the unit `code` at `i`, decoded; undefined when there is none. */
+function decodeAt(text: string, i: number, code: number): { form: string; next: number } | undefined {
+  switch (code) {
+    case AMPERSAND:
+      return entityAt(text, i);
+    case PLUS:
+      return plusAt(text, i);
+    case PERCENT:
+      return utf8At(text, i, percentByte, false);
+    case BACKSLASH:
+      return escapeAt(text, i);
+    case EQUALS:
+      return quotedPrintableAt(text, i);
+    default:
+      return wbrAt(text, i);
+  }
 }
 
 /** The form of a decoded code point, through the same per-character rules. */
@@ -260,28 +287,200 @@ function plusAt(text: string, i: number): { form: string; next: number } | undef
   return { form: " ", next: i + 1 };
 }
 
-const hexAt = (text: string, i: number) => {
-  if (text.charCodeAt(i) !== 0x25) return -1;
-  const value = parseInt(text.slice(i + 1, i + 3), 16);
-  return /^[0-9a-fA-F]{2}$/.test(text.slice(i + 1, i + 3)) ? value : -1;
+/** The value of the two hex digits at `i`, or -1. */
+function hexPair(text: string, i: number): number {
+  const high = hexDigit(text.charCodeAt(i));
+  const low = high < 0 ? -1 : hexDigit(text.charCodeAt(i + 1));
+  return low < 0 ? -1 : (high << 4) | low;
+}
+function hexDigit(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
+}
+/** The value of `count` hex digits at `i`, or -1. */
+function hexRun(text: string, i: number, count: number): number {
+  let value = 0;
+  for (let n = 0; n < count; n++) {
+    const digit = hexDigit(text.charCodeAt(i + n));
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+/**
+ * One spelt byte at `i` (`%C3`, `=C3`, `\xc3`): its value, or -1 when there is none there; where it ends is left in
+ * `byteEnd`. The readers below are what utf8At reads a character's bytes with.
+ */
+type ByteReader = (text: string, i: number) => number;
+let byteEnd = 0;
+const percentByte: ByteReader = (text, i) => {
+  if (text.charCodeAt(i) !== PERCENT) return -1;
+  byteEnd = i + 3;
+  return hexPair(text, i + 1);
+};
+const quotedByte: ByteReader = (text, i) => {
+  if (text.charCodeAt(i) !== EQUALS) return -1;
+  byteEnd = i + 3;
+  return hexPair(text, i + 1);
+};
+/** Backslashes before an escape's letter: one, or more where JSON was written inside JSON (`\\u00eb`). */
+const MAX_BACKSLASHES = 8;
+/** Where a run of backslashes at `i` ends (at most MAX_BACKSLASHES), or -1 when `i` holds none. */
+function afterBackslashes(text: string, i: number): number {
+  let j = i;
+  while (j - i < MAX_BACKSLASHES && text.charCodeAt(j) === BACKSLASH) j++;
+  return j === i ? -1 : j;
+}
+const escapedByte: ByteReader = (text, i) => {
+  const j = afterBackslashes(text, i);
+  if (j < 0 || text.charCodeAt(j) !== 0x78) return -1;
+  byteEnd = j + 3;
+  return hexPair(text, j + 1);
 };
 
-/** Percent-encoded UTF-8 at `i` (`%20`, `%C3%AB`): one character, decoded; undefined when it is not well formed. */
-function percentAt(text: string, i: number): { form: string; next: number } | undefined {
-  const lead = hexAt(text, i);
+/**
+ * A UTF-8 character spelt byte by byte at `i` (`%C3%AB`, `=C3=AB`, `\xc3\xab`), decoded; undefined when it is not
+ * well formed. With `latin1`, a byte of 0x80 or more that starts no well-formed character is the code point of the
+ * same number (`\xeb` is `ë`, as Python and JavaScript write it).
+ */
+function utf8At(text: string, i: number, byteAt: ByteReader, latin1: boolean): { form: string; next: number } | undefined {
+  const lead = byteAt(text, i);
   if (lead < 0) return undefined;
-  if (lead < 0x80) return { form: decodedForm(lead), next: i + 3 };
-  const length = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 0;
-  if (length === 0) return undefined;
+  const leadEnd = byteEnd;
+  if (lead < 0x80) return { form: decodedForm(lead), next: leadEnd };
+  const length = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 0;
   let point = lead & (0xff >> (length + 1));
-  for (let n = 1; n < length; n++) {
-    const byte = hexAt(text, i + n * 3);
-    if (byte < 0x80 || byte > 0xbf) return undefined;
+  let next = leadEnd;
+  let n = 1;
+  for (; n < length; n++) {
+    const byte = byteAt(text, next);
+    if (byte < 0x80 || byte > 0xbf) break;
     point = (point << 6) | (byte & 0x3f);
+    next = byteEnd;
   }
   const least = [0, 0, 0x80, 0x800, 0x10000][length]!;
-  if (point < least || point > 0x10ffff || (point >= 0xd800 && point <= 0xdfff)) return undefined;
-  return { form: decodedForm(point), next: i + length * 3 };
+  if (length > 0 && n === length && point >= least && point <= 0x10ffff && !(point >= 0xd800 && point <= 0xdfff))
+    return { form: decodedForm(point), next };
+  return latin1 ? { form: decodedForm(lead), next: leadEnd } : undefined;
+}
+
+/**
+ * A backslash escape at `i`, decoded: `\u00eb` (a surrogate pair `\ud83d\ude00` as one character), `\u{1F600}`,
+ * `\U0001F600`, `\xc3\xab` (UTF-8) or `\xeb` (one byte); a run of backslashes counts as one (`\\u00eb`, JSON
+ * written inside JSON). Anything else (`\n`, `\user`, a lone surrogate) is no escape: the backslash is itself.
+ */
+function escapeAt(text: string, i: number): { form: string; next: number } | undefined {
+  const j = afterBackslashes(text, i);
+  const letter = text.charCodeAt(j);
+  if (letter === 0x78) return utf8At(text, i, escapedByte, true);
+  let point = -1;
+  let next = -1;
+  if (letter === 0x55) {
+    point = hexRun(text, j + 1, 8);
+    next = j + 9;
+  } else if (letter === 0x75 && text.charCodeAt(j + 1) === 0x7b) {
+    let close = j + 2;
+    while (close < j + 9 && hexDigit(text.charCodeAt(close)) >= 0) close++;
+    if (close > j + 2 && text.charCodeAt(close) === 0x7d) point = hexRun(text, j + 2, close - j - 2);
+    next = close + 1;
+  } else if (letter === 0x75) {
+    point = hexRun(text, j + 1, 4);
+    next = j + 5;
+    if (point >= 0xd800 && point <= 0xdbff) {
+      // A high surrogate is one character with the low one escaped after it; alone it is no character.
+      const k = afterBackslashes(text, next);
+      const low = k >= 0 && text.charCodeAt(k) === 0x75 ? hexRun(text, k + 1, 4) : -1;
+      if (low < 0xdc00 || low > 0xdfff) return undefined;
+      point = ((point - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+      next = k + 5;
+    }
+  }
+  if (point < 0 || point > 0x10ffff || (point >= 0xd800 && point <= 0xdfff)) return undefined;
+  return { form: decodedForm(point), next };
+}
+
+/**
+ * Quoted-printable at `i`: a soft line break (`=` before a line end) reads as nothing, and `=C3=AB` as the UTF-8
+ * character it encodes. Only bytes past ASCII are read: `=` before two hex digits is everywhere in code and
+ * queries (`width=20`, `q=020 7946 0958`, `id=42`), and an encoder spells an ASCII letter or digit as itself.
+ */
+function quotedPrintableAt(text: string, i: number): { form: string; next: number } | undefined {
+  const after = text.charCodeAt(i + 1);
+  if (after === 0x0a) return { form: "", next: i + 2 };
+  if (after === 0x0d && text.charCodeAt(i + 2) === 0x0a) return { form: "", next: i + 3 };
+  return hexPair(text, i + 1) >= 0x80 ? utf8At(text, i, quotedByte, false) : undefined;
+}
+
+const WBR = /^<wbr\s*\/?>/i;
+/** `<wbr>` (`<wbr/>`, `<WBR />`): a line-break opportunity, formatting like a soft hyphen, so it reads as nothing. */
+function wbrAt(text: string, i: number): { form: string; next: number } | undefined {
+  const tag = WBR.exec(text.slice(i, i + 12));
+  return tag ? { form: "", next: i + tag[0].length } : undefined;
+}
+
+const edge: Read = { code: 0, more: "", next: 0 };
+
+/**
+ * Where the encoded character that ends right at `end` starts (`\u201c`, `%C3%AB`, `\xc3\xab`, `=C3=AB`, `<wbr>`, a
+ * soft line break), or -1 when none does. Longer candidates first: `\xab` alone is a character too (`«`).
+ */
+function encodedStartBefore(text: string, end: number): number {
+  const candidates: number[] = [];
+  const c = text.charCodeAt(end - 1);
+  if (c === 0x3e) {
+    // `<wbr>` to `<wbr  />`: a few characters back, never a search of the text.
+    for (let open = end - 5; open >= Math.max(0, end - 9); open--) if (text.charCodeAt(open) === LESS_THAN) candidates.push(open);
+  } else if (c === 0x0a) candidates.push(end - 2, end - 3);
+  else if (hexDigit(c) >= 0) {
+    for (let bytes = 4; bytes >= 1; bytes--) candidates.push(end - 4 * bytes, end - 3 * bytes);
+    candidates.push(end - 12, end - 6);
+  }
+  for (let start of candidates) {
+    if (start < 0) continue;
+    const first = text.charCodeAt(start);
+    if (first !== BACKSLASH && first !== PERCENT && first !== EQUALS && first !== LESS_THAN) continue;
+    // A `\u` escape is read from the first backslash of its run (`\\u00e9`).
+    if (first === BACKSLASH) while (start > 0 && end - start < 6 + MAX_BACKSLASHES && text.charCodeAt(start - 1) === BACKSLASH) start--;
+    if (readComplex(text, start, first, edge).next === end && (edge.code !== first || edge.more !== "")) return start;
+  }
+  return -1;
+}
+
+/**
+ * Whether a reader reads a word unit (letter, digit, `_`) just before `end`: marks, format characters, `<wbr>` and soft
+ * line breaks passed over, encoded characters decoded (`\u201cMatthew` starts a word; `\u00e9Nowell` does not), and a
+ * JSON `\n`, `\t` or `\r` read as the whitespace it is (`"…\nMatthew Nowell"`). `word` is words().
+ */
+export function wordEndsAt(text: string, end: number, word: Uint8Array): boolean {
+  for (let steps = 0; end > 0 && steps < 8; steps++) {
+    const c = text.charCodeAt(end - 1);
+    if (kindOf(c) === IGNORABLE) {
+      end--;
+      continue;
+    }
+    if ((c === 0x6e || c === 0x74 || c === 0x72) && text.charCodeAt(end - 2) === BACKSLASH) return false;
+    if (!word[c] && c !== 0x3e && c !== 0x0a) return false;
+    const start = encodedStartBefore(text, end);
+    if (start < 0) return word[c] === 1;
+    if (edge.code >= 0) return word[edge.more ? edge.more.charCodeAt(edge.more.length - 1) : edge.code] === 1;
+    end = start;
+  }
+  return false;
+}
+
+/** Whether a reader reads a word unit at `i`: an encoded character decoded, and what reads as nothing passed over. */
+export function wordStartsAt(text: string, i: number, word: Uint8Array): boolean {
+  for (let steps = 0; i < text.length && steps < 8; steps++) {
+    const c = text.charCodeAt(i);
+    const kind = kindOf(c);
+    if (kind === IGNORABLE) i++;
+    else if (kind !== ENCODED) return word[c] === 1;
+    else if (readComplex(text, i, c, edge).code >= 0) return word[edge.code] === 1;
+    else i = edge.next;
+  }
+  return false;
 }
 
 /** One normalised unit that is not a plain folded character: what `special` found at a position. */
@@ -418,4 +617,18 @@ export function phraseOf(text: string, dots = false): string {
     last = unit.more.length ? unit.more.charCodeAt(unit.more.length - 1) : unit.code;
   }
   return out;
+}
+
+const UMLAUTS = /[äöüÄÖÜßẞ]/g;
+const UMLAUT_SPELLED: Record<string, string> = { ä: "ae", ö: "oe", ü: "ue", Ä: "Ae", Ö: "Oe", Ü: "Ue", ß: "ss", ẞ: "SS" };
+
+/**
+ * A seeded value as German spells it without umlauts (`Müller` → `Mueller`, `Strauß` → `Strauss`), or undefined when
+ * it has none. The door matches it for that value only: the normalisation itself reads `ü` as `u` and `ue` as `ue`,
+ * so no other text starts to match.
+ */
+export function germanTransliteration(value: string): string | undefined {
+  const composed = value.normalize("NFC");
+  if (!/[äöüÄÖÜßẞ]/.test(composed)) return undefined;
+  return composed.replace(UMLAUTS, (char) => UMLAUT_SPELLED[char]!);
 }

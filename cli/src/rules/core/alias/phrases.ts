@@ -8,6 +8,7 @@
 // leftmost-longest and never inside a longer word. Cost: linear in the text, and
 // building is linear in the total length of the phrases (docs/alias.md, "Matching").
 // Why not a package or one RegExp: see the README's dependency list.
+import { encodedRuns, encodeRun } from "./encoded-words.ts";
 import {
   COMPLEX,
   IGNORABLE,
@@ -27,7 +28,9 @@ import {
   special,
   unitForms,
   unitKinds,
+  wordEndsAt,
   words,
+  wordStartsAt,
   type Unit,
 } from "./normalise.ts";
 
@@ -357,8 +360,9 @@ export class PhraseMatcher<T> {
             const at = atRoot[text.charCodeAt(i)]!;
             if (at === SKIP) continue;
             if (at === WORD_START) {
-              // (A mark or format character before it is no word: the slow path looks past it.)
-              if (i > 0 && word[text.charCodeAt(i - 1)]) continue;
+              // (A mark or format character before it is no word: the slow path looks past it. Nor is the end of an
+              // escape that reads as something else, `\nMatthew`, `\u201cMatthew`: the edge check reads it.)
+              if (i > 0 && word[text.charCodeAt(i - 1)] && !mayEndEscape(text, i)) continue;
               break;
             }
             // The rest depend on the unit before (the passed ones are each their own form, a space for whitespace).
@@ -490,20 +494,22 @@ export class PhraseMatcher<T> {
       let hit = cursor >= 0 ? delta[cursor * alphabet]! : firstHit[-cursor]!;
       // Marks and format characters after the match belong to it (`Zoe\u0308`); then, read once, whether a
       // word unit follows: every phrase ending here that ends with a word unit needs a non-word unit after it.
+      // (An encoded character after it is read: `Nowell\u00e9` goes on a word, `Nowell<wbr>ian` too.)
       let after = end;
       while (after < n && kinds[text.charCodeAt(after)] === IGNORABLE) after++;
-      const endInWord = after < n && word[text.charCodeAt(after)] === 1;
+      let endInWord = after < n && word[text.charCodeAt(after)] === 1;
+      if (after < n && kinds[text.charCodeAt(after)]! & COMPLEX && !endInWord) endInWord = wordStartsAt(text, after, word);
       while (hit >= 0) {
         const id = output[hit]!;
         const edge = edges[id]!;
         if (!(edge & 2 && endInWord)) {
           let start = ring[(k - lengths[id]! + 1) & mask]!;
           const previous = start > 0 ? text.charCodeAt(start - 1) : -1;
-          if (!(
-            edge & 1 &&
-            previous >= 0 &&
-            (word[previous] === 1 || (kinds[previous] === IGNORABLE && wordBefore(text, start, word, kinds)))
-          )) {
+          // (Most matches follow a space or punctuation: the full reading is needed only after a word unit, a mark or
+          // format character, or what may end `<wbr>` or a soft line break.)
+          const mayBeWord =
+            previous >= 0 && (word[previous] === 1 || kinds[previous] === IGNORABLE || previous === 0x3e || previous === 0x0a);
+          if (!(edge & 1 && mayBeWord && wordEndsAt(text, start, word))) {
             // `(020) 7946 0958`: the match took the closing bracket, so it takes the opening one too.
             if ((previous === 0x28 || previous === 0xff08) && closesFirst(text, start, after)) start--;
             // Candidates arrive by end, the longest first at one end. Keep the chosen ones on a stack: a candidate
@@ -563,18 +569,31 @@ function closesFirst(text: string, start: number, end: number): boolean {
   return false;
 }
 
-/** Whether a word unit comes before `start` in the original text, marks and format characters passed over. */
-function wordBefore(text: string, start: number, word: Uint8Array, kinds: Uint8Array): boolean {
-  let before = start;
-  while (before > 0 && kinds[text.charCodeAt(before - 1)] === IGNORABLE) before--;
-  return before > 0 && word[text.charCodeAt(before - 1)] === 1;
-}
+/** Whether an escape may end at `i` (`\n`, `%22`, `=AB`, `\xab`, `\u201c`): a backslash, `%` or `=` where one would start. */
+const mayEndEscape = (text: string, i: number) =>
+  text.charCodeAt(i - 2) === 0x5c ||
+  text.charCodeAt(i - 3) === 0x25 ||
+  text.charCodeAt(i - 3) === 0x3d ||
+  text.charCodeAt(i - 4) === 0x5c ||
+  text.charCodeAt(i - 6) === 0x5c;
 
 /** Whether, from `i` going `step`, a digit (or the edge of an encoded character) comes within three separators. */
 function digitBeside(text: string, i: number, step: 1 | -1): boolean {
   for (let skipped = 0; i >= 0 && i < text.length; i += step) {
     const c = text.charCodeAt(i);
-    if (isDigit(c) || (c >= 0xff10 && c <= 0xff19) || c === 0x26 || c === 0x25 || c === 0x3b) return true;
+    // `&…;`, `%30`, `\u0030`, and `<wbr>` or a soft line break `=` + newline beside a digit.
+    if (
+      isDigit(c) ||
+      (c >= 0xff10 && c <= 0xff19) ||
+      c === 0x26 ||
+      c === 0x25 ||
+      c === 0x3b ||
+      c === 0x5c ||
+      c === 0x3c ||
+      c === 0x3e ||
+      c === 0x3d
+    )
+      return true;
     if (isIgnorable(c)) continue;
     if (skipped++ === 3 || !(kindOf(c) & SEPARATOR)) return false;
   }
@@ -624,11 +643,41 @@ export class SpellingMatcher<T> {
     return this.#all?.size ?? 0;
   }
 
+  /**
+   * The matches in `text`. A run of RFC 2047 encoded-words is read decoded (encoded-words.ts): a match in it
+   * spans the whole run; the text between runs is read as it is.
+   */
   find(text: string): PhraseMatch<T>[] {
-    return this.#all ? this.#all.find(text, this.#phones) : [];
+    const all = this.#all;
+    if (!all) return [];
+    const runs = encodedRuns(text);
+    if (runs.length === 0) return all.find(text, this.#phones);
+    const matches: PhraseMatch<T>[] = [];
+    let at = 0;
+    for (const run of [...runs, { start: text.length, end: text.length, text: "" }]) {
+      for (const { start, end, value } of all.find(text.slice(at, run.start), this.#phones))
+        matches.push({ start: at + start, end: at + end, value });
+      for (const { value } of all.find(run.text, this.#phones)) matches.push({ start: run.start, end: run.end, value });
+      at = run.end;
+    }
+    return matches;
   }
 
+  /** The text with every match replaced; a run of encoded-words that changes is written again in its own encoding. */
   replace(text: string, replace: (value: T, text: string, start: number, end: number) => string): string {
-    return this.#all ? this.#all.replace(text, replace, this.#phones) : text;
+    const all = this.#all;
+    if (!all) return text;
+    const runs = encodedRuns(text);
+    if (runs.length === 0) return all.replace(text, replace, this.#phones);
+    let out = "";
+    let at = 0;
+    for (const run of runs) {
+      const decoded = all.replace(run.text, replace, this.#phones);
+      out += all.replace(text.slice(at, run.start), replace, this.#phones);
+      out += decoded === run.text ? text.slice(run.start, run.end) : encodeRun(run, decoded);
+      at = run.end;
+    }
+    out += all.replace(text.slice(at), replace, this.#phones);
+    return out === text ? text : out;
   }
 }
