@@ -26,9 +26,9 @@ export interface CliBench {
   hooks: number;
 }
 
-function timed(args: string[], input?: string): number {
+function timed(args: string[], input?: string, env?: NodeJS.ProcessEnv): number {
   const t0 = performance.now();
-  const run = spawnSync(process.execPath, args, { encoding: "utf8", input });
+  const run = spawnSync(process.execPath, args, { encoding: "utf8", input, env });
   const elapsed = performance.now() - t0;
   if (run.status !== 0) throw new Error(`node ${args.join(" ")}: ${run.status} ${run.stderr}`);
   return elapsed;
@@ -51,7 +51,9 @@ function startup(): CliBench["startup"] {
     const calls = {
       node: () => timed(["-e", "0"]),
       rayrun: () => timed([bin, "--version"]),
-      hooksRun: () => timed([bin, "hooks", "run"], event),
+      // The session's project folder is kept in the user's state folder: here, the bench's own.
+      hooksRun: () =>
+        timed([bin, "hooks", "run"], event, { ...process.env, CLAUDE_PROJECT_DIR: undefined, XDG_STATE_HOME: join(folder, ".state") }),
     };
     const names = Object.keys(calls) as (keyof typeof calls)[];
     const samples: Record<keyof typeof calls, number[]> = { node: [], rayrun: [], hooksRun: [] };

@@ -98,6 +98,35 @@ const aliasSeeds = JSON.parse(readFileSync(join(example, "alias-seeds.json"), "u
 
 for (const [version, node] of Object.entries(nodes)) {
   describe(`rayrun hooks run on Node ${version}`, () => {
+    it("reads the rules file once per session: an event after an edit is refused as rules_file_changed, a new session reads the edit", ({
+      expect,
+    }) => {
+      const dir = mkdtempSync(join(tmpdir(), "rayrun-hooks-once-"));
+      const rules = join(dir, "gateway-hooks.toml");
+      writeFileSync(rules, `[[hooks.PreToolUse]]\nmatcher = "^Bash$"\nhandlers = [{ type = "deny", reason = "no shell" }]\n`);
+      const event = (session: string, command: string) =>
+        rayrun(["hooks", "run"], {
+          node,
+          cwd: dir,
+          stdin: JSON.stringify({
+            session_id: session,
+            cwd: dir,
+            hook_event_name: "PreToolUse",
+            tool_name: "Bash",
+            tool_input: { command },
+          }),
+        });
+      expect(event("once-a", "rm -rf build")).toMatchObject({ status: 2, stderr: "no shell\n" });
+      // The agent empties the file it can write: the session's rules stay what they were, and the call is refused.
+      writeFileSync(rules, "# nothing denied\n");
+      const changed = event("once-a", "rm -rf build");
+      expect(changed.status).toBe(2);
+      expect(changed.stderr).toBe(
+        `rayrun hooks run: rules_file_changed: ${rules} changed since this session started; the rules file is read once per session, so start a new session to use it\n`,
+      );
+      expect(event("once-b", "rm -rf build")).toMatchObject({ status: 0, stdout: "" });
+    });
+
     it("answers PreToolUse, PostToolUse and Stop in Claude Code's own format, keeping the run under .rayrun/hooks/<session>", ({
       expect,
     }) => {
@@ -1057,11 +1086,17 @@ describe("rayrun hooks run, the session's project folder", () => {
       `rayrun hooks run: hooks_run_failed: unexpected failure: ${join(sessions, "garbled.json")} names no project folder; the session's state is damaged`,
     ]);
 
-    // A pointer to a folder that holds no state of the session: kept for a minute (a first event may be making it), then replaced.
+    // A pointer to a folder that holds no state of the session: kept for a minute (a first event may be making it), and
+    // an event from outside that folder meanwhile is refused (another project, or a cd out of it); then replaced.
     const gone = join(sessions, "gone.json");
     writeFileSync(gone, JSON.stringify({ project_dir: join(dir, "w") }), { mode: 0o600 });
     const fresh = rayrun(["hooks", "run"], { node: nodes["22"], cwd: dir, stdin: rmRf("gone", dir) });
-    expect([fresh.status, fresh.stderr]).toEqual([0, ""]);
+    expect([fresh.status, fresh.stderr.trim()]).toEqual([
+      2,
+      `rayrun hooks run: session_project_mismatch: session gone belongs to ${join(dir, "w")}, and this event's cwd ${dir} is outside it; use another session id for another project`,
+    ]);
+    const inside = rayrun(["hooks", "run"], { node: nodes["22"], cwd: join(dir, "w"), stdin: rmRf("gone", join(dir, "w")) });
+    expect([inside.status, inside.stderr]).toEqual([0, ""]);
     const old = new Date(Date.now() - 120_000);
     utimesSync(gone, old, old);
     rmSync(join(dir, "w/.rayrun"), { recursive: true });
@@ -1342,6 +1377,7 @@ handlers = [{ type = "command", command = "cat > /dev/null", name = "reader" }]
         cwd: dir,
         input: JSON.stringify({ session_id: "backtrack", cwd: dir, hook_event_name: "PreToolUse", tool_name: tool, tool_input: {} }),
         encoding: "utf8",
+        env: hookEnv(dir),
         // Claude Code's hook timeout is 60 s; a backtracking engine would still be at it then.
         timeout: 20_000,
       });

@@ -1,11 +1,11 @@
 // `rayrun hooks run`: the rules file as a Claude Code hook. Claude Code spawns one
 // process per event, so the run's id, key and findings live under
 // `.rayrun/hooks/<session id>/` in the project between them (see run-files.ts).
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
 import { lstat, readFile, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
 import { AliasError, type SeedEntity } from "../core/alias/seeds.ts";
 import { jsonStructureOver, MAX_JSON_STRUCTURE } from "../core/bounds.ts";
@@ -51,6 +51,8 @@ interface SessionState {
   started_at: string;
   /** The project folder the session's rules and files are found from (sessionProject). */
   project_dir?: string;
+  /** The rules file's SHA-256 when the session started: it is read once per session. */
+  rules_sha256?: string;
 }
 
 /** A plain name: letters, digits, `.`, `_`, `-`, at most 128 (bytes, as they are ASCII), and not only dots (`.`, `..` name folders above it). */
@@ -118,7 +120,7 @@ export async function replyToClaude(stdin: string, options: ReplyOptions, trunca
       const project = await sessionProject(sessionId, cwd);
       return await replyInSession(input, event, eventName, sessionId, project, options);
     } catch (error) {
-      if (error instanceof RunFilesError) return refuse(event, input, error.code, error.message);
+      if (error instanceof RunFilesError || error instanceof SessionProjectError) return refuse(event, input, error.code, error.message);
       // Anything unforeseen (a damaged session file, a file system error) fails closed too: exit 1 would let the call through.
       return refuse(event, input, "hooks_run_failed", `unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -176,7 +178,18 @@ export async function sessionProject(sessionId: string, cwd: string, env: NodeJS
     await replaceFile(path, `${JSON.stringify({ project_dir: first, at: new Date().toISOString() })}\n`);
     return first;
   }
+  // An event from outside the session's project is another project using the same session id (a hand-made one, in a
+  // second clone), or the agent's cd out of it: refused, never answered with the first project's rules or its own.
+  if (first !== kept && !first.startsWith(kept.endsWith(sep) ? kept : kept + sep))
+    throw new SessionProjectError(
+      `session ${sessionId} belongs to ${kept}, and this event's cwd ${first} is outside it; use another session id for another project`,
+    );
   return kept;
+}
+
+/** An event of a session whose project is elsewhere (sessionProject). */
+export class SessionProjectError extends Error {
+  readonly code = "session_project_mismatch";
 }
 
 /** The answer to an event of a known kind and session, in the session's folder under its project folder. */
@@ -203,7 +216,15 @@ async function replyInSession(
     if (error instanceof RunFilesError) return refused(error.code, error.message);
     throw error;
   }
-  const state = await sessionState(dir, cwd);
+  // The rules file is read once, when the run starts (a later edit is for a new session): its digest is kept with
+  // the session's first event, and an event that finds the file changed is refused, never run under other rules.
+  const rulesDigest = await fileDigest(configPath);
+  const state = await sessionState(dir, cwd, rulesDigest);
+  if (rulesDigest !== undefined && state.rules_sha256 !== undefined && state.rules_sha256 !== rulesDigest)
+    return refused(
+      "rules_file_changed",
+      `${configPath} changed since this session started; the rules file is read once per session, so start a new session to use it`,
+    );
   let run: HookRun;
   try {
     run = await HookRun.fromConfig(configPath, { runId: state.run_id, cwd, aliasKey: state.key });
@@ -463,13 +484,25 @@ async function modelsTranscript(path: unknown): Promise<string | undefined> {
   return written.join("\n");
 }
 
-async function sessionState(dir: string, project: string): Promise<SessionState> {
+/** The SHA-256 of a file's bytes, hex; undefined when it cannot be read (loading it then says why). */
+async function fileDigest(path: string): Promise<string | undefined> {
+  try {
+    return createHash("sha256")
+      .update(await readFile(path))
+      .digest("hex");
+  } catch {
+    return undefined;
+  }
+}
+
+async function sessionState(dir: string, project: string, rulesDigest: string | undefined): Promise<SessionState> {
   const path = join(dir, "state.json");
   const fresh: SessionState = {
     run_id: newRunId(),
     key: randomBytes(32).toString("hex"),
     started_at: new Date().toISOString(),
     project_dir: project,
+    rules_sha256: rulesDigest,
   };
   try {
     // `wx`: two hook processes starting at once agree on whichever state was written first.
