@@ -31,6 +31,22 @@ interface MessagesRequest {
  * one turn per request, each turn given every request body so far; any other request (a title, a
  * summary) gets a short text. Streams when asked to, as the real API does.
  */
+/** Runs `work` while `api` listens on a loopback port, and closes it after, whatever happened. */
+async function serving(api: { server: Server }, work: () => Promise<void>): Promise<void> {
+  await new Promise<void>((resolve) => api.server.listen(0, "127.0.0.1", resolve));
+  try {
+    await work();
+  } finally {
+    await new Promise<void>((resolve) => api.server.close(() => resolve()));
+  }
+}
+
+/** A file of the session Claude Code ran (its id from the --output-format json result), under the project's .rayrun/hooks. */
+function sessionFile(dir: string, ran: { stdout: string }, name: string): unknown {
+  const session = (JSON.parse(ran.stdout) as { session_id: string }).session_id;
+  return JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, name), "utf8"));
+}
+
 function scriptedApi(turns: ((bodies: string[]) => Block[])[]): { server: Server; bodies: string[]; origin: () => string } {
   const bodies: string[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -273,8 +289,7 @@ describe("rayrun hooks run under the real Claude Code", () => {
       ],
       () => [{ type: "text", text: "done" }],
     ]);
-    await new Promise<void>((resolve) => failing.server.listen(0, "127.0.0.1", resolve));
-    try {
+    await serving(failing, async () => {
       const dir = project();
       const home = mkdtempSync(join(tmpdir(), "rayrun-claude-home-"));
       const ran = await runClaude(dir, home, failing.origin(), "Read people.txt.");
@@ -302,8 +317,7 @@ describe("rayrun hooks run under the real Claude Code", () => {
       );
 
       // The run failed when it happened, and stays failed: Stop told the user (its own check passed), SessionEnd failed.
-      const session = (JSON.parse(ran.stdout) as { session_id: string }).session_id;
-      const verdict = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "verdict.json"), "utf8")) as {
+      const verdict = sessionFile(dir, ran, "verdict.json") as {
         passed: boolean;
         ends: { event: string; passed: boolean }[];
         summary: { leak_through_inbound: number };
@@ -315,9 +329,7 @@ describe("rayrun hooks run under the real Claude Code", () => {
         ["SessionEnd", true],
       ]);
       expect(verdict.summary.leak_through_inbound).toBe(1);
-    } finally {
-      await new Promise<void>((resolve) => failing.server.close(() => resolve()));
-    }
+    });
   }, 200_000);
 
   it("keeps the project's rules after the agent moves into a folder with an empty rules file of its own (cd)", async ({ expect }) => {
@@ -334,8 +346,7 @@ describe("rayrun hooks run under the real Claude Code", () => {
       () => [{ type: "tool_use", id: "toolu_03", name: "Bash", input: { command: "rm -rf ../victim.txt", description: "Delete" } }],
       () => [{ type: "text", text: "done" }],
     ]);
-    await new Promise<void>((resolve) => moving.server.listen(0, "127.0.0.1", resolve));
-    try {
+    await serving(moving, async () => {
       const guard = `let t = ""; for await (const c of process.stdin) t += c; const e = JSON.parse(t);
 if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recursive delete refused"); process.exit(2); }\n`;
       const dir = project(
@@ -358,9 +369,7 @@ if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recurs
       expect(last.content.find((block) => block.type === "tool_result")!.content).toContain("recursive delete refused");
       expect(readFileSync(join(dir, "victim.txt"), "utf8")).toBe("precious\n");
       expect(existsSync(join(dir, "w/.rayrun"))).toBe(false);
-    } finally {
-      await new Promise<void>((resolve) => moving.server.close(() => resolve()));
-    }
+    });
   }, 200_000);
 
   it("gives a call whose alias the door mapped back Claude Code's own permission check: a rewrite grants nothing", async ({ expect }) => {
@@ -375,8 +384,7 @@ if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recurs
       },
       () => [{ type: "text", text: "done" }],
     ]);
-    await new Promise<void>((resolve) => asking.server.listen(0, "127.0.0.1", resolve));
-    try {
+    await serving(asking, async () => {
       dir = project();
       // Only Read is allowed: Bash needs the user's approval, which print mode cannot ask for.
       const ran = await runClaude(dir, mkdtempSync(join(tmpdir(), "rayrun-claude-home-")), asking.origin(), "Touch a file.", "Read");
@@ -389,17 +397,14 @@ if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recurs
         "SessionEnd 0",
       ]);
       // The door rewrote the call (the alias back to the real name), and Claude Code still refused it: it never ran.
-      const session = (JSON.parse(ran.stdout) as { session_id: string }).session_id;
-      const counts = JSON.parse(readFileSync(join(dir, ".rayrun/hooks", session, "counts.json"), "utf8")) as { rewritten: number };
+      const counts = sessionFile(dir, ran, "counts.json") as { rewritten: number };
       expect(counts.rewritten).toBe(2);
       expect(existsSync(join(dir, "alias-call-ran"))).toBe(false);
       const last = (JSON.parse(asking.bodies[2]!) as { messages: { content: { type: string; content?: string }[] }[] }).messages.at(-1)!;
       expect(last.content.find((block) => block.type === "tool_result")!.content).toContain(
         `touch in '${join(dir, "alias-call-ran")}' needs approval.`,
       );
-    } finally {
-      await new Promise<void>((resolve) => asking.server.close(() => resolve()));
-    }
+    });
   }, 200_000);
 
   it("refuses a call whose rule never answers before Claude Code's own hook timeout would let it run", async ({ expect }) => {
@@ -407,8 +412,7 @@ if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recurs
       () => [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "rm victim.txt; echo ran", description: "Delete" } }],
       () => [{ type: "text", text: "done" }],
     ]);
-    await new Promise<void>((resolve) => slow.server.listen(0, "127.0.0.1", resolve));
-    try {
+    await serving(slow, async () => {
       // Claude Code's hook timeout cut to 5 s for the test (its default is 600 s); the guard never settles.
       const dir = project(
         `[[hooks.PreToolUse]]\nmatcher = "^Bash$"\nhandlers = [{ type = "callable", target = "./guard.mjs#slow", timeout = 30 }]\n`,
@@ -424,8 +428,6 @@ if (/\\brm\\s+-\\w*r/.test(e.tool_input.command)) { process.stderr.write("recurs
       expect(last.content.find((block) => block.type === "tool_result")!.content).toContain(
         "rayrun hooks run: hook_timeout: the rules did not answer in time (hooks run --timeout, less a margin)",
       );
-    } finally {
-      await new Promise<void>((resolve) => slow.server.close(() => resolve()));
-    }
+    });
   }, 200_000);
 });

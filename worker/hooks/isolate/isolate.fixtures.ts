@@ -1,4 +1,5 @@
-import type { StageContextInput } from "./isolate.types.ts";
+import type { ExpectStatic } from "vitest";
+import type { IsolateErrorCode, StageContextInput } from "./isolate.types.ts";
 import { runStage, type StageInput, type StageRun } from "./isolate.run.ts";
 
 /** Test fixtures: hand-written "rayrun bundle v1" scripts and a call context. */
@@ -34,3 +35,17 @@ export function runAfter(bundle: string, result: unknown, limits?: Record<string
 }
 
 export const TRIVIAL_BUNDLE = beforeBundle("");
+
+/**
+ * Each hostile hook must fail closed with its exact code, and the very next
+ * normal run must still succeed (the Worker keeps serving).
+ */
+export async function expectFailsClosed(run: Promise<StageRun>, code: IsolateErrorCode, expect: ExpectStatic): Promise<StageRun> {
+  const result = await run;
+  expect(result.outcome, JSON.stringify(result.error)).toBe("error");
+  expect(result.error?.code, result.error?.message).toBe(code);
+  expect(result.value).toBeUndefined();
+  const next = await runBefore(TRIVIAL_BUNDLE);
+  expect(next.outcome, JSON.stringify(next.error)).toBe("continue");
+  return result;
+}

@@ -1,21 +1,6 @@
-import { it, type ExpectStatic } from "vitest";
+import { it } from "vitest";
 import type { IsolateErrorCode } from "./isolate.types.ts";
-import { ARGS, TRIVIAL_BUNDLE, beforeBundle, bundleOf, runBefore } from "./isolate.fixtures.ts";
-import type { StageRun } from "./isolate.run.ts";
-
-/**
- * Each hostile hook must fail closed with its exact code, and the very next
- * normal run must still succeed (the Worker keeps serving).
- */
-async function expectFailsClosed(run: Promise<StageRun>, code: IsolateErrorCode, expect: ExpectStatic) {
-  const result = await run;
-  expect(result.outcome, JSON.stringify(result.error)).toBe("error");
-  expect(result.error?.code, result.error?.message).toBe(code);
-  expect(result.value).toBeUndefined();
-  const next = await runBefore(TRIVIAL_BUNDLE);
-  expect(next.outcome, JSON.stringify(next.error)).toBe("continue");
-  return result;
-}
+import { ARGS, TRIVIAL_BUNDLE, beforeBundle, bundleOf, expectFailsClosed, runBefore } from "./isolate.fixtures.ts";
 
 const cases: [name: string, bundle: string, code: IsolateErrorCode][] = [
   ["while (true) {}", beforeBundle("while (true) {}"), "timeout"],

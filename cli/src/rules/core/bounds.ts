@@ -14,9 +14,11 @@ export const MAX_EVENT_DEPTH = 64;
  */
 export const MAX_JSON_STRUCTURE = 2_000_000;
 
-/** Whether a JSON text holds more than `limit` `{`, `[` and `,` outside its strings: one linear scan, nothing built. */
-export function jsonStructureOver(text: string, limit = MAX_JSON_STRUCTURE): boolean {
-  let count = 0;
+/**
+ * Calls `visit` with each `{`, `[`, `}`, `]` and `,` of a JSON text that is outside its strings, in order, until it
+ * returns true; returns that offset, or undefined. One linear pass, nothing built: for bounds checked before parsing.
+ */
+function firstStructural(text: string, visit: (code: number) => boolean): number | undefined {
   let inString = false;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
@@ -24,29 +26,28 @@ export function jsonStructureOver(text: string, limit = MAX_JSON_STRUCTURE): boo
       if (code === 0x5c) index++;
       else if (code === 0x22) inString = false;
     } else if (code === 0x22) inString = true;
-    else if ((code === 0x7b || code === 0x5b || code === 0x2c) && ++count > limit) return true;
+    else if ((code === 0x7b || code === 0x5b || code === 0x7d || code === 0x5d || code === 0x2c) && visit(code)) return index;
   }
-  return false;
+  return undefined;
+}
+
+/** Whether a JSON text holds more than `limit` `{`, `[` and `,` outside its strings. */
+export function jsonStructureOver(text: string, limit = MAX_JSON_STRUCTURE): boolean {
+  let count = 0;
+  return firstStructural(text, (code) => code !== 0x7d && code !== 0x5d && ++count > limit) !== undefined;
 }
 
 /**
  * Where a JSON text first nests objects and arrays deeper than `limit` (the offset of the bracket that does), or
- * undefined: one linear scan before parsing, since what follows a parse (locating each key's line) recurses.
+ * undefined: checked before parsing, since what follows a parse (locating each key's line) recurses.
  */
 export function jsonNestingPastAt(text: string, limit = MAX_EVENT_DEPTH): number | undefined {
   let depth = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (inString) {
-      if (code === 0x5c) index++;
-      else if (code === 0x22) inString = false;
-    } else if (code === 0x22) inString = true;
-    else if (code === 0x7b || code === 0x5b) {
-      if (++depth > limit) return index;
-    } else if (code === 0x7d || code === 0x5d) depth--;
-  }
-  return undefined;
+  return firstStructural(text, (code) => {
+    if (code === 0x7d || code === 0x5d) depth--;
+    else if (code !== 0x2c) return ++depth > limit;
+    return false;
+  });
 }
 
 /** Whether `value` nests objects and arrays deeper than `limit`. An explicit stack: any depth is safe to ask about. */
