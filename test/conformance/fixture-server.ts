@@ -23,7 +23,8 @@ import { MemoryEventStore } from "../../demo/upstream/resilience.ts";
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 const WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Unreferenced: a scenario's long background job (slow_compute for a minute) must not keep the run's process alive.
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
 
 /** Answers at once when the client (the gateway, until it relays them) lacks a capability, as the scenarios ask. */
@@ -116,7 +117,7 @@ function registerTaskTools(mcp: McpServer): void {
   });
 }
 
-function referenceServer(): McpServer {
+function referenceServer(taskStore: InMemoryTaskStore): McpServer {
   const mcp = new McpServer(
     { name: "conformance-fixture", version: "1.0.0" },
     {
@@ -128,7 +129,7 @@ function referenceServer(): McpServer {
         tools: {},
         tasks: { cancel: {}, requests: { tools: { call: {} } } },
       },
-      taskStore: new InMemoryTaskStore(),
+      taskStore,
       // Where a task's requests wait for the requester's tasks/result.
       taskMessageQueue: new InMemoryTaskMessageQueue(),
     },
@@ -405,6 +406,9 @@ export interface FixtureServer {
 
 export async function startFixtureServer(port = 0): Promise<FixtureServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  // Closed with the fixture: a task's store keeps a 60 s timer per task (its ttl), and a request a scenario's
+  // server sent and never had answered another; they kept the run's process alive a minute after its results.
+  const referenceServers = new Set<McpServer>();
 
   async function serveReference(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const sessionId = req.headers["mcp-session-id"];
@@ -422,7 +426,14 @@ export async function startFixtureServer(port = 0): Promise<FixtureServer> {
       onsessioninitialized: (id) => void sessions.set(id, transport),
       onsessionclosed: (id) => void sessions.delete(id),
     });
-    await referenceServer().connect(transport);
+    const taskStore = new InMemoryTaskStore();
+    const reference = referenceServer(taskStore);
+    referenceServers.add(reference);
+    reference.server.onclose = () => {
+      referenceServers.delete(reference);
+      taskStore.cleanup();
+    };
+    await reference.connect(transport);
     await transport.handleRequest(req, res, body);
   }
 
@@ -447,7 +458,13 @@ export async function startFixtureServer(port = 0): Promise<FixtureServer> {
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const { port: bound } = server.address() as AddressInfo;
-  return { origin: `http://127.0.0.1:${bound}`, close: () => closeServer(server) };
+  return {
+    origin: `http://127.0.0.1:${bound}`,
+    close: async () => {
+      await Promise.all([...referenceServers].map((reference) => reference.close()));
+      await closeServer(server);
+    },
+  };
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {

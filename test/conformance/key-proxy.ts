@@ -148,14 +148,20 @@ export async function startKeyProxy(
       if (named && headers["mcp-name"] === named.from) headers["mcp-name"] = targetName(body)?.from ?? named.from;
       if (inbound) headers["content-length"] = String(Buffer.byteLength(body));
       const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (answer) => {
+        // The answer is cut short whenever the suite closes its end first (res "close" destroys the upstream
+        // request, and the answer then fails with "aborted"): pass the cut on instead of letting it throw.
+        answer.on("error", () => res.destroy());
         const type = answer.headers["content-type"] ?? "";
         if (type.startsWith("application/json")) {
-          void readAll(answer).then((text) => {
-            const mapped = mapJson(text, (message) => toSuite(message, names));
-            const { "transfer-encoding": _chunked, ...headers } = answer.headers;
-            res.writeHead(answer.statusCode ?? 502, { ...headers, "content-length": String(Buffer.byteLength(mapped)) });
-            res.end(mapped);
-          });
+          readAll(answer).then(
+            (text) => {
+              const mapped = mapJson(text, (message) => toSuite(message, names));
+              const { "transfer-encoding": _chunked, ...headers } = answer.headers;
+              res.writeHead(answer.statusCode ?? 502, { ...headers, "content-length": String(Buffer.byteLength(mapped)) });
+              res.end(mapped);
+            },
+            () => res.destroy(),
+          );
           return;
         }
         res.writeHead(answer.statusCode ?? 502, answer.headers);
