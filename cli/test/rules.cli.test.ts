@@ -1167,7 +1167,9 @@ describe("rayrun hooks run, its own time and the event's size", () => {
       join(dir, "gateway-hooks.toml"),
       `[[hooks.PreToolUse]]\nhandlers = [{ type = "alias" }]\n\n[[hooks.PostToolUse]]\nhandlers = [{ type = "alias" }]\n\n` +
         `[[hooks.PreToolUse]]\nmatcher = "^Hang"\nhandlers = [{ type = "callable", target = "./hang.mjs#hang" }]\n\n` +
-        `[[hooks.PostToolUse]]\nmatcher = "^Hang"\nhandlers = [{ type = "callable", target = "./hang.mjs#hang" }]\n`,
+        `[[hooks.PostToolUse]]\nmatcher = "^Hang"\nhandlers = [{ type = "callable", target = "./hang.mjs#hang" }]\n\n` +
+        // A command that notes its process group and then outlasts any answer, with a child of its own.
+        `[[hooks.PreToolUse]]\nmatcher = "^Sleeper$"\nhandlers = [{ type = "command", command = "echo $$ > group.pid; sleep 300 & sleep 300" }]\n`,
     );
     // Never settles; HangTicking keeps a timer running meanwhile, HangIdle leaves Node nothing to wait on.
     writeFileSync(
@@ -1220,6 +1222,33 @@ describe("rayrun hooks run, its own time and the event's size", () => {
     }
     const usage = rayrun(["hooks", "run", "--timeout", "0"], { node: nodes["22"], cwd: dir, stdin: pre(dir, "Bash", "{}") });
     expect(usage).toEqual({ status: 2, stdout: "", stderr: "rayrun: --timeout must be a positive number of seconds, not 0\n" });
+  });
+
+  it("kills what a command handler still runs when the answer is due, its children too", async ({ expect }) => {
+    const dir = project();
+    const denied = rayrun(["hooks", "run", "--timeout", "2"], { node: nodes["22"], cwd: dir, stdin: pre(dir, "Sleeper", "{}") });
+    expect([denied.status, denied.stderr.trim()]).toEqual([
+      2,
+      "rayrun hooks run: hook_timeout: the rules did not answer in time (hooks run --timeout, less a margin)",
+    ]);
+    const group = Number(readFileSync(join(dir, "group.pid"), "utf8"));
+    expect(group).toBeGreaterThan(1);
+    // SIGKILL went to the whole group before the process exited; what is left of it at most awaits reaping.
+    const living = () =>
+      readdirSync("/proc")
+        .filter((name) => /^\d+$/.test(name))
+        .filter((pid) => {
+          try {
+            const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+            // Fields after the command's closing parenthesis: state, ppid, pgrp.
+            const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+            return Number(pgrp) === group && state !== "Z";
+          } catch {
+            return false;
+          }
+        });
+    for (let tries = 0; living().length && tries < 50; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(living()).toEqual([]);
   });
 });
 

@@ -103,6 +103,11 @@ export interface HookRunOptions {
   alias?: AliasDoor;
   /** Options for the door made when `alias` is omitted (the run key, the file's [alias]). */
   aliasOptions?: AliasOptions;
+  /**
+   * Aborted, every handler still running is stopped as its own timeout would stop it (a command's process
+   * group killed, a request cancelled): `hooks run` aborts it when its answer is due, before it exits.
+   */
+  signal?: AbortSignal;
 }
 
 /** What firing one event did. */
@@ -163,9 +168,11 @@ export class HookRun {
   readonly #pending = new Set<Promise<void>>();
   readonly #counts = { calls: 0, requests: 0, denied: 0, rewritten: 0 };
   readonly #ends: RunEnd[] = [];
+  readonly #signal?: AbortSignal;
 
   constructor(options: HookRunOptions = {}) {
     this.runId = options.runId ?? newRunId();
+    this.#signal = options.signal;
     this.cwd = options.cwd;
     this.alias = options.alias ?? new AliasDoor(options.aliasOptions);
     this.#vendors = Object.entries(options.vendors ?? {}).map(([name, pattern]) => [name, compileMatcher(pattern)]);
@@ -323,6 +330,9 @@ export class HookRun {
   async #withTimeout(handler: Handler, event: HookEvent): Promise<{ handler: Handler; answer?: HookAnswer; failure?: HookFailure }> {
     const seconds = handler.timeout ?? defaultTimeoutSeconds(handler.type, event.hook_event_name);
     const controller = new AbortController();
+    const stopWithRun = () => controller.abort();
+    this.#signal?.addEventListener("abort", stopWithRun, { once: true });
+    if (this.#signal?.aborted) controller.abort();
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const answering = handler.handle(event, controller.signal);
@@ -346,6 +356,7 @@ export class HookRun {
       return { handler, failure };
     } finally {
       if (timer !== undefined) clearTimeout(timer);
+      this.#signal?.removeEventListener("abort", stopWithRun);
     }
   }
 

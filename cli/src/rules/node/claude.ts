@@ -115,10 +115,13 @@ export async function replyToClaude(stdin: string, options: ReplyOptions, trunca
       "session_id must be a plain name: 1–128 letters, digits, '.', '_' or '-', and not only dots",
     );
   const cwd = typeof input.cwd === "string" ? input.cwd : process.cwd();
+  // Aborted at the deadline: handlers still running are stopped (a command's process group killed) before the
+  // process exits with its refusal, so nothing a rule started outlives the answer.
+  const stopping = new AbortController();
   const answering = (async () => {
     try {
       const project = await sessionProject(sessionId, cwd);
-      return await replyInSession(input, event, eventName, sessionId, project, options);
+      return await replyInSession(input, event, eventName, sessionId, project, options, stopping.signal);
     } catch (error) {
       if (error instanceof RunFilesError || error instanceof SessionProjectError) return refuse(event, input, error.code, error.message);
       // Anything unforeseen (a damaged session file, a file system error) fails closed too: exit 1 would let the call through.
@@ -131,11 +134,13 @@ export async function replyToClaude(stdin: string, options: ReplyOptions, trunca
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<AgentReply>((resolve) => {
     timer = setTimeout(
-      () =>
+      () => {
+        stopping.abort();
         resolve({
           ...refuse(event, input, "hook_timeout", "the rules did not answer in time (hooks run --timeout, less a margin)"),
           abandoned: true,
-        }),
+        });
+      },
       Math.max(0, options.deadline! - Date.now()),
     );
   });
@@ -200,6 +205,7 @@ async function replyInSession(
   sessionId: string,
   cwd: string,
   options: ReplyOptions,
+  signal: AbortSignal,
 ): Promise<AgentReply> {
   const refused = (code: string, message: string) => refuse(event, input, code, message);
   // Relative paths are the project's, as the rules file is: the hook process's own folder moves with the agent's `cd` too.
@@ -227,7 +233,7 @@ async function replyInSession(
     );
   let run: HookRun;
   try {
-    run = await HookRun.fromConfig(configPath, { runId: state.run_id, cwd, aliasKey: state.key });
+    run = await HookRun.fromConfig(configPath, { runId: state.run_id, cwd, aliasKey: state.key, signal });
     // Every process derives the same aliases: same key, same seeds (the file given, else the copy kept on the first event).
     const seeds = await sessionSeeds(dir, seedFile);
     if (seeds) await run.seed(seeds);

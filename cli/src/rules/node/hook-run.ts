@@ -42,7 +42,7 @@ export class HookRun extends CoreHookRun {
     const runId = options.runId ?? newRunId();
     const { loaded, rules, alias } = await rulesFromFile(path, runId, options);
     const cwd = options.cwd ?? process.cwd();
-    const run = new HookRun({ runId, cwd, rules, vendors: loaded.config.vendors, alias });
+    const run = new HookRun({ runId, cwd, rules, vendors: loaded.config.vendors, alias, signal: options.signal });
     if (loaded.config.live !== undefined) {
       const { buildLiveTools } = await import("./live/load.ts");
       run.#live = await buildLiveTools(loaded.config, run, {

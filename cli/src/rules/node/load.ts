@@ -126,6 +126,8 @@ export interface FromConfigOptions {
   aliasKey?: string;
   /** Where record handlers write (`hooks check` keeps their lines instead); omitted, their sink files. */
   sinks?: (path: string) => RecordSink;
+  /** Stops every handler still running when it aborts (HookRunOptions.signal). */
+  signal?: AbortSignal;
 }
 
 /** Loads, validates and builds a file's rules, ready for a HookRun. */
