@@ -72,9 +72,9 @@ describe("framing", () => {
     await page.waitForTimeout(1500);
     // Chromium keeps the frame but renders an error page in it: nothing of the console, signed in or not.
     const frame = page.frames()[1]!;
-    const shown = await frame.evaluate(() => document.body?.innerText ?? "").catch(() => "");
+    const shown = await frame.evaluate<string>('document.body?.innerText ?? ""').catch(() => "");
     expect(shown).not.toContain("Approvals");
-    expect(await frame.evaluate(() => location.origin).catch(() => null)).not.toBe(fixture.origin);
+    expect(await frame.evaluate<string>("location.origin").catch(() => null)).not.toBe(fixture.origin);
     await context.close();
   });
 });
