@@ -50,3 +50,31 @@ describe("signing in", () => {
     await context.close();
   });
 });
+
+describe("framing", () => {
+  // Round 6: the console could be framed by any page, and another port of the same host is same-site, so its
+  // session rode along: an invisible frame of an approval's page turned a visitor's two clicks into an approval.
+  it("no page can frame the console, as the gateway serves it or as Pages does", async ({ expect }) => {
+    for (const origin of [fixture.origin, fixture.pagesOrigin]) {
+      const res = await fetch(`${origin}/`);
+      expect([origin, res.headers.get("content-security-policy"), res.headers.get("x-frame-options")]).toEqual([
+        origin,
+        "frame-ancestors 'none'",
+        "DENY",
+      ]);
+      expect((await fetch(`${origin}/_headers`)).status).not.toBe(200);
+    }
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, fixture.origin, ADMIN_EMAIL);
+    const console = `${fixture.origin}/#/w/${fixture.ws}/approvals`;
+    await page.setContent(`<iframe src="${console}" style="width:1000px;height:700px"></iframe>`);
+    await page.waitForTimeout(1500);
+    // Chromium keeps the frame but renders an error page in it: nothing of the console, signed in or not.
+    const frame = page.frames()[1]!;
+    const shown = await frame.evaluate<string>('document.body?.innerText ?? ""').catch(() => "");
+    expect(shown).not.toContain("Approvals");
+    expect(await frame.evaluate<string>("location.origin").catch(() => null)).not.toBe(fixture.origin);
+    await context.close();
+  });
+});

@@ -71,6 +71,33 @@ describe("tools", () => {
     expect(await page.getByRole("alert").textContent()).toContain("(projection_requires_output_schema)");
   });
 
+  it("shows the invisible characters of a changed description, and says they are there, before it is approved", async ({ expect }) => {
+    // Round 6: an upstream hid an instruction in Unicode tag characters; the review showed `"Echo a message back."`
+    // on both sides but the changed line, and approving sent the hidden sentence to every agent.
+    await setVariant(0, "browser-hidden");
+    await request(fixture.origin, "POST", `/v1/workspaces/${fixture.ws}/services`, fixture.adminKey, {
+      slug: "hid",
+      url: `${fixture.upstreamOrigin}/fixtures/mutable/browser-hidden/mcp`,
+    });
+    await setVariant(4, "browser-hidden");
+    await openScreen(page, "Services");
+    await page.getByRole("button", { name: "Refresh index of hid" }).click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: /^Indexed hid: 0 added, 1 changed/ })
+      .waitFor();
+    await page.goto(`${fixture.origin}/#/w/${fixture.ws}/tools/hid__echo`);
+    const proposed = page.getByLabel("New definition");
+    await proposed.waitFor();
+    const shown = (await proposed.textContent())!;
+    // Each hidden character reads as its escape ("P" is U+E0050, a surrogate pair), and none is left unseen.
+    expect(shown).toContain("Echo a message back.\\uDB40\\uDC50\\uDB40\\uDC75");
+    expect(shown).toContain("\\u200B");
+    expect([...shown].filter((character) => character.codePointAt(0)! >= 0xe0000)).toEqual([]);
+    expect(await page.getByRole("note").textContent()).toContain("This definition holds 30 invisible characters");
+    await expectAccessible(page, "tool review with hidden characters");
+  });
+
   it("searches, filters and pages 200 tools", async ({ expect }) => {
     const created = await request(fixture.origin, "POST", `/v1/workspaces/${fixture.ws}/services`, fixture.adminKey, {
       slug: "many",

@@ -3,6 +3,7 @@ import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../http/app.ts";
 import { ApiError } from "../http/errors.ts";
 import type { WaitUntil } from "../lib/after-response.ts";
+import { bearerToken, namesBearerScheme } from "./bearer.ts";
 import { ACCESS_JWT_HEADER, accessKeySet, verifyAccessJwt } from "./access-jwt.ts";
 import { DEV_SESSION_COOKIE, readDevSession } from "./dev-session.ts";
 import { isolateKeys } from "./keys.store.ts";
@@ -15,10 +16,10 @@ const unauthorized = (message: string) => new ApiError("unauthorized", { message
 const keyChannel = (clientHeader: string | undefined): Channel => (clientHeader === "rayrun-cli" ? "cli" : "api");
 
 export async function resolvePrincipal(env: Env, request: Request, waitUntil: WaitUntil): Promise<Principal | null> {
-  const authorization = request.headers.get("authorization") ?? "";
-  const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
-  if (bearer) {
-    if (!bearer.startsWith("rr_")) return null;
+  if (namesBearerScheme(request)) {
+    // Only the bearer counts, even when malformed: the CSRF check let it through as one (./bearer.ts).
+    const bearer = bearerToken(request);
+    if (!bearer?.startsWith("rr_")) return null;
     const key = await isolateKeys.findActive(env, bearer, waitUntil);
     if (!key) return null;
     return {

@@ -2,6 +2,7 @@ import type { WaitUntil } from "../lib/after-response.ts";
 import { authorizationServer, mcpResource, OAUTH_SCOPE, publicUrl, resourceMetadataUrl, type GrantProps } from "../oauth/oauth.config.ts";
 import { grantIdOfToken, isolateRevokedGrants, type RevokedGrantCache } from "../oauth/revoked-grants.ts";
 import { resolvePrincipal } from "./authenticate.ts";
+import { bearerToken } from "./bearer.ts";
 
 /**
  * Who may call /mcp: an API key with tools:call, or an OAuth access token an
@@ -33,7 +34,7 @@ export type McpAuthentication =
   | { kind: "refused"; status: 401 | 403; message: string; headers: Record<string, string> };
 
 export async function authenticateMcp(env: Env, request: Request, waitUntil: WaitUntil): Promise<McpAuthentication> {
-  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+  const bearer = bearerToken(request);
   if (bearer && !bearer.startsWith("rr_")) return authenticateOAuthToken(env, bearer, waitUntil);
 
   const principal = await resolvePrincipal(env, request, waitUntil);

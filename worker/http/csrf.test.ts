@@ -190,4 +190,30 @@ describe("finding 3: CSRF on cookie-authenticated routes", () => {
     });
     expect(res.status).toBe(200);
   });
+
+  it("a malformed Bearer header beside the cookie authenticates nothing: the cookie never stands in for it", async ({ expect }) => {
+    // Round 6: `Authorization: Bearer a b` skipped the CSRF check (a bearer request) while authentication, finding no
+    // single token in it, fell back to the cookie, so a foreign Origin renamed the workspace.
+    const gateway = await demoGateway();
+    const cookie = await signInAdmin(gateway, `csrf-${gateway.tag}@example.com`);
+    for (const authorization of ["Bearer a b", "Bearer rr_x rr_y", "bearer \tnot-a-key more"]) {
+      const res = await SELF.fetch(`${ORIGIN}/v1/workspaces/${gateway.ws}`, {
+        method: "PATCH",
+        headers: { cookie, authorization, origin: "https://rayrun.test:8443", "content-type": "application/json" },
+        body: JSON.stringify({ name: "renamed from another origin" }),
+      });
+      expect([authorization, res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([
+        authorization,
+        401,
+        "unauthorized",
+      ]);
+      const read = await SELF.fetch(`${ORIGIN}/v1/workspaces/${gateway.ws}`, { headers: { cookie, authorization } });
+      expect([authorization, read.status]).toEqual([authorization, 401]);
+    }
+    const workspace = await api(`/v1/workspaces/${gateway.ws}`, { key: gateway.adminKey });
+    expect(workspace.body.name).not.toBe("renamed from another origin");
+    // The cookie alone, from the console, still works.
+    const own = await SELF.fetch(`${ORIGIN}/v1/workspaces/${gateway.ws}`, { headers: { cookie } });
+    expect(own.status).toBe(200);
+  });
 });

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { namesBearerScheme } from "../auth/bearer.ts";
 import type { AppEnv } from "./app.ts";
 import { ApiError } from "./errors.ts";
 
@@ -45,6 +46,7 @@ export function refuseCrossSiteRequests(): MiddlewareHandler<AppEnv> {
 function mayUseSession(request: Request, path: string): boolean {
   if (path === SIGN_IN_PATH) return true;
   if (COOKIE_FREE_PATHS.has(path)) return false;
-  if (/^Bearer\s/i.test(request.headers.get("authorization") ?? "")) return false;
+  // Authentication then reads the bearer alone, never the cookie beside it (auth/bearer.ts).
+  if (namesBearerScheme(request)) return false;
   return request.headers.has("cookie") || request.headers.has("cf-access-jwt-assertion");
 }

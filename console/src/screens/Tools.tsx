@@ -4,7 +4,7 @@ import type { HooksTabProps } from "../hooks/HooksTab.tsx";
 import { api, call } from "../api.ts";
 import { href, hrefWith, replaceRoute } from "../router.ts";
 import { ConfirmDialog, type ConfirmRequest } from "../ui/ConfirmDialog.tsx";
-import { json } from "../ui/format.ts";
+import { invisibleCount, json } from "../ui/format.ts";
 import { useLoad } from "../ui/load.ts";
 import { Pager } from "../ui/Pager.tsx";
 import { Empty, ErrorNote, Loading } from "../ui/status.tsx";
@@ -249,6 +249,7 @@ function Review({ ws, tool, onChanged }: { ws: string; tool: Tool; onChanged: ()
         Review state: <strong>{reviewState(tool)}</strong>
         {tool.schemaBreach && <span class="error"> · {tool.schemaBreach.message}</span>}
       </p>
+      <HiddenCharacters definition={tool.definition} />
       {tool.status === "review_required" && isNewInReview(tool) ? (
         <>
           <p>This tool is new: agents cannot see or call it until its definition is approved.</p>
@@ -379,5 +380,20 @@ function Projection({ ws, tool, onChanged }: { ws: string; tool: Tool; onChanged
       <button type="submit">Save projection</button>
       <ErrorNote error={error} />
     </form>
+  );
+}
+
+/**
+ * An upstream can hide text for the agent in characters a reader cannot see (round 6): the definition below shows
+ * them as `\u` escapes, and this says they are there, before anyone approves.
+ */
+function HiddenCharacters({ definition }: { definition: unknown }) {
+  const count = invisibleCount(JSON.stringify(definition));
+  if (!count) return null;
+  return (
+    <p class="error" role="note">
+      This definition holds {count} invisible {count === 1 ? "character" : "characters"} (shown as <code>\u</code> escapes). Agents read
+      them even though a page does not show them: read what they spell before approving.
+    </p>
   );
 }
