@@ -1,6 +1,6 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
-import { api, createWorkspace, ORIGIN } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, createWorkspace, ORIGIN } from "../../test/helpers.ts";
 import { validateServerMetadata, OAuthMetadataInvalid } from "./oauth.server.ts";
 import { OAUTH_REQUEST_TIMEOUT_MS } from "./oauth.fetch.ts";
 import {
@@ -229,5 +229,39 @@ describe("tokens go only to their resource", () => {
     expect(moved.status).toBe(409);
     expect(errorOf(moved.body)).toMatchObject({ code: "conflict", details: { field: "json.url" } });
     expect((await serviceOf(workspace, serviceId)).url).toBe(lab.mcpUrl);
+  });
+});
+
+describe("a grant deleted and authorized again", () => {
+  const whoami = async (key: string) => {
+    const client = await connectMcp(key);
+    try {
+      const result = await client.callTool({ name: "lab__whoami", arguments: {} });
+      return (result as { content: { text: string }[] }).content[0]!.text;
+    } finally {
+      await client.close();
+    }
+  };
+
+  // Round 6, finding 1: the new grant's first token had the deleted grant's version (1), so the isolate's pooled
+  // upstream session, made with the old token, was reused: calls kept acting as the old upstream account, whose token
+  // still worked where the server offers no revocation.
+  it("is never served by a session made with the deleted grant's token", async ({ expect }) => {
+    const lab = await newLab({ revocation: false });
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab, {}, "alice");
+    const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    expect(await whoami(clientKey)).toBe("upstream user: alice");
+
+    const disconnected = await api(`/v1/workspaces/${workspace.ws}/services/${serviceId}/authorization`, {
+      method: "DELETE",
+      key: workspace.adminKey,
+    });
+    expect(disconnected.body).toEqual({ grants: 1, revoked: 0 });
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "bob" })).callback!.status).toBe(200);
+
+    expect(await whoami(clientKey)).toBe("upstream user: bob");
+    expect((await lab.state()).toolCallsBy).toEqual(["alice", "bob"]);
   });
 });
