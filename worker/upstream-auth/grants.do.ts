@@ -146,7 +146,8 @@ interface GrantRow {
   [key: string]: SqlStorageValue;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+/** A time no Date can hold (a grant stored before expires_in was bounded) reads as none, rather than failing the list. */
+const iso = (ms: number | null) => (ms === null || !Number.isFinite(new Date(ms).getTime()) ? null : new Date(ms).toISOString());
 /** Sealed tokens open only for the grant they were sealed for. */
 const tokenBinding = (serviceId: string, subject: GrantSubject) => `upstream-grant\n${serviceId}\n${subject}`;
 const clientSecretBinding = (serviceId: string) => `upstream-client\n${serviceId}`;

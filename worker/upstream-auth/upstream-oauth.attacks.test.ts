@@ -216,6 +216,19 @@ describe("a callback that does not bring tokens", () => {
   );
 });
 
+describe("a token endpoint's expires_in", () => {
+  // Round 6, finding 2: 1e300 seconds is a finite number oauth4webapi accepts, but no Date can hold the expiry,
+  // and every GET …/upstream-grants of the workspace answered 500.
+  it("past ten years is taken as no expiry, and the grants still list", async ({ expect }) => {
+    const lab = await newLab({ accessTokenTtl: 1e300 });
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab);
+    const grants = await api(`/v1/workspaces/${workspace.ws}/upstream-grants`, { key: workspace.adminKey });
+    expect(grants.status).toBe(200);
+    expect(grants.body.grants).toEqual([expect.objectContaining({ serviceId, expiresAt: null })]);
+  });
+});
+
 describe("tokens go only to their resource", () => {
   it("refuses to point an OAuth service at another URL, where its tokens would follow", async ({ expect }) => {
     const lab = await newLab();
