@@ -216,6 +216,32 @@ describe("a callback that does not bring tokens", () => {
   );
 });
 
+describe("returnTo", () => {
+  // Round 6, finding 3: returnTo was checked against the origin of the authorize request, whose Host header any
+  // admin key chooses, so the gateway's own callback became a redirect to a site of the caller's.
+  it("must be on the console's origin, whatever Host the authorize request names", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const serviceId = (await connectOAuthService(workspace, lab)).body.service.id as string;
+    const authorize = (origin: string, returnTo: string) =>
+      SELF.fetch(`${origin}/v1/workspaces/${workspace.ws}/services/${serviceId}/authorize`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${workspace.adminKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ returnTo }),
+      });
+    const forged = await authorize("https://evil.example", "https://evil.example/landing");
+    expect(forged.status).toBe(400);
+    expect(errorOf(await forged.json())).toMatchObject({ code: "invalid_request", details: { field: "json.returnTo" } });
+
+    const fromConsole = await authorize(ORIGIN, `${ORIGIN}/#/w/${workspace.ws}/services`);
+    expect(fromConsole.status).toBe(200);
+    const { authorizationUrl } = (await fromConsole.json()) as { authorizationUrl: string };
+    const flow = await authorizeInBrowser(authorizationUrl);
+    expect(flow.callback!.status).toBe(302);
+    expect(flow.callback!.headers.get("location")).toBe(`${ORIGIN}/#/w/${workspace.ws}/services`);
+  });
+});
+
 describe("a token endpoint's expires_in", () => {
   // Round 6, finding 2: 1e300 seconds is a finite number oauth4webapi accepts, but no Date can hold the expiry,
   // and every GET …/upstream-grants of the workspace answered 500.
