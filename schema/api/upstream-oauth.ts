@@ -76,7 +76,7 @@ export const ServiceAuthorizationSchema = z
 export const AuthorizeServiceBody = z
   .object({
     returnTo: z.string().max(2048).optional().openapi({
-      description: "Where the browser goes after the callback; must be on the origin this request was sent to (the console's)",
+      description: "Where the browser goes after the callback; must be on the console's origin (the gateway's PUBLIC_URL, or CONSOLE_URL)",
     }),
   })
   .openapi("AuthorizeService");

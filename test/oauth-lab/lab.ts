@@ -33,6 +33,8 @@ export interface LabOptions {
   lie?: "issuer_mismatch" | "foreign_endpoint" | "resource_mismatch" | "no_s256" | "metadata_internal" | "as_internal";
   /** The token endpoint never answers a code exchange, or answers it with 5 MiB. */
   token?: "hang" | "huge";
+  /** false: the metadata offers no RFC 7009 revocation, so a token the gateway deletes still works upstream. */
+  revocation?: false;
 }
 
 export interface LabState {
@@ -167,6 +169,7 @@ ${hidden("code_challenge", params.codeChallenge)}${hidden("resource", params.res
   if (options.lie === "issuer_mismatch") metadata.issuer = "http://127.0.0.1:1/";
   if (options.lie === "foreign_endpoint") metadata.token_endpoint = "http://localhost:1/token";
   if (options.lie === "no_s256") metadata.code_challenge_methods_supported = ["plain"];
+  if (options.revocation === false) delete metadata.revocation_endpoint;
   const resourceMetadata = {
     resource: options.lie === "resource_mismatch" ? `${origin}/other` : mcpUrl,
     authorization_servers: [options.lie === "as_internal" ? "https://10.0.0.1/" : `${origin}/`],

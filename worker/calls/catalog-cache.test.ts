@@ -51,4 +51,16 @@ describe("the isolate's catalog cache", () => {
   it("the gateway's cache is bounded as docs/limits.md says: 1,000 workspaces, 16 Mi characters", ({ expect }) => {
     expect([isolateCatalogs.maxWorkspaces, isolateCatalogs.maxChars]).toEqual([1_000, 16 * 1024 * 1024]);
   });
+
+  it("weighs a service's upstream OAuth server, which the upstream's metadata sizes", async ({ expect }) => {
+    const ws = await indexedWorkspace();
+    const before = (await new CatalogCache(new LeaseHolder()).load(env, ws)).chars;
+    // As an upstream's resource metadata can make it: 200 KiB of scopes_supported.
+    const server = JSON.stringify({ resource: "https://mcp.example.com/mcp", scopes: ["s".repeat(200 * 1024)] });
+    await env.DB.prepare("UPDATE services SET authorization_kind = 'oauth', oauth_mode = 'shared', oauth_server = ? WHERE workspace_id = ?")
+      .bind(server, ws)
+      .run();
+    const after = (await new CatalogCache(new LeaseHolder()).load(env, ws)).chars;
+    expect(after - before).toBeGreaterThanOrEqual(server.length);
+  });
 });

@@ -247,7 +247,15 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
     });
   }
   for (const row of (services?.results ?? []) as ServiceRow[]) {
-    catalog.chars += row.url.length + (row.instructions?.length ?? 0) + (row.secret_headers?.length ?? 0);
+    // Everything kept of the service counts: its upstream OAuth server (scopes and auth methods are the upstream's
+    // metadata's, hundreds of KiB) and its stored `server/discover` result were kept unweighed (round 6, finding 5).
+    catalog.chars +=
+      row.url.length +
+      (row.instructions?.length ?? 0) +
+      (row.secret_headers?.length ?? 0) +
+      (row.discover?.length ?? 0) +
+      (row.oauth_server?.length ?? 0) +
+      (row.oauth_pending_reason?.length ?? 0);
     const service: CatalogService = {
       id: row.id,
       slug: row.slug,

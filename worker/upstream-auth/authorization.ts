@@ -3,7 +3,14 @@ import { base64UrlEncode } from "../lib/crypto.ts";
 import { publicUrl } from "../oauth/oauth.config.ts";
 import { UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
-import { SHARED_SUBJECT, type FlowPurpose, type GrantSubject, type TokenAnswer, type TokenFailureCode } from "./grants.do.ts";
+import {
+  SHARED_SUBJECT,
+  type FlowPurpose,
+  type GrantSubject,
+  type TokenAnswer,
+  type TokenFailureCode,
+  type TokenVersion,
+} from "./grants.do.ts";
 import { markPending, type ServiceOAuth } from "./oauth.store.ts";
 import { resourceCovers } from "./oauth.server.ts";
 import { authorizationRequest } from "./oauth.tokens.ts";
@@ -132,12 +139,15 @@ export interface CallAuthorization {
   callerSubject: GrantSubject;
 }
 
-/** The target with the grant's access token; its session is the grant's own, kept while the token is the same. */
-function withToken(target: UpstreamTarget, subject: GrantSubject, answer: { accessToken: string; version: number }): UpstreamTarget {
+/**
+ * The target with the grant's access token; its session is the grant's own, kept while the token is the same
+ * (the version names the grant too: a session made with a deleted grant's token is never reused for a new one).
+ */
+function withToken(target: UpstreamTarget, subject: GrantSubject, answer: { accessToken: string; version: TokenVersion }): UpstreamTarget {
   return {
     ...target,
     cacheKey: `${target.cacheKey}:${subject}`,
-    credential: String(answer.version),
+    credential: answer.version,
     headers: { ...target.headers, authorization: `Bearer ${answer.accessToken}` },
   };
 }
@@ -169,7 +179,7 @@ export async function withUpstreamAuthorization<T>(
   }
   const subject = grantSubjectFor(oauth, call.callerSubject);
   const workspace = workspaceClient(call.env, call.workspaceId);
-  const ask = (rejectedVersion?: number) =>
+  const ask = (rejectedVersion?: TokenVersion) =>
     workspace.upstreamAccessToken({
       serviceId: call.serviceId,
       subject,

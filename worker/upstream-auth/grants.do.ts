@@ -87,9 +87,17 @@ const tokenFailureCode = (code: UpstreamFailureCode): TokenFailureCode =>
     ? code
     : "upstream_protocol_error";
 
+/**
+ * Names one access token of one grant: the grant's id and the token's number within it. A grant deleted and
+ * authorized again (perhaps as another upstream account) has a new id, so its first token is never mistaken for
+ * the deleted grant's first token: not by a pooled upstream session made with the old one, nor by a 401 about it.
+ */
+export type TokenVersion = string;
+const tokenVersion = (row: { id: string; version: number }): TokenVersion => `${row.id}.${row.version}`;
+
 /** What the call path gets for a token: the token, or why there is none. */
 export type TokenAnswer =
-  | { kind: "token"; accessToken: string; version: number }
+  | { kind: "token"; accessToken: string; version: TokenVersion }
   | { kind: "missing" }
   /** The grant was revoked or expired for good (invalid_grant, no refresh token): it is deleted. */
   | { kind: "revoked"; reason: string }
@@ -102,7 +110,7 @@ export interface TokenRequest {
   subject: GrantSubject;
   server: OAuthServer;
   sealedClientSecret: string | null;
-  rejectedVersion?: number;
+  rejectedVersion?: TokenVersion;
 }
 
 interface FlowRow {
@@ -138,7 +146,8 @@ interface GrantRow {
   [key: string]: SqlStorageValue;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+/** A time no Date can hold (a grant stored before expires_in was bounded) reads as none, rather than failing the list. */
+const iso = (ms: number | null) => (ms === null || !Number.isFinite(new Date(ms).getTime()) ? null : new Date(ms).toISOString());
 /** Sealed tokens open only for the grant they were sealed for. */
 const tokenBinding = (serviceId: string, subject: GrantSubject) => `upstream-grant\n${serviceId}\n${subject}`;
 const clientSecretBinding = (serviceId: string) => `upstream-client\n${serviceId}`;
@@ -326,14 +335,14 @@ export class UpstreamGrantStore {
     const now = Date.now();
     const stale =
       request.rejectedVersion !== undefined
-        ? row.version === request.rejectedVersion
+        ? tokenVersion(row) === request.rejectedVersion
         : row.expires_at !== null && row.expires_at - now <= REFRESH_AHEAD_MS;
     if (!stale) {
       if (row.last_used_at === null || now - row.last_used_at >= LAST_USE_RESOLUTION_MS) {
         this.#sql.exec("UPDATE upstream_grants SET last_used_at = ? WHERE id = ?", now, row.id);
       }
       const tokens = await openTokens(row.tokens, row.service_id, row.subject, this.#env.SECRETS_KEY);
-      return { kind: "token", accessToken: tokens.accessToken, version: row.version };
+      return { kind: "token", accessToken: tokens.accessToken, version: tokenVersion(row) };
     }
     let running = this.#refreshing.get(row.id);
     if (!running) {
@@ -353,7 +362,7 @@ export class UpstreamGrantStore {
     const stillValid = request.rejectedVersion === undefined && row.expires_at !== null && row.expires_at > Date.now();
     const { refreshToken } = tokens;
     if (!refreshToken) {
-      if (stillValid) return { kind: "token", accessToken: tokens.accessToken, version: row.version };
+      if (stillValid) return { kind: "token", accessToken: tokens.accessToken, version: tokenVersion(row) };
       this.#sql.exec("DELETE FROM upstream_grants WHERE id = ?", row.id);
       return { kind: "revoked", reason: "the access token expired and the authorization server gave no refresh token" };
     }
@@ -376,14 +385,14 @@ export class UpstreamGrantStore {
         now,
         row.id,
       );
-      return { kind: "token", accessToken: fresh.accessToken, version: row.version + 1 };
+      return { kind: "token", accessToken: fresh.accessToken, version: tokenVersion({ id: row.id, version: row.version + 1 }) };
     } catch (error) {
       if (error instanceof TokenRequestFailed && error.oauthError === "invalid_grant") {
         this.#sql.exec("DELETE FROM upstream_grants WHERE id = ?", row.id);
         return { kind: "revoked", reason: error.message };
       }
       // A refresh ahead of expiry that fails leaves a token that still works.
-      if (stillValid) return { kind: "token", accessToken: tokens.accessToken, version: row.version };
+      if (stillValid) return { kind: "token", accessToken: tokens.accessToken, version: tokenVersion(row) };
       if (error instanceof UpstreamFailure) return { kind: "failed", code: tokenFailureCode(error.code), message: error.message };
       if (error instanceof TokenRequestFailed) return { kind: "failed", code: "upstream_protocol_error", message: error.message };
       throw error;

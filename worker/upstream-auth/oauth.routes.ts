@@ -80,9 +80,9 @@ upstreamOAuthRoutes.openapi(
     const body = c.req.valid("json") ?? {};
     const { oauth } = await oauthService(c.env, ws, svc);
     const returnTo = body.returnTo ?? null;
-    if (returnTo !== null && !sameOrigin(returnTo, c.req.url)) {
+    if (returnTo !== null && !consoleOrigins(c.env).includes(URL.parse(returnTo)?.origin ?? "")) {
       throw new ApiError("invalid_request", {
-        message: "returnTo must be on the origin of this request",
+        message: "returnTo must be on the console's origin (the gateway's PUBLIC_URL, or CONSOLE_URL)",
         details: { field: "json.returnTo" },
       });
     }
@@ -104,12 +104,17 @@ upstreamOAuthRoutes.openapi(
   },
 );
 
-function sameOrigin(url: string, requestUrl: string): boolean {
-  try {
-    return new URL(url).origin === new URL(requestUrl).origin;
-  } catch {
-    return false;
-  }
+/**
+ * Where the callback may send the browser back: the console, served by the gateway itself (PUBLIC_URL) or at
+ * CONSOLE_URL. Not the origin of the request that asks: its Host header is the caller's to choose, and any admin
+ * key (an outsider's, of a workspace of their own) made the gateway's callback redirect to a site of theirs
+ * after the authorization server's consent (round 6, finding 3).
+ */
+function consoleOrigins(env: Env): string[] {
+  return [env.PUBLIC_URL, env.CONSOLE_URL]
+    .map((configured) => (configured ? URL.parse(configured) : null))
+    .filter((url): url is URL => url !== null && (url.protocol === "https:" || url.protocol === "http:"))
+    .map((url) => url.origin);
 }
 
 upstreamOAuthRoutes.openapi(

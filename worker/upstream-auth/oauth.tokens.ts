@@ -54,12 +54,20 @@ export interface GrantTokens {
   scopes: string[];
 }
 
+/**
+ * An `expires_in` past this many seconds (ten years) is taken as no expiry at all. The server chooses the number
+ * (oauth4webapi only checks that it is finite and not negative): `1e300` would put the expiry past the last date
+ * a Date can hold, and every list of the workspace's grants failed on it (round 6, finding 2).
+ */
+export const MAX_EXPIRES_IN_SECONDS = 10 * 366 * 24 * 60 * 60;
+
 function grantTokens(response: TokenEndpointResponse, previous: { refreshToken: string | null; scopes: string[] } | null): GrantTokens {
+  const expiresIn = response.expires_in;
   return {
     accessToken: response.access_token,
     // RFC 6749 §6: a server that does not rotate the refresh token keeps the old one valid.
     refreshToken: response.refresh_token ?? previous?.refreshToken ?? null,
-    expiresAt: typeof response.expires_in === "number" ? Date.now() + response.expires_in * 1000 : null,
+    expiresAt: typeof expiresIn === "number" && expiresIn <= MAX_EXPIRES_IN_SECONDS ? Date.now() + expiresIn * 1000 : null,
     scopes: response.scope ? response.scope.split(" ").filter(Boolean) : (previous?.scopes ?? []),
   };
 }

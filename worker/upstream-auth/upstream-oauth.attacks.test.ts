@@ -1,6 +1,6 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
-import { api, createWorkspace, ORIGIN } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, createWorkspace, ORIGIN } from "../../test/helpers.ts";
 import { validateServerMetadata, OAuthMetadataInvalid } from "./oauth.server.ts";
 import { OAUTH_REQUEST_TIMEOUT_MS } from "./oauth.fetch.ts";
 import {
@@ -216,6 +216,45 @@ describe("a callback that does not bring tokens", () => {
   );
 });
 
+describe("returnTo", () => {
+  // Round 6, finding 3: returnTo was checked against the origin of the authorize request, whose Host header any
+  // admin key chooses, so the gateway's own callback became a redirect to a site of the caller's.
+  it("must be on the console's origin, whatever Host the authorize request names", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const serviceId = (await connectOAuthService(workspace, lab)).body.service.id as string;
+    const authorize = (origin: string, returnTo: string) =>
+      SELF.fetch(`${origin}/v1/workspaces/${workspace.ws}/services/${serviceId}/authorize`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${workspace.adminKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ returnTo }),
+      });
+    const forged = await authorize("https://evil.example", "https://evil.example/landing");
+    expect(forged.status).toBe(400);
+    expect(errorOf(await forged.json())).toMatchObject({ code: "invalid_request", details: { field: "json.returnTo" } });
+
+    const fromConsole = await authorize(ORIGIN, `${ORIGIN}/#/w/${workspace.ws}/services`);
+    expect(fromConsole.status).toBe(200);
+    const { authorizationUrl } = (await fromConsole.json()) as { authorizationUrl: string };
+    const flow = await authorizeInBrowser(authorizationUrl);
+    expect(flow.callback!.status).toBe(302);
+    expect(flow.callback!.headers.get("location")).toBe(`${ORIGIN}/#/w/${workspace.ws}/services`);
+  });
+});
+
+describe("a token endpoint's expires_in", () => {
+  // Round 6, finding 2: 1e300 seconds is a finite number oauth4webapi accepts, but no Date can hold the expiry,
+  // and every GET …/upstream-grants of the workspace answered 500.
+  it("past ten years is taken as no expiry, and the grants still list", async ({ expect }) => {
+    const lab = await newLab({ accessTokenTtl: 1e300 });
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab);
+    const grants = await api(`/v1/workspaces/${workspace.ws}/upstream-grants`, { key: workspace.adminKey });
+    expect(grants.status).toBe(200);
+    expect(grants.body.grants).toEqual([expect.objectContaining({ serviceId, expiresAt: null })]);
+  });
+});
+
 describe("tokens go only to their resource", () => {
   it("refuses to point an OAuth service at another URL, where its tokens would follow", async ({ expect }) => {
     const lab = await newLab();
@@ -229,5 +268,39 @@ describe("tokens go only to their resource", () => {
     expect(moved.status).toBe(409);
     expect(errorOf(moved.body)).toMatchObject({ code: "conflict", details: { field: "json.url" } });
     expect((await serviceOf(workspace, serviceId)).url).toBe(lab.mcpUrl);
+  });
+});
+
+describe("a grant deleted and authorized again", () => {
+  const whoami = async (key: string) => {
+    const client = await connectMcp(key);
+    try {
+      const result = await client.callTool({ name: "lab__whoami", arguments: {} });
+      return (result as { content: { text: string }[] }).content[0]!.text;
+    } finally {
+      await client.close();
+    }
+  };
+
+  // Round 6, finding 1: the new grant's first token had the deleted grant's version (1), so the isolate's pooled
+  // upstream session, made with the old token, was reused: calls kept acting as the old upstream account, whose token
+  // still worked where the server offers no revocation.
+  it("is never served by a session made with the deleted grant's token", async ({ expect }) => {
+    const lab = await newLab({ revocation: false });
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab, {}, "alice");
+    const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    expect(await whoami(clientKey)).toBe("upstream user: alice");
+
+    const disconnected = await api(`/v1/workspaces/${workspace.ws}/services/${serviceId}/authorization`, {
+      method: "DELETE",
+      key: workspace.adminKey,
+    });
+    expect(disconnected.body).toEqual({ grants: 1, revoked: 0 });
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "bob" })).callback!.status).toBe(200);
+
+    expect(await whoami(clientKey)).toBe("upstream user: bob");
+    expect((await lab.state()).toolCallsBy).toEqual(["alice", "bob"]);
   });
 });

@@ -6160,7 +6160,7 @@ export interface components {
       expiresAt: string;
     };
     AuthorizeService: {
-      /** @description Where the browser goes after the callback; must be on the origin this request was sent to (the console's) */
+      /** @description Where the browser goes after the callback; must be on the console's origin (the gateway's PUBLIC_URL, or CONSOLE_URL) */
       returnTo?: string;
     };
     DisconnectSummary: {
