@@ -58,6 +58,16 @@ export interface ConsumedFlow {
 
 export type FlowRefusal = "unknown" | "expired" | "wrong_user" | "other_browser";
 
+/** What the page that asks to go on with a link bound to no user says: whose grant it makes, for what, and where. */
+export interface FlowToConfirm {
+  serviceId: string;
+  subject: GrantSubject;
+  /** The key or user id that made the link. */
+  initiator: string;
+  /** The origin the browser goes to next. */
+  authorizationServer: string;
+}
+
 export interface GrantSummary {
   id: string;
   serviceId: string;
@@ -230,12 +240,27 @@ export class UpstreamGrantStore {
     flowId: string,
     browserHash: string,
     signedInUser: string | null,
-  ): { ok: true; authorizeUrl: string } | { ok: false; reason: FlowRefusal } {
+    confirmed: boolean,
+  ): { ok: true; authorizeUrl: string } | { ok: true; confirm: FlowToConfirm } | { ok: false; reason: FlowRefusal } {
     const row = this.#sql.exec<FlowRow>("SELECT * FROM upstream_oauth_flows WHERE flow_id = ?", flowId).toArray()[0];
     if (!row) return { ok: false, reason: "unknown" };
     if (row.expires_at <= Date.now()) return { ok: false, reason: "expired" };
     if (row.initiator_user && row.initiator_user !== signedInUser) return { ok: false, reason: "wrong_user" };
     if (row.browser_hash && row.browser_hash !== browserHash) return { ok: false, reason: "other_browser" };
+    // A link no signed-in user is bound to works in any browser: whoever opens it is shown whose grant it makes, and
+    // it goes on only when they confirm on the gateway's page, so a link sent to someone else is not one click away
+    // from handing their upstream account to the link's maker.
+    if (!row.initiator_user && !confirmed) {
+      return {
+        ok: true,
+        confirm: {
+          serviceId: row.service_id,
+          subject: row.subject,
+          initiator: row.initiator,
+          authorizationServer: new URL(row.authorize_url).origin,
+        },
+      };
+    }
     this.#sql.exec("UPDATE upstream_oauth_flows SET browser_hash = ? WHERE flow_id = ?", browserHash, flowId);
     return { ok: true, authorizeUrl: row.authorize_url };
   }

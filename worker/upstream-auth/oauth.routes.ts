@@ -22,6 +22,7 @@ import { reindexService } from "../services/indexing.ts";
 import { listServices, storedUpstreamTarget } from "../services/services.store.ts";
 import { parseAllowList } from "../services/url-guard.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
+import { getWorkspace } from "../workspaces/workspaces.store.ts";
 import {
   beginAuthorization,
   CALLBACK_PATH,
@@ -33,7 +34,7 @@ import {
   START_PATH,
   withUpstreamAuthorization,
 } from "./authorization.ts";
-import { openClientSecret, SHARED_SUBJECT, type FlowRefusal } from "./grants.do.ts";
+import { openClientSecret, SHARED_SUBJECT, type FlowRefusal, type FlowToConfirm } from "./grants.do.ts";
 import { disconnectGrants, oauthApiError } from "./lifecycle.ts";
 import { markAuthorized, markPending, notePendingReason } from "./oauth.store.ts";
 import { exchangeCode, TokenRequestFailed } from "./oauth.tokens.ts";
@@ -191,8 +192,18 @@ function flowError(c: Context<AppEnv>, error: ApiError): Response {
 const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 function page(c: Context<AppEnv>, status: 200 | ErrorStatus, title: string, text: string): Response {
-  const body = `<!doctype html><meta charset="utf-8"><title>${escapeHtml(title)}</title><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></main>`;
-  return c.html(body, status, { "x-frame-options": "DENY", "cache-control": "no-store", "referrer-policy": "no-referrer" });
+  return pageHtml(c, status, title, `<p>${escapeHtml(text)}</p>`);
+}
+
+/** A page of the flow: `html` is markup already escaped; no page of the flow may be framed or cached. */
+function pageHtml(c: Context<AppEnv>, status: 200 | ErrorStatus, title: string, html: string): Response {
+  const body = `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(title)}</title><main><h1>${escapeHtml(title)}</h1>${html}</main></html>`;
+  return c.html(body, status, {
+    "x-frame-options": "DENY",
+    "content-security-policy": "frame-ancestors 'none'",
+    "cache-control": "no-store",
+    "referrer-policy": "no-referrer",
+  });
 }
 
 const FLOW_REFUSALS: Record<FlowRefusal, string> = {
@@ -207,15 +218,39 @@ const stateInvalid = (reason: FlowRefusal) => new ApiError("oauth_state_invalid"
 /** The cookie that binds a flow to the browser that opened its link; named by the state, so flows in two tabs do not collide. */
 const bindingCookie = async (state: string) => `rr_upstream_oauth_${(await sha256Hex(state)).slice(0, 16)}`;
 
-upstreamOAuthRoutes.get(START_PATH, async (c) => {
-  const flowId = c.req.query("flow") ?? "";
+upstreamOAuthRoutes.get(START_PATH, (c) => startInBrowser(c, c.req.query("flow") ?? "", false));
+
+/**
+ * The confirmation page's button. Only a form on the gateway's own page may post it (a browser says so in
+ * Sec-Fetch-Site or Origin): another site's form, sent in the background, would skip the page that says whose grant it is.
+ */
+upstreamOAuthRoutes.post(START_PATH, async (c) => {
+  const fromOwnPage =
+    c.req.header("sec-fetch-site") === "same-origin" ||
+    (c.req.header("origin") !== undefined && c.req.header("origin") === gatewayOrigin(c.env));
+  if (!fromOwnPage) {
+    return flowError(
+      c,
+      new ApiError("csrf_refused", { message: "An authorization goes on only from the gateway's own confirmation page" }),
+    );
+  }
+  const form = await c.req.parseBody();
+  return startInBrowser(c, typeof form.flow === "string" ? form.flow : "", true);
+});
+
+/**
+ * Binds the flow to this browser (a cookie the callback must bring back) and sends it to the authorization server;
+ * a link bound to no signed-in user first shows whose grant it makes and goes on only from that page.
+ */
+async function startInBrowser(c: Context<AppEnv>, flowId: string, confirmed: boolean): Promise<Response> {
   const workspaceId = handleWorkspace(flowId);
   if (!workspaceId) return flowError(c, stateInvalid("unknown"));
   const principal = await resolvePrincipal(c.env, c.req.raw, (promise) => c.executionCtx.waitUntil(promise));
   const user = principal?.kind === "user" ? principal.id : null;
   const nonce = base64UrlEncode(crypto.getRandomValues(new Uint8Array(32)));
-  const started = await workspaceClient(c.env, workspaceId).startOAuthFlow(flowId, await sha256Hex(nonce), user);
+  const started = await workspaceClient(c.env, workspaceId).startOAuthFlow(flowId, await sha256Hex(nonce), user, confirmed);
   if (!started.ok) return flowError(c, stateInvalid(started.reason));
+  if ("confirm" in started) return confirmationPage(c, workspaceId, flowId, started.confirm);
   const state = new URL(started.authorizeUrl).searchParams.get("state") ?? "";
   setCookie(c, await bindingCookie(state), nonce, {
     httpOnly: true,
@@ -227,8 +262,49 @@ upstreamOAuthRoutes.get(START_PATH, async (c) => {
   });
   c.header("cache-control", "no-store");
   c.header("referrer-policy", "no-referrer");
-  return c.redirect(started.authorizeUrl, 302);
-});
+  // 303 after the confirmation's POST: the browser follows with a GET.
+  return c.redirect(started.authorizeUrl, confirmed ? 303 : 302);
+}
+
+/** Who will hold the grant, in words: the workspace's shared grant, or the API key whose own grant it is. */
+async function holderOf(env: Env, workspaceId: string, subject: string): Promise<string> {
+  if (subject === SHARED_SUBJECT) return "every agent and key that may call this service in the workspace (a shared grant)";
+  if (subject.startsWith("key:")) return `the API key ${await keyName(env, workspaceId, subject.slice("key:".length))}`;
+  return subject;
+}
+
+/** Who made the link: an admin key's id, or a caller's subject (`key:<id>`). */
+async function makerOf(env: Env, workspaceId: string, initiator: string): Promise<string> {
+  const keyId = initiator.replace(/^key:/, "");
+  return keyId.startsWith("key_") ? `the API key ${await keyName(env, workspaceId, keyId)}` : initiator;
+}
+
+async function keyName(env: Env, workspaceId: string, keyId: string): Promise<string> {
+  const row = await env.DB.prepare("SELECT name FROM api_keys WHERE id = ? AND workspace_id = ?")
+    .bind(keyId, workspaceId)
+    .first<{ name: string }>();
+  return row ? `“${row.name}” (${keyId})` : keyId;
+}
+
+async function confirmationPage(c: Context<AppEnv>, workspaceId: string, flowId: string, flow: FlowToConfirm): Promise<Response> {
+  const [workspace, stored, holder, maker] = await Promise.all([
+    getWorkspace(c.env.DB, workspaceId),
+    storedUpstreamTarget(c.env, workspaceId, flow.serviceId),
+    holderOf(c.env, workspaceId, flow.subject),
+    makerOf(c.env, workspaceId, flow.initiator),
+  ]);
+  const service = stored?.slug ?? flow.serviceId;
+  const title = `Authorize ${service} for the workspace ${workspace?.name ?? workspaceId}?`;
+  const body = [
+    `<p>This link was made by ${escapeHtml(maker)} of the Rayrun workspace <strong>${escapeHtml(workspace?.name ?? workspaceId)}</strong>.`,
+    ` Going on takes you to <strong>${escapeHtml(flow.authorizationServer)}</strong>; the account you sign in with there will be used for the service`,
+    ` <strong>${escapeHtml(service)}</strong> by ${escapeHtml(holder)}.</p>`,
+    `<p>Go on only if you asked for this link, or trust the person who sent it to you with that account. Otherwise close this page.</p>`,
+    `<form method="post" action="${START_PATH}"><input type="hidden" name="flow" value="${escapeHtml(flowId)}">`,
+    `<button type="submit">Continue to ${escapeHtml(flow.authorizationServer)}</button></form>`,
+  ].join("");
+  return pageHtml(c, 200, title, body);
+}
 
 upstreamOAuthRoutes.get(CALLBACK_PATH, async (c) => {
   const url = new URL(c.req.url);

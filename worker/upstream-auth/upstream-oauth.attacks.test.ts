@@ -7,7 +7,9 @@ import {
   authorizedService,
   authorizeInBrowser,
   connectOAuthService,
+  confirmationFlow,
   newLab,
+  openAuthorizationLink,
   serviceOf,
   startAuthorize,
 } from "./upstream-oauth.fixtures.ts";
@@ -135,7 +137,7 @@ describe("the state parameter", () => {
   it("is refused from another workspace", async ({ expect }) => {
     const { link } = await pendingFlow();
     const other = await createWorkspace();
-    const start = await SELF.fetch(link, { redirect: "manual" });
+    const start = await openAuthorizationLink(link);
     const authorizeUrl = new URL(start.headers.get("location")!);
     const state = authorizeUrl.searchParams.get("state")!;
     const moved = `${other.ws}${state.slice(state.indexOf("."))}`;
@@ -155,13 +157,85 @@ describe("the state parameter", () => {
 
   it("is refused from a browser other than the one that opened the link", async ({ expect }) => {
     const { link, serviceId, workspace } = await pendingFlow();
-    const started = await SELF.fetch(link, { redirect: "manual" });
+    const started = await openAuthorizationLink(link);
     const state = new URL(started.headers.get("location")!).searchParams.get("state")!;
     // The binding cookie the start link set stays in the first browser; another sends none, or a forged one.
     const cookieName = started.headers.getSetCookie()[0]!.split("=")[0]!;
     const res = await callback(`${ORIGIN}/oauth/upstream/callback?code=x&state=${encodeURIComponent(state)}`, `${cookieName}=forged`);
     expect(errorOf(res.body)).toMatchObject({ code: "oauth_state_invalid", details: { reason: "other_browser" } });
     expect((await serviceOf(workspace, serviceId)).authorization.status).toBe("pending");
+  });
+});
+
+describe("a link bound to no signed-in user", () => {
+  // Round 6, finding 4: a link made with a key went straight to the authorization server in whichever browser opened
+  // it, so its maker could send it to someone else, whose consent (or a consent the server remembered) gave the
+  // maker's workspace or key that person's upstream account, with nothing on the way saying so.
+  const textOf = (html: string) => html.replace(/<[^>]+>/g, "");
+
+  it("shows whose grant it makes, and goes on only when the page's own button is pressed", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace("Acme <b>ops</b>");
+    const serviceId = (await connectOAuthService(workspace, lab)).body.service.id as string;
+    const link = (await startAuthorize(workspace, serviceId, { key: workspace.adminKey })).body.authorizationUrl as string;
+    const keys = (await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey })).body.keys as {
+      id: string;
+      name: string;
+    }[];
+
+    const opened = await SELF.fetch(link, { redirect: "manual" });
+    const html = await opened.text();
+    expect([opened.status, opened.headers.get("x-frame-options"), opened.headers.getSetCookie()]).toEqual([200, "DENY", []]);
+    expect(textOf(html)).toContain(
+      `This link was made by the API key “${keys[0]!.name}” (${keys[0]!.id}) of the Rayrun workspace Acme &#60;b&#62;ops&#60;/b&#62;.`,
+    );
+    expect(textOf(html)).toContain(`Going on takes you to ${new URL(lab.mcpUrl).origin}`);
+    expect(textOf(html)).toContain(
+      "for the service lab by every agent and key that may call this service in the workspace (a shared grant)",
+    );
+    // Seeing the page binds nothing: the link still works, in this browser or another.
+    expect(confirmationFlow(await (await SELF.fetch(link, { redirect: "manual" })).text())).toBeDefined();
+
+    const onward = await openAuthorizationLink(link);
+    expect([onward.status, new URL(onward.headers.get("location")!).origin]).toEqual([303, new URL(lab.mcpUrl).origin]);
+    expect(onward.headers.getSetCookie()).toHaveLength(1);
+  });
+
+  it("names the key whose own grant a per-user link makes", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const serviceId = (await connectOAuthService(workspace, lab, { oauth: { mode: "per_user" } })).body.service.id as string;
+    const link = (await startAuthorize(workspace, serviceId, { key: workspace.adminKey })).body.authorizationUrl as string;
+    const keys = (await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey })).body.keys as {
+      id: string;
+      name: string;
+    }[];
+    const html = textOf(await (await SELF.fetch(link, { redirect: "manual" })).text());
+    expect(html).toContain(`for the service lab by the API key “${keys[0]!.name}” (${keys[0]!.id}).`);
+  });
+
+  it("refuses the page's form sent from another site, binding nothing", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const serviceId = (await connectOAuthService(workspace, lab)).body.service.id as string;
+    const link = (await startAuthorize(workspace, serviceId, { key: workspace.adminKey })).body.authorizationUrl as string;
+    const flow = confirmationFlow(await (await SELF.fetch(link, { redirect: "manual" })).text())!;
+    const crossSite: Record<string, string>[] = [{ origin: "https://evil.example", "sec-fetch-site": "cross-site" }, {}];
+    for (const headers of crossSite) {
+      const posted = await SELF.fetch(`${ORIGIN}/oauth/upstream/start`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ flow }),
+        redirect: "manual",
+      });
+      expect([posted.status, posted.headers.getSetCookie(), ((await posted.json()) as { error: { code: string } }).error.code]).toEqual([
+        403,
+        [],
+        "csrf_refused",
+      ]);
+    }
+    // Still unbound: the person it was meant for can go on.
+    expect((await openAuthorizationLink(link)).status).toBe(303);
   });
 });
 

@@ -77,15 +77,43 @@ const cookiesOf = (response: Response) =>
     .map((cookie) => cookie.split(";")[0]!)
     .join("; ");
 
+/** The flow id the gateway's confirmation page posts (a link bound to no signed-in user shows that page first). */
+export const confirmationFlow = (html: string) =>
+  /<form method="post" action="\/oauth\/upstream\/start"><input type="hidden" name="flow" value="([^"]+)">/.exec(html)?.[1];
+
+/**
+ * Opens an authorization link as a browser does, pressing Continue on the gateway's confirmation page where it
+ * shows one: the answer that sends the browser on to the authorization server (or the refusal, its body unread).
+ */
+export async function openAuthorizationLink(link: string, signedIn: Record<string, string> = {}): Promise<Response> {
+  const start = await SELF.fetch(link, { headers: signedIn, redirect: "manual" });
+  if (start.status !== 200) return start;
+  const page = await start.text();
+  const flow = confirmationFlow(page);
+  if (!flow) return new Response(page, { status: start.status, headers: start.headers });
+  return SELF.fetch(new URL("/oauth/upstream/start", link), {
+    method: "POST",
+    headers: {
+      ...signedIn,
+      "content-type": "application/x-www-form-urlencoded",
+      "sec-fetch-site": "same-origin",
+      origin: new URL(link).origin,
+    },
+    body: new URLSearchParams({ flow }),
+    redirect: "manual",
+  });
+}
+
 /**
  * What a person does with an authorization link, driven with fetch: open it in
- * a browser (signed in when `cookie` is given), read the authorization server's
+ * a browser (signed in when `cookie` is given), press Continue on the gateway's
+ * confirmation page where it shows one, read the authorization server's
  * consent page, approve or deny as an upstream user, and follow the redirect
  * back to the gateway's callback with the cookie the start link set.
  */
 export async function authorizeInBrowser(link: string, options: { cookie?: string; user?: string; decision?: "approve" | "deny" } = {}) {
-  const start = await SELF.fetch(link, { headers: options.cookie ? { cookie: options.cookie } : {}, redirect: "manual" });
-  if (start.status !== 302) return { start, startBody: await start.text() };
+  const start = await openAuthorizationLink(link, options.cookie ? { cookie: options.cookie } : {});
+  if (start.status !== 302 && start.status !== 303) return { start, startBody: await start.text() };
   const binding = cookiesOf(start);
   const authorizeUrl = start.headers.get("location")!;
   const consent = await fetch(authorizeUrl);

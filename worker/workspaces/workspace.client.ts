@@ -16,6 +16,7 @@ import type { RevisionRecord } from "../hooks/lifecycle/revisions.store.ts";
 import type {
   ConsumedFlow,
   FlowRefusal,
+  FlowToConfirm,
   GrantSubject,
   GrantSummary,
   NewFlow,
@@ -89,8 +90,9 @@ export function workspaceClient(env: Env, workspaceId: string) {
       flowId: string,
       browserHash: string,
       signedInUser: string | null,
-    ): Promise<{ ok: true; authorizeUrl: string } | { ok: false; reason: FlowRefusal }> =>
-      serialisable(stub.startOAuthFlow(flowId, browserHash, signedInUser)),
+      confirmed: boolean,
+    ): Promise<{ ok: true; authorizeUrl: string } | { ok: true; confirm: FlowToConfirm } | { ok: false; reason: FlowRefusal }> =>
+      serialisable(stub.startOAuthFlow(flowId, browserHash, signedInUser, confirmed)),
     consumeOAuthFlow: (
       state: string,
       browserHash: string | null,

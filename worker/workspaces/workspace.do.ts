@@ -137,8 +137,8 @@ export class WorkspaceDO extends DurableObject<Env> {
     return this.#grants.createFlow(flow);
   }
 
-  startOAuthFlow(flowId: string, browserHash: string, signedInUser: string | null) {
-    return this.#grants.startFlow(flowId, browserHash, signedInUser);
+  startOAuthFlow(flowId: string, browserHash: string, signedInUser: string | null, confirmed: boolean) {
+    return this.#grants.startFlow(flowId, browserHash, signedInUser, confirmed);
   }
 
   consumeOAuthFlow(state: string, browserHash: string | null) {
