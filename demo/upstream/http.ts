@@ -16,6 +16,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { hostileSchemaTools } from "../../worker/lib/schema-bounds.fixtures.ts";
+import { HOSTILE_NAMES } from "../../worker/tools/tool-name.fixtures.ts";
 import { exponentialRefTool } from "../../worker/hooks/compiler/compiler.attacks.fixtures.ts";
 import { interactiveSessions } from "./interactive.ts";
 import { taskingSessions } from "./tasking.ts";
@@ -192,6 +193,17 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     }
     if (path === "/fixtures/rich/mcp") {
       return serveMcp(richServer(), req, res, await readJson(req));
+    }
+    if (path === "/fixtures/hostile-names/mcp") {
+      return serveMcp(
+        listingServer(
+          HOSTILE_NAMES.map((name) => generatedTool(name)),
+          100,
+        ),
+        req,
+        res,
+        await readJson(req),
+      );
     }
     if (path === "/fixtures/hostile-schemas/mcp") {
       return serveMcp(hostileSchemaServer(), req, res, await readJson(req));

@@ -109,6 +109,10 @@ export const IndexSummarySchema = z
     schemaTooComplex: z.array(z.object({ name: z.string(), bound: z.string() })).openapi({
       description: "Tools whose schemas break a validation bound: kept, hidden from discovery, every call refused `schema_too_complex`",
     }),
+    invalidNames: z.array(z.string()).openapi({
+      description:
+        "Tools whose public names MCP does not allow (1–128 of A–Z, a–z, 0–9, `_`, `-`, `.`): kept, hidden from discovery, every call refused `tool_name_invalid`",
+    }),
     instructionsTruncated: z.literal(true).optional().openapi({
       description: "The upstream's instructions were longer than 4,096 characters; the gateway keeps the first 4,095 and `…`",
     }),

@@ -29,6 +29,10 @@ export const ToolSchema = z
       .object({ bound: z.string(), limit: z.number().int().optional(), message: z.string() })
       .nullable()
       .openapi({ description: "The validation bound the upstream's schemas break; while set, calls are refused `schema_too_complex`" }),
+    nameProblem: z.string().nullable().openapi({
+      description:
+        "Why clients cannot be shown this tool's public name (MCP tool names: 1–128 of A–Z, a–z, 0–9, `_`, `-`, `.`); while set, the tool is hidden from discovery and calls are refused `tool_name_invalid`",
+    }),
     clientCapabilities: z
       .array(z.enum(["sampling", "elicitation", "roots", "elicitation.url"]))
       .nullable()

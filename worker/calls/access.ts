@@ -4,7 +4,12 @@ import type { Catalog, CatalogProfile, CatalogTool } from "./catalog.ts";
 
 /** Why the gateway refuses a call before any hook or upstream sees it. Stable codes. */
 export type AccessRefusal =
-  "tool_blocked" | "tool_review_required" | "schema_too_complex" | "upstream_authorization_required" | "no_access_profile";
+  | "tool_blocked"
+  | "tool_review_required"
+  | "tool_name_invalid"
+  | "schema_too_complex"
+  | "upstream_authorization_required"
+  | "no_access_profile";
 
 /** The code an approval required by the access profile carries: a risk rule's, else `policy_approval`. */
 export type PolicyApprovalReason = "policy_approval" | RiskApprovalReason;
@@ -41,6 +46,14 @@ export function decideAccess(catalog: Catalog, profileId: string | null, tool: C
           message: `The upstream changed ${tool.publicName}'s definition; an admin must review it before it can be called`,
           details: { review: "changed_definition" },
         };
+  }
+  if (tool.nameProblem) {
+    // One name a model API cannot take breaks a client's whole tool list: hidden from discovery, refused by name.
+    return {
+      allowed: false,
+      code: "tool_name_invalid",
+      message: `${tool.publicName} cannot be offered to MCP clients: ${tool.nameProblem}`,
+    };
   }
   if (tool.schemaBreach) {
     // Validating this tool's calls would cost unbounded work: it is refused, and hidden from discovery like a tool in review.

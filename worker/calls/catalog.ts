@@ -12,6 +12,7 @@ import type { UpstreamTarget } from "../services/upstream.ts";
 import type { ToolRequirement } from "../services/upstream.call.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import { definitionBreach, publicToolName, type ToolDefinition, type ToolStatus } from "../tools/tools.store.ts";
+import { toolNameProblem } from "../tools/tool-name.ts";
 
 /** What the client endpoint needs about one tool to list it or decide a call. */
 export interface CatalogTool {
@@ -28,6 +29,8 @@ export interface CatalogTool {
   serviceRequiresAuthorization: boolean;
   /** The validation bound the tool's upstream input or output schema breaks: every call is refused. */
   schemaBreach: SchemaBoundBreach | null;
+  /** Why clients cannot be shown the tool's public name (tools/tool-name.ts): hidden, every call refused. */
+  nameProblem: string | null;
   /** Hook-log details may be stored: the service captures payloads and the workspace policy allows it. */
   captureDetails: boolean;
   /** What a client must declare to see and call the tool; null: any client. */
@@ -239,6 +242,7 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
       definition,
       definitionHash: row.definition_hash,
       schemaBreach: definitionBreach(definition),
+      nameProblem: toolNameProblem(row.name, publicName),
       projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
       serviceId: row.service_id,
       serviceRequiresAuthorization: awaitsAuthorization(row),

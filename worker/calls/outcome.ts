@@ -13,6 +13,7 @@ import type { DeployedRevision } from "./deployment.ts";
  */
 export const GATEWAY_REFUSAL_CODES = [
   "tool_review_required",
+  "tool_name_invalid",
   "upstream_authorization_required",
   "invalid_arguments",
   "invalid_upstream_arguments",

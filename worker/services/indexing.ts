@@ -124,6 +124,7 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], {
     requirements: listing.requirements,
     newTools: service.reviewInitialTools ? "review_required" : "active",
+    serviceSlug: service.slug,
   });
   const { server, truncated } = indexedServer(listing);
   await env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements]);
@@ -147,6 +148,7 @@ export async function reindexService(env: Env, workspaceId: string, serviceId: s
   const { statements, summary } = await indexStatements(env.DB, workspaceId, serviceId, listing.tools, existing, {
     requirements: listing.requirements,
     newTools: firstIndexing && !service.reviewInitialTools ? "active" : "review_required",
+    serviceSlug: service?.slug ?? "",
   });
   if (statements.length) await env.DB.batch(statements);
   const { server, truncated } = indexedServer(listing);

@@ -17,6 +17,7 @@ describe("connecting a service", () => {
       removed: [],
       unchanged: 0,
       schemaTooComplex: [],
+      invalidNames: [],
       review: [],
     });
     expect(res.body.service).toMatchObject({ slug: "demo", secretHeaderNames: ["X-Api-Key"] });
@@ -209,7 +210,15 @@ describe("refreshing a service", () => {
     const before = await tools();
     const echoUid = before.find((tool) => tool.name === "echo")!.uid;
 
-    expect((await refresh()).body).toEqual({ added: [], changed: [], removed: [], unchanged: 3, schemaTooComplex: [], review: [] });
+    expect((await refresh()).body).toEqual({
+      added: [],
+      changed: [],
+      removed: [],
+      unchanged: 3,
+      schemaTooComplex: [],
+      invalidNames: [],
+      review: [],
+    });
     await setVariant(1);
     expect((await refresh()).body).toEqual({
       added: [],
@@ -217,6 +226,7 @@ describe("refreshing a service", () => {
       removed: [],
       unchanged: 2,
       schemaTooComplex: [],
+      invalidNames: [],
       review: ["echo"],
     });
     const changed = (await tools()).find((tool) => tool.name === "echo")!;
@@ -252,6 +262,7 @@ describe("refreshing a service", () => {
       removed: ["retired"],
       unchanged: 2,
       schemaTooComplex: [],
+      invalidNames: [],
       review: [],
     });
     const retired = (await tools()).find((tool) => tool.name === "retired")!;
@@ -264,7 +275,15 @@ describe("refreshing a service", () => {
     await setVariant(1);
     await refresh();
     await setVariant(0);
-    expect((await refresh()).body).toEqual({ added: [], changed: ["echo"], removed: [], unchanged: 2, schemaTooComplex: [], review: [] });
+    expect((await refresh()).body).toEqual({
+      added: [],
+      changed: ["echo"],
+      removed: [],
+      unchanged: 2,
+      schemaTooComplex: [],
+      invalidNames: [],
+      review: [],
+    });
     expect((await tools()).find((tool) => tool.name === "echo")!.status).toBe("active");
   });
 });
@@ -305,6 +324,7 @@ describe("finding 9: new tools go live without review", () => {
       removed: [],
       unchanged: 3,
       schemaTooComplex: [],
+      invalidNames: [],
       review: ["delete_everything"],
     });
     const added = (await tools()).find((tool) => tool.name === "delete_everything")!;
@@ -355,6 +375,7 @@ describe("finding 9: new tools go live without review", () => {
       removed: [],
       unchanged: 0,
       schemaTooComplex: [],
+      invalidNames: [],
       review: ["echo", "retired", "stable"],
     });
     expect((await reviewed.tools()).map((tool) => [tool.name, tool.status, tool.approvedHash])).toEqual([

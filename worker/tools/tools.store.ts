@@ -2,6 +2,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { newId, nowIso } from "../lib/ids.ts";
 import { schemaBreach } from "../lib/json-schema.ts";
+import { toolNameProblem } from "./tool-name.ts";
 import type { SchemaBoundBreach } from "../lib/schema-bounds.ts";
 import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import type { ToolRequirement } from "../services/upstream.call.ts";
@@ -44,6 +45,8 @@ export interface ToolRecord {
   projection: string[] | null;
   /** The validation bound the upstream's input or output schema breaks; calls are refused while it does. */
   schemaBreach: SchemaBoundBreach | null;
+  /** Why clients cannot be shown the tool's public name (tool-name.ts); calls are refused while it is set. */
+  nameProblem: string | null;
   /** What a client must declare to see and call the tool (the upstream lists it only to such clients); null: any client. */
   clientCapabilities: ToolRequirement[] | null;
   firstSeenAt: string;
@@ -88,6 +91,7 @@ function toRecord(row: ToolRow): ToolRecord {
     status: row.status,
     projection: row.projection ? (JSON.parse(row.projection) as string[]) : null,
     schemaBreach: definitionBreach(definition),
+    nameProblem: toolNameProblem(row.name, publicToolName(row.slug, row.name)),
     clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as ToolRequirement[]) : null,
     firstSeenAt: row.first_seen_at,
     updatedAt: row.updated_at,
@@ -188,6 +192,8 @@ export interface IndexSummary {
   review: string[];
   /** Listed tools whose schemas break a validation bound: stored, but every call is refused `schema_too_complex`. */
   schemaTooComplex: { name: string; bound: SchemaBoundBreach["bound"] }[];
+  /** Listed tools whose public names MCP does not allow: stored, hidden, every call refused `tool_name_invalid`. */
+  invalidNames: string[];
   /** Present when the upstream's instructions were longer than MAX_SERVICE_INSTRUCTIONS_CHARS and were cut. */
   instructionsTruncated?: true;
 }
@@ -211,6 +217,8 @@ export async function indexStatements(
     requirements?: ReadonlyMap<string, ToolRequirement[]>;
     /** How a tool the upstream lists for the first time starts. */
     newTools: "active" | "review_required";
+    /** The service's slug, the first part of its tools' public names. */
+    serviceSlug: string;
   },
 ): Promise<{ statements: D1PreparedStatement[]; summary: IndexSummary }> {
   const requirements = options.requirements ?? new Map<string, ToolRequirement[]>();
@@ -218,7 +226,7 @@ export async function indexStatements(
   const byName = new Map(existing.map((tool) => [tool.name, tool]));
   const seen = new Set<string>();
   const statements: D1PreparedStatement[] = [];
-  const summary: IndexSummary = { added: [], changed: [], removed: [], unchanged: 0, review: [], schemaTooComplex: [] };
+  const summary: IndexSummary = { added: [], changed: [], removed: [], unchanged: 0, review: [], schemaTooComplex: [], invalidNames: [] };
 
   for (const tool of upstreamTools) {
     if (seen.has(tool.name)) continue;
@@ -227,6 +235,7 @@ export async function indexStatements(
     // A schema past a bound never fails the refresh: the tool is kept, and refused when called.
     const breach = definitionBreach(definition);
     if (breach) summary.schemaTooComplex.push({ name: tool.name, bound: breach.bound });
+    if (toolNameProblem(tool.name, publicToolName(options.serviceSlug, tool.name))) summary.invalidNames.push(tool.name);
     const hash = await definitionHash(definition);
     const current = byName.get(tool.name);
     const required = requirements.get(tool.name) ?? null;

@@ -6082,6 +6082,8 @@ export interface components {
         name: string;
         bound: string;
       }[];
+      /** @description Tools whose public names MCP does not allow (1–128 of A–Z, a–z, 0–9, `_`, `-`, `.`): kept, hidden from discovery, every call refused `tool_name_invalid` */
+      invalidNames: string[];
       /**
        * @description The upstream's instructions were longer than 4,096 characters; the gateway keeps the first 4,095 and `…`
        * @enum {boolean}
@@ -6231,6 +6233,8 @@ export interface components {
         limit?: number;
         message: string;
       } | null;
+      /** @description Why clients cannot be shown this tool's public name (MCP tool names: 1–128 of A–Z, a–z, 0–9, `_`, `-`, `.`); while set, the tool is hidden from discovery and calls are refused `tool_name_invalid` */
+      nameProblem: string | null;
       /** @description The client capabilities the upstream lists this tool for (`elicitation.url`: URL-mode elicitation): only MCP clients that declare all of them see and can call it; null for every client */
       clientCapabilities: ("sampling" | "elicitation" | "roots" | "elicitation.url")[] | null;
       firstSeenAt: string;

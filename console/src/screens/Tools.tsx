@@ -248,6 +248,7 @@ function Review({ ws, tool, onChanged }: { ws: string; tool: Tool; onChanged: ()
       <p>
         Review state: <strong>{reviewState(tool)}</strong>
         {tool.schemaBreach && <span class="error"> · {tool.schemaBreach.message}</span>}
+        {tool.nameProblem && <span class="error"> · Not offered to agents: {tool.nameProblem}</span>}
       </p>
       <HiddenCharacters definition={tool.definition} />
       {tool.status === "review_required" && isNewInReview(tool) ? (
