@@ -26,6 +26,7 @@ export const GATEWAY_REFUSAL_CODES = [
   "hook_unavailable",
   "workspace_unavailable",
   "revision_changed",
+  "unauthorized",
   "invalid_output",
   "schema_too_complex",
   "url_not_allowed",

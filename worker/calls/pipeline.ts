@@ -48,6 +48,12 @@ export interface ToolCallInput {
   /** The caller's own upstream grant subject (`user:…`, `key:…`, `oauth:…`), for services authorized per user. */
   grantSubject: string;
   /**
+   * Whether the request's key or OAuth grant still authenticates the same caller with the same profile. The catalog
+   * does not hold credentials, so a call that renews its lease onto a newer version before dispatch asks this again:
+   * the change may be its own key's revocation, and a revocation's answer promises no call is sent with it afterwards.
+   */
+  stillAuthorized: () => Promise<boolean>;
+  /**
    * The isolate's clock may lag real time by more than the lease margins when
    * the call reaches dispatch (a Code Mode program computes between its tool
    * calls without I/O), so the lease is confirmed with a round trip first.
@@ -241,6 +247,10 @@ async function runSteps(state: CallState): Promise<CallOutcome> {
     }
     if (renewed && renewed !== state.catalog) {
       const ran = { revisionId: prepared.active?.revisionId ?? null, definitionHash: state.tool.definitionHash };
+      // The version moved since the request authenticated: the change may be this caller's key or grant being
+      // revoked, which its API answers once no call can still be sent with it (docs/leases.md).
+      const revoked = await credentialsRevoked(state, ran.revisionId);
+      if (revoked) return revoked;
       const tool = renewed.tools.get(state.input.publicName);
       if (!tool || !declaresAll(state.input.clientCapabilities, tool.clientCapabilities)) return { kind: "hidden" };
       state.catalog = renewed;
@@ -310,6 +320,24 @@ function unavailable(state: CallState): CallOutcome {
     return refuse(state, "hook_unavailable", "The tool's hook could not be confirmed current, so the call was stopped", null);
   }
   return refuse(state, "workspace_unavailable", "The workspace's current policy could not be confirmed, so the call was stopped", null);
+}
+
+/** `unauthorized` when the caller's credentials no longer hold; `unavailable` when that cannot be confirmed. */
+async function credentialsRevoked(state: CallState, revisionId: string | null): Promise<CallOutcome | null> {
+  let authorized: boolean;
+  try {
+    authorized = await state.input.stillAuthorized();
+  } catch (error) {
+    console.error("credentials could not be confirmed before dispatch", error);
+    return unavailable(state);
+  }
+  if (authorized) return null;
+  return refuse(
+    state,
+    "unauthorized",
+    "The caller's key or OAuth grant was revoked, or its access profile changed, before the call was sent",
+    revisionId,
+  );
 }
 
 /** A policy or hook approval: claims this exact call's approval, or refuses with how to get one. */

@@ -302,6 +302,7 @@ async function innerCall(
     // The program computes between its calls with no I/O, so the clock cannot be trusted at dispatch.
     confirmLeaseBeforeDispatch: true,
     grantSubject: caller.grantSubject,
+    stillAuthorized: caller.stillAuthorized,
   });
   const outcome = run.outcome;
   switch (outcome.kind) {

@@ -68,7 +68,15 @@ async function leaseGateway() {
   /** One tools/call through `from`'s catalog (or the given one), in `env` (or another, e.g. with the object unreachable). */
   const call = async (
     from: Isolate,
-    options: { env?: Env; catalog?: Catalog; tool?: string; arguments?: JsonObject; confirmLease?: boolean; profileId?: string } = {},
+    options: {
+      env?: Env;
+      catalog?: Catalog;
+      tool?: string;
+      arguments?: JsonObject;
+      confirmLease?: boolean;
+      profileId?: string;
+      stillAuthorized?: () => Promise<boolean>;
+    } = {},
   ) =>
     runToolCall({
       env: options.env ?? env,
@@ -82,6 +90,7 @@ async function leaseGateway() {
       approvalLinks: { pages: "https://rayrun.test/#/w/ws/approvals", api: "https://rayrun.test/approvals" },
       grantSubject: "key:key_lease_test",
       confirmLeaseBeforeDispatch: options.confirmLease,
+      stillAuthorized: options.stillAuthorized ?? (async () => true),
     });
   const sent = async () => (await upstreamReceived(tag)).calls.map((received) => (received.arguments as { query?: string }).query);
   const deployRequest = (revisionId: string) =>
@@ -240,6 +249,48 @@ describe("once a change's API has answered", () => {
     expect(Date.parse(deleted.headers.get(EFFECTIVE_AT_HEADER)!)).toBeLessThanOrEqual(clock.now());
     for (const other of isolates) expect((await g.call(other, { profileId })).outcome).toEqual({ kind: "hidden" });
     expect(await g.sent()).toEqual(["sso", "sso", "sso", "sso"]);
+  });
+});
+
+describe("a call racing its key's revocation", () => {
+  it("is refused, never sent, when its lease lapses before dispatch and the key was revoked meanwhile", async ({ expect }) => {
+    const g = await leaseGateway();
+    const key = await createKey(g, ["tools:call"], g.defaultProfileId);
+    const keyId = (await api(`/v1/workspaces/${g.ws}/keys`, { key: g.adminKey })).body.keys.find((listed: { prefix: string }) =>
+      key.startsWith(listed.prefix),
+    ).id;
+    const other = isolate();
+    // The request authenticated, and read its catalog, under the lease before the revocation.
+    expect(await other.keys.findActive(env, key)).not.toBeNull();
+    const authenticated = await other.catalogs.load(env, g.ws);
+    const stillAuthorized = async () => (await other.keys.findActive(env, key)) !== null;
+    const revoking = api(`/v1/workspaces/${g.ws}/keys/${keyId}`, { method: "DELETE", key: g.adminKey });
+    await clock.untilSleeping();
+    // Its upstream session took long enough for the lease to lapse before dispatch (a slow upstream `initialize`).
+    clock.advance(LEASE_MS - DISPATCH_MARGIN_MS);
+    const run = await g.call(other, { catalog: authenticated, stillAuthorized });
+    expect(run.outcome).toMatchObject({ kind: "refused", source: "gateway", code: "unauthorized" });
+    expect(run.logs.map((row) => [row.stage, row.outcome, row.code])).toEqual([["pre_dispatch", "refused", "unauthorized"]]);
+    expect((await clock.settle(revoking)).status).toBe(200);
+    expect(await g.sent()).toEqual([]);
+  });
+
+  it("is sent when the version moved for another change and the key still holds", async ({ expect }) => {
+    const g = await leaseGateway();
+    const other = isolate();
+    const loaded = await other.catalogs.load(env, g.ws);
+    let asked = 0;
+    const stillAuthorized = async () => ((asked += 1), true);
+    const renaming = api(`/v1/workspaces/${g.ws}`, { method: "PATCH", key: g.adminKey, body: { name: "renamed" } });
+    await clock.untilSleeping();
+    clock.advance(LEASE_MS - DISPATCH_MARGIN_MS);
+    expect((await g.call(other, { catalog: loaded, stillAuthorized })).outcome.kind).toBe("result");
+    expect(asked).toBe(1);
+    expect((await clock.settle(renaming)).status).toBe(200);
+    // A call that renews onto the same version asks nothing.
+    expect((await g.call(other, { stillAuthorized })).outcome.kind).toBe("result");
+    expect(asked).toBe(1);
+    expect(await g.sent()).toEqual(["sso", "sso"]);
   });
 });
 

@@ -190,6 +190,7 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
       upstream: call.upstream,
       clientCapabilities: call.clientCapabilities,
       grantSubject: caller.grantSubject,
+      stillAuthorized: caller.stillAuthorized,
       ...(call.task ? { task: call.task } : {}),
     });
     const finished = run;
@@ -301,6 +302,7 @@ async function finishedTask(core: GatewayCore, catalog: Catalog, task: FoundTask
       requestId,
       approvalLinks: approvalLinks(env, caller.origin, caller.workspaceId),
       grantSubject: caller.grantSubject,
+      stillAuthorized: caller.stillAuthorized,
     },
     task,
     withoutUpstreamTaskId(upstreamResult),

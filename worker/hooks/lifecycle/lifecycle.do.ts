@@ -238,15 +238,6 @@ export class HookLifecycle {
           },
         );
       }
-      const otherBytes = this.#deployments.deployedBytesExcept(input.toolUid, input.slot);
-      if (otherBytes + revision.compiledBytes > QUOTAS.deployedBytes) {
-        return failure("deployed_code_full", "Active and shadow code of this workspace would exceed its allowance", {
-          usedBytes: otherBytes,
-          limitBytes: QUOTAS.deployedBytes,
-          revisionBytes: revision.compiledBytes,
-        });
-      }
-
       const before = this.#deployments.forTool(input.toolUid);
       const previous = before[input.slot];
       const deployment: DeploymentPointer = {
@@ -262,6 +253,16 @@ export class HookLifecycle {
         deployedAt: nowIso(),
       };
       const action = await this.#classify(input, stored.seq, before);
+      // Checked and charged in one synchronous run, after the last await: the lock is this tool's only, and a
+      // deploy to another tool may write its pointer while this one waits on D1.
+      const otherBytes = this.#deployments.deployedBytesExcept(input.toolUid, input.slot);
+      if (otherBytes + revision.compiledBytes > QUOTAS.deployedBytes) {
+        return failure("deployed_code_full", "Active and shadow code of this workspace would exceed its allowance", {
+          usedBytes: otherBytes,
+          limitBytes: QUOTAS.deployedBytes,
+          revisionBytes: revision.compiledBytes,
+        });
+      }
       this.#deployments.set(input.toolUid, input.slot, deployment);
       const event = await this.#recordEvent(input, action, revision.revisionId, previous);
       return { ok: true, deployment, event };

@@ -20,6 +20,7 @@ import {
   searchHookVariant,
   type Caller,
 } from "./lifecycle.fixtures.ts";
+import { HookLifecycle } from "./lifecycle.do.ts";
 import { QUOTAS } from "./quotas.do.ts";
 import { insertTestRun } from "./test-runs.store.ts";
 import { workspaceClient } from "../../workspaces/workspace.client.ts";
@@ -292,6 +293,99 @@ describe("deployments", () => {
       details: { usedBytes: QUOTAS.deployedBytes - 100, limitBytes: QUOTAS.deployedBytes },
     });
     expect((await g.call(g.writer, `${g.base()}/deployments`)).body).toMatchObject({ shadow: null, events: [] });
+  });
+});
+
+/** `db` whose `first()` reads with arguments `holds` picks wait for `hold` after reading. */
+function heldDb(db: D1Database, holds: (args: unknown[]) => boolean, hold: () => Promise<void>): D1Database {
+  const method = (target: object, property: string | symbol) => {
+    const value = Reflect.get(target, property) as unknown;
+    return typeof value === "function" ? value.bind(target) : value;
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property !== "prepare") return method(target, property);
+      return (query: string) =>
+        new Proxy(target.prepare(query), {
+          get(statement, name) {
+            if (name !== "bind") return method(statement, name);
+            return (...args: unknown[]) =>
+              new Proxy(statement.bind(...args), {
+                get(bound, member) {
+                  if (member !== "first" || !holds(args)) return method(bound, member);
+                  return async (column?: string) => {
+                    const row = await (column === undefined ? bound.first() : bound.first(column));
+                    await hold();
+                    return row;
+                  };
+                },
+              });
+          },
+        });
+    },
+  });
+}
+
+describe("the deployed-code allowance under concurrent deploys", () => {
+  it("lets only one of two deploys to different tools take the last room", async ({ expect }) => {
+    const g = await hookGateway();
+    const revision = (await g.tested()) as { revisionId: string; versionId: string; compiledBytes: number; definitionHash: string };
+    const other = g.tools.find((tool: { name: string }) => tool.name === "lookup_customer")!.uid;
+    const otherHash = (await api(`/v1/workspaces/${g.ws}/tools/${other}`, { key: g.adminKey })).body.definitionHash as string;
+    // The same bundle as a revision of another tool (another tool's lock), built against that tool's definition.
+    await env.DB.prepare(
+      `INSERT INTO hook_revisions (id, workspace_id, tool_uid, version_id, content_hash, source_hash, config, bundle_key, compiled_bytes,
+         stages, contract, replaces, definition_hash, created_by, channel, created_at, number)
+       SELECT 'rev_twin_' || id, workspace_id, ?, version_id, content_hash, source_hash, config, bundle_key, compiled_bytes,
+         stages, contract, replaces, ?, created_by, channel, created_at, 1
+       FROM hook_revisions WHERE id = ?`,
+    )
+      .bind(other, otherHash, revision.revisionId)
+      .run();
+    // Both tools have a (1-byte) active revision, so each deploy names its action from D1 (an await) before it
+    // writes; the rest of the allowance leaves room for one of the two new bundles, not both.
+    await inWorkspaceDO(g.ws, (sql) => {
+      const pointer = (tool: string, bytes: number) =>
+        sql.exec(
+          `INSERT INTO hook_deployments (tool_uid, slot, revision_id, version_id, bundle_key, bundle_bytes, stages, contract, config,
+             definition_hash, deployed_by, deployed_at)
+           VALUES (?, 'active', 'rev_x', 'hv_x', 'k', ?, '[]', NULL, '{}', 'h', 'key_x', '2026-01-01T00:00:00.000Z')`,
+          tool,
+          bytes,
+        );
+      pointer(g.toolUid, 1);
+      pointer(other, 1);
+      pointer("tool_elsewhere", QUOTAS.deployedBytes - revision.compiledBytes - 1);
+    });
+    // Both deploys are held on the D1 read that names their action (the active revision they replace), as two
+    // deploy requests arriving together are when D1 is slow: each must still see the other's bytes.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let waiting = 0;
+    const db = heldDb(
+      env.DB,
+      (args) => args.includes("rev_x"),
+      async () => {
+        waiting += 1;
+        await held;
+      },
+    );
+    const answers = await runInDurableObject(env.WORKSPACE.getByName(g.ws), async (_instance, state) => {
+      const hooks = new HookLifecycle(state.storage.sql, { ...env, DB: db });
+      const actor = { id: "key_race", kind: "key", channel: "api" } as const;
+      const deploy = (toolUid: string, revisionId: string, currentDefinitionHash: string) =>
+        hooks.deploy({ workspaceId: g.ws, toolUid, slot: "active", revisionId, currentDefinitionHash, actor });
+      const both = Promise.all([
+        deploy(g.toolUid, revision.revisionId, revision.definitionHash),
+        deploy(other, `rev_twin_${revision.revisionId}`, otherHash),
+      ]);
+      while (waiting < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+      release();
+      return both;
+    });
+    expect(answers.map((answer) => (answer.ok ? "ok" : answer.code)).sort()).toEqual(["deployed_code_full", "ok"]);
+    const usage = (await g.call(g.writer, `/v1/workspaces/${g.ws}/hooks/usage`)).body;
+    expect(usage.deployedBytes.used).toBeLessThanOrEqual(QUOTAS.deployedBytes);
   });
 });
 
