@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, it } from "vitest";
 import { api, createKey, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
 import { ManualClock } from "../../test/lease-clock.ts";
 import { KeyCache } from "../auth/keys.store.ts";
+import { listToolBundles } from "../hooks/lifecycle/bundles.r2.ts";
 import { BEFORE_TEST, gatewayFor, prefixHook } from "../calls/call-path.fixtures.ts";
 import { CatalogCache, type Catalog } from "../calls/catalog.ts";
 import { runToolCall } from "../calls/pipeline.ts";
@@ -183,6 +184,32 @@ describe("a deployment against leases other isolates hold", () => {
     expect(Date.parse(deployed.body.effectiveAt)).toBe(clock.now());
     expect((await g.call(isolate())).outcome.kind).toBe("result");
     expect(await g.sent()).toEqual(["B sso"]);
+  });
+});
+
+describe("a reset against leases other isolates hold", () => {
+  it("keeps the hook's bundles until the reset is in force, so a call another isolate's lease still allows can load one", async ({
+    expect,
+  }) => {
+    const g = await leaseGateway();
+    const a = await g.revision(g.uid, prefixHook("A"), BEFORE_TEST);
+    await g.deploy(g.uid, "active", a.revisionId);
+    const other = isolate();
+    await other.catalogs.load(env, g.ws);
+    const bundles = await listToolBundles(env.BUNDLES, g.ws, g.uid);
+    expect(bundles).toHaveLength(1);
+
+    const resetting = api(g.hook(g.uid), { method: "DELETE", headers: g.writer.headers });
+    expect(await clock.untilSleeping()).toBe(clock.now() + LEASE_MS + SKEW_MARGIN_MS);
+    // The pointer is gone for new leases, but this isolate's lease still names revision A: its bundle is still there.
+    expect(await env.BUNDLES.head(bundles[0]!)).not.toBeNull();
+    expect((await g.call(other)).outcome.kind).toBe("result");
+    expect(await g.sent()).toEqual(["A sso"]);
+
+    clock.advance(LEASE_MS + SKEW_MARGIN_MS);
+    const reset = await resetting;
+    expect([reset.status, reset.body.reset.bundlesRemoved]).toEqual([200, 1]);
+    expect(await listToolBundles(env.BUNDLES, g.ws, g.uid)).toEqual([]);
   });
 });
 

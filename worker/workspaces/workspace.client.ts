@@ -61,8 +61,11 @@ export function workspaceClient(env: Env, workspaceId: string) {
       serialisable(stub.deployHook(input)),
     undeployHook: (input: Omit<DeployInput, "revisionId" | "currentDefinitionHash">): Promise<Outcome<{ event: DeploymentEvent }>> =>
       serialisable(stub.undeployHook(input)),
-    resetHook: (input: { workspaceId: string; toolUid: string; actor: HookActor }): Promise<Outcome<{ reset: ResetEvent }>> =>
-      serialisable(stub.resetHook(input)),
+    resetHook: (input: {
+      workspaceId: string;
+      toolUid: string;
+      actor: HookActor;
+    }): Promise<Outcome<{ reset: ResetEvent; bundleKeys: string[] }>> => serialisable(stub.resetHook(input)),
     /** Draft saves, history and deployed bytes of the workspace (compile attempts: actor-quota.client.ts). */
     hookUsage: (): Promise<WorkspaceHookUsage> => serialisable(stub.hookUsage(workspaceId)),
 

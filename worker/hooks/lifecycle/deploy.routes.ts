@@ -14,6 +14,7 @@ import {
 import { guard } from "../../auth/guard.ts";
 import { createRouter } from "../../http/app.ts";
 import { changeInForce } from "../../leases/change-window.ts";
+import { deleteBundles } from "./bundles.r2.ts";
 import type { DeploymentPointer } from "./deployments.do.ts";
 import { listDeploymentEvents, listResetEvents } from "./events.store.ts";
 import { hookActor, requireTool, requireWritableTool, unwrap } from "./routes.support.ts";
@@ -110,8 +111,11 @@ deployRoutes.openapi(
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
-    const { reset } = unwrap(await workspaceClient(c.env, ws).resetHook({ workspaceId: ws, toolUid, actor: hookActor(c) }));
-    return c.json({ reset, effectiveAt: await changeInForce(c) }, 200);
+    const { reset, bundleKeys } = unwrap(await workspaceClient(c.env, ws).resetHook({ workspaceId: ws, toolUid, actor: hookActor(c) }));
+    const effectiveAt = await changeInForce(c);
+    // Only now: until the reset was in force, a lease another isolate holds could still send a call to these bundles.
+    await deleteBundles(c.env.BUNDLES, bundleKeys);
+    return c.json({ reset, effectiveAt }, 200);
   },
 );
 

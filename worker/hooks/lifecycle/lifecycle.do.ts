@@ -282,12 +282,14 @@ export class HookLifecycle {
 
   /**
    * Removes the tool's whole hook: D1 history (with the surviving reset event,
-   * atomically), then the draft, pointers and history allowance here, then the
-   * R2 bundles. Bundles go last so a call that read a pointer a moment earlier
-   * can still load its bundle; a reset retried after an R2 failure finds and
-   * removes whatever is left under the tool's prefix.
+   * atomically), then the draft, pointers and history allowance here. Its R2
+   * bundles are not removed here but named in the answer: the caller deletes
+   * them once the change is in force everywhere (`deleteBundles`), since until
+   * then another isolate's lease may still point a call at one of them. A reset
+   * retried after an R2 failure finds and names whatever is left under the
+   * tool's prefix.
    */
-  reset(input: { workspaceId: string; toolUid: string; actor: HookActor }): Promise<Outcome<{ reset: ResetEvent }>> {
+  reset(input: { workspaceId: string; toolUid: string; actor: HookActor }): Promise<Outcome<{ reset: ResetEvent; bundleKeys: string[] }>> {
     return this.#locks.run(input.toolUid, async () => {
       const counts = await historyCounts(this.#env.DB, input.workspaceId, input.toolUid);
       const bundleKeys = await listToolBundles(this.#env.BUNDLES, input.workspaceId, input.toolUid);
@@ -306,8 +308,7 @@ export class HookLifecycle {
       this.#deployments.removeTool(input.toolUid);
       this.#drafts.delete(input.toolUid);
       this.#history.clearHistory(input.toolUid);
-      await deleteBundles(this.#env.BUNDLES, bundleKeys);
-      return { ok: true, reset };
+      return { ok: true, reset, bundleKeys };
     });
   }
 
