@@ -2,7 +2,7 @@
 // and as Cloudflare Pages serves it deployed, its Function forwarding /v1 to the gateway.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, inject, it } from "vitest";
-import { expectAccessible, launchChromium, signIn } from "./browser.ts";
+import { expectAccessible, launchChromium, openScreen, signIn } from "./browser.ts";
 import { ADMIN_EMAIL } from "./global-setup.ts";
 
 const fixture = inject("fixture");
@@ -57,7 +57,7 @@ describe("framing", () => {
   it("no page can frame the console, as the gateway serves it or as Pages does", async ({ expect }) => {
     for (const origin of [fixture.origin, fixture.pagesOrigin]) {
       const res = await fetch(`${origin}/`);
-      expect([origin, res.headers.get("content-security-policy"), res.headers.get("x-frame-options")]).toEqual([
+      expect([origin, res.headers.get("content-security-policy")?.split("; ").at(-1), res.headers.get("x-frame-options")]).toEqual([
         origin,
         "frame-ancestors 'none'",
         "DENY",
@@ -75,6 +75,45 @@ describe("framing", () => {
     const shown = await frame.evaluate<string>('document.body?.innerText ?? ""').catch(() => "");
     expect(shown).not.toContain("Approvals");
     expect(await frame.evaluate<string>("location.origin").catch(() => null)).not.toBe(fixture.origin);
+    await context.close();
+  });
+});
+
+describe("the content security policy", () => {
+  // Defence in depth behind escaping everything an upstream or a hook author controls: only the console's own
+  // scripts, workers and requests may run, so markup that slipped through could not run script or send data away.
+  it("allows only the console's own scripts and requests, and every screen and the hook editor run under it", async ({ expect }) => {
+    const policy = (await fetch(`${fixture.origin}/`)).headers.get("content-security-policy") ?? "";
+    for (const directive of ["default-src 'self'", "script-src 'self'", "connect-src 'self'", "object-src 'none'", "base-uri 'none'"]) {
+      expect(policy.split("; ")).toContain(directive);
+    }
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    // Recorded in the page from its first script on, so a violation on any screen is kept.
+    await page.addInitScript({
+      content: `window.cspViolations = [];
+        document.addEventListener("securitypolicyviolation", (event) => cspViolations.push(event.violatedDirective + " " + event.blockedURI));`,
+    });
+    await signIn(page, fixture.origin, ADMIN_EMAIL);
+    for (const screen of ["Services", "Tools", "Profiles", "Keys", "Approvals", "Logs", "Code Mode runs", "Overview"]) {
+      await openScreen(page, screen);
+    }
+    // The Hooks tab: Monaco, its TypeScript worker and the server's diagnostics.
+    await openScreen(page, "Tools");
+    await page.getByRole("link", { name: "demo__search_release_notes" }).click();
+    await page.getByRole("navigation", { name: "Tool tabs" }).getByRole("link", { name: "Hooks" }).click();
+    await page.locator(".hook-source .monaco-editor").waitFor();
+    await page.locator(".hook-source .view-lines").click();
+    await page.keyboard.type("const x: number = 'no';");
+    await page.locator(".hook-source .squiggly-error").first().waitFor();
+    // Script injected into the page is refused, as markup that slipped through would be.
+    await page.evaluate(
+      `{ const script = document.createElement("script"); script.textContent = "window.injected = true"; document.body.append(script); }`,
+    );
+    expect(await page.evaluate(`({ injected: "injected" in window, violations: window.cspViolations })`)).toEqual({
+      injected: false,
+      violations: ["script-src-elem inline"],
+    });
     await context.close();
   });
 });
