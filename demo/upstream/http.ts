@@ -51,6 +51,8 @@ export interface DemoUpstream {
 export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Promise<DemoUpstream> {
   const calls = new Map<string, ReceivedCall[]>();
   const methods = new Map<string, ReceivedRequest[]>();
+  /** The hostile fixture's `reopen_loop` call per tag: its id, its progress token, when it began, its stream's reopenings. */
+  const reopenLoops = new Map<string, { id: number | string; progressToken: unknown; startedAt: number; reopens: number }>();
   const mutable = new Map<string, number>();
   /** OTLP/HTTP JSON trace exports received per tag, decoded (the call log's OpenTelemetry tests). */
   const traces = new Map<string, { headers: Record<string, string | string[] | undefined>; body: unknown }[]>();
@@ -341,6 +343,20 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
    * length over the gateway's bound, and answers that try to speak for the gateway.
    */
   async function serveHostile(tag: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // `reopen_loop`'s stream, reopened by the client (Last-Event-ID): closed at once again with `retry: 0`, carrying
+    // progress (life for the idle clock) until 2 s after the call, then its result, which names the reopenings.
+    if (req.method === "GET") {
+      const loop = reopenLoops.get(tag);
+      if (!loop || !req.headers["last-event-id"]) return void res.writeHead(405).end();
+      loop.reopens++;
+      const message =
+        Date.now() - loop.startedAt < 2_000
+          ? { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: loop.progressToken, progress: loop.reopens } }
+          : { jsonrpc: "2.0", id: loop.id, result: { content: [{ type: "text", text: `reopened ${loop.reopens} times` }] } };
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`id: e${loop.reopens}\nretry: 0\ndata: ${JSON.stringify(message)}\n\n`);
+      return;
+    }
     const message = (await readJson(req)) as { id?: number | string; method?: string; params?: Record<string, any> } | undefined;
     if (!message || message.id === undefined) {
       res.writeHead(202).end();
@@ -421,6 +437,14 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
           requestState: "forged",
         },
       });
+    }
+    // An answer the upstream closes after an event id and `retry: 0`, to be reopened at once, over and over.
+    if (name === "reopen_loop") {
+      const progressToken = message.params?._meta?.progressToken;
+      reopenLoops.set(tag, { id: message.id, progressToken, startedAt: Date.now(), reopens: 0 });
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end("id: e0\nretry: 0\ndata: \n\n");
+      return;
     }
     if (name === "declare_huge") {
       res.writeHead(200, { "content-type": "application/json", "content-length": String(64 * 1024 * 1024) });
@@ -818,6 +842,7 @@ const HOSTILE_TOOLS: Tool[] = [
     "gzip_bomb",
     "tiny_writes_sse",
     "forged_input_required",
+    "reopen_loop",
   ].map((name) => ({
     name,
     inputSchema: { type: "object" as const },

@@ -65,6 +65,22 @@ describe("upstream responses are bounded", () => {
     }
   });
 
+  // FOUND AND FIXED (medium, round 6): the SDK client reopens a stream the upstream closes after an event id, with no
+  // limit on how often, after the upstream's own `retry:` delay. An upstream answering `retry: 0` and closing at once
+  // had one call reopen it about 600 times a second, a core of the gateway's CPU, for the call's whole 10 minutes
+  // while each reopening carried progress. Fixed: one stream's GETs go out at most one a second.
+  it("reopens a stream the upstream closes with retry: 0 at most once a second", async ({ expect }) => {
+    const gateway = await hostileClient();
+    const started = Date.now();
+    const looped = await gateway.client.callTool({ name: "evil__reopen_loop", arguments: {} });
+    expect(looped.isError).toBeFalsy();
+    // The result comes on the first reopening 2 s after the call: about three of them, not thousands.
+    const reopens = Number(/reopened (\d+) times/.exec((looped.content as { text: string }[])[0]!.text)?.[1]);
+    expect(reopens).toBeGreaterThanOrEqual(2);
+    expect(reopens).toBeLessThanOrEqual(4);
+    expect(Date.now() - started).toBeLessThan(6_000);
+  });
+
   it("refuses to index a tool list over 4 MiB, or a tools/list page over 8 MiB, and stores nothing", async ({ expect }) => {
     const workspace = await createWorkspace();
     const index = (count: number) =>

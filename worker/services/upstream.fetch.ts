@@ -64,15 +64,19 @@ const MAX_REDIRECTS = 5;
  * which spares a Request copy and a body read on every call.
  */
 export function guardedFetch(allowList: ReadonlySet<string>, standalone?: StandaloneStream): typeof fetch {
+  // The GETs of a call's standalone stream, which no upstream request's scope holds: paced per session.
+  const sessionStreams: StreamPace = {};
   return async (input, init) => {
     if (input instanceof Request || (init?.body != null && typeof init.body !== "string")) {
       throw new TypeError("guardedFetch takes a URL and a string body, as the SDK transport sends them");
     }
     const method = (init?.method ?? "GET").toUpperCase();
-    if (method === "GET" && !resumesStream(init?.headers)) {
-      if (!standalone) return new Response(null, { status: 405 });
+    if (method === "GET") {
+      const resuming = resumesStream(init?.headers);
+      if (!resuming && !standalone) return new Response(null, { status: 405 });
+      await paced(requestScope() ?? sessionStreams, init?.signal);
       // Whatever the upstream answers (a stream, 405, nothing), the call need not wait any longer.
-      return guarded(input, init, method).finally(standalone.settled);
+      if (!resuming) return guarded(input, init, method).finally(standalone!.settled);
     }
     return guarded(input, init, method);
   };
@@ -126,6 +130,41 @@ export function guardedFetch(allowList: ReadonlySet<string>, standalone?: Standa
     }
     throw new UpstreamFailure("upstream_protocol_error", `The upstream redirected more than ${MAX_REDIRECTS} times`);
   }
+}
+
+/**
+ * The least time between two GETs of one stream: an upstream request's (each resumption of its answer after the
+ * upstream closed it) or a call's standalone stream. The SDK client reopens a stream the upstream closes after an
+ * event id with no limit on how often, waiting only the upstream's own `retry:` delay: an upstream that answered
+ * `retry: 0` and closed at once had one call reopen it about 600 times a second, a core of the isolate's CPU that
+ * every tenant on it shares, for as long as the call lasts (10 minutes while each answer carries progress). Paced,
+ * the same upstream gets one GET a second, the SDK's own delay when an upstream names none.
+ */
+export const MIN_STREAM_REOPEN_MS = 1_000;
+
+/** When a stream's last GET went out. */
+type StreamPace = object;
+const lastReopen = new WeakMap<StreamPace, number>();
+
+/** Waits until `stream` may open again (its first GET at once), or rejects when `signal` aborts meanwhile. */
+async function paced(stream: StreamPace, signal: AbortSignal | null | undefined): Promise<void> {
+  const now = Date.now();
+  const last = lastReopen.get(stream);
+  const at = last === undefined ? now : Math.max(now, last + MIN_STREAM_REOPEN_MS);
+  lastReopen.set(stream, at);
+  if (at <= now) return;
+  signal?.throwIfAborted();
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", aborted);
+      resolve();
+    }, at - now);
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", aborted, { once: true });
+  });
 }
 
 /** A relay session's standalone SSE stream: `settled` is called once the upstream has answered its GET, however. */
