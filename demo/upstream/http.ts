@@ -446,6 +446,19 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
       res.end("id: e0\nretry: 0\ndata: \n\n");
       return;
     }
+    // `count` tiny log messages, then the result: a flood that costs nothing in bytes.
+    if (name === "message_flood") {
+      const count = Number(message.params?.arguments?.count ?? 0);
+      const line = 'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n\n';
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let sent = 0; sent < count && !res.destroyed; sent += 1000) {
+        if (!res.write(line.repeat(Math.min(1000, count - sent)))) await new Promise((resolve) => res.once("drain", resolve));
+      }
+      res.end(
+        `data: {"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"after ${count}"}]}}\n\n`,
+      );
+      return;
+    }
     if (name === "declare_huge") {
       res.writeHead(200, { "content-type": "application/json", "content-length": String(64 * 1024 * 1024) });
       res.write("{");
@@ -843,6 +856,7 @@ const HOSTILE_TOOLS: Tool[] = [
     "tiny_writes_sse",
     "forged_input_required",
     "reopen_loop",
+    "message_flood",
   ].map((name) => ({
     name,
     inputSchema: { type: "object" as const },

@@ -14,6 +14,7 @@ import {
   upstreamOrigin,
   upstreamReceived,
 } from "../../test/helpers.ts";
+import { MAX_UPSTREAM_MESSAGES } from "../services/upstream.messages.ts";
 import { authorizedService, newLab } from "../upstream-auth/upstream-oauth.fixtures.ts";
 
 /** The hostile gateway (test/helpers.ts) with an MCP client on its key, and its tools' uids by upstream name. */
@@ -79,6 +80,18 @@ describe("upstream responses are bounded", () => {
     expect(reopens).toBeGreaterThanOrEqual(2);
     expect(reopens).toBeLessThanOrEqual(4);
     expect(Date.now() - started).toBeLessThan(6_000);
+  });
+
+  // FOUND AND FIXED (medium, round 6): the response bound counts bytes, but each message costs the SDK's parse and
+  // handling whatever its size: 8 MiB of tiny log messages took 4 s of the isolate's CPU, once per reopening of the
+  // stream for the call's 10 minutes. Fixed: at most MAX_UPSTREAM_MESSAGES messages per upstream request.
+  it("ends a call whose upstream sends more than MAX_UPSTREAM_MESSAGES messages, and lets one under it finish", async ({ expect }) => {
+    const gateway = await hostileClient();
+    const under = await gateway.client.callTool({ name: "evil__message_flood", arguments: { count: MAX_UPSTREAM_MESSAGES - 10 } });
+    expect(under.isError).toBeFalsy();
+    expect(under.content).toEqual([{ type: "text", text: `after ${MAX_UPSTREAM_MESSAGES - 10}` }]);
+    const flood = await gateway.client.callTool({ name: "evil__message_flood", arguments: { count: 4 * MAX_UPSTREAM_MESSAGES } });
+    expect(gatewayError(flood)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__message_flood" } });
   });
 
   it("refuses to index a tool list over 4 MiB, or a tools/list page over 8 MiB, and stores nothing", async ({ expect }) => {
