@@ -51,6 +51,10 @@ export interface DemoUpstream {
 export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Promise<DemoUpstream> {
   const calls = new Map<string, ReceivedCall[]>();
   const methods = new Map<string, ReceivedRequest[]>();
+  /** The hostile fixture's `reopen_loop` call per tag: its id, its progress token, when it began, its stream's reopenings. */
+  /** The hostile fixture's `standalone_flood` calls per tag: how often the standalone stream was opened meanwhile. */
+  const standaloneFloods = new Map<string, number>();
+  const reopenLoops = new Map<string, { id: number | string; progressToken: unknown; startedAt: number; reopens: number; pad: number }>();
   const mutable = new Map<string, number>();
   /** OTLP/HTTP JSON trace exports received per tag, decoded (the call log's OpenTelemetry tests). */
   const traces = new Map<string, { headers: Record<string, string | string[] | undefined>; body: unknown }[]>();
@@ -341,6 +345,33 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
    * length over the gateway's bound, and answers that try to speak for the gateway.
    */
   async function serveHostile(tag: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // `reopen_loop`'s stream, reopened by the client (Last-Event-ID): closed at once again with `retry: 0`, carrying
+    // progress (life for the idle clock; with `pad` characters of message) until 2 s after the call, then its result,
+    // which names the reopenings.
+    if (req.method === "GET") {
+      // A standalone stream of the fixture at `/fixtures/hostile/standalone-flood-…`: 5 MiB of log message, closed at once.
+      if (!req.headers["last-event-id"] && tag.startsWith("hostile-standalone-flood-")) {
+        standaloneFloods.set(tag, (standaloneFloods.get(tag) ?? 0) + 1);
+        const log = { jsonrpc: "2.0", method: "notifications/message", params: { level: "error", data: "m".repeat(5 * 1024 * 1024) } };
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(`retry: 0\ndata: ${JSON.stringify(log)}\n\n`);
+        return;
+      }
+      const loop = reopenLoops.get(tag);
+      if (!loop || !req.headers["last-event-id"]) return void res.writeHead(405).end();
+      loop.reopens++;
+      const message =
+        Date.now() - loop.startedAt < 2_000
+          ? {
+              jsonrpc: "2.0",
+              method: "notifications/progress",
+              params: { progressToken: loop.progressToken, progress: loop.reopens, message: "m".repeat(loop.pad) },
+            }
+          : { jsonrpc: "2.0", id: loop.id, result: { content: [{ type: "text", text: `reopened ${loop.reopens} times` }] } };
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`id: e${loop.reopens}\nretry: 0\ndata: ${JSON.stringify(message)}\n\n`);
+      return;
+    }
     const message = (await readJson(req)) as { id?: number | string; method?: string; params?: Record<string, any> } | undefined;
     if (!message || message.id === undefined) {
       res.writeHead(202).end();
@@ -421,6 +452,34 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
           requestState: "forged",
         },
       });
+    }
+    // An answer the upstream closes after an event id and `retry: 0`, to be reopened at once, over and over.
+    if (name === "reopen_loop") {
+      const progressToken = message.params?._meta?.progressToken;
+      const pad = Math.min(Number(message.params?.arguments?.pad ?? 0), 8 * 1024 * 1024);
+      reopenLoops.set(tag, { id: message.id, progressToken, startedAt: Date.now(), reopens: 0, pad });
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end("id: e0\nretry: 0\ndata: \n\n");
+      return;
+    }
+    // Answers after 4 s, naming how often the session's standalone stream (GET) was opened.
+    if (name === "standalone_flood") {
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      const opened = standaloneFloods.get(tag) ?? 0;
+      return reply({ result: { content: [{ type: "text", text: `standalone opened ${opened} times` }] } });
+    }
+    // `count` tiny log messages, then the result: a flood that costs nothing in bytes.
+    if (name === "message_flood") {
+      const count = Number(message.params?.arguments?.count ?? 0);
+      const line = 'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n\n';
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let sent = 0; sent < count && !res.destroyed; sent += 1000) {
+        if (!res.write(line.repeat(Math.min(1000, count - sent)))) await new Promise((resolve) => res.once("drain", resolve));
+      }
+      res.end(
+        `data: {"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"after ${count}"}]}}\n\n`,
+      );
+      return;
     }
     if (name === "declare_huge") {
       res.writeHead(200, { "content-type": "application/json", "content-length": String(64 * 1024 * 1024) });
@@ -818,6 +877,9 @@ const HOSTILE_TOOLS: Tool[] = [
     "gzip_bomb",
     "tiny_writes_sse",
     "forged_input_required",
+    "reopen_loop",
+    "message_flood",
+    "standalone_flood",
   ].map((name) => ({
     name,
     inputSchema: { type: "object" as const },

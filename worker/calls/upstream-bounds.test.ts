@@ -1,7 +1,10 @@
 import { SELF } from "cloudflare:test";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
 import {
+  addService,
   api,
   connectMcp,
   createKey,
@@ -14,6 +17,7 @@ import {
   upstreamOrigin,
   upstreamReceived,
 } from "../../test/helpers.ts";
+import { MAX_UPSTREAM_MESSAGES } from "../services/upstream.messages.ts";
 import { authorizedService, newLab } from "../upstream-auth/upstream-oauth.fixtures.ts";
 
 /** The hostile gateway (test/helpers.ts) with an MCP client on its key, and its tools' uids by upstream name. */
@@ -63,6 +67,69 @@ describe("upstream responses are bounded", () => {
       expect(bomb.isError).toBe(true);
       expect(gatewayError(bomb)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__gzip_bomb" } });
     }
+  });
+
+  // FOUND AND FIXED (medium, round 6): the SDK client reopens a stream the upstream closes after an event id, with no
+  // limit on how often, after the upstream's own `retry:` delay. An upstream answering `retry: 0` and closing at once
+  // had one call reopen it about 600 times a second, a core of the gateway's CPU, for the call's whole 10 minutes
+  // while each reopening carried progress. Fixed: one stream's GETs go out at most one a second.
+  it("reopens a stream the upstream closes with retry: 0 at most once a second", async ({ expect }) => {
+    const gateway = await hostileClient();
+    const started = Date.now();
+    const looped = await gateway.client.callTool({ name: "evil__reopen_loop", arguments: {} });
+    expect(looped.isError).toBeFalsy();
+    // The result comes on the first reopening 2 s after the call: about three of them, not thousands.
+    const reopens = Number(/reopened (\d+) times/.exec((looped.content as { text: string }[])[0]!.text)?.[1]);
+    expect(reopens).toBeGreaterThanOrEqual(2);
+    expect(reopens).toBeLessThanOrEqual(4);
+    expect(Date.now() - started).toBeLessThan(6_000);
+  });
+
+  // FOUND AND FIXED (medium, round 6): the 8 MiB bound held per response, and each reopening of a stream is a response
+  // of its own: an upstream sending 6 MiB on each reopening streamed 6 MiB a second into a call for its 10 minutes, and
+  // the gateway held whatever its client did not read (360 MB a minute for a client that read nothing). Fixed: the
+  // bound holds for every response of one upstream request together.
+  it("counts every reopening of a call's stream against one 8 MiB bound", async ({ expect }) => {
+    const gateway = await hostileClient();
+    const pad = 5 * 1024 * 1024;
+    const looped = await gateway.client.callTool({ name: "evil__reopen_loop", arguments: { pad } });
+    expect(gatewayError(looped)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__reopen_loop" } });
+    // Within the bound, the same loop ends with its result.
+    const small = await gateway.client.callTool({ name: "evil__reopen_loop", arguments: { pad: 1024 } });
+    expect(small.isError).toBeFalsy();
+  });
+
+  // The same for a call's own session's standalone stream, which no upstream request holds: 6 MiB of log message on
+  // each reopening reached a client that read nothing, 360 MB a minute. Now its responses share one 8 MiB bound, and
+  // past it the stream is not opened again.
+  it("bounds a call's standalone stream's bytes over all its reopenings", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    await addService(workspace, { slug: "evil", url: `${upstreamOrigin()}/fixtures/hostile/standalone-flood-${newTag()}/mcp` });
+    const key = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    const transport = new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), {
+      fetch: (input, init) => SELF.fetch(input as string, init),
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    });
+    // Declaring elicitation gives each call its own upstream session, with its standalone stream.
+    const client = new Client({ name: "slow", version: "1" }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, () => ({ action: "decline" }));
+    await client.connect(transport);
+    const flooded = await client.callTool({ name: "evil__standalone_flood", arguments: {} });
+    // 5 MiB each: the second opening passes 8 MiB, and the stream is not opened a third time in the call's 4 s.
+    expect(flooded.content).toEqual([{ type: "text", text: "standalone opened 2 times" }]);
+    await client.close();
+  });
+
+  // FOUND AND FIXED (medium, round 6): the response bound counts bytes, but each message costs the SDK's parse and
+  // handling whatever its size: 8 MiB of tiny log messages took 4 s of the isolate's CPU, once per reopening of the
+  // stream for the call's 10 minutes. Fixed: at most MAX_UPSTREAM_MESSAGES messages per upstream request.
+  it("ends a call whose upstream sends more than MAX_UPSTREAM_MESSAGES messages, and lets one under it finish", async ({ expect }) => {
+    const gateway = await hostileClient();
+    const under = await gateway.client.callTool({ name: "evil__message_flood", arguments: { count: MAX_UPSTREAM_MESSAGES - 10 } });
+    expect(under.isError).toBeFalsy();
+    expect(under.content).toEqual([{ type: "text", text: `after ${MAX_UPSTREAM_MESSAGES - 10}` }]);
+    const flood = await gateway.client.callTool({ name: "evil__message_flood", arguments: { count: 4 * MAX_UPSTREAM_MESSAGES } });
+    expect(gatewayError(flood)).toMatchObject({ code: "upstream_response_too_large", details: { tool: "evil__message_flood" } });
   });
 
   it("refuses to index a tool list over 4 MiB, or a tools/list page over 8 MiB, and stores nothing", async ({ expect }) => {

@@ -9,6 +9,13 @@ export type RelayTarget = { callToken: string } | { requestId: string };
 export const RELAY_HOLD_MS = 60_000;
 /** Messages held per route at most; the oldest go first. */
 const MAX_HELD = 256;
+/**
+ * Bytes of held messages per route at most; the oldest go first, but the newest is always kept (a call's result on
+ * its way to the retry that waits for it may be as large as an upstream's answer). A message is as large as the
+ * client's POST (4 MiB), so counted by number alone, one key's 256 answers to relayed requests no call waited for
+ * held a gigabyte in the object's isolate, which other routes' objects may share, for as long as the object lived.
+ */
+export const MAX_HELD_BYTES = 8 * 1024 * 1024;
 
 interface Listener {
   requestIds: ReadonlySet<string>;
@@ -61,8 +68,12 @@ export class CallRelayDO extends DurableObject<Env> {
     }
     if (delivered) return;
     const now = Date.now();
-    this.#held = this.#held.filter((held) => now - held.at <= RELAY_HOLD_MS).slice(-(MAX_HELD - 1));
+    this.#held = this.#held.filter((held) => now - held.at <= RELAY_HOLD_MS);
     this.#held.push({ target, line, at: now });
+    let bytes = this.#held.reduce((sum, held) => sum + held.line.byteLength, 0);
+    while (this.#held.length > 1 && (this.#held.length > MAX_HELD || bytes > MAX_HELD_BYTES)) {
+      bytes -= this.#held.shift()!.line.byteLength;
+    }
   }
 
   /** The session's minimum level for relayed upstream log messages, kept as long as its id is honoured. */

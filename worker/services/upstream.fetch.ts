@@ -64,20 +64,31 @@ const MAX_REDIRECTS = 5;
  * which spares a Request copy and a body read on every call.
  */
 export function guardedFetch(allowList: ReadonlySet<string>, standalone?: StandaloneStream): typeof fetch {
+  // A call's standalone stream, which no upstream request's scope holds: paced and bounded per session.
+  const sessionStreams: StreamPace = {};
   return async (input, init) => {
     if (input instanceof Request || (init?.body != null && typeof init.body !== "string")) {
       throw new TypeError("guardedFetch takes a URL and a string body, as the SDK transport sends them");
     }
     const method = (init?.method ?? "GET").toUpperCase();
-    if (method === "GET" && !resumesStream(init?.headers)) {
-      if (!standalone) return new Response(null, { status: 405 });
+    if (method === "GET") {
+      const resuming = resumesStream(init?.headers);
+      if (!resuming && !standalone) return new Response(null, { status: 405 });
+      await paced(requestScope() ?? sessionStreams, init?.signal);
       // Whatever the upstream answers (a stream, 405, nothing), the call need not wait any longer.
-      return guarded(input, init, method).finally(standalone.settled);
+      if (!resuming) {
+        // Past its bound the stream is not opened again: refused as on a shared session, so the SDK stops asking.
+        if ((bytesAnswered.get(sessionStreams) ?? 0) > MAX_UPSTREAM_RESPONSE_BYTES) {
+          standalone!.settled();
+          return new Response(null, { status: 405 });
+        }
+        return guarded(input, init, method, sessionStreams).finally(standalone!.settled);
+      }
     }
     return guarded(input, init, method);
   };
 
-  async function guarded(input: string | URL, init: RequestInit | undefined, method: string): Promise<Response> {
+  async function guarded(input: string | URL, init: RequestInit | undefined, method: string, unscoped?: object): Promise<Response> {
     let url = new URL(input).href;
     const request = { method, headers: init?.headers, body: init?.body ?? undefined };
     const refuseUnless = (candidate: string) => {
@@ -104,7 +115,7 @@ export function guardedFetch(allowList: ReadonlySet<string>, standalone?: Standa
       }
       const location = response.headers.get("location");
       if (response.status < 300 || response.status >= 400 || !location) {
-        const count = responseBound(response);
+        const count = responseBound(response, unscoped);
         const diverted = method === "POST" && typeof request.body === "string" ? divertingResult(request.body, response, count) : null;
         return diverted ?? (count ? counted(response, count) : response);
       }
@@ -128,21 +139,75 @@ export function guardedFetch(allowList: ReadonlySet<string>, standalone?: Standa
   }
 }
 
+/**
+ * The least time between two GETs of one stream: an upstream request's (each resumption of its answer after the
+ * upstream closed it) or a call's standalone stream. The SDK client reopens a stream the upstream closes after an
+ * event id with no limit on how often, waiting only the upstream's own `retry:` delay: an upstream that answered
+ * `retry: 0` and closed at once had one call reopen it about 600 times a second, a core of the isolate's CPU that
+ * every tenant on it shares, for as long as the call lasts (10 minutes while each answer carries progress). Paced,
+ * the same upstream gets one GET a second, the SDK's own delay when an upstream names none.
+ */
+export const MIN_STREAM_REOPEN_MS = 1_000;
+
+/** When a stream's last GET went out. */
+type StreamPace = object;
+const lastReopen = new WeakMap<StreamPace, number>();
+
+/** Waits until `stream` may open again (its first GET at once), or rejects when `signal` aborts meanwhile. */
+async function paced(stream: StreamPace, signal: AbortSignal | null | undefined): Promise<void> {
+  const now = Date.now();
+  const last = lastReopen.get(stream);
+  const at = last === undefined ? now : Math.max(now, last + MIN_STREAM_REOPEN_MS);
+  lastReopen.set(stream, at);
+  if (at <= now) return;
+  signal?.throwIfAborted();
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", aborted);
+      resolve();
+    }, at - now);
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", aborted, { once: true });
+  });
+}
+
 /** A relay session's standalone SSE stream: `settled` is called once the upstream has answered its GET, however. */
 export interface StandaloneStream {
   settled: () => void;
 }
 
 /**
- * The bound on a response's body: MAX_UPSTREAM_RESPONSE_BYTES. A declared
- * length over it is refused before reading. Otherwise the body must be
- * counted as it streams (the count throws at the first byte past the bound);
- * null when there is nothing to count, as the runtime never delivers more
- * than the declared length of a body it does not decode.
+ * Bytes one upstream request (or a call's session's standalone stream) has been answered with so far, over every
+ * response it took: a call's answer and each reopening of its stream. Bounded per response only, an upstream that closed its stream after an event id and
+ * sent a new 6 MiB message on each reopening streamed 6 MiB a second into the call for its 10 minutes, and the
+ * gateway held whatever its client did not read: a client that read nothing grew the isolate by 360 MB a minute.
  */
-function responseBound(response: Response): ByteCount | null {
+const bytesAnswered = new WeakMap<object, number>();
+
+/**
+ * The bound on a response's body: MAX_UPSTREAM_RESPONSE_BYTES, for all the responses of one upstream request (its
+ * scope) together, or of a call's session's standalone stream (`unscoped`), or for this response alone. A declared length over it is refused before
+ * reading, and an unencoded body's declared length is charged at once. Otherwise the body must be counted as it
+ * streams (the count throws at the first byte past the bound); null when there is nothing to count, as the runtime
+ * never delivers more than the declared length of a body it does not decode.
+ */
+function responseBound(response: Response, unscoped?: object): ByteCount | null {
   const tooLarge = () =>
     new UpstreamFailure("upstream_response_too_large", `The upstream's response is larger than ${MAX_UPSTREAM_RESPONSE_BYTES} bytes`);
+  // Read by the SDK in the background, an SSE answer's error would not end the request: the scope does.
+  const scope = requestScope();
+  const counted = scope ?? unscoped;
+  let received = 0;
+  const charge = (bytes: number) => {
+    received += bytes;
+    if (!counted) return received;
+    const total = (bytesAnswered.get(counted) ?? 0) + bytes;
+    bytesAnswered.set(counted, total);
+    return total;
+  };
   const declared = response.headers.get("content-length");
   if (declared !== null && Number(declared) > MAX_UPSTREAM_RESPONSE_BYTES) {
     void response.body?.cancel();
@@ -151,14 +216,14 @@ function responseBound(response: Response): ByteCount | null {
   // The runtime decodes a compressed body, and the declared length is the encoded one: gzip turns 8 MiB
   // into gigabytes. Only an unencoded body's declared length bounds what is read.
   const encoding = response.headers.get("content-encoding");
-  if (declared !== null && (encoding === null || encoding === "identity")) return null;
+  if (declared !== null && Number.isFinite(Number(declared)) && (encoding === null || encoding === "identity")) {
+    if (charge(Number(declared)) <= MAX_UPSTREAM_RESPONSE_BYTES) return null;
+    void response.body?.cancel();
+    throw tooLarge();
+  }
   if (!response.body) return null;
-  // Read by the SDK in the background, an SSE answer's error would not end the request: the scope does.
-  const scope = requestScope();
-  let received = 0;
   return (bytes) => {
-    received += bytes;
-    if (received <= MAX_UPSTREAM_RESPONSE_BYTES) return;
+    if (charge(bytes) <= MAX_UPSTREAM_RESPONSE_BYTES) return;
     const error = tooLarge();
     scope?.fail(error);
     throw error;

@@ -12,6 +12,7 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import { McpError, type CallToolResult, type ClientCapabilities, type ServerRequest, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { WeightedLru } from "../lib/lru.ts";
 import { guardedFetch, UpstreamFailure, type UpstreamTarget } from "./upstream.fetch.ts";
+import { boundMessages } from "./upstream.messages.ts";
 import { withRequestScope } from "./upstream.scope.ts";
 import { CallCancelled, CallDeadline, MAX_CALL_DURATION_MS, UpstreamTimeout, type UpstreamCallOptions } from "./upstream.call.ts";
 
@@ -128,6 +129,7 @@ async function connectModern(target: UpstreamTarget, capabilities: ClientCapabil
   } catch (error) {
     throw asModernFailure(error);
   }
+  boundMessages(transport, false);
   return client;
 }
 

@@ -26,6 +26,7 @@ import type { Client as ModernClient } from "@modelcontextprotocol/client";
 import { isStaleSession } from "./upstream-resilience.ts";
 import { guardedFetch, UpstreamFailure, type StandaloneStream, type UpstreamTarget } from "./upstream.fetch.ts";
 import { asModernFailure, callModernTool, listModernTools, requestModernRelayed, sharedModernClient } from "./upstream.modern.ts";
+import { boundMessages } from "./upstream.messages.ts";
 import { failingFast, withRequestScope } from "./upstream.scope.ts";
 import {
   abortingCall,
@@ -80,6 +81,7 @@ async function connect(
     await client.close().catch(() => {});
     throw asUpstreamFailure(error);
   }
+  boundMessages(transport, standalone !== undefined);
   return client;
 }
 
