@@ -12,8 +12,8 @@ export const MAX_UPSTREAM_MESSAGES = 10_000;
 
 /** A client transport of either SDK: what it hands the client goes through `onmessage`. */
 interface MessageSource {
-  // Either SDK's signature: the arguments are passed on as they came.
-  onmessage?: ((...args: any[]) => void) | undefined;
+  // Either SDK's signature (`never[]` takes both): the arguments are passed on as they came.
+  onmessage?: ((...args: never[]) => void) | undefined;
 }
 
 const counts = new WeakMap<RequestScope | MessageSource, number>();
