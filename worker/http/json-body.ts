@@ -4,7 +4,7 @@ import { ApiError } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-function tooLarge(): ApiError {
+export function payloadTooLarge(): ApiError {
   return new ApiError("payload_too_large", { message: `Request body exceeds ${MAX_BODY_BYTES} bytes` });
 }
 
@@ -25,7 +25,7 @@ export async function readBoundedText(body: ReadableStream<Uint8Array> | null, m
     received += value.byteLength;
     if (received > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw tooLarge();
+      throw payloadTooLarge();
     }
     text += decoder.decode(value, { stream: true });
   }
@@ -42,7 +42,7 @@ export function jsonBody(): MiddlewareHandler<AppEnv> {
     const method = c.req.method;
     if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
     // A declared length over the bound is refused before a byte is read.
-    if (Number(c.req.header("content-length") ?? "0") > MAX_BODY_BYTES) throw tooLarge();
+    if (Number(c.req.header("content-length") ?? "0") > MAX_BODY_BYTES) throw payloadTooLarge();
     const type = c.req.header("content-type") ?? "";
     if (type && !/^application\/json\b/i.test(type)) {
       throw new ApiError("unsupported_media_type", { message: "Send the request body as application/json" });

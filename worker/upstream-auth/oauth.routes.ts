@@ -16,6 +16,7 @@ import { guard } from "../auth/guard.ts";
 import type { AppEnv } from "../http/app.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
+import { MAX_BODY_BYTES, payloadTooLarge, readBoundedText } from "../http/json-body.ts";
 import { invalidateCatalog } from "../calls/catalog.ts";
 import { base64UrlEncode, sha256Hex } from "../lib/crypto.ts";
 import { reindexService } from "../services/indexing.ts";
@@ -234,8 +235,10 @@ upstreamOAuthRoutes.post(START_PATH, async (c) => {
       new ApiError("csrf_refused", { message: "An authorization goes on only from the gateway's own confirmation page" }),
     );
   }
-  const form = await c.req.parseBody();
-  return startInBrowser(c, typeof form.flow === "string" ? form.flow : "", true);
+  // Outside /v1, so its body is read here under the API's bound: anyone may send this form, from anywhere.
+  if (Number(c.req.header("content-length") ?? "0") > MAX_BODY_BYTES) throw payloadTooLarge();
+  const form = new URLSearchParams(await readBoundedText(c.req.raw.body, MAX_BODY_BYTES));
+  return startInBrowser(c, form.get("flow") ?? "", true);
 });
 
 /**
@@ -266,32 +269,27 @@ async function startInBrowser(c: Context<AppEnv>, flowId: string, confirmed: boo
   return c.redirect(started.authorizeUrl, confirmed ? 303 : 302);
 }
 
-/** Who will hold the grant, in words: the workspace's shared grant, or the API key whose own grant it is. */
-async function holderOf(env: Env, workspaceId: string, subject: string): Promise<string> {
-  if (subject === SHARED_SUBJECT) return "every agent and key that may call this service in the workspace (a shared grant)";
-  if (subject.startsWith("key:")) return `the API key ${await keyName(env, workspaceId, subject.slice("key:".length))}`;
-  return subject;
-}
-
-/** Who made the link: an admin key's id, or a caller's subject (`key:<id>`). */
-async function makerOf(env: Env, workspaceId: string, initiator: string): Promise<string> {
-  const keyId = initiator.replace(/^key:/, "");
-  return keyId.startsWith("key_") ? `the API key ${await keyName(env, workspaceId, keyId)}` : initiator;
-}
-
-async function keyName(env: Env, workspaceId: string, keyId: string): Promise<string> {
+/**
+ * A link's maker or its grant's holder, in words: an API key by its name (`key_…`, or a caller's subject
+ * `key:key_…`), an OAuth client by its id (`oauth:…`), the workspace's shared grant; anything else as it is.
+ */
+async function inWords(env: Env, workspaceId: string, who: string): Promise<string> {
+  if (who === SHARED_SUBJECT) return "every agent and key that may call this service in the workspace (a shared grant)";
+  if (who.startsWith("oauth:")) return `the OAuth client ${who.slice("oauth:".length)}`;
+  const keyId = who.replace(/^key:/, "");
+  if (!keyId.startsWith("key_")) return who;
   const row = await env.DB.prepare("SELECT name FROM api_keys WHERE id = ? AND workspace_id = ?")
     .bind(keyId, workspaceId)
     .first<{ name: string }>();
-  return row ? `“${row.name}” (${keyId})` : keyId;
+  return `the API key ${row ? `“${row.name}” (${keyId})` : keyId}`;
 }
 
 async function confirmationPage(c: Context<AppEnv>, workspaceId: string, flowId: string, flow: FlowToConfirm): Promise<Response> {
   const [workspace, stored, holder, maker] = await Promise.all([
     getWorkspace(c.env.DB, workspaceId),
     storedUpstreamTarget(c.env, workspaceId, flow.serviceId),
-    holderOf(c.env, workspaceId, flow.subject),
-    makerOf(c.env, workspaceId, flow.initiator),
+    inWords(c.env, workspaceId, flow.subject),
+    inWords(c.env, workspaceId, flow.initiator),
   ]);
   const service = stored?.slug ?? flow.serviceId;
   const title = `Authorize ${service} for the workspace ${workspace?.name ?? workspaceId}?`;

@@ -1,6 +1,7 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { api, connectMcp, createKey, createWorkspace, ORIGIN } from "../../test/helpers.ts";
+import { MAX_BODY_BYTES } from "../http/json-body.ts";
 import { validateServerMetadata, OAuthMetadataInvalid } from "./oauth.server.ts";
 import { OAUTH_REQUEST_TIMEOUT_MS } from "./oauth.fetch.ts";
 import {
@@ -236,6 +237,26 @@ describe("a link bound to no signed-in user", () => {
     }
     // Still unbound: the person it was meant for can go on.
     expect((await openAuthorizationLink(link)).status).toBe(303);
+  });
+
+  it("reads the form under the API's body bound, declared or streamed", async ({ expect }) => {
+    const oversized = `flow=${"x".repeat(MAX_BODY_BYTES)}`;
+    const streamed = () =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(oversized));
+          controller.close();
+        },
+      });
+    for (const body of [oversized, streamed()]) {
+      const posted = await SELF.fetch(`${ORIGIN}/oauth/upstream/start`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin", origin: ORIGIN },
+        body,
+        redirect: "manual",
+      });
+      expect([posted.status, ((await posted.json()) as { error: { code: string } }).error.code]).toEqual([413, "payload_too_large"]);
+    }
   });
 });
 
