@@ -93,6 +93,14 @@ export async function addService(workspace: TestWorkspace, body: { slug: string;
   return res.body as { service: { id: string; slug: string }; index: { added: string[] } };
 }
 
+/** A workspace with one of the demo upstream's fixtures (`/fixtures/<fixture>/mcp`) as service `slug`, and a client over /mcp. */
+export async function fixtureGateway(slug: string, fixture: string) {
+  const workspace = await createWorkspace();
+  const created = await addService(workspace, { slug, url: `${upstreamOrigin()}/fixtures/${fixture}/mcp` });
+  const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
+  return { ...workspace, created, client };
+}
+
 /** A workspace with the demo upstream connected as service `demo` and a client key in the default profile. */
 export async function demoGateway(headers?: Record<string, string>) {
   const workspace = await createWorkspace();

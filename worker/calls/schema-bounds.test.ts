@@ -1,15 +1,10 @@
 import { describe, it } from "vitest";
-import { addService, api, connectMcp, createKey, createWorkspace, gatewayError, upstreamOrigin } from "../../test/helpers.ts";
+import { api, fixtureGateway, gatewayError } from "../../test/helpers.ts";
 import { evilPatternSubject, uniqueItemsArguments } from "../lib/schema-bounds.fixtures.ts";
 import { VALUE_LIMITS } from "../lib/schema-bounds.ts";
 
 /** A workspace indexing the hostile upstream as service `hostile`, with a client connected over /mcp. */
-async function hostileGateway() {
-  const ws = await createWorkspace();
-  const created = await addService(ws, { slug: "hostile", url: `${upstreamOrigin()}/fixtures/hostile-schemas/mcp` });
-  const client = await connectMcp(await createKey(ws, ["tools:call"], ws.defaultProfileId));
-  return { ...ws, created, client };
-}
+const hostileGateway = () => fixtureGateway("hostile", "hostile-schemas");
 
 describe("upstream JSON Schemas are validated with bounded work", () => {
   it("indexes every tool, names the ones past a bound, and hides them from discovery", async ({ expect }) => {

@@ -1,14 +1,9 @@
 import { describe, it } from "vitest";
-import { addService, api, connectMcp, createKey, createWorkspace, gatewayError, upstreamOrigin } from "../../test/helpers.ts";
+import { api, fixtureGateway, gatewayError } from "../../test/helpers.ts";
 import { HOSTILE_NAMES, INVALID_HOSTILE_NAMES } from "./tool-name.fixtures.ts";
 
 /** A workspace indexing the upstream with odd tool names as service `names`, with a client connected over /mcp. */
-async function namesGateway() {
-  const ws = await createWorkspace();
-  const created = await addService(ws, { slug: "names", url: `${upstreamOrigin()}/fixtures/hostile-names/mcp` });
-  const client = await connectMcp(await createKey(ws, ["tools:call"], ws.defaultProfileId));
-  return { ...ws, created, client };
-}
+const namesGateway = () => fixtureGateway("names", "hostile-names");
 
 describe("upstream tool names MCP does not allow", () => {
   it("are indexed and named to the admin, hidden from clients, and refused tool_name_invalid when called", async ({ expect }) => {
