@@ -2,6 +2,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   classifyInboundRequest,
   createMcpHandler,
+  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   Server,
   type ServerContext,
@@ -54,9 +55,27 @@ export const LIST_CACHE_TTL_MS = 30_000;
 /** `subscriptions/listen` streams one isolate holds open at most (the gateway sends no list changes on them). */
 export const MAX_LISTEN_STREAMS = 256;
 
+/** The first revision of the per-request envelope; the SDK's classifier compares versions as strings the same way. */
+const FIRST_MODERN_REVISION = "2026-07-28";
+
+/**
+ * Whether a message can be 2026-07-28 traffic at all. The SDK's classifier reaches "modern", or a refusal by that
+ * revision's rules, only for a single message whose `params._meta` claims a protocol version, or one sent with an
+ * MCP-Protocol-Version header naming 2026-07-28 or later (after stripping spaces and tabs, as it does); a batch never.
+ * Everything else is decided here, because the classifier validates the whole message against up to three schemas
+ * first, which on the no-hook call path cost more than all the other routing of a call.
+ */
+function mayBeModern(request: Request, parsedBody: unknown): boolean {
+  if (!isRecord(parsedBody)) return false;
+  const header = request.headers.get("mcp-protocol-version")?.replace(/^[\t ]+|[\t ]+$/g, "");
+  if (header !== undefined && header >= FIRST_MODERN_REVISION) return true;
+  const params = parsedBody.params;
+  return isRecord(params) && isRecord(params._meta) && PROTOCOL_VERSION_META_KEY in params._meta;
+}
+
 /** Whether this POST is 2026-07-28 traffic (or claims to be, and is refused by that revision's rules). */
 export function isModernRequest(request: Request, parsedBody: unknown): boolean {
-  if (parsedBody === undefined) return false;
+  if (parsedBody === undefined || !mayBeModern(request, parsedBody)) return false;
   const outcome = classifyInboundRequest({
     httpMethod: request.method,
     protocolVersionHeader: request.headers.get("mcp-protocol-version") ?? undefined,
