@@ -7,7 +7,7 @@
 // RAYRUN_STATE_DIR (default .rayrun/) keeps a second local instance's data apart.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startDemoUpstream } from "../demo/upstream/http.ts";
 
@@ -39,7 +39,8 @@ interface DevCredentials {
 mkdirSync(stateDir, { recursive: true });
 ensureDevSecrets();
 run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", join(stateDir, "state")]);
-run("npm", ["run", "console:build"]);
+if (consoleBuildIsStale()) run("npm", ["run", "console:build"]);
+else console.log("The console is already built from these sources: not building it again.");
 
 const upstream = await startDemoUpstream({ port: upstreamPort });
 // Its own process group (npx → wrangler → workerd), so stopping it stops all of them and frees the port.
@@ -123,6 +124,24 @@ function devSecret(name: string): string {
     .find((l) => l.startsWith(`${name}=`));
   if (!line) throw new Error(`${devVarsFile} lacks ${name}; delete it to regenerate`);
   return line.slice(name.length + 1);
+}
+
+/**
+ * Whether the console must be built: no build yet, or a file it is built from (its sources, the schema types it
+ * imports, the lockfile) changed after the last one. Building takes 10-20 s, so a restart with an unchanged console
+ * skips it. Folders count by their own time too, so a deleted source also rebuilds.
+ */
+function consoleBuildIsStale(): boolean {
+  const built = join(root, "console/dist/index.html");
+  if (!existsSync(built)) return true;
+  const builtAt = statSync(built).mtimeMs;
+  const newerThanBuild = (path: string): boolean => {
+    const stat = statSync(path);
+    if (stat.mtimeMs > builtAt) return true;
+    if (!stat.isDirectory()) return false;
+    return readdirSync(path).some((name) => !(path.endsWith("console") && name === "dist") && newerThanBuild(join(path, name)));
+  };
+  return ["console", "schema", "package-lock.json"].some((path) => newerThanBuild(join(root, path)));
 }
 
 function run(command: string, args: string[]): void {

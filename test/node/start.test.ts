@@ -89,6 +89,8 @@ describe("npm start", () => {
     const second = await start(stateDir, gatewayB, upstreamB);
     expect(second.output()).toContain("Rayrun is running.");
     expect(second.output()).not.toContain("upstream_unreachable");
+    // Nothing the console is built from changed: the second start does not build it again.
+    expect(second.output()).toContain("The console is already built from these sources: not building it again.");
     const moved = await demoService(gatewayB);
     expect(moved.url).toBe(`http://127.0.0.1:${upstreamB}/mcp`);
     expect(credentialsOf().mcpUrl).toBe(`http://127.0.0.1:${gatewayB}/mcp`);
