@@ -399,3 +399,38 @@ describe("a grant deleted and authorized again", () => {
     expect((await lab.state()).toolCallsBy).toEqual(["alice", "bob"]);
   });
 });
+
+describe("a grant authorized again while its refresh is in flight", () => {
+  const whoami = async (key: string) => {
+    const client = await connectMcp(key);
+    try {
+      const result = await client.callTool({ name: "lab__whoami", arguments: {} });
+      return (result as { content: { text: string }[] }).content[0]!.text;
+    } finally {
+      await client.close();
+    }
+  };
+
+  // Round 7, finding 1: authorizing a grant again keeps its row (same id, next version). A refresh of the old tokens
+  // still in flight then wrote them over the new ones when it answered (and asked meanwhile, the new grant joined that
+  // refresh), so the service went on acting as the old upstream account, for good: its refresh token kept working.
+  // An `invalid_grant` answer deleted the new grant the same way.
+  it("keeps the new authorization: the old refresh's answer is not written over it", async ({ expect }) => {
+    const lab = await newLab({ accessTokenTtl: 30, refreshDelayMs: 3000 });
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab, {}, "alice");
+    const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    const refreshes = async () => (await lab.state()).tokenRequests.filter((request) => request.grantType === "refresh_token").length;
+    const before = await refreshes();
+    // Its 30 s token is within a minute of expiry: this call refreshes it first, and the lab takes 3 s to answer.
+    const inFlight = whoami(clientKey);
+    for (let i = 0; i < 100 && (await refreshes()) === before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "bob" })).callback!.status).toBe(200);
+    // The call that waited for the superseded refresh goes out with the grant as it is now.
+    expect(await inFlight).toBe("upstream user: bob");
+
+    expect(await whoami(clientKey)).toBe("upstream user: bob");
+    expect(await whoami(clientKey)).toBe("upstream user: bob");
+  }, 60_000);
+});
