@@ -4,11 +4,13 @@ import { api, connectMcp, createKey, createWorkspace, ORIGIN } from "../../test/
 import { MAX_BODY_BYTES } from "../http/json-body.ts";
 import { validateServerMetadata, OAuthMetadataInvalid } from "./oauth.server.ts";
 import { OAUTH_REQUEST_TIMEOUT_MS } from "./oauth.fetch.ts";
+import { MAX_TOKEN_CHARS } from "./oauth.token-bounds.ts";
 import {
   authorizedService,
   authorizeInBrowser,
   connectOAuthService,
   confirmationFlow,
+  grantsOf,
   newLab,
   openAuthorizationLink,
   serviceOf,
@@ -287,6 +289,28 @@ describe("a callback that does not bring tokens", () => {
     expect((await serviceOf(workspace, created.body.service.id)).authorization).toMatchObject({
       status: "pending",
       pendingReason: { code: "upstream_response_too_large" },
+    });
+  });
+
+  // Round 7, finding 2: a token within the whole answer's 256 KiB bound was kept whatever its size: sealed into the
+  // workspace Durable Object (once per grant of a per-user service), opened on every call and sent in every upstream
+  // request's Authorization header.
+  it("from a token endpoint that answers a 200 KiB access token: refused, nothing stored, still pending", async ({ expect }) => {
+    const lab = await newLab({ token: "oversized" });
+    const workspace = await createWorkspace();
+    const created = await connectOAuthService(workspace, lab);
+    const link = await startAuthorize(workspace, created.body.service.id, { key: workspace.adminKey });
+    const flow = await authorizeInBrowser(link.body.authorizationUrl);
+    expect(flow.callback!.status).toBe(502);
+    expect(errorOf(JSON.parse(flow.callbackBody!))).toMatchObject({
+      code: "oauth_token_request_failed",
+      message: `The token endpoint answered badly: its access_token is ${200 * 1024} characters, over the ${MAX_TOKEN_CHARS} a grant keeps`,
+      details: { error: "invalid_response" },
+    });
+    expect(await grantsOf(workspace)).toEqual([]);
+    expect((await serviceOf(workspace, created.body.service.id)).authorization).toMatchObject({
+      status: "pending",
+      pendingReason: { code: "oauth_token_request_failed" },
     });
   });
 
