@@ -435,6 +435,9 @@ export class UpstreamGrantStore {
         if (deleted === 0) return this.#current(request);
         return { kind: "revoked", reason: error.message };
       }
+      // A grant authorized again (or deleted) while the request was out is answered as it is now, not with old tokens.
+      const current = this.#grant(row.service_id, row.subject);
+      if (!current || tokenVersion(current) !== tokenVersion(row)) return this.#current(request);
       // A refresh ahead of expiry that fails leaves a token that still works.
       if (stillValid) return { kind: "token", accessToken: tokens.accessToken, version: tokenVersion(row) };
       if (error instanceof UpstreamFailure) return { kind: "failed", code: tokenFailureCode(error.code), message: error.message };
