@@ -31,8 +31,8 @@ export interface LabOptions {
   registration?: "dynamic" | "none" | "cimd";
   /** The server's metadata lies: another issuer, a token endpoint elsewhere, another resource, no S256, or private URLs. */
   lie?: "issuer_mismatch" | "foreign_endpoint" | "resource_mismatch" | "no_s256" | "metadata_internal" | "as_internal";
-  /** The token endpoint never answers a code exchange, or answers it with 5 MiB. */
-  token?: "hang" | "huge";
+  /** The token endpoint never answers a code exchange, answers it with 5 MiB, or with a 200 KiB access token. */
+  token?: "hang" | "huge" | "oversized";
   /** false: the metadata offers no RFC 7009 revocation, so a token the gateway deletes still works upstream. */
   revocation?: false;
 }
@@ -245,6 +245,10 @@ ${hidden("code_challenge", params.codeChallenge)}${hidden("resource", params.res
     app.post("/token", express.urlencoded({ extended: false }), (req: Request, res: Response, next) => {
       if ((req.body as Record<string, string>).grant_type !== "authorization_code") return next();
       if (options.token === "huge") return res.json({ access_token: "x".repeat(5 * 1024 * 1024), token_type: "Bearer" });
+      // Within the gateway's bound on a whole answer (256 KiB), but no real token is this large.
+      if (options.token === "oversized") {
+        return res.json({ access_token: "x".repeat(200 * 1024), token_type: "Bearer", expires_in: 3600, refresh_token: "rt_oversized" });
+      }
       // "hang": never answer.
     });
   }

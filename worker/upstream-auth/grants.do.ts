@@ -173,8 +173,11 @@ export const openClientSecret = (sealed: string | null, serviceId: string, key: 
 export class UpstreamGrantStore {
   readonly #sql: SqlStorage;
   readonly #env: Env;
-  /** grant id → the refresh running for it: everyone asking meanwhile waits for that one. */
-  readonly #refreshing = new Map<string, Promise<TokenAnswer>>();
+  /**
+   * Token version (grant id and number) → the refresh running for it: everyone asking meanwhile waits for that one.
+   * Keyed by version, not grant id: a grant authorized again keeps its id, and must not join the old tokens' refresh.
+   */
+  readonly #refreshing = new Map<TokenVersion, Promise<TokenAnswer>>();
 
   constructor(sql: SqlStorage, env: Env) {
     this.#sql = sql;
@@ -369,12 +372,19 @@ export class UpstreamGrantStore {
       const tokens = await openTokens(row.tokens, row.service_id, row.subject, this.#env.SECRETS_KEY);
       return { kind: "token", accessToken: tokens.accessToken, version: tokenVersion(row) };
     }
-    let running = this.#refreshing.get(row.id);
+    const version = tokenVersion(row);
+    let running = this.#refreshing.get(version);
     if (!running) {
-      running = this.#refresh(row, request).finally(() => this.#refreshing.delete(row.id));
-      this.#refreshing.set(row.id, running);
+      running = this.#refresh(row, request).finally(() => this.#refreshing.delete(version));
+      this.#refreshing.set(version, running);
     }
     return running;
+  }
+
+  /** After a refresh was superseded: the token of the grant as it is now (refreshed in its own turn if it must be). */
+  #current(request: TokenRequest): Promise<TokenAnswer> {
+    const { rejectedVersion: _superseded, ...now } = request;
+    return this.accessToken(now);
   }
 
   #grant(serviceId: string, subject: GrantSubject): GrantRow | undefined {
@@ -388,7 +398,7 @@ export class UpstreamGrantStore {
     const { refreshToken } = tokens;
     if (!refreshToken) {
       if (stillValid) return { kind: "token", accessToken: tokens.accessToken, version: tokenVersion(row) };
-      this.#sql.exec("DELETE FROM upstream_grants WHERE id = ?", row.id);
+      this.#sql.exec("DELETE FROM upstream_grants WHERE id = ? AND version = ?", row.id, row.version);
       return { kind: "revoked", reason: "the access token expired and the authorization server gave no refresh token" };
     }
     try {
@@ -401,21 +411,33 @@ export class UpstreamGrantStore {
       );
       const sealed = await sealTokens(fresh, row.service_id, row.subject, key);
       const now = Date.now();
-      this.#sql.exec(
-        "UPDATE upstream_grants SET tokens = ?, version = version + 1, scopes = ?, expires_at = ?, refreshed_at = ?, last_used_at = ? WHERE id = ?",
+      // Written only over the tokens it refreshed: while the token request was out (up to its 10 s), the grant may
+      // have been authorized again (same id, next version, perhaps another upstream account) or deleted. Writing
+      // regardless put the old account's tokens back over the new authorization, for good (round 7, finding 1).
+      const written = this.#sql.exec(
+        `UPDATE upstream_grants SET tokens = ?, version = version + 1, scopes = ?, expires_at = ?, refreshed_at = ?, last_used_at = ?
+         WHERE id = ? AND version = ?`,
         sealed,
         JSON.stringify(fresh.scopes),
         fresh.expiresAt,
         now,
         now,
         row.id,
-      );
+        row.version,
+      ).rowsWritten;
+      // Superseded: the callers get the grant as it is now (the new authorization's token, or none).
+      if (written === 0) return this.#current(request);
       return { kind: "token", accessToken: fresh.accessToken, version: tokenVersion({ id: row.id, version: row.version + 1 }) };
     } catch (error) {
       if (error instanceof TokenRequestFailed && error.oauthError === "invalid_grant") {
-        this.#sql.exec("DELETE FROM upstream_grants WHERE id = ?", row.id);
+        // Only the tokens the server refused: a new authorization made meanwhile is not this grant's end.
+        const deleted = this.#sql.exec("DELETE FROM upstream_grants WHERE id = ? AND version = ?", row.id, row.version).rowsWritten;
+        if (deleted === 0) return this.#current(request);
         return { kind: "revoked", reason: error.message };
       }
+      // A grant authorized again (or deleted) while the request was out is answered as it is now, not with old tokens.
+      const current = this.#grant(row.service_id, row.subject);
+      if (!current || tokenVersion(current) !== tokenVersion(row)) return this.#current(request);
       // A refresh ahead of expiry that fails leaves a token that still works.
       if (stillValid) return { kind: "token", accessToken: tokens.accessToken, version: tokenVersion(row) };
       if (error instanceof UpstreamFailure) return { kind: "failed", code: tokenFailureCode(error.code), message: error.message };

@@ -22,6 +22,7 @@ import {
 import { UpstreamFailure } from "../services/upstream.ts";
 import { oauthRequestOptions } from "./oauth.fetch.ts";
 import type { OAuthServer } from "./oauth.server.ts";
+import { tokenBoundBreach } from "./oauth.token-bounds.ts";
 
 /** An OAuth server as oauth4webapi takes it, with the gateway's client and its authentication. */
 interface Party {
@@ -62,6 +63,9 @@ export interface GrantTokens {
 export const MAX_EXPIRES_IN_SECONDS = 10 * 366 * 24 * 60 * 60;
 
 function grantTokens(response: TokenEndpointResponse, previous: { refreshToken: string | null; scopes: string[] } | null): GrantTokens {
+  // Bounded before anything is sealed or stored (oauth.token-bounds.ts): the server is the connecting tenant's choice.
+  const breach = tokenBoundBreach(response);
+  if (breach) throw new TokenRequestFailed("invalid_response", `The token endpoint answered badly: ${breach}`);
   const expiresIn = response.expires_in;
   return {
     accessToken: response.access_token,

@@ -4,11 +4,13 @@ import { api, connectMcp, createKey, createWorkspace, ORIGIN } from "../../test/
 import { MAX_BODY_BYTES } from "../http/json-body.ts";
 import { validateServerMetadata, OAuthMetadataInvalid } from "./oauth.server.ts";
 import { OAUTH_REQUEST_TIMEOUT_MS } from "./oauth.fetch.ts";
+import { MAX_TOKEN_CHARS } from "./oauth.token-bounds.ts";
 import {
   authorizedService,
   authorizeInBrowser,
   connectOAuthService,
   confirmationFlow,
+  grantsOf,
   newLab,
   openAuthorizationLink,
   serviceOf,
@@ -290,6 +292,28 @@ describe("a callback that does not bring tokens", () => {
     });
   });
 
+  // Round 7, finding 2: a token within the whole answer's 256 KiB bound was kept whatever its size: sealed into the
+  // workspace Durable Object (once per grant of a per-user service), opened on every call and sent in every upstream
+  // request's Authorization header.
+  it("from a token endpoint that answers a 200 KiB access token: refused, nothing stored, still pending", async ({ expect }) => {
+    const lab = await newLab({ token: "oversized" });
+    const workspace = await createWorkspace();
+    const created = await connectOAuthService(workspace, lab);
+    const link = await startAuthorize(workspace, created.body.service.id, { key: workspace.adminKey });
+    const flow = await authorizeInBrowser(link.body.authorizationUrl);
+    expect(flow.callback!.status).toBe(502);
+    expect(errorOf(JSON.parse(flow.callbackBody!))).toMatchObject({
+      code: "oauth_token_request_failed",
+      message: `The token endpoint answered badly: its access_token is ${200 * 1024} characters, over the ${MAX_TOKEN_CHARS} a grant keeps`,
+      details: { error: "invalid_response" },
+    });
+    expect(await grantsOf(workspace)).toEqual([]);
+    expect((await serviceOf(workspace, created.body.service.id)).authorization).toMatchObject({
+      status: "pending",
+      pendingReason: { code: "oauth_token_request_failed" },
+    });
+  });
+
   it(
     "from a token endpoint that hangs: stopped at the request deadline, still pending",
     async ({ expect }) => {
@@ -398,4 +422,39 @@ describe("a grant deleted and authorized again", () => {
     expect(await whoami(clientKey)).toBe("upstream user: bob");
     expect((await lab.state()).toolCallsBy).toEqual(["alice", "bob"]);
   });
+});
+
+describe("a grant authorized again while its refresh is in flight", () => {
+  const whoami = async (key: string) => {
+    const client = await connectMcp(key);
+    try {
+      const result = await client.callTool({ name: "lab__whoami", arguments: {} });
+      return (result as { content: { text: string }[] }).content[0]!.text;
+    } finally {
+      await client.close();
+    }
+  };
+
+  // Round 7, finding 1: authorizing a grant again keeps its row (same id, next version). A refresh of the old tokens
+  // still in flight then wrote them over the new ones when it answered (and asked meanwhile, the new grant joined that
+  // refresh), so the service went on acting as the old upstream account, for good: its refresh token kept working.
+  // An `invalid_grant` answer deleted the new grant the same way.
+  it("keeps the new authorization: the old refresh's answer is not written over it", async ({ expect }) => {
+    const lab = await newLab({ accessTokenTtl: 30, refreshDelayMs: 3000 });
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab, {}, "alice");
+    const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    const refreshes = async () => (await lab.state()).tokenRequests.filter((request) => request.grantType === "refresh_token").length;
+    const before = await refreshes();
+    // Its 30 s token is within a minute of expiry: this call refreshes it first, and the lab takes 3 s to answer.
+    const inFlight = whoami(clientKey);
+    for (let i = 0; i < 100 && (await refreshes()) === before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "bob" })).callback!.status).toBe(200);
+    // The call that waited for the superseded refresh goes out with the grant as it is now.
+    expect(await inFlight).toBe("upstream user: bob");
+
+    expect(await whoami(clientKey)).toBe("upstream user: bob");
+    expect(await whoami(clientKey)).toBe("upstream user: bob");
+  }, 60_000);
 });
