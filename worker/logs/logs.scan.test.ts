@@ -5,8 +5,9 @@
  */
 import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
-import { newTag } from "../../test/helpers.ts";
+import { api, createKey, demoGateway, newTag } from "../../test/helpers.ts";
 import { callsStatement } from "./calls.store.ts";
+import { LOG_DETAIL_PAGE_ROWS, LOG_DETAIL_ROW_BYTES } from "./log-details.ts";
 import { stageRowsStatement } from "./logs.store.ts";
 
 const DAY_START = Date.parse("2026-03-01T00:00:00.000Z") / 1000;
@@ -46,5 +47,47 @@ describe("a log page's reads", () => {
     const stages = await stageRowsStatement(env.DB, small, "tool_small", window).all();
     expect(stages.results).toHaveLength(10);
     expect(stages.meta.rows_read).toBeLessThan(100);
+  }, 60_000);
+
+  it("a page with details holds at most LOG_DETAIL_PAGE_ROWS rows: megabytes, not a day's 32 MiB allowance", async ({ expect }) => {
+    const gateway = await demoGateway();
+    const toolUid = gateway.toolUid("search_release_notes");
+    // 1,000 stage rows with details near the row bound: what a day's detail allowance holds.
+    await env.DB.prepare(
+      `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 1000)
+       INSERT INTO call_logs (workspace_id, tool_uid, request_id, stage, channel, outcome, duration_ms, created_at, row_seq,
+         workspace_seq, details, detail_bytes)
+       SELECT ?1, ?2, 'req_' || i, 'before', 'active', 'continue', 1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 0, i,
+         json_object('message', replace(hex(zeroblob(?3)), '0', 'x')), ?3 * 2 FROM s`,
+    )
+      .bind(gateway.ws, toolUid, (LOG_DETAIL_ROW_BYTES - 1024) / 2)
+      .run();
+    const path = `/v1/workspaces/${gateway.ws}/tools/${toolUid}/hook/logs`;
+
+    const detailReader = await createKey(gateway, ["hooks:read", "hooks:write"]);
+    const ids = new Set<number>();
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: { status: number; body: { logs: { id: number; details?: unknown }[]; nextCursor: string | null } } = await api(
+        `${path}?limit=1000${cursor ? `&cursor=${cursor}` : ""}`,
+        { key: detailReader },
+      );
+      expect(page.status).toBe(200);
+      // Before: the first page held all 1,000 rows, about 31 MiB of JSON.
+      expect(page.body.logs.length).toBeLessThanOrEqual(LOG_DETAIL_PAGE_ROWS);
+      expect(JSON.stringify(page.body).length).toBeLessThan(4 * 1024 * 1024);
+      for (const row of page.body.logs) if (row.details) ids.add(row.id);
+      cursor = page.body.nextCursor;
+      pages++;
+    } while (cursor && pages < 20);
+    // Paging with the cursor still reaches every row, each with its details.
+    expect(ids.size).toBe(1000);
+
+    // Without details (metadata only) a page still holds up to 1,000 rows.
+    const metadataReader = await createKey(gateway, ["hooks:read"]);
+    const page = await api(`${path}?limit=1000`, { key: metadataReader });
+    expect(page.body.logs).toHaveLength(1000);
+    expect(page.body.logs[0].details).toBeUndefined();
   }, 60_000);
 });
