@@ -17,6 +17,19 @@ export const MAX_PENDING_APPROVALS = 100;
  * many distinct calls must not fill the queue and lock every other agent out. Refused with `approval_key_limit`.
  */
 export const MAX_PENDING_APPROVALS_PER_KEY = 20;
+/**
+ * How long an approval is kept after it expires (whatever became of it: used, denied, or never decided), for the
+ * record; then it is deleted. Nothing deleted them before: a `tools:call` key, with no say over any decision, could
+ * add up to 100 requests an hour of up to 64 KiB each to its workspace's Durable Object for ever (about 150 MiB a
+ * day), and every status-filtered list reads through all of them. 30 days, as call rows (docs/logs.md).
+ */
+export const APPROVAL_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+/**
+ * Approvals past retention one new request deletes. A request adds one row and deletes up to this many, so the
+ * work per call stays bounded and the table never holds more than the window's requests for long.
+ */
+const APPROVAL_PRUNE_ROWS = 100;
+
 /** The largest transformed arguments (UTF-8 JSON) held for an approver; the call path refuses larger ones with `approval_limit`. */
 export const MAX_APPROVAL_ARGUMENTS_BYTES = 64 * 1024;
 
@@ -169,6 +182,12 @@ export class ApprovalStore {
       request.source,
       now,
       now + APPROVAL_TTL_MS,
+    );
+    // After the insert: the newest row is never the one deleted, so rowids (list cursors) are never handed out again.
+    this.#sql.exec(
+      "DELETE FROM approvals WHERE rowid IN (SELECT rowid FROM approvals WHERE expires_at < ? ORDER BY expires_at LIMIT ?)",
+      now - APPROVAL_RETENTION_MS,
+      APPROVAL_PRUNE_ROWS,
     );
     return { claimed: false, approval: this.get(newId, now)! };
   }

@@ -10,6 +10,17 @@ export const LOG_DETAIL_ROW_BYTES = 32 * 1024;
 export const LOG_DETAIL_ALLOWANCE_BYTES = 32 * 1024 * 1024;
 export const LOG_DETAIL_WINDOW_HOURS = 24;
 
+/**
+ * The most stage rows one page carries when it includes their details: 100 × LOG_DETAIL_ROW_BYTES is 3.2 MiB.
+ * At the API's 1,000 rows a page held up to 32 MiB of details (a day's whole allowance), read from D1, parsed and
+ * written out again in one Worker isolate, whose other requests (any workspace's) share its 128 MB; a few such
+ * pages at once could exhaust it. A larger `limit` answers this many rows and a `nextCursor` to the rest.
+ */
+export const LOG_DETAIL_PAGE_ROWS = 100;
+
+/** The rows a stage-row page holds: `limit`, or at most LOG_DETAIL_PAGE_ROWS when it carries details. */
+export const stagePageRows = (limit: number, withDetails: boolean) => (withDetails ? Math.min(limit, LOG_DETAIL_PAGE_ROWS) : limit);
+
 /** A text field of a truncated row keeps this many characters. */
 const TRUNCATED_TEXT_CHARS = 2_000;
 /** Room kept for the `limited` marker itself. */

@@ -26,6 +26,7 @@ import { findService } from "../services/services.store.ts";
 import { findTool } from "../tools/tools.store.ts";
 import { callsOfRequest, queryCalls, type StoredCall } from "./calls.store.ts";
 import { queryLogs, stageRowsOf } from "./logs.store.ts";
+import { stagePageRows } from "./log-details.ts";
 import { logDatabase } from "./log-store.ts";
 import { openCursor, sealCursor, type PagedRows } from "./page-cursor.ts";
 import { queryMetrics } from "./rollups.store.ts";
@@ -58,14 +59,17 @@ logRoutes.openapi(
     const { ws, toolUid } = c.req.valid("param");
     const query = c.req.valid("query");
     if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
+    const withDetails = seesDetails(c.get("actor"));
+    // With details, a page's rows are bounded further, so its bytes are too (LOG_DETAIL_PAGE_ROWS).
+    const limit = stagePageRows(query.limit, withDetails);
     const logs = await queryLogs(
       logDatabase(c.env, ws),
       ws,
       toolUid,
-      { ...query, before: await positionOf(c, "call_logs", query.cursor) },
-      seesDetails(c.get("actor")),
+      { ...query, limit, before: await positionOf(c, "call_logs", query.cursor) },
+      withDetails,
     );
-    const nextCursor = await cursorAfter(c, "call_logs", logs, query.limit);
+    const nextCursor = await cursorAfter(c, "call_logs", logs, limit);
     // Declared above as application/x-ndjson; Hono's typed responses only model the JSON variant.
     if (query.format === "jsonl") return c.body(...jsonLines(logs, nextCursor)) as never;
     return c.json({ logs, nextCursor }, 200);

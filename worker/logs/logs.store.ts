@@ -45,6 +45,29 @@ interface LogRow {
   created_at: string;
 }
 
+/**
+ * The statement behind `queryLogs`. `+created_at`, as in `callsStatement` (calls.store.ts): the time filters must
+ * never pick `call_logs_by_time`, an index over every workspace's stage rows, over the workspace's own index.
+ */
+export function stageRowsStatement(db: D1Database, workspaceId: string, toolUid: string, query: LogQuery): D1PreparedStatement {
+  const { where, params } = logWhere(
+    [
+      ["workspace_id = ?", workspaceId],
+      ["tool_uid = ?", toolUid],
+    ],
+    [
+      ["+created_at >= ?", query.since],
+      ["+created_at < ?", query.until],
+      ["stage = ?", query.stage],
+      ["channel = ?", query.channel],
+      ["outcome = ?", query.outcome],
+      ["request_id = ?", query.requestId],
+      ["workspace_seq < ?", query.before],
+    ],
+  );
+  return db.prepare(`SELECT * FROM call_logs WHERE ${where} ORDER BY workspace_seq DESC LIMIT ?`).bind(...params, query.limit);
+}
+
 /** Newest first. `withDetails` is decided by the caller's role, never by the query. */
 export async function queryLogs(
   db: D1Database,
@@ -53,25 +76,7 @@ export async function queryLogs(
   query: LogQuery,
   withDetails: boolean,
 ): Promise<StoredCallLog[]> {
-  const { where, params } = logWhere(
-    [
-      ["workspace_id = ?", workspaceId],
-      ["tool_uid = ?", toolUid],
-    ],
-    [
-      ["created_at >= ?", query.since],
-      ["created_at < ?", query.until],
-      ["stage = ?", query.stage],
-      ["channel = ?", query.channel],
-      ["outcome = ?", query.outcome],
-      ["request_id = ?", query.requestId],
-      ["workspace_seq < ?", query.before],
-    ],
-  );
-  const { results } = await db
-    .prepare(`SELECT * FROM call_logs WHERE ${where} ORDER BY workspace_seq DESC LIMIT ?`)
-    .bind(...params, query.limit)
-    .all<LogRow>();
+  const { results } = await stageRowsStatement(db, workspaceId, toolUid, query).all<LogRow>();
   return results.map((row) => storedStageRow(row, withDetails));
 }
 

@@ -17,7 +17,7 @@ const TABLES = [
   "upstream_grants",
   "upstream_oauth_flows",
 ];
-const INDEXES = ["approvals_by_call", "approvals_pending", "quota_events_window", "upstream_oauth_flows_by_subject"];
+const INDEXES = ["approvals_by_call", "approvals_by_expiry", "approvals_pending", "quota_events_window", "upstream_oauth_flows_by_subject"];
 
 /**
  * The layout objects had before migrations existed: each table module ran
@@ -138,7 +138,7 @@ describe("workspace Durable Object schema", () => {
       const sql = state.storage.sql;
       expect(CURRENT_SCHEMA_VERSION).toBe(WORKSPACE_MIGRATIONS.length);
       expect(schemaVersion(sql)).toBe(CURRENT_SCHEMA_VERSION);
-      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(history(sql).map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(names(sql, "table")).toEqual(["_schema_migrations", ...TABLES]);
       expect(names(sql, "index")).toEqual(INDEXES);
       expect(columns(sql, "approvals")).toContain("message");

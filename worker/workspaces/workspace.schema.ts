@@ -126,6 +126,8 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
   ],
   // 6: the approver's optional note on a decision, shown with who decided.
   ["ALTER TABLE approvals ADD COLUMN decision_note TEXT"],
+  // 7: finished approvals are deleted APPROVAL_RETENTION_MS after they expire (approvals.do.ts); this index finds them.
+  ["CREATE INDEX IF NOT EXISTS approvals_by_expiry ON approvals (expires_at)"],
 ];
 
 export const CURRENT_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;
