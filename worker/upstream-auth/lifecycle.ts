@@ -1,6 +1,6 @@
 import { ApiError } from "../http/errors.ts";
 import { reindexService } from "../services/indexing.ts";
-import { insertOAuthService, type PendingService } from "../services/services.store.ts";
+import { insertOAuthService, storedUpstreamTarget, type PendingService } from "../services/services.store.ts";
 import { listUpstreamTools, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
 import { parseAllowList } from "../services/url-guard.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
@@ -16,7 +16,7 @@ import {
   type OAuthServer,
   type PreRegisteredClient,
 } from "./oauth.server.ts";
-import { clearServiceOAuth, replaceClientSecret, setServiceOAuth, type ServiceOAuth } from "./oauth.store.ts";
+import { clearServiceOAuth, markPending, replaceClientSecret, setServiceOAuth, type ServiceOAuth } from "./oauth.store.ts";
 import { revokeTokens, TokenRequestFailed } from "./oauth.tokens.ts";
 
 /** Any failure of the upstream OAuth flow as the REST error (stable code) the API answers with. */
@@ -205,6 +205,42 @@ async function changeOAuth(env: Env, service: ChangingService, oauth: ServiceOAu
       message: `The service's OAuth changed (${what.join("; ")}): every grant was revoked; authorize it again`,
     },
   });
+}
+
+/**
+ * Revokes one grant at its authorization server and deletes it; when it was the grant that indexes its service,
+ * the service goes back to pending with `reason` (an admin's DELETE, or its key's revocation).
+ */
+export async function revokeGrant(
+  env: Env,
+  workspaceId: string,
+  grant: { id: string; serviceId: string; subject: string },
+  reason: string,
+): Promise<{ grants: number; revoked: number }> {
+  const oauth = (await storedUpstreamTarget(env, workspaceId, grant.serviceId))?.oauth ?? null;
+  const { grants, revoked } = await disconnectGrants(env, workspaceId, grant.serviceId, oauth, grant.id);
+  if (oauth && grant.subject === oauth.indexSubject) {
+    await markPending(env.DB, workspaceId, grant.serviceId, { code: "disconnected", message: reason });
+  }
+  return { grants, revoked };
+}
+
+/**
+ * A revoked key's own grants (`key:<id>`, on any service), revoked at their authorization servers and deleted:
+ * the key can never be used again, so nothing is left to use its upstream tokens, and keeping them would hold a
+ * live credential to someone's upstream account for no one. Best effort per grant: the key's revocation stands
+ * whatever an authorization server answers. Grants of a member (`user:<id>`) are the member's, not one key's.
+ */
+export async function revokeKeyGrants(env: Env, workspaceId: string, keyId: string): Promise<void> {
+  const subject = `key:${keyId}`;
+  const grants = (await workspaceClient(env, workspaceId).listUpstreamGrants()).filter((grant) => grant.subject === subject);
+  for (const grant of grants) {
+    try {
+      await revokeGrant(env, workspaceId, grant, `Grant revoked with its key ${keyId}`);
+    } catch (error) {
+      console.error("revoking a revoked key's upstream grant failed", error);
+    }
+  }
 }
 
 /**

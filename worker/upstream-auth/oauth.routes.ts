@@ -36,7 +36,7 @@ import {
   withUpstreamAuthorization,
 } from "./authorization.ts";
 import { openClientSecret, SHARED_SUBJECT, type FlowRefusal, type FlowToConfirm } from "./grants.do.ts";
-import { disconnectGrants, oauthApiError } from "./lifecycle.ts";
+import { disconnectGrants, oauthApiError, revokeGrant } from "./lifecycle.ts";
 import { markAuthorized, markPending, notePendingReason } from "./oauth.store.ts";
 import { exchangeCode, TokenRequestFailed } from "./oauth.tokens.ts";
 
@@ -172,13 +172,7 @@ upstreamOAuthRoutes.openapi(
     const { ws, grantId } = c.req.valid("param");
     const grant = (await workspaceClient(c.env, ws).listUpstreamGrants()).find((candidate) => candidate.id === grantId);
     if (!grant) throw notFound("Grant");
-    const stored = await storedUpstreamTarget(c.env, ws, grant.serviceId);
-    const oauth = stored?.oauth ?? null;
-    const { grants, revoked } = await disconnectGrants(c.env, ws, grant.serviceId, oauth, grantId);
-    if (oauth && grant.subject === oauth.indexSubject) {
-      await markPending(c.env.DB, ws, grant.serviceId, { code: "disconnected", message: `Grant revoked by ${c.get("actor").id}` });
-    }
-    return c.json({ grants, revoked }, 200);
+    return c.json(await revokeGrant(c.env, ws, grant, `Grant revoked by ${c.get("actor").id}`), 200);
   },
 );
 

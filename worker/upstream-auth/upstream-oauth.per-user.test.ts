@@ -119,4 +119,36 @@ describe("a per-user OAuth service", () => {
     expect(textOf(await call(aliceKey))).toBe("upstream user: alice");
     expect((await serviceOf(workspace, serviceId)).authorization.status).toBe("authorized");
   });
+
+  it("revokes a key's own grant at the authorization server, and deletes it, when the key is revoked", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const created = await connectOAuthService(workspace, lab, { oauth: { mode: "per_user" } });
+    const serviceId = created.body.service.id;
+    // The admin key authorizes the service: its own grant indexes it.
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "admin-upstream" })).callback!.status).toBe(200);
+    // An agent's key made by the admin key, not by a member: its grant is the key's own (`key:<id>`).
+    const made = await api(`/v1/workspaces/${workspace.ws}/keys`, {
+      key: workspace.adminKey,
+      body: { name: "agent", scopes: ["tools:call"], profileId: workspace.defaultProfileId },
+    });
+    const agent = { id: made.body.key.id as string, secret: made.body.secret as string };
+    const agentLink = gatewayError(await call(agent.secret)).details.authorizationUrl;
+    expect((await authorizeInBrowser(agentLink, { user: "carol" })).callback!.status).toBe(200);
+    expect(textOf(await call(agent.secret))).toBe("upstream user: carol");
+    expect((await grantsOf(workspace)).map((grant) => grant.subject)).toContain(`key:${agent.id}`);
+    const revocationsBefore = (await lab.state()).revocations.length;
+
+    const revoked = await api(`/v1/workspaces/${workspace.ws}/keys/${agent.id}`, { method: "DELETE", key: workspace.adminKey });
+    expect(revoked.status).toBe(200);
+    // Gone from the gateway, and its tokens revoked where they were issued.
+    expect((await grantsOf(workspace)).map((grant) => grant.subject)).not.toContain(`key:${agent.id}`);
+    expect((await lab.state()).revocations.slice(revocationsBefore)).toEqual(
+      expect.arrayContaining([{ hint: "access_token", known: true }]),
+    );
+    // The admin's grant, which indexes the service, stays: the service is still authorized.
+    expect((await grantsOf(workspace)).map((grant) => grant.subject)).toHaveLength(1);
+    expect((await serviceOf(workspace, serviceId)).authorization.status).toBe("authorized");
+  });
 });

@@ -15,6 +15,7 @@ import {
 import { z } from "@hono/zod-openapi";
 import { guard } from "../auth/guard.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.store.ts";
+import { revokeKeyGrants } from "../upstream-auth/lifecycle.ts";
 import { listMembers, upsertMember } from "../auth/users.store.ts";
 import { createRouter } from "../http/app.ts";
 import { changeInForce } from "../leases/change-window.ts";
@@ -150,7 +151,8 @@ workspaceRoutes.openapi(
     path: "/v1/workspaces/{ws}/keys/{keyId}",
     tags: ["keys"],
     summary: "Revoke an API key",
-    description: "Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true).",
+    description:
+      "Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true). The key's own upstream OAuth grants are revoked at their authorization servers and deleted.",
     middleware: guard("admin"),
     request: { params: WorkspaceParams.extend({ keyId: z.string() }) },
     responses: { 200: json(ApiKeySchema, "The revoked key"), ...errorResponses(404) },
@@ -160,6 +162,7 @@ workspaceRoutes.openapi(
     const key = await revokeApiKey(c.env.DB, ws, keyId);
     if (!key) throw notFound("Key");
     await changeInForce(c);
+    await revokeKeyGrants(c.env, ws, keyId);
     return c.json(key, 200);
   },
 );

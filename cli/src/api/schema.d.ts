@@ -446,7 +446,7 @@ export interface paths {
     post?: never;
     /**
      * Revoke an API key
-     * @description Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true).
+     * @description Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true). The key's own upstream OAuth grants are revoked at their authorization servers and deleted.
      */
     delete: {
       parameters: {
