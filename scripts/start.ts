@@ -132,14 +132,15 @@ function devSecret(name: string): string {
  * skips it. Folders count by their own time too, so a deleted source also rebuilds.
  */
 function consoleBuildIsStale(): boolean {
-  const built = join(root, "console/dist/index.html");
+  const output = join(root, "console/dist");
+  const built = join(output, "index.html");
   if (!existsSync(built)) return true;
   const builtAt = statSync(built).mtimeMs;
   const newerThanBuild = (path: string): boolean => {
+    if (path === output) return false;
     const stat = statSync(path);
     if (stat.mtimeMs > builtAt) return true;
-    if (!stat.isDirectory()) return false;
-    return readdirSync(path).some((name) => !(path.endsWith("console") && name === "dist") && newerThanBuild(join(path, name)));
+    return stat.isDirectory() && readdirSync(path).some((name) => newerThanBuild(join(path, name)));
   };
   return ["console", "schema", "package-lock.json"].some((path) => newerThanBuild(join(root, path)));
 }

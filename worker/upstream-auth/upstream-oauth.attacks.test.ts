@@ -19,6 +19,17 @@ import {
 
 const errorOf = (body: unknown) => (body as { error: { code: string; message: string; details?: Record<string, unknown> } }).error;
 
+/** Which upstream account a call through the gateway acts as: the lab's whoami tool, called with `key`. */
+async function whoami(key: string): Promise<string> {
+  const client = await connectMcp(key);
+  try {
+    const result = await client.callTool({ name: "lab__whoami", arguments: {} });
+    return (result as { content: { text: string }[] }).content[0]!.text;
+  } finally {
+    await client.close();
+  }
+}
+
 describe("an authorization server that lies in its metadata", () => {
   for (const [lie, field] of [
     ["issuer_mismatch", "issuer"],
@@ -391,16 +402,6 @@ describe("tokens go only to their resource", () => {
 });
 
 describe("a grant deleted and authorized again", () => {
-  const whoami = async (key: string) => {
-    const client = await connectMcp(key);
-    try {
-      const result = await client.callTool({ name: "lab__whoami", arguments: {} });
-      return (result as { content: { text: string }[] }).content[0]!.text;
-    } finally {
-      await client.close();
-    }
-  };
-
   // Round 6, finding 1: the new grant's first token had the deleted grant's version (1), so the isolate's pooled
   // upstream session, made with the old token, was reused: calls kept acting as the old upstream account, whose token
   // still worked where the server offers no revocation.
@@ -425,16 +426,6 @@ describe("a grant deleted and authorized again", () => {
 });
 
 describe("a grant authorized again while its refresh is in flight", () => {
-  const whoami = async (key: string) => {
-    const client = await connectMcp(key);
-    try {
-      const result = await client.callTool({ name: "lab__whoami", arguments: {} });
-      return (result as { content: { text: string }[] }).content[0]!.text;
-    } finally {
-      await client.close();
-    }
-  };
-
   // Round 7, finding 1: authorizing a grant again keeps its row (same id, next version). A refresh of the old tokens
   // still in flight then wrote them over the new ones when it answered (and asked meanwhile, the new grant joined that
   // refresh), so the service went on acting as the old upstream account, for good: its refresh token kept working.
