@@ -2,7 +2,7 @@
 // every D1 statement counted. Printed by bench/run.ts as calls logged per second and statements per 1,000 calls
 // (target ≤ 20), beside one INSERT per call (the way rows were written before the queue) measured in the same run.
 import { env } from "cloudflare:test";
-import { callLogMessage, gatewayCallRow, stageRow } from "../worker/calls/call-rows.ts";
+import { callLogMessage, gatewayCallRow, jsonBytes, stageRow } from "../worker/calls/call-rows.ts";
 import type { CallLogMessage } from "../worker/logs/call-log.ts";
 import { callLogStatements } from "../worker/logs/log-store.ts";
 
@@ -17,8 +17,8 @@ function messages(workspaceId: string, count: number, hooked: boolean): CallLogM
         requestId,
         callIndex: null,
         name: `demo__tool_${index % 5}`,
-        arguments: { query: "bench" },
-        answer: { content: [{ type: "text", text: "x".repeat(200) }] },
+        bytesIn: jsonBytes({ query: "bench" }),
+        bytesOut: jsonBytes({ content: [{ type: "text", text: "x".repeat(200) }] }),
         startedAt: Date.now(),
         durationMs: 1 + (index % 40),
         outcome: index % 10 ? "ok" : "refused",

@@ -1,18 +1,14 @@
-import type { CallLogMessage } from "../logs/call-log.ts";
-import { callLogMessage, toolCallRow, type CallActor } from "./call-rows.ts";
-import type { ToolCallRun } from "./outcome.ts";
+import type { CallLogMessage, StageRow } from "../logs/call-log.ts";
+import { callLogMessage, toolCallRow, type CallActor, type RecordedToolCall } from "./call-rows.ts";
 import { runShadow } from "./shadow.ts";
 
 /**
  * A tools/call's queue message, built after the response: the shadow revision runs first (best-effort, on the
  * inputs active saw), so the one message holds the call row, the live stage rows and the shadow's rows.
  */
-export async function toolCallMessage(
-  caller: CallActor,
-  call: { requestId: string; callIndex: number | null; name: string; arguments: unknown; answer: unknown },
-  run: ToolCallRun,
-): Promise<CallLogMessage> {
-  let shadowRows: ToolCallRun["logs"] = [];
+export async function toolCallMessage(caller: CallActor, call: RecordedToolCall): Promise<CallLogMessage> {
+  const { run } = call;
+  let shadowRows: StageRow[] = [];
   if (run.shadow) {
     try {
       shadowRows = await runShadow(run.shadow);
@@ -22,5 +18,5 @@ export async function toolCallMessage(
     }
   }
   const stages = [...run.logs, ...shadowRows].map((row) => (call.callIndex === null ? row : { ...row, callIndex: call.callIndex }));
-  return callLogMessage(toolCallRow(caller, call, run, stages), stages, run.captureDetails);
+  return callLogMessage(toolCallRow(caller, call, stages), stages, run.captureDetails);
 }

@@ -119,7 +119,8 @@ export function shadowVerdict(stages: StageRow[]): ShadowVerdict | null {
   return "same";
 }
 
-const jsonBytes = (value: unknown) => (value === undefined ? 0 : utf8Length(JSON.stringify(value)));
+/** A payload's size as a row records it: its JSON's UTF-8 bytes (0 for none). */
+export const jsonBytes = (value: unknown) => (value === undefined ? 0 : utf8Length(JSON.stringify(value)));
 
 /** An answer's size: a passed-through result is the upstream's bytes in pieces (never serialised again), else its JSON. */
 function answerBytes(answer: unknown): number {
@@ -129,14 +130,42 @@ function answerBytes(answer: unknown): number {
   return jsonBytes(answer);
 }
 
-/** The call row of a tools/call (direct or a Code Mode inner call), once its answer is known. */
-export function toolCallRow(
-  caller: CallActor,
+/**
+ * What a tools/call's row needs once its answer is out: the sizes in and out and the row's verdict, never the
+ * payloads themselves. A Code Mode run keeps one for each of its (up to 50) inner calls until the run ends, so
+ * holding the arguments, the answer and the pipeline's result (up to a MiB each) would hold them all at once.
+ */
+export interface RecordedToolCall {
+  requestId: string;
+  callIndex: number | null;
+  name: string;
+  bytesIn: number;
+  bytesOut: number;
+  verdict: { outcome: CallRowOutcome; code: string | null };
+  run: Omit<ToolCallRun, "outcome" | "approved">;
+}
+
+/** A finished tools/call reduced to what its row needs (see RecordedToolCall). */
+export function recordToolCall(
   call: { requestId: string; callIndex: number | null; name: string; arguments: unknown; answer: unknown },
   run: ToolCallRun,
-  stages: StageRow[],
-): CallRow {
-  const { outcome, code } = toolCallOutcome(run.outcome, run.approved);
+): RecordedToolCall {
+  const { outcome: _outcome, approved: _approved, ...kept } = run;
+  return {
+    requestId: call.requestId,
+    callIndex: call.callIndex,
+    name: call.name,
+    bytesIn: jsonBytes(call.arguments),
+    bytesOut: answerBytes(call.answer),
+    verdict: toolCallOutcome(run.outcome, run.approved),
+    run: kept,
+  };
+}
+
+/** The call row of a tools/call (direct or a Code Mode inner call). */
+export function toolCallRow(caller: CallActor, call: RecordedToolCall, stages: StageRow[]): CallRow {
+  const { outcome, code } = call.verdict;
+  const { run } = call;
   const { timing } = run;
   return {
     ...caller,
@@ -155,8 +184,8 @@ export function toolCallRow(
     hooksMs: timing.hooksMs,
     upstreamMs: timing.upstreamMs,
     upstreamOffsetMs: timing.upstreamOffsetMs,
-    bytesIn: jsonBytes(call.arguments),
-    bytesOut: answerBytes(call.answer),
+    bytesIn: call.bytesIn,
+    bytesOut: call.bytesOut,
     revisionId: run.revisionId,
     shadow: shadowVerdict(stages),
     innerCalls: null,
@@ -290,8 +319,8 @@ export function gatewayCallRow(
     requestId: string;
     callIndex: number | null;
     name: string;
-    arguments: unknown;
-    answer: unknown;
+    bytesIn: number;
+    bytesOut: number;
     startedAt: number;
     durationMs: number;
     outcome: CallRowOutcome;
@@ -315,8 +344,8 @@ export function gatewayCallRow(
     hooksMs: 0,
     upstreamMs: 0,
     upstreamOffsetMs: null,
-    bytesIn: jsonBytes(call.arguments),
-    bytesOut: jsonBytes(call.answer),
+    bytesIn: call.bytesIn,
+    bytesOut: call.bytesOut,
     revisionId: null,
     shadow: null,
     innerCalls: null,

@@ -22,14 +22,16 @@ export async function codeRunMessages(
 ): Promise<CallLogMessage[]> {
   const messages: CallLogMessage[] = [];
   for (const call of inner) {
-    const recorded = { requestId: run.requestId, callIndex: call.index, name: call.tool, arguments: call.arguments };
-    if (call.run) messages.push(await toolCallMessage(caller, { ...recorded, answer: call.answer }, call.run));
+    const { recorded } = call;
+    if ("run" in recorded) messages.push(await toolCallMessage(caller, recorded));
     else {
       // No tool by that name (hidden, as on /mcp), or the caller's key went during the run (refused).
       const unknown = call.code === "unknown_tool";
       const row = gatewayCallRow(caller, {
+        requestId: run.requestId,
+        callIndex: call.index,
+        name: call.tool,
         ...recorded,
-        answer: call.answer,
         startedAt: call.startedAt,
         durationMs: call.durationMs,
         outcome: unknown ? "hidden" : "refused",

@@ -123,6 +123,12 @@ return { plan: customer.plan, notes: notes.items };`,
       ["demo__search_release_notes", "ok", 0],
     ]);
     expect(inner[0].requestId).toBe(inner[1].requestId);
+    // The sizes in and out are what the program sent and got back (its records keep only these, not the payloads).
+    const customerRow = inner.find((row: any) => row.name === "demo__lookup_customer");
+    expect(customerRow).toMatchObject({
+      bytesIn: JSON.stringify({ email: "ada@example.com" }).length,
+      bytesOut: new TextEncoder().encode(JSON.stringify({ ok: true, value: customer.structuredContent })).byteLength,
+    });
     const detail = await api(`/v1/workspaces/${gateway.ws}/logs/${inner[0].requestId}`, { key: gateway.adminKey });
     expect(detail.body.calls.map((row: any) => [row.kind, row.callIndex])).toEqual([
       ["run_code", null],

@@ -4,7 +4,7 @@ import type { ApprovalLinks } from "../approvals/approval-links.ts";
 import { decideAccess } from "../calls/access.ts";
 import type { Catalog, CatalogTool } from "../calls/catalog.ts";
 import { isDiscoverable, listedTools } from "../calls/discovery.ts";
-import { stageRow } from "../calls/call-rows.ts";
+import { jsonBytes, recordToolCall, stageRow, type RecordedToolCall } from "../calls/call-rows.ts";
 import type { ToolCallRun } from "../calls/outcome.ts";
 import { runToolCall } from "../calls/pipeline.ts";
 import { DeclarationsTooLargeError } from "../hooks/compiler/index.ts";
@@ -125,11 +125,12 @@ export interface InnerCall {
   durationMs: number;
   /** When the call started (epoch ms). */
   startedAt: number;
-  /** The program's arguments and what it got back, for the row's sizes in and out. */
-  arguments: unknown;
-  answer: ToolAnswer;
-  /** The pipeline's run, for log rows and shadow work; absent when no tool by that name exists or the caller's key went. */
-  run: ToolCallRun | null;
+  /**
+   * The call as its rows need it: sizes and verdict, the stage rows and any shadow work, never the program's
+   * arguments or what it got back (see RecordedToolCall). Only sizes when the pipeline never ran: no tool by that
+   * name, or the caller's key went.
+   */
+  recorded: RecordedToolCall | { bytesIn: number; bytesOut: number };
 }
 
 export interface CodeModeCaller {
@@ -257,20 +258,23 @@ async function innerCall(
 ): Promise<{ record: InnerCall; answer: ToolAnswer }> {
   const started = Date.now();
   const catalog = await caller.loadCatalog();
-  const record = (run: ToolCallRun | null, answer: ToolAnswer): { record: InnerCall; answer: ToolAnswer } => ({
-    record: {
-      index: call.index,
-      tool: echoed(call.name),
-      outcome: answer.ok ? "ok" : "error",
-      code: answer.ok ? null : answer.error.code,
-      durationMs: Date.now() - started,
-      startedAt: started,
-      arguments: call.arguments,
+  const record = (run: ToolCallRun | null, answer: ToolAnswer): { record: InnerCall; answer: ToolAnswer } => {
+    const tool = echoed(call.name);
+    return {
+      record: {
+        index: call.index,
+        tool,
+        outcome: answer.ok ? "ok" : "error",
+        code: answer.ok ? null : answer.error.code,
+        durationMs: Date.now() - started,
+        startedAt: started,
+        recorded: run
+          ? recordToolCall({ requestId: caller.requestId, callIndex: call.index, name: tool, arguments: call.arguments, answer }, run)
+          : { bytesIn: jsonBytes(call.arguments), bytesOut: jsonBytes(answer) },
+      },
       answer,
-      run,
-    },
-    answer,
-  });
+    };
+  };
   const unknown: ToolAnswer = {
     ok: false,
     error: { code: "unknown_tool", message: `Unknown tool: ${echoed(call.name)}`, details: { tool: echoed(call.name) } },

@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOn
 import { describe, it } from "vitest";
 import worker from "../index.ts";
 import { api, connectMcp, createWorkspace, demoGateway, eventually, newTag, ORIGIN, upstreamOrigin } from "../../test/helpers.ts";
-import { callLogMessage, gatewayCallRow, stageRow } from "../calls/call-rows.ts";
+import { callLogMessage, gatewayCallRow, jsonBytes, stageRow } from "../calls/call-rows.ts";
 import { handleMcpRequest } from "../mcp/mcp.endpoint.ts";
 import type { CallLogMessage, CallLogPacket } from "./call-log.ts";
 import { consumeCallLogs, retryDelaySeconds } from "./call-log.consumer.ts";
@@ -21,8 +21,8 @@ function message(workspaceId: string, requestId: string, options: { durationMs?:
       requestId,
       callIndex: null,
       name: "demo__search_release_notes",
-      arguments: { query: "sso" },
-      answer: { content: [] },
+      bytesIn: jsonBytes({ query: "sso" }),
+      bytesOut: jsonBytes({ content: [] }),
       startedAt: options.at ?? Date.now(),
       durationMs: options.durationMs ?? 3,
       outcome: "ok",

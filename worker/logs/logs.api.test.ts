@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { describe, it } from "vitest";
 import worker from "../index.ts";
 import { api, connectMcp, createKey, createWorkspace, demoGateway, eventually } from "../../test/helpers.ts";
-import { callLogMessage, gatewayCallRow } from "../calls/call-rows.ts";
+import { callLogMessage, gatewayCallRow, jsonBytes } from "../calls/call-rows.ts";
 import type { CallLogMessage } from "./call-log.ts";
 
 /** `count` call rows for a workspace, straight through the real consumer (no upstream needed). */
@@ -15,8 +15,8 @@ async function seedCalls(workspaceId: string, count: number) {
           requestId: `req_${String(index).padStart(4, "0")}`,
           callIndex: null,
           name: "demo__search_release_notes",
-          arguments: {},
-          answer: null,
+          bytesIn: jsonBytes({}),
+          bytesOut: jsonBytes(null),
           startedAt: Date.now(),
           durationMs: 1,
           outcome: index % 5 ? "ok" : "refused",

@@ -7,7 +7,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { describe, it } from "vitest";
 import worker from "../index.ts";
 import { api, demoGateway, newTag } from "../../test/helpers.ts";
-import { callLogMessage, gatewayCallRow, stageRow } from "../calls/call-rows.ts";
+import { callLogMessage, gatewayCallRow, jsonBytes, stageRow } from "../calls/call-rows.ts";
 import type { CallLogMessage } from "./call-log.ts";
 import { applyLogRetention } from "./logs.store.ts";
 
@@ -21,8 +21,8 @@ function message(gateway: Gateway, requestId: string): CallLogMessage {
       requestId,
       callIndex: null,
       name: "demo__search_release_notes",
-      arguments: {},
-      answer: null,
+      bytesIn: jsonBytes({}),
+      bytesOut: jsonBytes(null),
       startedAt: Date.now(),
       durationMs: 1,
       outcome: "refused",

@@ -11,7 +11,7 @@ import {
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import { approvalLinks } from "../approvals/approval-links.ts";
 import { toolCallMessage } from "../calls/call-record.ts";
-import { callLogMessage, gatewayCallRow, type CallActor } from "../calls/call-rows.ts";
+import { callLogMessage, gatewayCallRow, jsonBytes, recordToolCall, type CallActor } from "../calls/call-rows.ts";
 import { isolateCatalogs, loadCatalog, type Catalog } from "../calls/catalog.ts";
 import type { CallOutcome, ToolCallRun } from "../calls/outcome.ts";
 import { finishTaskResult, runToolCall } from "../calls/pipeline.ts";
@@ -117,8 +117,8 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
             requestId,
             callIndex: null,
             name,
-            arguments: args,
-            answer,
+            bytesIn: jsonBytes(args),
+            bytesOut: jsonBytes(answer),
             startedAt,
             durationMs: Date.now() - startedAt,
             outcome,
@@ -207,7 +207,9 @@ export async function callTool(core: GatewayCore, call: ToolCallRequest): Promis
     } finally {
       // The shadow revision runs inside toolCallMessage, after the response like the rows it adds to.
       const recorded = { requestId, callIndex: null, name, arguments: args, answer: raw ?? wire };
-      afterResponse(waitUntil, "call log", async () => sendCallLogs(env, [await toolCallMessage(actor, recorded, finished)]));
+      afterResponse(waitUntil, "call log", async () =>
+        sendCallLogs(env, [await toolCallMessage(actor, recordToolCall(recorded, finished))]),
+      );
     }
   } catch (error) {
     // The pipeline itself broke (not a refusal: those are outcomes); the client gets the SDK's internal error.
@@ -313,7 +315,9 @@ async function finishedTask(core: GatewayCore, catalog: Catalog, task: FoundTask
     return wire;
   } finally {
     const recorded = { requestId, callIndex: null, name: task.publicName, arguments: task.arguments, answer: wire };
-    afterResponse(waitUntil, "call log", async () => sendCallLogs(env, [await toolCallMessage(callActor(caller), recorded, run)]));
+    afterResponse(waitUntil, "call log", async () =>
+      sendCallLogs(env, [await toolCallMessage(callActor(caller), recordToolCall(recorded, run))]),
+    );
   }
 }
 
