@@ -9,7 +9,10 @@ export interface InstanceHost {
   /** True stops the guest with an uncatchable "interrupted". */
   onPoll(): boolean;
   charge(units: QuickJSHandle): QuickJSHandle;
-  log(level: QuickJSHandle, messageJson: QuickJSHandle, dataJson: QuickJSHandle): QuickJSHandle;
+  /** The prelude refused a log entry (a cap): the run fails with `log_limit`, saying which. */
+  logRefused(message: QuickJSHandle): QuickJSHandle;
+  /** UTF-8 bytes of a log entry's data, for the one size its length cannot settle. */
+  utf8Bytes(text: QuickJSHandle): QuickJSHandle;
   /** A Code Mode program's `tools.<name>(argsJson)` (see codemode.runtime.ts); a hook run never receives one. */
   programCall(name: QuickJSHandle, argsJson: QuickJSHandle): QuickJSHandle;
   /** A Code Mode program's console line. */
@@ -17,7 +20,7 @@ export interface InstanceHost {
 }
 
 /** The prelude's driver functions, called by the host only. */
-export const DRIVER_FUNCTIONS = ["begin", "readCallState", "invoke", "describe", "serialize", "describeThrown"] as const;
+export const DRIVER_FUNCTIONS = ["begin", "readCallState", "takeLogs", "invoke", "describe", "serialize", "describeThrown"] as const;
 export type DriverFunction = (typeof DRIVER_FUNCTIONS)[number];
 
 /** The two host functions a Code Mode runtime is given; only the host holds them, hook code never sees them. */
@@ -94,11 +97,13 @@ export class IsolateInstance {
     // Trusted setup runs with no host (`instance` is still unset) and is never interrupted.
     runtime.setInterruptHandler(() => (instance ? (instance.host?.onPoll() ?? true) : false));
     const charge = vm.newFunction("charge", (units) => instance?.host?.charge(units) ?? vm.true);
-    const log = vm.newFunction("log", (level, message, data) => instance?.host?.log(level, message, data) ?? vm.true);
+    const logRefused = vm.newFunction("logRefused", (message) => instance?.host?.logRefused(message) ?? vm.undefined);
+    // With no run to answer for, any size is too large.
+    const utf8Bytes = vm.newFunction("utf8Bytes", (text) => instance?.host?.utf8Bytes(text) ?? vm.newNumber(Infinity));
     const base64 = vm.newString(BASE64_SOURCE);
     const prelude = vm.unwrapResult(vm.evalCode(PRELUDE_SOURCE, "rayrun-prelude.js", { type: "global", strict: true }));
-    const driver = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, charge, log, base64));
-    for (const handle of [prelude, charge, log, base64]) handle.dispose();
+    const driver = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, charge, logRefused, utf8Bytes, base64));
+    for (const handle of [prelude, charge, logRefused, utf8Bytes, base64]) handle.dispose();
     const driverFunctions = Object.fromEntries(DRIVER_FUNCTIONS.map((name) => [name, vm.getProp(driver, name)])) as Record<
       DriverFunction,
       QuickJSHandle

@@ -31,8 +31,8 @@
  * - `context` is built per run (`begin`) from host JSON: deep-frozen config,
  *   base64 helpers, and log functions whose payloads are JSON-escaped, so lone
  *   surrogates survive the copy to the host exactly.
- * - The returned driver functions (begin, readCallState, invoke, describe,
- *   serialize, describeThrown) are what the host calls; they use built-ins
+ * - The returned driver functions (begin, readCallState, takeLogs, invoke,
+ *   describe, serialize, describeThrown) are what the host calls; they use built-ins
  *   captured before hook code ran. What the host reads from their answers is
  *   read with no guest code running (docs/isolate.md, "What the host reads back").
  */
@@ -43,7 +43,7 @@
  */
 export const BIGINT_LITERAL = /(?<![\w$.])(?:0[xXoObB][\da-fA-F_]+|\d[\d_]*)n(?![\w$])/;
 
-export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64Source) {
+export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLogRefused, hostUtf8Bytes, base64Source) {
   "use strict";
   const G = globalThis;
   const apply = Reflect.apply;
@@ -75,6 +75,13 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
   // Per-run state, set by begin().
   let calledAtMs = 0;
   let context;
+  // This run's log: its entries as JSON text, comma-separated (a string, so nothing planted on Array.prototype sees
+  // them), and the caps [entries, message characters, data bytes] the host set for the run (startCall).
+  let logText = "";
+  let logCount = 0;
+  let logCaps = [0, 0, 0];
+  // Set once the host refused work (the budget, a log cap): every later log call throws, as the host would.
+  let refused = false;
   // Whether code read the clock or Math.random since begin(): a bundle whose top level did is not imaged, since its
   // evaluated state would depend on the call that evaluated it (isolate.instance.ts, bundle images).
   let readCallState = false;
@@ -107,7 +114,10 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     if (pendingUnits + units < FLUSH_UNITS) { pendingUnits += units; return; }
     const flushed = pendingUnits + units;
     pendingUnits = 0;
-    if (hostCharge(flushed)) throw new RangeError("work budget exhausted");
+    if (hostCharge(flushed)) {
+      refused = true;
+      throw new RangeError("work budget exhausted");
+    }
   }
 
   // Every Proxy hook code creates is recorded, so a Proxy of an array is never taken for a genuine one.
@@ -842,15 +852,37 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     return value;
   }
   const encoding = freeze({ base64Encode: base64[0], base64Decode: base64[1] });
+  // Entries stay here until the run ends (the host reads them with takeLogs): a host call per entry cost more than
+  // the rest of a small stage. Only a refusal, and data whose UTF-8 size its length cannot settle, reach the host.
+  function logRefusal(text, dataJson) {
+    if (logCount >= logCaps[0]) return "more than " + logCaps[0] + " log entries";
+    if (text.length > logCaps[1]) return "log message longer than " + logCaps[1] + " characters";
+    if (dataJson === undefined) return undefined;
+    // A UTF-16 unit is 1 to 3 UTF-8 bytes: only lengths between the cap's third and the cap need counting.
+    if (dataJson.length > logCaps[2] || (dataJson.length * 3 > logCaps[2] && hostUtf8Bytes(dataJson) > logCaps[2])) {
+      return "log data larger than " + logCaps[2] + " bytes";
+    }
+    return undefined;
+  }
   function logAt(level) {
     return function (message, data) {
-      const messageJson = stringify(typeof message === "string" ? message : toStringOf(message));
+      if (refused) throw new RangeError("log limit exceeded");
+      const text = typeof message === "string" ? message : toStringOf(message);
+      const messageJson = stringify(text);
       let dataJson;
       if (data !== undefined) {
         dataJson = stringify(data, keepValue);
         if (typeof dataJson !== "string") throw new TypeError("log data must be JSON-serialisable");
       }
-      if (hostLog(level, messageJson, dataJson)) throw new RangeError("log limit exceeded");
+      const refusal = logRefusal(text, dataJson);
+      if (refusal !== undefined) {
+        refused = true;
+        hostLogRefused(refusal);
+        throw new RangeError("log limit exceeded");
+      }
+      const entry = '["' + level + '",' + messageJson + (dataJson === undefined ? "]" : "," + dataJson + "]");
+      logText = logCount === 0 ? entry : logText + "," + entry;
+      logCount++;
     };
   }
 
@@ -898,14 +930,19 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
 
   // ---- driver (host-facing) ----
   /**
-   * The call's clock, random seed and context: [calledAt, seed0, seed1, seed2, seed3, context]. With a null context
-   * (a bundle evaluated for its image) the clock reads 0 and the seed is 0, so the image holds nothing of any call.
+   * The call's clock, random seed, context and log caps: [calledAt, seed0, seed1, seed2, seed3, context, logCount,
+   * logMessageChars, logDataBytes]. With a null context (a bundle evaluated for its image) the clock reads 0, the
+   * seed is 0 and the caps are 0, so the image holds nothing of any call.
    */
   function startCall(call) {
     calledAtMs = call[0];
     ra = call[1] | 0; rb = call[2] | 0; rc = call[3] | 0; rd = call[4] | 0;
     for (let i = 0; i < 12; i++) next32();
     readCallState = false;
+    logText = "";
+    logCount = 0;
+    logCaps = [call[6], call[7], call[8]];
+    refused = false;
     const meta = call[5];
     if (meta === null) { context = undefined; return; }
     context = freeze({
@@ -936,6 +973,10 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCharge, hostLog, base64S
     // True when code read the clock or Math.random since begin().
     readCallState() {
       return readCallState;
+    },
+    // The run's log entries, comma-separated JSON arrays [level, message, data?], or undefined when there are none.
+    takeLogs() {
+      return logCount === 0 ? undefined : logText;
     },
     // The stage's promise, or "absent" when the adapter does not define it; throws when there is no adapter object.
     // The JSON is [call, input]: a call that is not null starts the run first (see startCall), so a run restored

@@ -99,6 +99,45 @@ it("fails with log_limit on too many entries, a long message or large data, even
   expect(lowered.logs).toHaveLength(1);
 });
 
+it("measures log data by its UTF-8 bytes, not its length: 4,000 é fit 8 KiB, 4,100 do not", async ({ expect }) => {
+  // Each é is one UTF-16 unit and two UTF-8 bytes: both lengths are under the cap, only the second's bytes are over it.
+  const fits = await runBefore(beforeBundle(`context.log.info("fits", { s: "é".repeat(4000) })`));
+  expect(fits.error).toBeUndefined();
+  expect(fits.logs).toEqual([{ level: "info", message: "fits", data: { s: "é".repeat(4000) } }]);
+  const over = await runBefore(beforeBundle(`try { context.log.info("over", { s: "é".repeat(4100) }) } catch {}`));
+  expect(over.error).toEqual({ code: "log_limit", message: "log data larger than 8192 bytes" });
+  expect(over.logs).toEqual([]);
+});
+
+it("keeps a failed run's entries up to its failure, in order, and refuses every entry after a refusal", async ({ expect }) => {
+  const timedOut = await runBefore(beforeBundle(`context.log.info("a"); context.log.warn("b", [1]); for (;;) {}`));
+  expect(timedOut.error?.code).toBe("timeout");
+  expect(timedOut.logs).toEqual([
+    { level: "info", message: "a" },
+    { level: "warn", message: "b", data: [1] },
+  ]);
+  const afterRefusal = await runBefore(
+    beforeBundle(`context.log.info("a"); try { context.log.info("x".repeat(2001)) } catch {}; try { context.log.info("c") } catch {}`),
+  );
+  expect(afterRefusal.error).toEqual({ code: "log_limit", message: "log message longer than 2000 characters" });
+  expect(afterRefusal.logs).toEqual([{ level: "info", message: "a" }]);
+});
+
+it("keeps the log exact whatever the hook plants on prototypes or JSON", async ({ expect }) => {
+  const bundle = beforeBundle(
+    `Object.defineProperty(Array.prototype, "0", { get() { return "planted" }, set() {}, configurable: true });
+     Object.defineProperty(Object.prototype, "level", { get() { return "error" }, configurable: true });
+     String.prototype.concat = () => "planted"; JSON.stringify = () => '"planted"'; JSON.parse = () => ({});
+     context.log.info("kept", { n: 1 }); context.log.debug("second")`,
+  );
+  const run = await runBefore(bundle);
+  expect(run.error).toBeUndefined();
+  expect(run.logs).toEqual([
+    { level: "info", message: "kept", data: { n: 1 } },
+    { level: "debug", message: "second" },
+  ]);
+});
+
 it("treats log data that is not JSON as an exception in the hook", async ({ expect }) => {
   const run = await runBefore(beforeBundle(`context.log.info("x", undefined); context.log.info("y", () => 1)`));
   expect(run.error).toMatchObject({ code: "exception", message: expect.stringContaining("JSON") });

@@ -107,6 +107,7 @@ export async function runStage(request: StageRequest): Promise<StageRun> {
   } catch (error) {
     session.fail("exception", `isolate fault: ${String(error)}`);
   }
+  session.readLogs();
   const usage = session.close();
   const fault = session.fault;
   if (fault || !value) {

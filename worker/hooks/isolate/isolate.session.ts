@@ -1,5 +1,5 @@
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
-import { HOOK_LOG_LEVELS, type HookLogLevel } from "../../../schema/hooks/contract.ts";
+import type { HookLogLevel } from "../../../schema/hooks/contract.ts";
 import type { BundleImage, DriverFunction, IsolateInstance, InstanceHost, ProgramFunctions } from "./isolate.instance.ts";
 import { BIGINT_LITERAL } from "./isolate.prelude.ts";
 import type { IsolateLimits } from "./isolate.limits.ts";
@@ -10,8 +10,6 @@ import type { HookLog, IsolateError, IsolateErrorCode, IsolateUsage } from "./is
 
 /** Native element visits charged as one poll (a poll is ~10,000 interpreter ticks). */
 const UNITS_PER_POLL = 1000;
-/** JSON escaping grows a string at most six-fold (`\uXXXX`), plus the quotes. */
-const MAX_JSON_ESCAPE_GROWTH = 6;
 const THROWN_TEXT_MAX = 500;
 
 /**
@@ -56,6 +54,9 @@ export class IsolateSession implements InstanceHost {
   /** Time spent waiting on the host between guest steps (Code Mode's tool calls): the deadline bounds computation only. */
   private waitedMs = 0;
   private waitingSince: number | undefined;
+  /** While the host reads the log back (readLogs): the prelude's constant step, never stopped by an earlier fault. */
+  private readingLogs = false;
+  private logsRead = false;
   /** The run's context; for a Code Mode run's host functions and handles (isolate.program-facing, see codemode.run.ts). */
   readonly vm: QuickJSContext;
   /** Where a Code Mode run's `tools` calls and console lines go; unset for a hook run (they then do nothing). */
@@ -95,6 +96,7 @@ export class IsolateSession implements InstanceHost {
   /** Interrupt handler: true stops the guest with an uncatchable "interrupted". */
   onPoll(): boolean {
     this.polls++;
+    if (this.readingLogs) return false;
     if (this.firstFault) return true;
     if (this.workSpent() > this.limits.workBudgetPolls) {
       this.fail("timeout", `work budget of ${this.limits.workBudgetPolls} polls exhausted`);
@@ -208,36 +210,48 @@ export class IsolateSession implements InstanceHost {
     return this.firstFault ? this.vm.true : this.vm.false;
   }
 
-  /** Returns true (the guest then throws) once a log limit is hit; the run fails with `log_limit`. */
-  log(level: QuickJSHandle, messageJson: QuickJSHandle, dataJson: QuickJSHandle): QuickJSHandle {
-    const limits = this.limits;
-    const refuse = (message: string): QuickJSHandle => {
-      this.fail("log_limit", message);
-      return this.vm.true;
-    };
-    if (this.firstFault) return this.vm.true;
-    if (this.logs.length >= limits.logCount) return refuse(`more than ${limits.logCount} log entries`);
-    const levelName = this.shortString(level);
-    if (!HOOK_LOG_LEVELS.includes(levelName as HookLogLevel)) return refuse("unknown log level");
-    const messageLength = this.stringLength(messageJson);
-    if (messageLength > limits.logMessageChars * MAX_JSON_ESCAPE_GROWTH + 2) {
-      return refuse(`log message longer than ${limits.logMessageChars} characters`);
-    }
-    const message: unknown = JSON.parse(this.vm.getString(messageJson));
-    if (typeof message !== "string" || message.length > limits.logMessageChars) {
-      return refuse(`log message longer than ${limits.logMessageChars} characters`);
-    }
-    const entry: HookLog = { level: levelName as HookLogLevel, message: replaceLoneSurrogates(message) };
-    if (this.vm.typeof(dataJson) === "string") {
-      if (this.stringLength(dataJson) > limits.logDataBytes) {
-        return refuse(`log data larger than ${limits.logDataBytes} bytes`);
+  /** The prelude refused a log entry over a cap; the run fails with `log_limit` (the guest throws). */
+  logRefused(message: QuickJSHandle): QuickJSHandle {
+    this.fail("log_limit", this.shortString(message) ?? "a log cap was exceeded");
+    return this.vm.undefined;
+  }
+
+  /** UTF-8 bytes of a log entry's data JSON (at most logDataBytes UTF-16 units: the prelude measured it first). */
+  utf8Bytes(text: QuickJSHandle): QuickJSHandle {
+    if (this.vm.typeof(text) !== "string" || this.stringLength(text) > this.limits.logDataBytes) return this.vm.newNumber(Infinity);
+    return this.vm.newNumber(utf8Length(this.vm.getString(text)));
+  }
+
+  /**
+   * The run's log entries, read once at its end (the prelude keeps them until then), faulted or not: a failed run's
+   * entries up to its failure are what explain it. Nothing of the guest's runs meanwhile: the prelude answers with a
+   * string it holds, and the poll does not stop it. The entries are the prelude's own JSON, checked against the caps
+   * once more; an instance that misbehaved is not entered again, and its run keeps no entries.
+   */
+  readLogs(): void {
+    if (this.instanceBroken || this.logsRead) return;
+    this.logsRead = true;
+    this.readingLogs = true;
+    const text = this.guarded(() => {
+      const result = this.vm.callFunction(this.instance.driverFunctions.takeLogs, this.instance.driver);
+      if (result.error) {
+        result.error.dispose();
+        return undefined;
       }
-      const text = this.vm.getString(dataJson);
-      if (utf8Length(text) > limits.logDataBytes) return refuse(`log data larger than ${limits.logDataBytes} bytes`);
-      entry.data = replaceLoneSurrogates(JSON.parse(text) as unknown);
+      try {
+        return this.vm.typeof(result.value) === "string" ? this.vm.getString(result.value) : undefined;
+      } finally {
+        result.value.dispose();
+      }
+    });
+    this.readingLogs = false;
+    if (text === undefined) return;
+    for (const [level, message, data] of JSON.parse(`[${text}]`) as [HookLogLevel, string, unknown?][]) {
+      if (this.logs.length >= this.limits.logCount || message.length > this.limits.logMessageChars) break;
+      const entry: HookLog = { level, message: replaceLoneSurrogates(message) };
+      if (data !== undefined) entry.data = replaceLoneSurrogates(data);
+      this.logs.push(entry);
     }
-    this.logs.push(entry);
-    return this.vm.false;
   }
 
   // ---- steps ----
@@ -270,7 +284,7 @@ export class IsolateSession implements InstanceHost {
     }
     if (image !== "capture") {
       this.claim(image);
-      this.pendingCall = callJson(contextJson, calledAtMs);
+      this.pendingCall = callJson(contextJson, calledAtMs, this.limits);
       return;
     }
     this.claim();
@@ -283,7 +297,7 @@ export class IsolateSession implements InstanceHost {
     read?.dispose();
     if (deterministic) {
       this.instance.keepBundleImage(bundle, { polls: this.polls, chargedUnits: this.chargedUnits });
-      this.pendingCall = callJson(contextJson, calledAtMs);
+      this.pendingCall = callJson(contextJson, calledAtMs, this.limits);
       return;
     }
     this.instance.keepUnimageable(bundle);
@@ -318,7 +332,7 @@ export class IsolateSession implements InstanceHost {
   /** Sets the call's clock, a fresh random seed and `context` inside the prelude; none of them without `contextJson`. */
   private setCall(contextJson: string | undefined, calledAtMs: number): void {
     if (this.firstFault) return;
-    const text = this.vm.newString(callJson(contextJson, calledAtMs));
+    const text = this.vm.newString(callJson(contextJson, calledAtMs, this.limits));
     this.callDriver("begin", [text])?.dispose();
     text.dispose();
   }
@@ -509,11 +523,14 @@ export class IsolateSession implements InstanceHost {
 }
 
 /**
- * The prelude's `startCall` argument as JSON: [calledAt, seed0, seed1, seed2, seed3, context], with a fresh seed;
- * without `contextJson`, a null context, clock 0 and a zero seed.
+ * The prelude's `startCall` argument as JSON: [calledAt, seed0, seed1, seed2, seed3, context, logCount,
+ * logMessageChars, logDataBytes], with a fresh seed; without `contextJson`, a null context, clock 0, a zero seed and
+ * no log caps.
  */
-function callJson(contextJson: string | undefined, calledAtMs: number): string {
-  return contextJson === undefined ? "[0,0,0,0,0,null]" : `[${calledAtMs},${randomSeed().join(",")},${contextJson}]`;
+function callJson(contextJson: string | undefined, calledAtMs: number, limits: IsolateLimits): string {
+  if (contextJson === undefined) return "[0,0,0,0,0,null,0,0,0]";
+  const logCaps = `${limits.logCount},${limits.logMessageChars},${limits.logDataBytes}`;
+  return `[${calledAtMs},${randomSeed().join(",")},${contextJson},${logCaps}]`;
 }
 
 /** Random words drawn ahead, four per run: one call into the platform's CSPRNG serves many runs. */

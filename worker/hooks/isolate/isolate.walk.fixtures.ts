@@ -72,13 +72,14 @@ export async function walkNatives(): Promise<WalkedNative[]> {
   try {
     const compare = vm.unwrapResult(vm.evalCode(WALK_SOURCE, "walk.js", { type: "global", strict: true }));
     const charge = vm.newFunction("charge", () => vm.false);
-    const log = vm.newFunction("log", () => vm.false);
+    const logRefused = vm.newFunction("logRefused", () => vm.undefined);
+    const utf8Bytes = vm.newFunction("utf8Bytes", () => vm.newNumber(0));
     const base64 = vm.newString(BASE64_SOURCE);
     const prelude = vm.unwrapResult(vm.evalCode(PRELUDE_SOURCE, "rayrun-prelude.js", { type: "global", strict: true }));
-    vm.unwrapResult(vm.callFunction(prelude, vm.undefined, charge, log, base64)).dispose();
+    vm.unwrapResult(vm.callFunction(prelude, vm.undefined, charge, logRefused, utf8Bytes, base64)).dispose();
     const report = vm.unwrapResult(vm.callFunction(compare, vm.undefined));
     const json = vm.getString(report);
-    for (const handle of [report, prelude, base64, log, charge, compare]) handle.dispose();
+    for (const handle of [report, prelude, base64, logRefused, utf8Bytes, charge, compare]) handle.dispose();
     return JSON.parse(json) as WalkedNative[];
   } finally {
     vm.dispose();
