@@ -30,7 +30,17 @@ export interface LabOptions {
   /** How clients register: RFC 7591 (default), not at all, or client ID metadata documents. */
   registration?: "dynamic" | "none" | "cimd";
   /** The server's metadata lies: another issuer, a token endpoint elsewhere, another resource, no S256, or private URLs. */
-  lie?: "issuer_mismatch" | "foreign_endpoint" | "resource_mismatch" | "no_s256" | "metadata_internal" | "as_internal";
+  lie?:
+    | "issuer_mismatch"
+    | "foreign_endpoint"
+    | "resource_mismatch"
+    | "no_s256"
+    | "metadata_internal"
+    | "as_internal"
+    // Oversized values that would end up in every authorization link: an endpoint, the scopes, a registered client id.
+    | "long_endpoint"
+    | "long_scopes"
+    | "long_client_id";
   /** The token endpoint never answers a code exchange, answers it with 5 MiB, or with a 200 KiB access token. */
   token?: "hang" | "huge" | "oversized";
   /** false: the metadata offers no RFC 7009 revocation, so a token the gateway deletes still works upstream. */
@@ -95,9 +105,10 @@ async function startOne(options: LabOptions): Promise<{ origin: string; close():
       ? {}
       : {
           registerClient: (client: OAuthClientInformationFull) => {
-            clients.set(client.client_id, client);
+            const registered = options.lie === "long_client_id" ? { ...client, client_id: `c${"x".repeat(4096)}` } : client;
+            clients.set(registered.client_id, registered);
             state.registeredClients++;
-            return client;
+            return registered;
           },
         }),
   };
@@ -169,11 +180,13 @@ ${hidden("code_challenge", params.codeChallenge)}${hidden("resource", params.res
   if (options.lie === "issuer_mismatch") metadata.issuer = "http://127.0.0.1:1/";
   if (options.lie === "foreign_endpoint") metadata.token_endpoint = "http://localhost:1/token";
   if (options.lie === "no_s256") metadata.code_challenge_methods_supported = ["plain"];
+  if (options.lie === "long_endpoint") metadata.authorization_endpoint = `${origin}/authorize?pad=${"a".repeat(100_000)}`;
   if (options.revocation === false) delete metadata.revocation_endpoint;
   const resourceMetadata = {
     resource: options.lie === "resource_mismatch" ? `${origin}/other` : mcpUrl,
     authorization_servers: [options.lie === "as_internal" ? "https://10.0.0.1/" : `${origin}/`],
-    scopes_supported: ["mcp:tools"],
+    scopes_supported:
+      options.lie === "long_scopes" ? Array.from({ length: 2000 }, (_, i) => `scope:${i}:${"s".repeat(40)}`) : ["mcp:tools"],
   };
   const resourceMetadataUrl =
     options.lie === "metadata_internal"

@@ -14,6 +14,7 @@ import {
 import { UpstreamFailure } from "../services/upstream.ts";
 import { checkUpstreamUrl } from "../services/url-guard.ts";
 import { guardedOAuthFetch, oauthRequestOptions } from "./oauth.fetch.ts";
+import { MAX_SCOPE_CHARS, MAX_TOKEN_CHARS } from "./oauth.token-bounds.ts";
 
 /**
  * What the gateway keeps about an upstream's authorization server, after
@@ -132,7 +133,12 @@ export async function discoverOAuthServer(
 
   const metadata = await authorizationServerMetadata(issuerVerdict.url, options);
   const validated = validateServerMetadata(metadata, allowList);
-  const scopes = (params.scope ?? resourceMetadata.scopes_supported?.join(" ") ?? "").split(" ").filter(Boolean);
+  const scopeText = params.scope ?? resourceMetadata.scopes_supported?.join(" ") ?? "";
+  if (scopeText.length > OAUTH_LINK_BOUNDS.scopeChars) {
+    const field = params.scope !== undefined ? "scope" : "scopes_supported";
+    throw new OAuthMetadataInvalid(field, `The upstream's ${field} is longer than ${OAUTH_LINK_BOUNDS.scopeChars} characters`);
+  }
+  const scopes = scopeText.split(" ").filter(Boolean);
   return { resource, metadata: validated, scopes };
 }
 
@@ -191,6 +197,13 @@ function asMetadataError(field: string) {
 const ENDPOINTS = ["authorization_endpoint", "token_endpoint", "revocation_endpoint", "registration_endpoint"] as const;
 
 /**
+ * What the gateway takes from an authorization server into every authorization link (and each open flow's row, of
+ * which a workspace holds up to 500): the endpoint, the scopes and the client id. Its metadata is bounded only as a
+ * whole (256 KiB), so without these one link could be that large. Real ones are far smaller.
+ */
+export const OAUTH_LINK_BOUNDS = { endpointChars: 2048, scopeChars: MAX_SCOPE_CHARS, clientIdChars: 2048 } as const;
+
+/**
  * An authorization server that lies in its metadata is refused: every endpoint
  * the gateway or the admin's browser would use must be a URL the upstream URL
  * policy allows (https, public), on the issuer's own origin (a token endpoint
@@ -206,6 +219,12 @@ export function validateServerMetadata(metadata: AuthorizationServer, allowList:
         throw new OAuthMetadataInvalid(field, `The authorization server's metadata has no ${field}`);
       }
       continue;
+    }
+    if (value.length > OAUTH_LINK_BOUNDS.endpointChars) {
+      throw new OAuthMetadataInvalid(
+        field,
+        `The authorization server's ${field} is longer than ${OAUTH_LINK_BOUNDS.endpointChars} characters`,
+      );
     }
     const verdict = checkUpstreamUrl(value, allowList);
     if (!verdict.ok) throw new OAuthMetadataInvalid(field, `The authorization server's ${field} is refused: ${verdict.reason}`);
@@ -304,7 +323,19 @@ export async function registerClient(
       oauthRequestOptions(allowList),
     );
     const client = await processDynamicClientRegistrationResponse(response);
+    if (client.client_id.length > OAUTH_LINK_BOUNDS.clientIdChars) {
+      throw new UpstreamFailure(
+        "upstream_protocol_error",
+        `Dynamic client registration answered a client_id longer than ${OAUTH_LINK_BOUNDS.clientIdChars} characters`,
+      );
+    }
     const secret = typeof client.client_secret === "string" ? client.client_secret : null;
+    if (secret !== null && secret.length > MAX_TOKEN_CHARS) {
+      throw new UpstreamFailure(
+        "upstream_protocol_error",
+        `Dynamic client registration answered a client_secret longer than ${MAX_TOKEN_CHARS} characters`,
+      );
+    }
     const granted = client.token_endpoint_auth_method;
     const tokenEndpointAuthMethod: TokenEndpointAuthMethod = !secret
       ? "none"

@@ -36,6 +36,8 @@ describe("an authorization server that lies in its metadata", () => {
     ["foreign_endpoint", "token_endpoint"],
     ["no_s256", "code_challenge_methods_supported"],
     ["resource_mismatch", "resource"],
+    ["long_endpoint", "authorization_endpoint"],
+    ["long_scopes", "scopes_supported"],
   ] as const) {
     it(`is refused with oauth_metadata_invalid (${lie}), and nothing is stored`, async ({ expect }) => {
       const lab = await newLab({ lie });
@@ -47,6 +49,30 @@ describe("an authorization server that lies in its metadata", () => {
       expect((await lab.state()).registeredClients).toBe(0);
     });
   }
+
+  it("says which bound an oversized endpoint or scope list breaks", async ({ expect }) => {
+    for (const [lie, message] of [
+      ["long_endpoint", "The authorization server's authorization_endpoint is longer than 2048 characters"],
+      ["long_scopes", "The upstream's scopes_supported is longer than 8192 characters"],
+    ] as const) {
+      const res = await connectOAuthService(await createWorkspace(), await newLab({ lie }));
+      expect(errorOf(res.body).message).toBe(message);
+    }
+  });
+
+  it("is refused when dynamic registration answers a client_id too long for an authorization link, and nothing is stored", async ({
+    expect,
+  }) => {
+    const lab = await newLab({ lie: "long_client_id" });
+    const workspace = await createWorkspace();
+    const res = await connectOAuthService(workspace, lab);
+    expect(res.status).toBe(502);
+    expect(errorOf(res.body)).toEqual({
+      code: "upstream_protocol_error",
+      message: "Dynamic client registration answered a client_id longer than 2048 characters",
+    });
+    expect((await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey })).body.services).toEqual([]);
+  });
 
   it("refuses an http endpoint of an https issuer", ({ expect }) => {
     const metadata = {
