@@ -291,16 +291,24 @@ export class UpstreamGrantStore {
     };
   }
 
-  /** Stores (or replaces) the grant of one subject for one service. */
+  /**
+   * Stores (or replaces) the grant of one subject for one service. Answers the tokens it replaced, still sealed, so
+   * the caller can revoke them where they were issued: nothing would use them again, and the account they act for
+   * may not be the new one.
+   */
   async saveGrant(input: {
     serviceId: string;
     subject: GrantSubject;
     mode: "shared" | "per_user";
     tokens: GrantTokens;
     authorizedBy: string;
-  }) {
+  }): Promise<{ replacedTokens: string | null }> {
     const sealed = await sealTokens(input.tokens, input.serviceId, input.subject, this.#env.SECRETS_KEY);
     const now = Date.now();
+    // Read and replaced with no await between: no other write to the row can come in between.
+    const replaced = this.#sql
+      .exec<{ tokens: string }>("SELECT tokens FROM upstream_grants WHERE service_id = ? AND subject = ?", input.serviceId, input.subject)
+      .toArray()[0];
     this.#sql.exec(
       `INSERT INTO upstream_grants (id, service_id, subject, mode, tokens, version, scopes, expires_at, authorized_by, created_at)
        VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)
@@ -317,6 +325,7 @@ export class UpstreamGrantStore {
       input.authorizedBy,
       now,
     );
+    return { replacedTokens: replaced?.tokens ?? null };
   }
 
   listGrants(serviceId?: string): GrantSummary[] {

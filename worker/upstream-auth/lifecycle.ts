@@ -5,7 +5,7 @@ import { listUpstreamTools, UpstreamFailure, type UpstreamTarget } from "../serv
 import { parseAllowList } from "../services/url-guard.ts";
 import { workspaceClient } from "../workspaces/workspace.client.ts";
 import { clientMetadataUrl, gatewayOrigin, OAuthNotConfigured, redirectUri } from "./authorization.ts";
-import { openClientSecret, openTokens, sealClientSecret } from "./grants.do.ts";
+import { openClientSecret, openTokens, sealClientSecret, type GrantSubject } from "./grants.do.ts";
 import {
   discoverOAuthServer,
   OAuthClientRequired,
@@ -239,6 +239,25 @@ export async function revokeKeyGrants(env: Env, workspaceId: string, keyId: stri
   } catch (error) {
     // The key is revoked and in force everywhere already; its API answer does not depend on the grants' cleanup.
     console.error("revoking a revoked key's upstream grants failed", error);
+  }
+}
+
+/**
+ * The tokens a grant authorized again replaced (`saveGrant`), revoked at the authorization server where it offers
+ * revocation: no one would use them again, and they may act for another upstream account than the new ones. Best
+ * effort, after the callback's answer: the new grant stands whatever the server says.
+ */
+export async function revokeReplacedTokens(
+  env: Env,
+  oauth: ServiceOAuth,
+  replaced: { sealedTokens: string; serviceId: string; subject: GrantSubject },
+): Promise<void> {
+  try {
+    const clientSecret = await openClientSecret(oauth.sealedClientSecret, replaced.serviceId, env.SECRETS_KEY);
+    const tokens = await openTokens(replaced.sealedTokens, replaced.serviceId, replaced.subject, env.SECRETS_KEY);
+    await revokeTokens(oauth.server, clientSecret, tokens, parseAllowList(env.DEV_ALLOWED_HOSTS));
+  } catch (error) {
+    console.error("revoking a replaced grant's tokens failed", error);
   }
 }
 

@@ -36,7 +36,7 @@ import {
   withUpstreamAuthorization,
 } from "./authorization.ts";
 import { openClientSecret, SHARED_SUBJECT, type FlowRefusal, type FlowToConfirm } from "./grants.do.ts";
-import { disconnectGrants, oauthApiError, revokeGrant } from "./lifecycle.ts";
+import { disconnectGrants, oauthApiError, revokeGrant, revokeReplacedTokens } from "./lifecycle.ts";
 import { markAuthorized, markPending, notePendingReason } from "./oauth.store.ts";
 import { exchangeCode, TokenRequestFailed } from "./oauth.tokens.ts";
 
@@ -342,13 +342,17 @@ upstreamOAuthRoutes.get(CALLBACK_PATH, async (c) => {
     await notePending(fromServer ? error.oauthError : answered.code, answered.message);
     return flowError(c, answered);
   }
-  await workspaceClient(c.env, workspaceId).saveUpstreamGrant({
+  const saved = await workspaceClient(c.env, workspaceId).saveUpstreamGrant({
     serviceId: flow.serviceId,
     subject: flow.subject,
     mode: oauth.mode,
     tokens,
     authorizedBy: flow.initiator,
   });
+  if (saved.replacedTokens) {
+    const replaced = { sealedTokens: saved.replacedTokens, serviceId: flow.serviceId, subject: flow.subject };
+    c.executionCtx.waitUntil(revokeReplacedTokens(c.env, oauth, replaced));
+  }
 
   let indexNote = "";
   if (flow.purpose === "service") {

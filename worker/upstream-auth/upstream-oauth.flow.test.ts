@@ -1,5 +1,5 @@
 import { describe, it } from "vitest";
-import { api, connectMcp, createKey, createWorkspace, gatewayError } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, createWorkspace, eventually, gatewayError } from "../../test/helpers.ts";
 import {
   authorizedService,
   authorizeInBrowser,
@@ -177,6 +177,29 @@ describe("an OAuth-protected upstream, end to end", () => {
     });
     const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
     expect(gatewayError(await whoami(clientKey)).code).toBe("upstream_authorization_required");
+  });
+
+  it("authorizing again revokes the tokens it replaces, and the new ones stand", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab, {}, "alice");
+    const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    expect((await whoami(clientKey)).content).toEqual([{ type: "text", text: "upstream user: alice" }]);
+    expect((await lab.state()).revocations).toEqual([]);
+
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "bob" })).callback!.status).toBe(200);
+    // Revoked after the callback's answer: alice's tokens, the only ones the authorization server knew to revoke.
+    const revocations = await eventually(
+      async () => (await lab.state()).revocations,
+      (list) => list.length === 2,
+    );
+    expect(revocations).toEqual([
+      { hint: "refresh_token", known: true },
+      { hint: "access_token", known: true },
+    ]);
+    expect((await whoami(clientKey)).content).toEqual([{ type: "text", text: "upstream user: bob" }]);
+    expect((await grantsOf(workspace)).map((grant) => grant.subject)).toEqual(["workspace"]);
   });
 
   it("deleting the service deletes and revokes its grants", async ({ expect }) => {

@@ -107,7 +107,7 @@ export function workspaceClient(env: Env, workspaceId: string) {
       mode: "shared" | "per_user";
       tokens: GrantTokens;
       authorizedBy: string;
-    }): Promise<void> => serialisable(stub.saveUpstreamGrant(input)),
+    }): Promise<{ replacedTokens: string | null }> => serialisable(stub.saveUpstreamGrant(input)),
     listUpstreamGrants: (serviceId?: string): Promise<GrantSummary[]> => serialisable(stub.listUpstreamGrants(serviceId)),
     takeUpstreamGrants: (filter: { serviceId: string; grantId?: string }): Promise<TakenGrant[]> =>
       serialisable(stub.takeUpstreamGrants(filter)),
