@@ -55,6 +55,20 @@ export const ActorSchema = z
   })
   .openapi("Actor");
 
+export const RemovedMemberSchema = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    role: RoleSchema,
+    revokedKeys: z.array(z.string()).openapi({ description: "The keys the member had created, now revoked" }),
+    upstreamGrants: z.number().int().openapi({
+      description: "The member's own upstream OAuth grants (`user:<id>`), revoked at their authorization servers and deleted",
+    }),
+    oauthGrants: z.number().int().openapi({ description: "The OAuth apps' grants the member had consented to, now revoked" }),
+    effectiveAt: z.string().openapi({ description: "When the removal was in force everywhere (ISO 8601)" }),
+  })
+  .openapi("RemovedMember");
+
 export const PutMemberBody = z.object({ email: z.email(), role: RoleSchema }).openapi("PutMember");
 
 const DEFAULT_MODE_DESCRIPTION = "The mode of a tool without a per-tool override (`PUT …/tools/{toolUid}/policy`)";

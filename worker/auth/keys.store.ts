@@ -102,6 +102,15 @@ export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: s
   return row ? toRecord(row) : null;
 }
 
+/** Revokes every active key `userId` created in the workspace; their ids. */
+export async function revokeKeysCreatedBy(db: D1Database, workspaceId: string, userId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare(`UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND created_by = ? AND revoked_at IS NULL RETURNING id`)
+    .bind(nowIso(), workspaceId, userId)
+    .all<{ id: string }>();
+  return results.map((row) => row.id).sort();
+}
+
 /** How long an unknown secret is remembered as unknown: no lease covers it, and only a new key could change it. */
 const UNKNOWN_KEY_TTL_MS = 2_000;
 

@@ -53,6 +53,29 @@ async function toApi(oauth: OAuthHelpers, grant: GrantSummary): Promise<z.infer<
   };
 }
 
+/**
+ * Revokes one grant: listed as revoked in the workspace's lease-covered state first (from then on every isolate
+ * reading under a new lease refuses it, whatever KV serves), then deleted with its tokens.
+ */
+async function revokeOAuthGrant(env: Env, oauth: OAuthHelpers, workspaceId: string, grant: GrantSummary): Promise<void> {
+  await recordRevokedGrant(env.DB, workspaceId, { id: grant.id, expiresAt: grant.expiresAt === undefined ? null : grant.expiresAt * 1000 });
+  await oauth.revokeGrant(grant.id, workspaceId);
+}
+
+/**
+ * Revokes the workspace's OAuth grants a member consented to (`approvedBy`, their email): the app acts with the
+ * member's standing, which ends with the membership. Answers how many; none where OAuth is not configured.
+ */
+export async function revokeOAuthGrantsApprovedBy(env: Env, workspaceId: string, email: string): Promise<number> {
+  if (!authorizationServer(env)) return 0;
+  const oauth = oauthApi(env);
+  const approved = (await workspaceGrants(oauth, workspaceId)).filter(
+    (grant) => (grant.metadata as { approvedBy?: unknown } | undefined)?.approvedBy === email,
+  );
+  for (const grant of approved) await revokeOAuthGrant(env, oauth, workspaceId, grant);
+  return approved.length;
+}
+
 oauthGrantRoutes.openapi(
   createRoute({
     method: "get",
@@ -87,9 +110,7 @@ oauthGrantRoutes.openapi(
     const grant = (await workspaceGrants(oauth, ws)).find((candidate) => candidate.id === grantId);
     if (!grant) throw notFound("Grant");
     const revoked = await toApi(oauth, grant);
-    // Listed first: from here on every isolate reading under a new lease refuses the grant, whatever KV serves.
-    await recordRevokedGrant(c.env.DB, ws, { id: grant.id, expiresAt: grant.expiresAt === undefined ? null : grant.expiresAt * 1000 });
-    await oauth.revokeGrant(grant.id, ws);
+    await revokeOAuthGrant(c.env, oauth, ws, grant);
     return c.json({ ...revoked, effectiveAt: await changeInForce(c) }, 200);
   },
 );

@@ -226,20 +226,21 @@ export async function revokeGrant(
 }
 
 /**
- * A revoked key's own grants (`key:<id>`, on any service), revoked at their authorization servers and deleted:
- * the key can never be used again, so nothing is left to use its upstream tokens, and keeping them would hold a
- * live credential to someone's upstream account for no one. Best effort per grant: the key's revocation stands
- * whatever an authorization server answers. Grants of a member (`user:<id>`) are the member's, not one key's.
+ * Every grant of one subject (on any service), revoked at its authorization server and deleted, once that subject
+ * can never call again: a revoked key's own grants (`key:<id>`; a member's keys use the member's), or a removed
+ * member's (`user:<id>`). Keeping them would hold a live credential to someone's upstream account for no one.
+ * Best effort: the revocation or removal stands, and is in force everywhere, whatever an authorization server
+ * answers. Answers how many grants were deleted.
  */
-export async function revokeKeyGrants(env: Env, workspaceId: string, keyId: string): Promise<void> {
-  const subject = `key:${keyId}`;
+export async function revokeSubjectGrants(env: Env, workspaceId: string, subject: string, reason: string): Promise<number> {
+  let deleted = 0;
   try {
     const grants = (await workspaceClient(env, workspaceId).listUpstreamGrants()).filter((grant) => grant.subject === subject);
-    for (const grant of grants) await revokeGrant(env, workspaceId, grant, `Grant revoked with its key ${keyId}`);
+    for (const grant of grants) deleted += (await revokeGrant(env, workspaceId, grant, reason)).grants;
   } catch (error) {
-    // The key is revoked and in force everywhere already; its API answer does not depend on the grants' cleanup.
-    console.error("revoking a revoked key's upstream grants failed", error);
+    console.error(`revoking the upstream grants of ${subject} failed`, error);
   }
+  return deleted;
 }
 
 /**

@@ -9,19 +9,21 @@ import {
   CreateWorkspaceResponse,
   MemberSchema,
   PutMemberBody,
+  RemovedMemberSchema,
   UpdateWorkspaceBody,
   WorkspaceSchema,
 } from "../../schema/api/workspaces.ts";
 import { z } from "@hono/zod-openapi";
 import { guard } from "../auth/guard.ts";
+import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.store.ts";
-import { revokeKeyGrants } from "../upstream-auth/lifecycle.ts";
 import { listMembers, upsertMember } from "../auth/users.store.ts";
 import { createRouter } from "../http/app.ts";
 import { changeInForce } from "../leases/change-window.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { timingSafeEqual } from "../lib/crypto.ts";
 import { findProfile } from "../policy/profiles.store.ts";
+import { removeMember } from "./member-removal.ts";
 import { createWorkspace, getWorkspace, updateWorkspace } from "./workspaces.store.ts";
 
 export const workspaceRoutes = createRouter();
@@ -162,7 +164,7 @@ workspaceRoutes.openapi(
     const key = await revokeApiKey(c.env.DB, ws, keyId);
     if (!key) throw notFound("Key");
     await changeInForce(c);
-    await revokeKeyGrants(c.env, ws, keyId);
+    await revokeSubjectGrants(c.env, ws, `key:${keyId}`, `Grant revoked with its key ${keyId}`);
     return c.json(key, 200);
   },
 );
@@ -194,6 +196,28 @@ workspaceRoutes.openapi(
     const body = c.req.valid("json");
     const user = await upsertMember(c.env.DB, c.req.valid("param").ws, body.email, body.role);
     return c.json({ id: user.id, email: user.email, role: body.role }, 200);
+  },
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/workspaces/{ws}/members/{userId}",
+    tags: ["members"],
+    summary: "Remove a browser member, with every credential that acts with their standing",
+    description:
+      "Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own " +
+      "upstream OAuth grants (revoked at the authorization servers where offered). Answers once none of these can be used " +
+      "anywhere (`effectiveAt`, also `rayrun-effective-at`).",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams.extend({ userId: z.string() }) },
+    responses: { 200: json(RemovedMemberSchema, "The removed member"), ...errorResponses(404) },
+  }),
+  async (c) => {
+    const { ws, userId } = c.req.valid("param");
+    const removed = await removeMember(c.env, ws, userId);
+    if (!removed) throw notFound("Member");
+    return c.json({ ...removed, effectiveAt: await changeInForce(c) }, 200);
   },
 );
 

@@ -664,6 +664,84 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/workspaces/{ws}/members/{userId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a browser member, with every credential that acts with their standing
+     * @description Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own upstream OAuth grants (revoked at the authorization servers where offered). Answers once none of these can be used anywhere (`effectiveAt`, also `rayrun-effective-at`).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          userId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The removed member */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["RemovedMember"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/workspaces/{ws}/actors": {
     parameters: {
       query?: never;
@@ -5891,6 +5969,20 @@ export interface components {
       email: string;
       /** @enum {string} */
       role: "admin" | "editor" | "viewer";
+    };
+    RemovedMember: {
+      id: string;
+      email: string;
+      /** @enum {string} */
+      role: "admin" | "editor" | "viewer";
+      /** @description The keys the member had created, now revoked */
+      revokedKeys: string[];
+      /** @description The member's own upstream OAuth grants (`user:<id>`), revoked at their authorization servers and deleted */
+      upstreamGrants: number;
+      /** @description The OAuth apps' grants the member had consented to, now revoked */
+      oauthGrants: number;
+      /** @description When the removal was in force everywhere (ISO 8601) */
+      effectiveAt: string;
     };
     Actor: {
       /** @description As history, approvals and deployments record it: `usr_…` or `key_…` */

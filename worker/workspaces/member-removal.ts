@@ -1,0 +1,32 @@
+import { revokeKeysCreatedBy } from "../auth/keys.store.ts";
+import { deleteMembership } from "../auth/users.store.ts";
+import { revokeOAuthGrantsApprovedBy } from "../oauth/grants.routes.ts";
+import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
+
+export interface RemovedMember {
+  id: string;
+  email: string;
+  role: "admin" | "editor" | "viewer";
+  /** The keys the member had created, now revoked. */
+  revokedKeys: string[];
+  /** The member's own upstream OAuth grants (`user:<id>`), revoked at their authorization servers and deleted. */
+  upstreamGrants: number;
+  /** The OAuth apps' grants the member consented to, revoked. */
+  oauthGrants: number;
+}
+
+/**
+ * Removes a member from a workspace, and with them every credential that acts with their standing there: the keys
+ * they created (which call with the member's upstream grants), their upstream grants, and the OAuth grants they
+ * consented to. Their console session loses the workspace at once (its role is read on every request). Null when
+ * the user is no member. Runs inside the route's change window, so the revocations are in force everywhere once
+ * the route's `changeInForce` has answered.
+ */
+export async function removeMember(env: Env, workspaceId: string, userId: string): Promise<RemovedMember | null> {
+  const member = await deleteMembership(env.DB, workspaceId, userId);
+  if (!member) return null;
+  const revokedKeys = await revokeKeysCreatedBy(env.DB, workspaceId, userId);
+  const oauthGrants = await revokeOAuthGrantsApprovedBy(env, workspaceId, member.email);
+  const upstreamGrants = await revokeSubjectGrants(env, workspaceId, `user:${userId}`, `Grant revoked: ${member.email} left the workspace`);
+  return { ...member, revokedKeys, upstreamGrants, oauthGrants };
+}

@@ -1,0 +1,104 @@
+import { describe, it } from "vitest";
+import { api, CONSOLE_HEADERS, connectMcp, createWorkspace, devLogin, gatewayError } from "../../test/helpers.ts";
+import { exchange } from "../oauth/oauth.fixtures.ts";
+import { authorizeInBrowser, connectOAuthService, grantsOf, newLab, startAuthorize } from "../upstream-auth/upstream-oauth.fixtures.ts";
+
+async function whoami(key: string) {
+  const client = await connectMcp(key);
+  try {
+    return await client.callTool({ name: "lab__whoami", arguments: {} });
+  } finally {
+    await client.close();
+  }
+}
+
+describe("removing a member", () => {
+  it("ends their access, and revokes their keys, their upstream grants and the OAuth grants they consented to", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const serviceId = (await connectOAuthService(workspace, lab, { oauth: { mode: "per_user" } })).body.service.id as string;
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "admin-upstream" })).callback!.status).toBe(200);
+
+    // Bob, an admin member: a key of his own, his own upstream grant, and an app he let into the workspace.
+    const email = `bob-${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
+    const added = await api(`/v1/workspaces/${workspace.ws}/members`, {
+      method: "PUT",
+      key: workspace.adminKey,
+      body: { email, role: "admin" },
+    });
+    const bobId = added.body.id as string;
+    const cookie = await devLogin(email);
+    const asBob = { headers: { cookie, ...CONSOLE_HEADERS } };
+    const made = await api(`/v1/workspaces/${workspace.ws}/keys`, {
+      ...asBob,
+      body: { name: "bob's agent", scopes: ["tools:call"], profileId: workspace.defaultProfileId },
+    });
+    expect(made.status).toBe(201);
+    const bobKey = made.body.secret as string;
+    const own = gatewayError(await whoami(bobKey)).details.authorizationUrl;
+    expect((await authorizeInBrowser(own, { cookie, user: "bob-upstream" })).callback!.status).toBe(200);
+    expect((await whoami(bobKey)).content).toEqual([{ type: "text", text: "upstream user: bob-upstream" }]);
+    const app = await exchange(cookie, `${workspace.ws} ${workspace.defaultProfileId}`);
+    expect((await (await connectMcp(app.token)).listTools()).tools.length).toBeGreaterThan(0);
+    expect((await grantsOf(workspace)).map((grant) => grant.subject)).toContain(`user:${bobId}`);
+    const revocationsBefore = (await lab.state()).revocations.length;
+
+    const removed = await api(`/v1/workspaces/${workspace.ws}/members/${bobId}`, { method: "DELETE", key: workspace.adminKey });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toEqual({
+      id: bobId,
+      email,
+      role: "admin",
+      revokedKeys: [made.body.key.id],
+      upstreamGrants: 1,
+      oauthGrants: 1,
+      effectiveAt: expect.any(String),
+    });
+    expect(removed.headers.get("rayrun-effective-at")).toBe(removed.body.effectiveAt);
+
+    // In force at once: his console session, his key and the app are refused; his upstream tokens are revoked where issued.
+    const console = await api(`/v1/workspaces/${workspace.ws}/members`, asBob);
+    expect(console.status).toBe(404);
+    expect(console.body.error).toEqual({ code: "not_found", message: "Workspace not found" });
+    const keyCall = await api("/mcp", {
+      key: bobKey,
+      body: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      headers: { accept: "application/json, text/event-stream" },
+    });
+    expect(keyCall.status).toBe(401);
+    const appCall = await api("/mcp", {
+      key: app.token,
+      body: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      headers: { accept: "application/json, text/event-stream" },
+    });
+    expect(appCall.status).toBe(401);
+    expect((await grantsOf(workspace)).map((grant) => grant.subject)).not.toContain(`user:${bobId}`);
+    expect((await lab.state()).revocations.slice(revocationsBefore)).toEqual(
+      expect.arrayContaining([{ hint: "access_token", known: true }]),
+    );
+    const members = await api(`/v1/workspaces/${workspace.ws}/members`, { key: workspace.adminKey });
+    expect(members.body.members.map((member: { id: string }) => member.id)).not.toContain(bobId);
+    // The admin's grant, which indexes the service, stays.
+    expect(await grantsOf(workspace)).toHaveLength(1);
+  });
+
+  it("answers 404 for someone who is no member, and needs the admin scope", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const missing = await api(`/v1/workspaces/${workspace.ws}/members/usr_nobody`, { method: "DELETE", key: workspace.adminKey });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toEqual({ code: "not_found", message: "Member not found" });
+    const email = `eve-${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
+    const eve = await api(`/v1/workspaces/${workspace.ws}/members`, {
+      method: "PUT",
+      key: workspace.adminKey,
+      body: { email, role: "editor" },
+    });
+    const asEve = { headers: { cookie: await devLogin(email), ...CONSOLE_HEADERS } };
+    const refused = await api(`/v1/workspaces/${workspace.ws}/members/${eve.body.id}`, { method: "DELETE", ...asEve });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: "forbidden", details: { required: "admin" } });
+    const members = await api(`/v1/workspaces/${workspace.ws}/members`, { key: workspace.adminKey });
+    expect(members.body.members.map((member: { id: string }) => member.id)).toContain(eve.body.id);
+  });
+});
