@@ -6,6 +6,7 @@ import { Approvals } from "./screens/Approvals.tsx";
 import { CodeRuns } from "./screens/CodeRuns.tsx";
 import { Keys } from "./screens/Keys.tsx";
 import { Logs } from "./screens/Logs.tsx";
+import { Members } from "./screens/Members.tsx";
 import { Overview } from "./screens/Overview.tsx";
 import { Profiles } from "./screens/Profiles.tsx";
 import type { ScreenProps } from "./screens/screen.ts";
@@ -22,6 +23,7 @@ const NAV: { screen: Screen; label: string; view: ComponentType<ScreenProps> }[]
   { screen: "tools", label: "Tools", view: Tools },
   { screen: "profiles", label: "Profiles", view: Profiles },
   { screen: "keys", label: "Keys", view: Keys },
+  { screen: "members", label: "Members", view: Members },
   { screen: "approvals", label: "Approvals", view: Approvals },
   { screen: "logs", label: "Logs", view: Logs },
   { screen: "runs", label: "Code Mode runs", view: CodeRuns },

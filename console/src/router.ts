@@ -3,7 +3,7 @@
 // unsaved work can guard leaving it (another hash, a reload, closing the tab).
 import { useEffect, useState } from "preact/hooks";
 
-export const SCREENS = ["overview", "services", "tools", "profiles", "keys", "approvals", "logs", "runs"] as const;
+export const SCREENS = ["overview", "services", "tools", "profiles", "keys", "members", "approvals", "logs", "runs"] as const;
 export type Screen = (typeof SCREENS)[number];
 
 export interface Route {

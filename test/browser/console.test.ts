@@ -13,7 +13,7 @@ import { connectAgent, refusal } from "./mcp-agent.ts";
 
 const fixture = inject("fixture");
 const TOOL = "demo__search_release_notes";
-const SCREENS = ["Overview", "Services", "Tools", "Profiles", "Keys", "Approvals", "Logs", "Code Mode runs"];
+const SCREENS = ["Overview", "Services", "Tools", "Profiles", "Keys", "Members", "Approvals", "Logs", "Code Mode runs"];
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -315,6 +315,37 @@ describe("the console", () => {
       .getByText(/^Revoked/)
       .waitFor();
     await expect(connectAgent(fixture.origin, secret)).rejects.toMatchObject({ code: 401 });
+  });
+
+  it("adds a member with a role, changes the role, and removes them, saying what the removal revoked", async ({ expect }) => {
+    await openScreen(page, "Members");
+    const email = `member-${Date.now()}@rayrun.test`;
+    const add = page.getByRole("form", { name: "Add a member" });
+    await add.getByLabel("Email").fill(email);
+    await add.getByLabel("Role").selectOption("editor");
+    await add.getByRole("button", { name: "Add member" }).click();
+    const role = page.getByLabel(`Role of ${email}`);
+    await role.waitFor();
+    expect(await role.inputValue()).toBe("editor");
+    expect(await add.getByLabel("Email").inputValue()).toBe("");
+    const roleOf = async () =>
+      (
+        (await request(fixture.origin, "GET", `/v1/workspaces/${fixture.ws}/members`, fixture.adminKey)).members as {
+          email: string;
+          role: string;
+        }[]
+      ).find((member) => member.email === email)?.role;
+    await role.selectOption("viewer");
+    await expect.poll(roleOf).toBe("viewer");
+    await expectAccessible(page, "Members");
+
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: `Remove ${email}` }).click();
+    const note = page.getByRole("status").filter({ hasText: "Removed" });
+    await note.waitFor();
+    expect(await note.textContent()).toBe(`Removed ${email}. Revoked 0 keys, 0 app grants and 0 upstream authorizations.`);
+    await expect.poll(() => role.count()).toBe(0);
+    expect(await roleOf()).toBeUndefined();
   });
 
   it("shows the /mcp URL with copyable client snippets and the last calls, and signs out", async ({ expect }) => {
