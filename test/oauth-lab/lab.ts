@@ -40,7 +40,9 @@ export interface LabOptions {
     // Oversized values that would end up in every authorization link: an endpoint, the scopes, a registered client id.
     | "long_endpoint"
     | "long_scopes"
-    | "long_client_id";
+    | "long_client_id"
+    // The resource, padded with a user name the URL comparison keeps on both sides (it is the service's own origin).
+    | "long_resource";
   /** The token endpoint never answers a code exchange, answers it with 5 MiB, or with a 200 KiB access token. */
   token?: "hang" | "huge" | "oversized";
   /** false: the metadata offers no RFC 7009 revocation, so a token the gateway deletes still works upstream. */
@@ -183,7 +185,12 @@ ${hidden("code_challenge", params.codeChallenge)}${hidden("resource", params.res
   if (options.lie === "long_endpoint") metadata.authorization_endpoint = `${origin}/authorize?pad=${"a".repeat(100_000)}`;
   if (options.revocation === false) delete metadata.revocation_endpoint;
   const resourceMetadata = {
-    resource: options.lie === "resource_mismatch" ? `${origin}/other` : mcpUrl,
+    resource:
+      options.lie === "resource_mismatch"
+        ? `${origin}/other`
+        : options.lie === "long_resource"
+          ? mcpUrl.replace("://", `://${"u".repeat(100_000)}@`)
+          : mcpUrl,
     authorization_servers: [options.lie === "as_internal" ? "https://10.0.0.1/" : `${origin}/`],
     scopes_supported:
       options.lie === "long_scopes" ? Array.from({ length: 2000 }, (_, i) => `scope:${i}:${"s".repeat(40)}`) : ["mcp:tools"],

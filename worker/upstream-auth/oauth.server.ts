@@ -117,6 +117,14 @@ export async function discoverOAuthServer(
   if (!response) throw new OAuthDiscoveryFailed("The upstream publishes no protected resource metadata (RFC 9728)");
 
   const resource = await resourceOf(response.clone());
+  // Compared as a parsed URL, which drops tabs and keeps a user name on both sides: its text can be far longer than
+  // the service's URL, and it goes into every authorization link as it was sent.
+  if (resource && resource.length > OAUTH_LINK_BOUNDS.resourceChars) {
+    throw new OAuthMetadataInvalid(
+      "resource",
+      `The protected resource metadata's resource is longer than ${OAUTH_LINK_BOUNDS.resourceChars} characters`,
+    );
+  }
   if (!resource || !resourceCovers(resource, service)) {
     throw new OAuthMetadataInvalid(
       "resource",
@@ -198,10 +206,10 @@ const ENDPOINTS = ["authorization_endpoint", "token_endpoint", "revocation_endpo
 
 /**
  * What the gateway takes from an authorization server into every authorization link (and each open flow's row, of
- * which a workspace holds up to 500): the endpoint, the scopes and the client id. Its metadata is bounded only as a
+ * which a workspace holds up to 500): the endpoint, the resource, the scopes and the client id. Its metadata is bounded only as a
  * whole (256 KiB), so without these one link could be that large. Real ones are far smaller.
  */
-export const OAUTH_LINK_BOUNDS = { endpointChars: 2048, scopeChars: MAX_SCOPE_CHARS, clientIdChars: 2048 } as const;
+export const OAUTH_LINK_BOUNDS = { endpointChars: 2048, resourceChars: 2048, scopeChars: MAX_SCOPE_CHARS, clientIdChars: 2048 } as const;
 
 /**
  * An authorization server that lies in its metadata is refused: every endpoint

@@ -38,6 +38,7 @@ describe("an authorization server that lies in its metadata", () => {
     ["resource_mismatch", "resource"],
     ["long_endpoint", "authorization_endpoint"],
     ["long_scopes", "scopes_supported"],
+    ["long_resource", "resource"],
   ] as const) {
     it(`is refused with oauth_metadata_invalid (${lie}), and nothing is stored`, async ({ expect }) => {
       const lab = await newLab({ lie });
@@ -54,6 +55,7 @@ describe("an authorization server that lies in its metadata", () => {
     for (const [lie, message] of [
       ["long_endpoint", "The authorization server's authorization_endpoint is longer than 2048 characters"],
       ["long_scopes", "The upstream's scopes_supported is longer than 8192 characters"],
+      ["long_resource", "The protected resource metadata's resource is longer than 2048 characters"],
     ] as const) {
       const res = await connectOAuthService(await createWorkspace(), await newLab({ lie }));
       expect(errorOf(res.body).message).toBe(message);
