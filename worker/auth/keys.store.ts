@@ -102,11 +102,22 @@ export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: s
   return row ? toRecord(row) : null;
 }
 
-/** Revokes every active key `userId` created in the workspace; their ids. */
+/**
+ * Revokes every active key `userId` created in the workspace, and every key made with one of those, however deep
+ * (an admin key makes keys whose `created_by` is the key, not the user): all of them act with the user's standing.
+ * A revoked key's keys are followed too. Their ids.
+ */
 export async function revokeKeysCreatedBy(db: D1Database, workspaceId: string, userId: string): Promise<string[]> {
   const { results } = await db
-    .prepare(`UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND created_by = ? AND revoked_at IS NULL RETURNING id`)
-    .bind(nowIso(), workspaceId, userId)
+    .prepare(
+      `UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND revoked_at IS NULL AND id IN (
+         WITH RECURSIVE made(id) AS (
+           SELECT id FROM api_keys WHERE workspace_id = ? AND created_by = ?
+           UNION SELECT k.id FROM api_keys k JOIN made ON k.created_by = made.id WHERE k.workspace_id = ?
+         ) SELECT id FROM made)
+       RETURNING id`,
+    )
+    .bind(nowIso(), workspaceId, workspaceId, userId, workspaceId)
     .all<{ id: string }>();
   return results.map((row) => row.id).sort();
 }

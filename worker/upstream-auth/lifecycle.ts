@@ -226,19 +226,19 @@ export async function revokeGrant(
 }
 
 /**
- * Every grant of one subject (on any service), revoked at its authorization server and deleted, once that subject
+ * Every grant of the given subjects (on any service), revoked at its authorization server and deleted, once they
  * can never call again: a revoked key's own grants (`key:<id>`; a member's keys use the member's), or a removed
- * member's (`user:<id>`). Keeping them would hold a live credential to someone's upstream account for no one.
+ * member's (`user:<id>`) with those of the keys made with their keys. Keeping them would hold a live credential to someone's upstream account for no one.
  * Best effort: the revocation or removal stands, and is in force everywhere, whatever an authorization server
  * answers. Answers how many grants were deleted.
  */
-export async function revokeSubjectGrants(env: Env, workspaceId: string, subject: string, reason: string): Promise<number> {
+export async function revokeSubjectGrants(env: Env, workspaceId: string, subjects: readonly string[], reason: string): Promise<number> {
   let deleted = 0;
   try {
-    const grants = (await workspaceClient(env, workspaceId).listUpstreamGrants()).filter((grant) => grant.subject === subject);
+    const grants = (await workspaceClient(env, workspaceId).listUpstreamGrants()).filter((grant) => subjects.includes(grant.subject));
     for (const grant of grants) deleted += (await revokeGrant(env, workspaceId, grant, reason)).grants;
   } catch (error) {
-    console.error(`revoking the upstream grants of ${subject} failed`, error);
+    console.error(`revoking the upstream grants of ${subjects.join(", ")} failed`, error);
   }
   return deleted;
 }

@@ -7,9 +7,9 @@ export interface RemovedMember {
   id: string;
   email: string;
   role: "admin" | "editor" | "viewer";
-  /** The keys the member had created, now revoked. */
+  /** The keys the member had created, and those made with them, however deep, now revoked. */
   revokedKeys: string[];
-  /** The member's own upstream OAuth grants (`user:<id>`), revoked at their authorization servers and deleted. */
+  /** The member's own upstream OAuth grants (`user:<id>`) and their keys' (`key:<id>`), revoked and deleted. */
   upstreamGrants: number;
   /** The OAuth apps' grants the member consented to, revoked. */
   oauthGrants: number;
@@ -27,6 +27,8 @@ export async function removeMember(env: Env, workspaceId: string, userId: string
   if (!member) return null;
   const revokedKeys = await revokeKeysCreatedBy(env.DB, workspaceId, userId);
   const oauthGrants = await revokeOAuthGrantsApprovedBy(env, workspaceId, member.email);
-  const upstreamGrants = await revokeSubjectGrants(env, workspaceId, `user:${userId}`, `Grant revoked: ${member.email} left the workspace`);
+  // A key made with one of the member's keys has grants of its own (`key:<id>`); the member's keys use the member's.
+  const subjects = [`user:${userId}`, ...revokedKeys.map((keyId) => `key:${keyId}`)];
+  const upstreamGrants = await revokeSubjectGrants(env, workspaceId, subjects, `Grant revoked: ${member.email} left the workspace`);
   return { ...member, revokedKeys, upstreamGrants, oauthGrants };
 }

@@ -83,6 +83,40 @@ describe("removing a member", () => {
     expect(await grantsOf(workspace)).toHaveLength(1);
   });
 
+  it("revokes the keys made with the member's keys too, however deep, and their upstream grants", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const serviceId = (await connectOAuthService(workspace, lab, { oauth: { mode: "per_user" } })).body.service.id as string;
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "admin-upstream" })).callback!.status).toBe(200);
+    const email = `mallory-${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
+    const added = await api(`/v1/workspaces/${workspace.ws}/members`, { method: "PUT", key: workspace.adminKey, body: { email, role: "admin" } });
+    const asMallory = { headers: { cookie: await devLogin(email), ...CONSOLE_HEADERS } };
+    // Mallory's key makes a key, which makes another: neither was made by her, both with her standing.
+    const own = await api(`/v1/workspaces/${workspace.ws}/keys`, { ...asMallory, body: { name: "own", scopes: ["admin"] } });
+    const child = await api(`/v1/workspaces/${workspace.ws}/keys`, {
+      key: own.body.secret,
+      body: { name: "child", scopes: ["admin", "tools:call"], profileId: workspace.defaultProfileId },
+    });
+    const grandchild = await api(`/v1/workspaces/${workspace.ws}/keys`, { key: child.body.secret, body: { name: "grandchild", scopes: ["admin"] } });
+    expect([own.status, child.status, grandchild.status]).toEqual([201, 201, 201]);
+    // The child key's own upstream grant (`key:<id>`: no member made it).
+    const childLink = gatewayError(await whoami(child.body.secret)).details.authorizationUrl;
+    expect((await authorizeInBrowser(childLink, { user: "mallory-upstream" })).callback!.status).toBe(200);
+    expect((await grantsOf(workspace)).map((grant) => grant.subject)).toContain(`key:${child.body.key.id}`);
+
+    const removed = await api(`/v1/workspaces/${workspace.ws}/members/${added.body.id}`, { method: "DELETE", key: workspace.adminKey });
+    expect(removed.status).toBe(200);
+    expect(removed.body.revokedKeys).toEqual([own.body.key.id, child.body.key.id, grandchild.body.key.id].sort());
+    expect(removed.body.upstreamGrants).toBe(1);
+    for (const key of [own, child, grandchild]) {
+      const refused = await api(`/v1/workspaces/${workspace.ws}/members`, { key: key.body.secret });
+      expect(refused.status).toBe(401);
+    }
+    expect((await grantsOf(workspace)).map((grant) => grant.subject)).not.toContain(`key:${child.body.key.id}`);
+    expect(await grantsOf(workspace)).toHaveLength(1);
+  });
+
   it("answers 404 for someone who is no member, and needs the admin scope", async ({ expect }) => {
     const workspace = await createWorkspace();
     const missing = await api(`/v1/workspaces/${workspace.ws}/members/usr_nobody`, { method: "DELETE", key: workspace.adminKey });

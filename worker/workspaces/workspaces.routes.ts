@@ -164,7 +164,7 @@ workspaceRoutes.openapi(
     const key = await revokeApiKey(c.env.DB, ws, keyId);
     if (!key) throw notFound("Key");
     await changeInForce(c);
-    await revokeSubjectGrants(c.env, ws, `key:${keyId}`, `Grant revoked with its key ${keyId}`);
+    await revokeSubjectGrants(c.env, ws, [`key:${keyId}`], `Grant revoked with its key ${keyId}`);
     return c.json(key, 200);
   },
 );

@@ -5975,9 +5975,9 @@ export interface components {
       email: string;
       /** @enum {string} */
       role: "admin" | "editor" | "viewer";
-      /** @description The keys the member had created, now revoked */
+      /** @description The keys the member had created, and those made with them however deep, now revoked */
       revokedKeys: string[];
-      /** @description The member's own upstream OAuth grants (`user:<id>`), revoked at their authorization servers and deleted */
+      /** @description The member's own upstream OAuth grants (`user:<id>`) and those of the revoked keys (`key:<id>`), revoked at their authorization servers and deleted */
       upstreamGrants: number;
       /** @description The OAuth apps' grants the member had consented to, now revoked */
       oauthGrants: number;
