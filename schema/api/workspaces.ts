@@ -60,9 +60,12 @@ export const RemovedMemberSchema = z
     id: z.string(),
     email: z.string(),
     role: RoleSchema,
-    revokedKeys: z.array(z.string()).openapi({ description: "The keys the member had created, and those made with them however deep, now revoked" }),
+    revokedKeys: z
+      .array(z.string())
+      .openapi({ description: "The keys the member had created, and those made with them however deep, now revoked" }),
     upstreamGrants: z.number().int().openapi({
-      description: "The member's own upstream OAuth grants (`user:<id>`) and those of the revoked keys (`key:<id>`), revoked at their authorization servers and deleted",
+      description:
+        "The member's own upstream OAuth grants (`user:<id>`) and those of the revoked keys (`key:<id>`), revoked at their authorization servers and deleted",
     }),
     oauthGrants: z.number().int().openapi({ description: "The OAuth apps' grants the member had consented to, now revoked" }),
     effectiveAt: z.string().openapi({ description: "When the removal was in force everywhere (ISO 8601)" }),

@@ -268,6 +268,22 @@ export class UpstreamGrantStore {
     return { ok: true, authorizeUrl: row.authorize_url };
   }
 
+  /**
+   * Ends the open flows someone who lost their standing made (`initiators`: a user's or key's id, also matched as the
+   * flow's signed-in user) or that would make a grant for a subject that can no longer call: a link made before would
+   * otherwise still finish, and replace a grant (the workspace's shared one too) with the account of someone gone.
+   */
+  dropFlows(filter: { initiators: string[]; subjects: string[] }): number {
+    const initiators = JSON.stringify(filter.initiators);
+    return this.#sql.exec(
+      `DELETE FROM upstream_oauth_flows WHERE initiator IN (SELECT value FROM json_each(?))
+         OR initiator_user IN (SELECT value FROM json_each(?)) OR subject IN (SELECT value FROM json_each(?))`,
+      initiators,
+      initiators,
+      JSON.stringify(filter.subjects),
+    ).rowsWritten;
+  }
+
   /** The callback: the flow of this `state` is used up, whatever happens next (a state works once). */
   async consumeFlow(
     state: string,

@@ -2,6 +2,7 @@ import { revokeKeysCreatedBy } from "../auth/keys.store.ts";
 import { deleteMembership } from "../auth/users.store.ts";
 import { revokeOAuthGrantsApprovedBy } from "../oauth/grants.routes.ts";
 import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
+import { workspaceClient } from "./workspace.client.ts";
 
 export interface RemovedMember {
   id: string;
@@ -17,9 +18,9 @@ export interface RemovedMember {
 
 /**
  * Removes a member from a workspace, and with them every credential that acts with their standing there: the keys
- * they created (which call with the member's upstream grants), their upstream grants, and the OAuth grants they
- * consented to. Their console session loses the workspace at once (its role is read on every request). Null when
- * the user is no member. Runs inside the route's change window, so the revocations are in force everywhere once
+ * they created (which call with the member's upstream grants), their upstream grants, the upstream authorization
+ * links they made, and the OAuth grants they consented to. Their console session loses the workspace at once (its
+ * role is read on every request). Null when the user is no member. Runs inside the route's change window, so the revocations are in force everywhere once
  * the route's `changeInForce` has answered.
  */
 export async function removeMember(env: Env, workspaceId: string, userId: string): Promise<RemovedMember | null> {
@@ -29,6 +30,8 @@ export async function removeMember(env: Env, workspaceId: string, userId: string
   const oauthGrants = await revokeOAuthGrantsApprovedBy(env, workspaceId, member.email);
   // A key made with one of the member's keys has grants of its own (`key:<id>`); the member's keys use the member's.
   const subjects = [`user:${userId}`, ...revokedKeys.map((keyId) => `key:${keyId}`)];
+  // Before the grants go: an authorization link the member or their keys made could otherwise still finish.
+  await workspaceClient(env, workspaceId).dropOAuthFlows({ initiators: [userId, ...revokedKeys], subjects });
   const upstreamGrants = await revokeSubjectGrants(env, workspaceId, subjects, `Grant revoked: ${member.email} left the workspace`);
   return { ...member, revokedKeys, upstreamGrants, oauthGrants };
 }

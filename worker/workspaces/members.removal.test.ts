@@ -1,5 +1,5 @@
 import { describe, it } from "vitest";
-import { api, CONSOLE_HEADERS, connectMcp, createWorkspace, devLogin, gatewayError } from "../../test/helpers.ts";
+import { api, CONSOLE_HEADERS, connectMcp, createKey, createWorkspace, devLogin, gatewayError } from "../../test/helpers.ts";
 import { exchange } from "../oauth/oauth.fixtures.ts";
 import { authorizeInBrowser, connectOAuthService, grantsOf, newLab, startAuthorize } from "../upstream-auth/upstream-oauth.fixtures.ts";
 
@@ -90,7 +90,11 @@ describe("removing a member", () => {
     const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
     expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "admin-upstream" })).callback!.status).toBe(200);
     const email = `mallory-${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
-    const added = await api(`/v1/workspaces/${workspace.ws}/members`, { method: "PUT", key: workspace.adminKey, body: { email, role: "admin" } });
+    const added = await api(`/v1/workspaces/${workspace.ws}/members`, {
+      method: "PUT",
+      key: workspace.adminKey,
+      body: { email, role: "admin" },
+    });
     const asMallory = { headers: { cookie: await devLogin(email), ...CONSOLE_HEADERS } };
     // Mallory's key makes a key, which makes another: neither was made by her, both with her standing.
     const own = await api(`/v1/workspaces/${workspace.ws}/keys`, { ...asMallory, body: { name: "own", scopes: ["admin"] } });
@@ -98,7 +102,10 @@ describe("removing a member", () => {
       key: own.body.secret,
       body: { name: "child", scopes: ["admin", "tools:call"], profileId: workspace.defaultProfileId },
     });
-    const grandchild = await api(`/v1/workspaces/${workspace.ws}/keys`, { key: child.body.secret, body: { name: "grandchild", scopes: ["admin"] } });
+    const grandchild = await api(`/v1/workspaces/${workspace.ws}/keys`, {
+      key: child.body.secret,
+      body: { name: "grandchild", scopes: ["admin"] },
+    });
     expect([own.status, child.status, grandchild.status]).toEqual([201, 201, 201]);
     // The child key's own upstream grant (`key:<id>`: no member made it).
     const childLink = gatewayError(await whoami(child.body.secret)).details.authorizationUrl;
@@ -115,6 +122,63 @@ describe("removing a member", () => {
     }
     expect((await grantsOf(workspace)).map((grant) => grant.subject)).not.toContain(`key:${child.body.key.id}`);
     expect(await grantsOf(workspace)).toHaveLength(1);
+  });
+
+  it("ends the authorization links the member and their keys made: none can replace a shared grant after they leave", async ({
+    expect,
+  }) => {
+    const [lab, otherLab] = [await newLab(), await newLab()];
+    const workspace = await createWorkspace();
+    const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    const services: string[] = [];
+    for (const [upstream, slug] of [
+      [lab, "lab"],
+      [otherLab, "other"],
+    ] as const) {
+      const serviceId = (await connectOAuthService(workspace, upstream, { slug })).body.service.id as string;
+      const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+      expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "team-upstream" })).callback!.status).toBe(200);
+      services.push(serviceId);
+    }
+    const email = `trent-${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
+    const added = await api(`/v1/workspaces/${workspace.ws}/members`, {
+      method: "PUT",
+      key: workspace.adminKey,
+      body: { email, role: "admin" },
+    });
+    const cookie = await devLogin(email);
+    // Links for the workspace's shared grants, made by the admin signed in and by a key of his, opened after he left.
+    const bySession = await startAuthorize(workspace, services[0]!, { cookie });
+    const made = await api(`/v1/workspaces/${workspace.ws}/keys`, {
+      headers: { cookie, ...CONSOLE_HEADERS },
+      body: { name: "k", scopes: ["admin"] },
+    });
+    const byKey = await startAuthorize(workspace, services[1]!, { key: made.body.secret });
+    expect([bySession.status, byKey.status]).toEqual([200, 200]);
+
+    const removed = await api(`/v1/workspaces/${workspace.ws}/members/${added.body.id}`, { method: "DELETE", key: workspace.adminKey });
+    expect(removed.status).toBe(200);
+    for (const [link, signedIn] of [
+      [bySession.body.authorizationUrl, cookie],
+      [byKey.body.authorizationUrl, undefined],
+    ] as const) {
+      const flow = await authorizeInBrowser(link, { cookie: signedIn, user: "trent-upstream" });
+      expect(flow.callback).toBeUndefined();
+      expect(flow.start.status).toBe(400);
+      expect(JSON.parse(flow.startBody!).error).toEqual({
+        code: "oauth_state_invalid",
+        message: "This authorization link or state is unknown or was already used",
+        details: { reason: "unknown" },
+      });
+    }
+    const client = await connectMcp(clientKey);
+    try {
+      for (const name of ["lab__whoami", "other__whoami"]) {
+        expect((await client.callTool({ name, arguments: {} })).content).toEqual([{ type: "text", text: "upstream user: team-upstream" }]);
+      }
+    } finally {
+      await client.close();
+    }
   });
 
   it("answers 404 for someone who is no member, and needs the admin scope", async ({ expect }) => {

@@ -96,6 +96,7 @@ export function workspaceClient(env: Env, workspaceId: string) {
       confirmed: boolean,
     ): Promise<{ ok: true; authorizeUrl: string } | { ok: true; confirm: FlowToConfirm } | { ok: false; reason: FlowRefusal }> =>
       serialisable(stub.startOAuthFlow(flowId, browserHash, signedInUser, confirmed)),
+    dropOAuthFlows: (filter: { initiators: string[]; subjects: string[] }): Promise<number> => serialisable(stub.dropOAuthFlows(filter)),
     consumeOAuthFlow: (
       state: string,
       browserHash: string | null,

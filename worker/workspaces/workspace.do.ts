@@ -141,6 +141,10 @@ export class WorkspaceDO extends DurableObject<Env> {
     return this.#grants.startFlow(flowId, browserHash, signedInUser, confirmed);
   }
 
+  dropOAuthFlows(filter: { initiators: string[]; subjects: string[] }) {
+    return this.#grants.dropFlows(filter);
+  }
+
   consumeOAuthFlow(state: string, browserHash: string | null) {
     return this.#grants.consumeFlow(state, browserHash);
   }
