@@ -105,21 +105,31 @@ export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: s
 /**
  * Revokes every active key `userId` created in the workspace, and every key made with one of those, however deep
  * (an admin key makes keys whose `created_by` is the key, not the user): all of them act with the user's standing.
- * A revoked key's keys are followed too. Their ids.
+ * A revoked key's keys are followed too. Answers the keys it revoked, and every key of that tree (revoked before
+ * too), whose grants and links go with them.
  */
-export async function revokeKeysCreatedBy(db: D1Database, workspaceId: string, userId: string): Promise<string[]> {
+export async function revokeKeysCreatedBy(
+  db: D1Database,
+  workspaceId: string,
+  userId: string,
+): Promise<{ revoked: string[]; made: string[] }> {
   const { results } = await db
     .prepare(
-      `UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND revoked_at IS NULL AND id IN (
-         WITH RECURSIVE made(id) AS (
-           SELECT id FROM api_keys WHERE workspace_id = ? AND created_by = ?
-           UNION SELECT k.id FROM api_keys k JOIN made ON k.created_by = made.id WHERE k.workspace_id = ?
-         ) SELECT id FROM made)
-       RETURNING id`,
+      `WITH RECURSIVE made(id) AS (
+         SELECT id FROM api_keys WHERE workspace_id = ? AND created_by = ?
+         UNION SELECT k.id FROM api_keys k JOIN made ON k.created_by = made.id WHERE k.workspace_id = ?
+       ) SELECT id FROM made`,
     )
-    .bind(nowIso(), workspaceId, workspaceId, userId, workspaceId)
+    .bind(workspaceId, userId, workspaceId)
     .all<{ id: string }>();
-  return results.map((row) => row.id).sort();
+  const made = results.map((row) => row.id).sort();
+  const revoked = await db
+    .prepare(
+      `UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND revoked_at IS NULL AND id IN (SELECT value FROM json_each(?)) RETURNING id`,
+    )
+    .bind(nowIso(), workspaceId, JSON.stringify(made))
+    .all<{ id: string }>();
+  return { revoked: revoked.results.map((row) => row.id).sort(), made };
 }
 
 /** How long an unknown secret is remembered as unknown: no lease covers it, and only a new key could change it. */

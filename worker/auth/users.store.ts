@@ -39,19 +39,21 @@ export async function upsertMember(db: D1Database, workspaceId: string, email: s
   return user;
 }
 
-/** Ends a user's membership; the member as they were, or null when they were none. */
-export async function deleteMembership(
+/** One member of a workspace, or null when the user is none. */
+export async function findMember(
   db: D1Database,
   workspaceId: string,
   userId: string,
 ): Promise<{ id: string; email: string; role: Role } | null> {
-  const member = await db
+  return db
     .prepare(`SELECT u.id, u.email, m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ? AND m.user_id = ?`)
     .bind(workspaceId, userId)
     .first<{ id: string; email: string; role: Role }>();
-  if (!member) return null;
+}
+
+/** Ends a user's membership (nothing when they were none). */
+export async function deleteMembership(db: D1Database, workspaceId: string, userId: string): Promise<void> {
   await db.prepare("DELETE FROM memberships WHERE workspace_id = ? AND user_id = ?").bind(workspaceId, userId).run();
-  return member;
 }
 
 export async function listMembers(db: D1Database, workspaceId: string) {

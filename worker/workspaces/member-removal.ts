@@ -1,5 +1,5 @@
 import { revokeKeysCreatedBy } from "../auth/keys.store.ts";
-import { deleteMembership } from "../auth/users.store.ts";
+import { deleteMembership, findMember } from "../auth/users.store.ts";
 import { revokeOAuthGrantsApprovedBy } from "../oauth/grants.routes.ts";
 import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
 import { workspaceClient } from "./workspace.client.ts";
@@ -20,18 +20,23 @@ export interface RemovedMember {
  * Removes a member from a workspace, and with them every credential that acts with their standing there: the keys
  * they created (which call with the member's upstream grants), their upstream grants, the upstream authorization
  * links they made, and the OAuth grants they consented to. Their console session loses the workspace at once (its
- * role is read on every request). Null when the user is no member. Runs inside the route's change window, so the revocations are in force everywhere once
- * the route's `changeInForce` has answered.
+ * role is read on every request). Null when the user is no member. Runs inside the route's change window, so the
+ * revocations are in force everywhere once the route's `changeInForce` has answered.
  */
 export async function removeMember(env: Env, workspaceId: string, userId: string): Promise<RemovedMember | null> {
-  const member = await deleteMembership(env.DB, workspaceId, userId);
+  const member = await findMember(env.DB, workspaceId, userId);
   if (!member) return null;
-  const revokedKeys = await revokeKeysCreatedBy(env.DB, workspaceId, userId);
+  const keys = await revokeKeysCreatedBy(env.DB, workspaceId, userId);
   const oauthGrants = await revokeOAuthGrantsApprovedBy(env, workspaceId, member.email);
   // A key made with one of the member's keys has grants of its own (`key:<id>`); the member's keys use the member's.
-  const subjects = [`user:${userId}`, ...revokedKeys.map((keyId) => `key:${keyId}`)];
+  // Every key of the tree, revoked now or by a removal that failed part-way: a retry leaves nothing of theirs.
+  const subjects = [`user:${userId}`, ...keys.made.map((keyId) => `key:${keyId}`)];
   // Before the grants go: an authorization link the member or their keys made could otherwise still finish.
-  await workspaceClient(env, workspaceId).dropOAuthFlows({ initiators: [userId, ...revokedKeys], subjects });
+  await workspaceClient(env, workspaceId).dropOAuthFlows({ initiators: [userId, ...keys.made], subjects });
   const upstreamGrants = await revokeSubjectGrants(env, workspaceId, subjects, `Grant revoked: ${member.email} left the workspace`);
-  return { ...member, revokedKeys, upstreamGrants, oauthGrants };
+  // The membership ends last: a removal that failed part-way is still one to retry, not a 404 with credentials left.
+  await deleteMembership(env.DB, workspaceId, userId);
+  // A key the member made while this ran, with the standing they still had.
+  const late = await revokeKeysCreatedBy(env.DB, workspaceId, userId);
+  return { ...member, revokedKeys: [...keys.revoked, ...late.revoked].sort(), upstreamGrants, oauthGrants };
 }

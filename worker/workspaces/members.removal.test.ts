@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { api, CONSOLE_HEADERS, connectMcp, createKey, createWorkspace, devLogin, gatewayError } from "../../test/helpers.ts";
 import { exchange } from "../oauth/oauth.fixtures.ts";
@@ -179,6 +180,33 @@ describe("removing a member", () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("can be retried when it fails part-way: the member stays until everything they hold is revoked", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const email = `peggy-${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
+    const added = await api(`/v1/workspaces/${workspace.ws}/members`, {
+      method: "PUT",
+      key: workspace.adminKey,
+      body: { email, role: "admin" },
+    });
+    const app = await exchange(await devLogin(email), `${workspace.ws} ${workspace.defaultProfileId}`);
+    // The OAuth grants' store fails while the removal lists them (an entry it cannot read).
+    const broken = `grant:${workspace.ws}:unreadable`;
+    await env.OAUTH_KV.put(broken, "{");
+    const failed = await api(`/v1/workspaces/${workspace.ws}/members/${added.body.id}`, { method: "DELETE", key: workspace.adminKey });
+    expect(failed.status).toBe(500);
+    await env.OAUTH_KV.delete(broken);
+
+    const removed = await api(`/v1/workspaces/${workspace.ws}/members/${added.body.id}`, { method: "DELETE", key: workspace.adminKey });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ id: added.body.id, oauthGrants: 1 });
+    const appCall = await api("/mcp", {
+      key: app.token,
+      body: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      headers: { accept: "application/json, text/event-stream" },
+    });
+    expect(appCall.status).toBe(401);
   });
 
   it("answers 404 for someone who is no member, and needs the admin scope", async ({ expect }) => {
