@@ -47,6 +47,8 @@ export interface LabOptions {
   token?: "hang" | "huge" | "oversized";
   /** false: the metadata offers no RFC 7009 revocation, so a token the gateway deletes still works upstream. */
   revocation?: false;
+  /** true: a client and account authorizing again get the refresh token they already hold, as some servers do. */
+  sameRefreshToken?: true;
 }
 
 export interface LabState {
@@ -115,9 +117,9 @@ async function startOne(options: LabOptions): Promise<{ origin: string; close():
         }),
   };
 
-  const issue = (grant: TokenGrant, seconds: number): OAuthTokens => {
+  const issue = (grant: TokenGrant, seconds: number, held?: string): OAuthTokens => {
     const access = `at_${random()}`;
-    const refresh = `rt_${random()}`;
+    const refresh = held ?? `rt_${random()}`;
     accessTokens.set(access, { ...grant, expiresAt: Math.floor(Date.now() / 1000) + seconds });
     refreshTokens.set(refresh, grant);
     return { access_token: access, token_type: "Bearer", expires_in: seconds, refresh_token: refresh, scope: grant.scopes.join(" ") };
@@ -147,7 +149,14 @@ ${hidden("code_challenge", params.codeChallenge)}${hidden("resource", params.res
       codes.delete(code);
       if (!grant || grant.clientId !== client.client_id || grant.redirectUri !== redirectUri) throw new InvalidGrantError("bad code");
       state.tokenRequests.push({ grantType: "authorization_code", resource: resource?.href ?? null, clientId: client.client_id });
-      return issue({ clientId: client.client_id, user: grant.user, scopes: grant.scopes, resource: resource?.href ?? grant.resource }, ttl);
+      const held = options.sameRefreshToken
+        ? [...refreshTokens].find(([, issued]) => issued.clientId === client.client_id && issued.user === grant.user)?.[0]
+        : undefined;
+      return issue(
+        { clientId: client.client_id, user: grant.user, scopes: grant.scopes, resource: resource?.href ?? grant.resource },
+        ttl,
+        held,
+      );
     },
     async exchangeRefreshToken(client, refreshToken, _scopes, resource) {
       state.tokenRequests.push({ grantType: "refresh_token", resource: resource?.href ?? null, clientId: client.client_id });

@@ -17,7 +17,7 @@ import {
   type PreRegisteredClient,
 } from "./oauth.server.ts";
 import { clearServiceOAuth, markPending, replaceClientSecret, setServiceOAuth, type ServiceOAuth } from "./oauth.store.ts";
-import { revokeTokens, TokenRequestFailed } from "./oauth.tokens.ts";
+import { revokeTokens, TokenRequestFailed, type GrantTokens } from "./oauth.tokens.ts";
 
 /** Any failure of the upstream OAuth flow as the REST error (stable code) the API answers with. */
 export function oauthApiError(error: unknown): unknown {
@@ -246,16 +246,20 @@ export async function revokeSubjectGrants(env: Env, workspaceId: string, subject
 /**
  * The tokens a grant authorized again replaced (`saveGrant`), revoked at the authorization server where it offers
  * revocation: no one would use them again, and they may act for another upstream account than the new ones. Best
- * effort, after the callback's answer: the new grant stands whatever the server says.
+ * effort, after the callback's answer: the new grant stands whatever the server says. A token the server handed out
+ * again (some give the same client and account the refresh token they hold) is the new grant's, and stays.
  */
 export async function revokeReplacedTokens(
   env: Env,
   oauth: ServiceOAuth,
   replaced: { sealedTokens: string; serviceId: string; subject: GrantSubject },
+  current: GrantTokens,
 ): Promise<void> {
   try {
     const clientSecret = await openClientSecret(oauth.sealedClientSecret, replaced.serviceId, env.SECRETS_KEY);
     const tokens = await openTokens(replaced.sealedTokens, replaced.serviceId, replaced.subject, env.SECRETS_KEY);
+    if (tokens.accessToken === current.accessToken) return;
+    if (tokens.refreshToken !== null && tokens.refreshToken === current.refreshToken) tokens.refreshToken = null;
     await revokeTokens(oauth.server, clientSecret, tokens, parseAllowList(env.DEV_ALLOWED_HOSTS));
   } catch (error) {
     console.error("revoking a replaced grant's tokens failed", error);

@@ -351,7 +351,7 @@ upstreamOAuthRoutes.get(CALLBACK_PATH, async (c) => {
   });
   if (saved.replacedTokens) {
     const replaced = { sealedTokens: saved.replacedTokens, serviceId: flow.serviceId, subject: flow.subject };
-    c.executionCtx.waitUntil(revokeReplacedTokens(c.env, oauth, replaced));
+    c.executionCtx.waitUntil(revokeReplacedTokens(c.env, oauth, replaced, tokens));
   }
 
   let indexNote = "";

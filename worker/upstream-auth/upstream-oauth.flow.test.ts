@@ -202,6 +202,23 @@ describe("an OAuth-protected upstream, end to end", () => {
     expect((await grantsOf(workspace)).map((grant) => grant.subject)).toEqual(["workspace"]);
   });
 
+  it("authorizing the same account again revokes none of the tokens the server handed out again", async ({ expect }) => {
+    // Every call refreshes (the access token lives a second), so a revoked refresh token would show at once.
+    const lab = await newLab({ sameRefreshToken: true, accessTokenTtl: 1 });
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab, {}, "alice");
+    const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
+    expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "alice" })).callback!.status).toBe(200);
+    // Only the replaced access token goes (a refresh token would have gone first): the refresh token is the new grant's.
+    const revocations = await eventually(
+      async () => (await lab.state()).revocations,
+      (list) => list.some((revocation) => revocation.hint === "access_token"),
+    );
+    expect(revocations).toEqual([{ hint: "access_token", known: true }]);
+    expect((await whoami(clientKey)).content).toEqual([{ type: "text", text: "upstream user: alice" }]);
+  });
+
   it("deleting the service deletes and revokes its grants", async ({ expect }) => {
     const lab = await newLab();
     const workspace = await createWorkspace();
