@@ -219,6 +219,24 @@ describe("an OAuth-protected upstream, end to end", () => {
     expect((await whoami(clientKey)).content).toEqual([{ type: "text", text: "upstream user: alice" }]);
   });
 
+  it("revoking a key ends the authorization links it made: one cannot replace the shared grant afterwards", async ({ expect }) => {
+    const lab = await newLab();
+    const workspace = await createWorkspace();
+    const { serviceId } = await authorizedService(workspace, lab, {}, "alice");
+    const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
+    const made = await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey, body: { name: "ops", scopes: ["admin"] } });
+    const link = await startAuthorize(workspace, serviceId, { key: made.body.secret });
+    expect(link.status).toBe(200);
+    const revoked = await api(`/v1/workspaces/${workspace.ws}/keys/${made.body.key.id}`, { method: "DELETE", key: workspace.adminKey });
+    expect(revoked.status).toBe(200);
+
+    const flow = await authorizeInBrowser(link.body.authorizationUrl, { user: "mallory" });
+    expect(flow.callback).toBeUndefined();
+    expect(flow.start.status).toBe(400);
+    expect(JSON.parse(flow.startBody!).error).toMatchObject({ code: "oauth_state_invalid", details: { reason: "unknown" } });
+    expect((await whoami(clientKey)).content).toEqual([{ type: "text", text: "upstream user: alice" }]);
+  });
+
   it("deleting the service deletes and revokes its grants", async ({ expect }) => {
     const lab = await newLab();
     const workspace = await createWorkspace();

@@ -24,6 +24,7 @@ import { ApiError, notFound } from "../http/errors.ts";
 import { timingSafeEqual } from "../lib/crypto.ts";
 import { findProfile } from "../policy/profiles.store.ts";
 import { removeMember } from "./member-removal.ts";
+import { workspaceClient } from "./workspace.client.ts";
 import { createWorkspace, getWorkspace, updateWorkspace } from "./workspaces.store.ts";
 
 export const workspaceRoutes = createRouter();
@@ -164,6 +165,8 @@ workspaceRoutes.openapi(
     const key = await revokeApiKey(c.env.DB, ws, keyId);
     if (!key) throw notFound("Key");
     await changeInForce(c);
+    // An authorization link the key made would still finish, and could replace the workspace's shared grant.
+    await workspaceClient(c.env, ws).dropOAuthFlows({ initiators: [keyId], subjects: [`key:${keyId}`] });
     await revokeSubjectGrants(c.env, ws, [`key:${keyId}`], `Grant revoked with its key ${keyId}`);
     return c.json(key, 200);
   },
