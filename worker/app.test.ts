@@ -7,6 +7,7 @@ const METHODS = ["get", "put", "post", "delete", "patch"];
 /** Every /v1 operation, sorted: adding, renaming or dropping a route must change this list. */
 const V1_ROUTES = [
   "DELETE /v1/workspaces/{ws}/keys/{keyId}",
+  "DELETE /v1/workspaces/{ws}/members/{userId}",
   "DELETE /v1/workspaces/{ws}/oauth/grants/{grantId}",
   "DELETE /v1/workspaces/{ws}/profiles/{profileId}",
   "DELETE /v1/workspaces/{ws}/services/{svc}",
