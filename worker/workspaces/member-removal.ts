@@ -1,20 +1,13 @@
+import type { z } from "@hono/zod-openapi";
+import type { RemovedMemberSchema } from "../../schema/api/workspaces.ts";
 import { revokeKeysCreatedBy } from "../auth/keys.store.ts";
 import { deleteMembership, findMember } from "../auth/users.store.ts";
 import { revokeOAuthGrantsApprovedBy } from "../oauth/grants.routes.ts";
 import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
 import { workspaceClient } from "./workspace.client.ts";
 
-export interface RemovedMember {
-  id: string;
-  email: string;
-  role: "admin" | "editor" | "viewer";
-  /** The keys the member had created, and those made with them, however deep, now revoked. */
-  revokedKeys: string[];
-  /** The member's own upstream OAuth grants (`user:<id>`) and their keys' (`key:<id>`), revoked and deleted. */
-  upstreamGrants: number;
-  /** The OAuth apps' grants the member consented to, revoked. */
-  oauthGrants: number;
-}
+/** What a removal took with it, as the API answers it (`effectiveAt` is added once it is in force). */
+export type RemovedMember = Omit<z.infer<typeof RemovedMemberSchema>, "effectiveAt">;
 
 /**
  * Removes a member from a workspace, and with them every credential that acts with their standing there: the keys
