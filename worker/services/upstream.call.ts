@@ -119,8 +119,13 @@ export class CallDeadline {
    */
   readonly cancellations = new Set<Promise<void>>();
   private readonly controller = new AbortController();
-  private idleTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly totalTimer: ReturnType<typeof setTimeout>;
+  /**
+   * One timer for both clocks, set for whichever could trip first and checked again when it fires: life only moves
+   * `lastLife` forward. A timer set and cleared per call and per progress notification cost more than the check.
+   */
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly startedAt = Date.now();
+  private lastLife = this.startedAt;
   private held = 0;
 
   private readonly outer: AbortSignal | undefined;
@@ -131,14 +136,28 @@ export class CallDeadline {
     this.outer = outer;
     if (outer?.aborted) this.followOuter();
     else outer?.addEventListener("abort", this.followOuter, { once: true });
-    this.totalTimer = setTimeout(() => this.trip("duration"), MAX_CALL_DURATION_MS);
-    this.touch();
+    this.schedule();
   }
 
-  /** The upstream showed life: restart the idle clock. */
+  /** The upstream showed life: the idle clock starts again from now. */
   touch(): void {
-    clearTimeout(this.idleTimer);
-    if (this.held === 0 && !this.tripped) this.idleTimer = setTimeout(() => this.trip("idle"), CALL_IDLE_TIMEOUT_MS);
+    this.lastLife = Date.now();
+  }
+
+  /** Sets the timer for the earlier of the two bounds still running (the idle one stops while the client answers). */
+  private schedule(): void {
+    const now = Date.now();
+    const untilTotal = this.startedAt + MAX_CALL_DURATION_MS - now;
+    const untilIdle = this.held === 0 ? this.lastLife + CALL_IDLE_TIMEOUT_MS - now : Infinity;
+    this.timer = setTimeout(() => this.check(), Math.max(0, Math.min(untilTotal, untilIdle)));
+  }
+
+  private check(): void {
+    if (this.tripped) return;
+    const now = Date.now();
+    if (now - this.startedAt >= MAX_CALL_DURATION_MS) this.trip("duration");
+    else if (this.held === 0 && now - this.lastLife >= CALL_IDLE_TIMEOUT_MS) this.trip("idle");
+    else this.schedule();
   }
 
   /**
@@ -157,12 +176,16 @@ export class CallDeadline {
       throw failure;
     }
     this.held++;
-    clearTimeout(this.idleTimer);
     try {
       return await work();
     } finally {
       this.held--;
       this.touch();
+      // The timer may be set for the total bound only (it fired while held): the idle clock runs again from now.
+      if (this.held === 0 && !this.tripped) {
+        clearTimeout(this.timer);
+        this.schedule();
+      }
     }
   }
 
@@ -173,8 +196,7 @@ export class CallDeadline {
   }
 
   dispose(): void {
-    clearTimeout(this.idleTimer);
-    clearTimeout(this.totalTimer);
+    clearTimeout(this.timer);
     this.outer?.removeEventListener("abort", this.followOuter);
   }
 
