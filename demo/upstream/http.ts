@@ -27,6 +27,8 @@ import { createDemoServer, type ReceivedCall } from "./tools.ts";
 /** One JSON-RPC message as it arrived, with the HTTP headers it came with. */
 export interface ReceivedRequest {
   method: string;
+  /** The request's path and query, as the upstream saw them. */
+  path: string;
   headers: Record<string, string | string[] | undefined>;
 }
 
@@ -278,7 +280,8 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     if (polling) {
       const tag = `polling-${polling[1]!}`;
       const serve =
-        pollingUpstreams.get(tag) ?? pollingUpstream((method, request) => push(methods, tag, { method, headers: { ...request.headers } }));
+        pollingUpstreams.get(tag) ??
+        pollingUpstream((method, request) => push(methods, tag, { method, path: request.url ?? "", headers: { ...request.headers } }));
       pollingUpstreams.set(tag, serve);
       const body = await readJson(req);
       noteMethods(tag, body, req);
@@ -714,7 +717,7 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
   function noteMethods(tag: string, body: unknown, req: IncomingMessage): void {
     for (const message of Array.isArray(body) ? body : [body]) {
       const method = (message as { method?: unknown } | null)?.method;
-      if (typeof method === "string") push(methods, tag, { method, headers: { ...req.headers } });
+      if (typeof method === "string") push(methods, tag, { method, path: req.url ?? "", headers: { ...req.headers } });
     }
   }
 

@@ -26,13 +26,23 @@ export const SecretHeadersSchema = z
   .refine((headers) => Object.keys(headers).length <= 20, "at most 20 secret headers")
   .openapi({ description: "Sent to the upstream on every request; encrypted at rest and never returned" });
 
+const ServiceUrlSchema = z
+  .string()
+  .max(2048)
+  .openapi({
+    description:
+      "The upstream's MCP endpoint. Its query string is kept like secret headers, for upstreams that take a key in the URL " +
+      "(`?api_key=…`): encrypted at rest and never returned; the service shows the URL without it, and the parameters' names",
+    example: "https://mcp.example.com/mcp",
+  });
+
 export const CreateServiceBody = z
   .object({
     slug: z
       .string()
       .regex(/^[a-z][a-z0-9-]{0,31}$/, "lowercase letters, digits and '-', starting with a letter, at most 32")
       .openapi({ description: "Immutable; prefixes public tool names as `{slug}__{tool}`", example: "docs" }),
-    url: z.string().max(2048).openapi({ example: "https://mcp.example.com/mcp" }),
+    url: ServiceUrlSchema,
     headers: SecretHeadersSchema.optional(),
     requiresAuthorization: z.literal(false).optional().openapi({
       description: "No longer set by hand: a service needs authorization when its upstream asks for OAuth (see `oauth`)",
@@ -54,7 +64,9 @@ export const CreateServiceBody = z
 
 export const UpdateServiceBody = z
   .object({
-    url: z.string().max(2048).optional(),
+    url: ServiceUrlSchema.optional().openapi({
+      description: "Replaces the URL with its query: a URL sent without one removes the secret query the service had",
+    }),
     headers: SecretHeadersSchema.optional(),
     requiresAuthorization: z.literal(false).optional().openapi({
       description: "Lifts a hold set by hand before upstream OAuth existed; `true` is refused (authorization follows the upstream's OAuth)",
@@ -75,7 +87,10 @@ export const ServiceSchema = z
   .object({
     id: z.string(),
     slug: z.string(),
-    url: z.string(),
+    url: z.string().openapi({ description: "Without its query string, whose values are secret" }),
+    secretQueryNames: z
+      .array(z.string())
+      .openapi({ description: "The names of the URL's query parameters, whose values are never returned" }),
     secretHeaderNames: z.array(z.string()),
     requiresAuthorization: z.boolean().openapi({
       description:

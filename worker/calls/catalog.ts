@@ -6,7 +6,7 @@ import type { Discovery, PolicyMode } from "../policy/profiles.store.ts";
 import type { ServiceContentModes } from "../policy/service-policies.store.ts";
 import type { RiskRules } from "../policy/risk.ts";
 import type { ToolDeployments } from "./deployment.ts";
-import { awaitsAuthorization, upstreamTargetFor } from "../services/services.store.ts";
+import { awaitsAuthorization, storedTarget, upstreamTargetFor } from "../services/services.store.ts";
 import { serviceOAuth, type OAuthColumns, type ServiceOAuth } from "../upstream-auth/oauth.store.ts";
 import type { UpstreamTarget } from "../services/upstream.ts";
 import type { ToolRequirement } from "../services/upstream.call.ts";
@@ -179,6 +179,7 @@ interface ServiceRow extends OAuthColumns {
   id: string;
   slug: string;
   url: string;
+  secret_query: string | null;
   secret_headers: string | null;
   instructions: string | null;
   discover: string | null;
@@ -255,6 +256,7 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
     // metadata's, hundreds of KiB) and its stored `server/discover` result were kept unweighed (round 6, finding 5).
     catalog.chars +=
       row.url.length +
+      (row.secret_query?.length ?? 0) +
       (row.instructions?.length ?? 0) +
       (row.secret_headers?.length ?? 0) +
       (row.discover?.length ?? 0) +
@@ -269,10 +271,7 @@ async function readCatalog(env: Env, workspaceId: string, lease: CatalogLease): 
     };
     catalog.services.set(row.slug, service);
     catalog.servicesById.set(row.id, service);
-    catalog.targets.set(
-      row.id,
-      await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers, discover: row.discover }),
-    );
+    catalog.targets.set(row.id, await upstreamTargetFor(env, storedTarget(row)));
   }
   for (const row of (profiles?.results ?? []) as { id: string; default_mode: PolicyMode; risk_rules: string; discovery: Discovery }[]) {
     catalog.chars += row.risk_rules.length;

@@ -1,6 +1,6 @@
 import type { DiscoverResult } from "@modelcontextprotocol/client";
 import { newId, nowIso } from "../lib/ids.ts";
-import { openHeaders, sealHeaders } from "./secrets.ts";
+import { openHeaders, openSecret, sealHeaders, sealSecret } from "./secrets.ts";
 import type { UpstreamTarget } from "./upstream.ts";
 import { parseAllowList } from "./url-guard.ts";
 import { sha256Hex } from "../lib/crypto.ts";
@@ -55,7 +55,9 @@ export const awaitsAuthorization = (row: { requires_authorization: number } & Pi
 export interface ServiceRecord {
   id: string;
   slug: string;
+  /** Without its query: the query's values are as secret as the headers'. */
   url: string;
+  secretQueryNames: string[];
   secretHeaderNames: string[];
   requiresAuthorization: boolean;
   authorization: ServiceAuthorization;
@@ -77,6 +79,9 @@ interface ServiceRow extends OAuthColumns {
   url: string;
   secret_headers: string | null;
   secret_header_names: string;
+  /** The URL's query, sealed (migration 0021); null without one, or on a row from before that still holds it in `url`. */
+  secret_query: string | null;
+  secret_query_names: string | null;
   requires_authorization: number;
   payload_capture: number;
   review_initial_tools: number;
@@ -87,10 +92,38 @@ interface ServiceRow extends OAuthColumns {
   deleted_at: string | null;
 }
 
+/**
+ * A service URL as stored and shown, and its query apart. Hosted MCP servers commonly take their key in the query
+ * (`?api_key=…`), so a query is kept like secret headers: sealed at rest, its names shown, its values never. The
+ * fragment goes too; no request carries it.
+ */
+export function splitServiceUrl(url: string): { publicUrl: string; query: string | null } {
+  const parsed = new URL(url);
+  if (!parsed.search) return { publicUrl: url.split("#")[0]!, query: null };
+  return { publicUrl: url.slice(0, url.indexOf("?")), query: parsed.search.slice(1) };
+}
+
+const queryNames = (query: string | null) => (query ? [...new Set(new URLSearchParams(query).keys())].sort() : []);
+
+/** The query's envelope is bound to its service and to being a query, so no other sealed value opens in its place. */
+const queryBinding = (serviceId: string) => `${serviceId}:query`;
+
+/** A URL's public part and its query sealed to `serviceId`, as the columns hold them. */
+async function sealedUrl(env: Env, serviceId: string, url: string) {
+  const { publicUrl, query } = splitServiceUrl(url);
+  return {
+    url: publicUrl,
+    sealedQuery: query === null ? null : await sealSecret(query, queryBinding(serviceId), env.SECRETS_KEY),
+    queryNames: JSON.stringify(queryNames(query)),
+  };
+}
+
 const toRecord = (row: ServiceRow): ServiceRecord => ({
   id: row.id,
   slug: row.slug,
-  url: row.url,
+  // A row from before migration 0021 still holds its query in `url`: shown without it all the same.
+  url: splitServiceUrl(row.url).publicUrl,
+  secretQueryNames: row.secret_query_names ? (JSON.parse(row.secret_query_names) as string[]) : queryNames(splitServiceUrl(row.url).query),
   secretHeaderNames: JSON.parse(row.secret_header_names) as string[],
   requiresAuthorization: awaitsAuthorization(row),
   authorization: authorizationView(serviceOAuth(row)),
@@ -115,13 +148,18 @@ export interface NewService {
 export interface PendingService extends NewService {
   id: string;
   workspaceId: string;
+  /** Without its query, which is in `sealedQuery`. */
+  url: string;
+  sealedQuery: string | null;
+  /** The query's parameter names, as JSON. */
+  queryNames: string;
   sealedHeaders: string | null;
 }
 
 export async function prepareService(env: Env, workspaceId: string, input: NewService): Promise<PendingService> {
   const id = newId("svc");
   const sealedHeaders = Object.keys(input.headers).length ? await sealHeaders(input.headers, id, env.SECRETS_KEY) : null;
-  return { ...input, id, workspaceId, sealedHeaders };
+  return { ...input, id, workspaceId, ...(await sealedUrl(env, id, input.url)), sealedHeaders };
 }
 
 /** What one indexing pass learned about the upstream server itself. */
@@ -137,15 +175,17 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
   const now = nowIso();
   return db
     .prepare(
-      `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization,
-         payload_capture, review_initial_tools, server_info, instructions, discover, indexed_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO services (id, workspace_id, slug, url, secret_query, secret_query_names, secret_headers, secret_header_names,
+         requires_authorization, payload_capture, review_initial_tools, server_info, instructions, discover, indexed_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       service.id,
       service.workspaceId,
       service.slug,
       service.url,
+      service.sealedQuery,
+      service.queryNames,
       service.sealedHeaders,
       JSON.stringify(Object.keys(service.headers).sort()),
       service.payloadCapture ? 1 : 0,
@@ -169,16 +209,18 @@ export async function insertOAuthService(
 ): Promise<void> {
   await db
     .prepare(
-      `INSERT INTO services (id, workspace_id, slug, url, secret_headers, secret_header_names, requires_authorization, payload_capture,
-         review_initial_tools, authorization_kind, oauth_mode, oauth_status, oauth_pending_reason, oauth_server, oauth_client_secret,
-         created_at)
-       VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, 'oauth', ?, 'pending', ?, ?, ?, ?)`,
+      `INSERT INTO services (id, workspace_id, slug, url, secret_query, secret_query_names, secret_headers, secret_header_names,
+         requires_authorization, payload_capture, review_initial_tools, authorization_kind, oauth_mode, oauth_status,
+         oauth_pending_reason, oauth_server, oauth_client_secret, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, 'oauth', ?, 'pending', ?, ?, ?, ?)`,
     )
     .bind(
       service.id,
       service.workspaceId,
       service.slug,
       service.url,
+      service.sealedQuery,
+      service.queryNames,
       service.sealedHeaders,
       JSON.stringify(Object.keys(service.headers).sort()),
       service.payloadCapture ? 1 : 0,
@@ -240,12 +282,20 @@ export async function updateService(
         ? await sealHeaders(changes.headers, serviceId, env.SECRETS_KEY)
         : null;
   const names = changes.headers === undefined ? row.secret_header_names : JSON.stringify(Object.keys(changes.headers).sort());
+  // A new URL replaces the query with its own (or none); a row from before migration 0021 has its query sealed now.
+  const url =
+    changes.url !== undefined || row.secret_query_names === null
+      ? await sealedUrl(env, serviceId, changes.url ?? row.url)
+      : { url: row.url, sealedQuery: row.secret_query, queryNames: row.secret_query_names };
   const updated = await env.DB.prepare(
-    `UPDATE services SET url = ?, secret_headers = ?, secret_header_names = ?, requires_authorization = ?, payload_capture = ?
+    `UPDATE services SET url = ?, secret_query = ?, secret_query_names = ?, secret_headers = ?, secret_header_names = ?,
+       requires_authorization = ?, payload_capture = ?
      WHERE workspace_id = ? AND id = ? RETURNING *`,
   )
     .bind(
-      changes.url ?? row.url,
+      url.url,
+      url.sealedQuery,
+      url.queryNames,
       sealed,
       names,
       changes.requiresAuthorization === false ? 0 : row.requires_authorization,
@@ -278,17 +328,33 @@ export async function softDeleteService(db: D1Database, workspaceId: string, ser
   return result.meta.changes === 1;
 }
 
-/** Everything needed to reach the service, with its secret headers opened. */
-export async function upstreamTargetFor(
-  env: Env,
-  service: { id: string; url: string; sealedHeaders: string | null; discover?: string | null },
-): Promise<UpstreamTarget> {
+/** A service as its row (or a pending service) keeps what reaching it takes. */
+export interface StoredTarget {
+  id: string;
+  url: string;
+  sealedQuery: string | null;
+  sealedHeaders: string | null;
+  discover?: string | null;
+}
+
+export const storedTarget = (row: Pick<ServiceRow, "id" | "url" | "secret_query" | "secret_headers" | "discover">): StoredTarget => ({
+  id: row.id,
+  url: row.url,
+  sealedQuery: row.secret_query,
+  sealedHeaders: row.secret_headers,
+  discover: row.discover,
+});
+
+/** Everything needed to reach the service, with its URL's query and its secret headers opened. */
+export async function upstreamTargetFor(env: Env, service: StoredTarget): Promise<UpstreamTarget> {
   const headers = service.sealedHeaders ? await openHeaders(service.sealedHeaders, service.id, env.SECRETS_KEY) : {};
+  const query = service.sealedQuery ? await openSecret(service.sealedQuery, queryBinding(service.id), env.SECRETS_KEY) : null;
   const discover = service.discover ? (JSON.parse(service.discover) as DiscoverResult) : undefined;
+  const sealed = `${service.url}\n${service.sealedQuery ?? ""}\n${service.sealedHeaders ?? ""}`;
   return {
     // The revision is part of the key: a re-indexing that finds another one leaves no client of the old behind.
-    cacheKey: `${service.id}:${discover ? "2026" : "2025"}:${await sha256Hex(`${service.url}\n${service.sealedHeaders ?? ""}`)}`,
-    url: service.url,
+    cacheKey: `${service.id}:${discover ? "2026" : "2025"}:${await sha256Hex(sealed)}`,
+    url: query === null ? service.url : `${service.url}?${query}`,
     headers,
     allowList: parseAllowList(env.DEV_ALLOWED_HOSTS),
     ...(discover ? { discover } : {}),
@@ -303,6 +369,6 @@ export async function storedUpstreamTarget(
 ): Promise<{ target: UpstreamTarget; oauth: ServiceOAuth | null; slug: string } | null> {
   const row = await findRow(env.DB, workspaceId, serviceId);
   if (!row || row.deleted_at) return null;
-  const target = await upstreamTargetFor(env, { id: row.id, url: row.url, sealedHeaders: row.secret_headers, discover: row.discover });
+  const target = await upstreamTargetFor(env, storedTarget(row));
   return { target, oauth: serviceOAuth(row), slug: row.slug };
 }

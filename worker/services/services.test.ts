@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, connectMcp, createWorkspace, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import { addService, api, connectMcp, createKey, createWorkspace, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
 import { checkUpstreamUrl } from "./url-guard.ts";
 import type { IndexSummary } from "../tools/tools.store.ts";
 
@@ -393,5 +393,97 @@ describe("URL policy", () => {
     // A single-label name passes only when the dev allow-list names it.
     expect(checkUpstreamUrl("https://metadata/", new Set())).toMatchObject({ ok: false });
     expect(checkUpstreamUrl("http://upstream:8788/mcp", new Set(["upstream"]))).toMatchObject({ ok: true });
+  });
+});
+
+describe("a key in the service URL's query", () => {
+  const SECRET = "sk-query-secret-7f3a";
+
+  /** A service whose URL carries its key in the query, and where the upstream records it. */
+  async function queryService() {
+    const workspace = await createWorkspace();
+    const tag = newTag();
+    const base = `${upstreamOrigin()}/t/${tag}/mcp`;
+    const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "keyed", url: `${base}?api_key=${SECRET}&region=eu#ignored` },
+    });
+    expect(created.status).toBe(201);
+    return { workspace, tag, base, created, service: created.body.service as { id: string; url: string } };
+  }
+
+  const pathsReceived = async (tag: string) => (await upstreamReceived(tag)).methods.map((request) => [request.method, request.path]);
+
+  it("keeps the query like secret headers: sent to the upstream, sealed at rest, never returned", async ({ expect }) => {
+    const { workspace, tag, base, created, service } = await queryService();
+    expect(created.body.service).toMatchObject({ url: base, secretQueryNames: ["api_key", "region"] });
+    const shown = [
+      created.body,
+      (await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey })).body,
+      (await api(`/v1/workspaces/${workspace.ws}/services/${service.id}`, { key: workspace.adminKey })).body,
+    ];
+    for (const body of shown) expect(JSON.stringify(body)).not.toContain(SECRET);
+
+    const row = await env.DB.prepare("SELECT url, secret_query, secret_query_names FROM services WHERE id = ?")
+      .bind(service.id)
+      .first<{ url: string; secret_query: string; secret_query_names: string }>();
+    expect(row).toMatchObject({ url: base, secret_query_names: '["api_key","region"]' });
+    expect(row!.secret_query).toMatch(/^v1\./);
+    expect(row!.secret_query).not.toContain(SECRET);
+
+    // Indexing and a call through /mcp both reach the upstream with the query (the fragment is never sent).
+    const client = await connectMcp(await createKey(workspace, ["tools:call"], workspace.defaultProfileId));
+    const result = await client.callTool({ name: "keyed__search_release_notes", arguments: { query: "sso" } });
+    expect(result.isError).toBeFalsy();
+    const query = `/t/${tag}/mcp?api_key=${SECRET}&region=eu`;
+    expect(await pathsReceived(tag)).toEqual(
+      expect.arrayContaining([
+        ["initialize", query],
+        ["tools/list", query],
+        ["tools/call", query],
+      ]),
+    );
+    expect((await pathsReceived(tag)).every(([, path]) => path === query)).toBe(true);
+    await client.close();
+  });
+
+  it("keeps the query through a change that leaves the URL alone, and drops it with a URL sent without one", async ({ expect }) => {
+    const { workspace, tag, base, service } = await queryService();
+    const path = `/v1/workspaces/${workspace.ws}/services/${service.id}`;
+    const capture = await api(path, { method: "PATCH", key: workspace.adminKey, body: { payloadCapture: true } });
+    expect(capture.body).toMatchObject({ url: base, secretQueryNames: ["api_key", "region"], payloadCapture: true });
+    await api(`${path}/refresh`, { method: "POST", key: workspace.adminKey });
+    expect((await pathsReceived(tag)).at(-1)).toEqual(["tools/list", `/t/${tag}/mcp?api_key=${SECRET}&region=eu`]);
+
+    const replaced = await api(path, { method: "PATCH", key: workspace.adminKey, body: { url: base } });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body).toMatchObject({ url: base, secretQueryNames: [] });
+    expect(await env.DB.prepare("SELECT secret_query FROM services WHERE id = ?").bind(service.id).first("secret_query")).toBeNull();
+    await api(`${path}/refresh`, { method: "POST", key: workspace.adminKey });
+    expect((await pathsReceived(tag)).at(-1)).toEqual(["tools/list", `/t/${tag}/mcp`]);
+  });
+
+  it("shows a service stored before queries were sealed without its query, and seals it at its next change", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const tag = newTag();
+    const base = `${upstreamOrigin()}/t/${tag}/mcp`;
+    const created = await addService(workspace, { slug: "old", url: base });
+    // As migration 0021 left such a row: the query still in `url`, nothing sealed.
+    await env.DB.prepare("UPDATE services SET url = ?, secret_query = NULL, secret_query_names = NULL WHERE id = ?")
+      .bind(`${base}?token=${SECRET}`, created.service.id)
+      .run();
+    const path = `/v1/workspaces/${workspace.ws}/services/${created.service.id}`;
+    const shown = await api(path, { key: workspace.adminKey });
+    expect(shown.body).toMatchObject({ url: base, secretQueryNames: ["token"] });
+    expect(JSON.stringify(shown.body)).not.toContain(SECRET);
+
+    await api(path, { method: "PATCH", key: workspace.adminKey, body: { payloadCapture: true } });
+    const row = await env.DB.prepare("SELECT url, secret_query, secret_query_names FROM services WHERE id = ?")
+      .bind(created.service.id)
+      .first<{ url: string; secret_query: string; secret_query_names: string }>();
+    expect(row).toMatchObject({ url: base, secret_query_names: '["token"]' });
+    expect(row!.secret_query).not.toContain(SECRET);
+    await api(`${path}/refresh`, { method: "POST", key: workspace.adminKey });
+    expect((await pathsReceived(tag)).at(-1)).toEqual(["tools/list", `/t/${tag}/mcp?token=${SECRET}`]);
   });
 });

@@ -6111,7 +6111,10 @@ export interface components {
     Service: {
       id: string;
       slug: string;
+      /** @description Without its query string, whose values are secret */
       url: string;
+      /** @description The names of the URL's query parameters, whose values are never returned */
+      secretQueryNames: string[];
       secretHeaderNames: string[];
       /** @description Calls are refused `upstream_authorization_required`: an OAuth service is pending (or a hold from before upstream OAuth) */
       requiresAuthorization: boolean;
@@ -6188,7 +6191,10 @@ export interface components {
        * @example docs
        */
       slug: string;
-      /** @example https://mcp.example.com/mcp */
+      /**
+       * @description The upstream's MCP endpoint. Its query string is kept like secret headers, for upstreams that take a key in the URL (`?api_key=…`): encrypted at rest and never returned; the service shows the URL without it, and the parameters' names
+       * @example https://mcp.example.com/mcp
+       */
       url: string;
       /** @description Sent to the upstream on every request; encrypted at rest and never returned */
       headers?: {
@@ -6217,6 +6223,10 @@ export interface components {
       clientSecret?: string;
     };
     UpdateService: {
+      /**
+       * @description Replaces the URL with its query: a URL sent without one removes the secret query the service had
+       * @example https://mcp.example.com/mcp
+       */
       url?: string;
       /** @description Sent to the upstream on every request; encrypted at rest and never returned */
       headers?: {

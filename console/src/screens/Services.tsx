@@ -105,7 +105,11 @@ export function Services({ ws }: ScreenProps) {
                 <tr key={svc.id}>
                   <td data-label="Slug">{svc.slug}</td>
                   <td data-label="URL">
-                    <code>{svc.url}</code>
+                    <code>
+                      {svc.url}
+                      {svc.secretQueryNames.length > 0 && `?${svc.secretQueryNames.map((name) => `${name}=…`).join("&")}`}
+                    </code>
+                    {svc.secretQueryNames.length > 0 && <span class="visually-hidden"> (query values are secret)</span>}
                   </td>
                   <td data-label="Secret headers">{svc.secretHeaderNames.length ? svc.secretHeaderNames.join(", ") : "—"}</td>
                   <td data-label="Authorization">
