@@ -5,6 +5,8 @@ import {
   findService,
   insertServiceStatement,
   markServiceIndexed,
+  MAX_SERVICES_PER_WORKSPACE,
+  servicesFull,
   upstreamTargetFor,
   type IndexedServer,
   type PendingService,
@@ -46,6 +48,43 @@ function indexingError(error: unknown): unknown {
     });
   }
   return error;
+}
+
+export const tooManyServices = () =>
+  new ApiError("too_many_services", {
+    message: `A workspace holds at most ${MAX_SERVICES_PER_WORKSPACE} services; delete one first`,
+    details: { limit: MAX_SERVICES_PER_WORKSPACE },
+  });
+
+/**
+ * Characters of tool definitions all of a workspace's live services may hold together: two services at the
+ * per-service bound (MAX_TOOL_LIST_BYTES). Every call reads its workspace's catalog, kept per isolate within
+ * 16 Mi characters for all workspaces (worker/calls/catalog.ts); a workspace past that would be read from D1
+ * and parsed again on every call, in an isolate other workspaces share.
+ */
+export const MAX_WORKSPACE_TOOL_CHARS = 2 * MAX_TOOL_LIST_BYTES;
+
+/**
+ * Refuses a listing that would take the workspace's tool definitions past MAX_WORKSPACE_TOOL_CHARS, counting
+ * every other live service's stored definitions and this listing in place of the service's own. Checked before
+ * anything is written, so a refused refresh keeps the service's index as it was.
+ */
+async function assertWorkspaceRoom(env: Env, workspaceId: string, serviceId: string, tools: Tool[]): Promise<void> {
+  const others =
+    (await env.DB.prepare(
+      `SELECT COALESCE(SUM(LENGTH(t.definition)), 0) AS chars FROM tools t JOIN services s ON s.id = t.service_id
+       WHERE t.workspace_id = ? AND t.service_id != ? AND t.status != 'removed' AND s.deleted_at IS NULL`,
+    )
+      .bind(workspaceId, serviceId)
+      .first<number>("chars")) ?? 0;
+  const listing = tools.reduce((sum, tool) => sum + JSON.stringify(tool).length, 0);
+  if (others + listing <= MAX_WORKSPACE_TOOL_CHARS) return;
+  throw new ApiError("workspace_tools_too_large", {
+    message:
+      `The workspace's services would hold ${others + listing} characters of tool definitions, over its ` +
+      `${MAX_WORKSPACE_TOOL_CHARS}; remove a service or tools first`,
+    details: { limit: MAX_WORKSPACE_TOOL_CHARS, otherServices: others, thisService: listing },
+  });
 }
 
 /**
@@ -121,13 +160,23 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
+  await assertWorkspaceRoom(env, service.workspaceId, service.id, listing.tools);
   const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], {
     requirements: listing.requirements,
     newTools: service.reviewInitialTools ? "review_required" : "active",
     serviceSlug: service.slug,
   });
   const { server, truncated } = indexedServer(listing);
-  await env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements]);
+  let inserted: D1Result[];
+  try {
+    inserted = await env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements]);
+  } catch (error) {
+    // The service insert counts the workspace's services itself; when another connect filled the last place since
+    // the route's check, it inserts nothing and the tools, whose service is then missing, fail the whole batch.
+    if (await servicesFull(env.DB, service.workspaceId)) throw tooManyServices();
+    throw error;
+  }
+  if (inserted[0]?.meta.changes !== 1) throw tooManyServices();
   return withTruncation(summary, truncated);
 }
 
@@ -140,6 +189,7 @@ export async function reindexService(env: Env, workspaceId: string, serviceId: s
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
+  await assertWorkspaceRoom(env, workspaceId, serviceId, listing.tools);
   const [existing, service] = await Promise.all([
     listTools(env.DB, workspaceId, { serviceId }),
     findService(env.DB, workspaceId, serviceId),

@@ -11,11 +11,12 @@ import { withUpstreamAuthorization } from "../upstream-auth/authorization.ts";
 import { SHARED_SUBJECT } from "../upstream-auth/grants.do.ts";
 import { changeServiceOAuth, connectOAuthService, disconnectGrants } from "../upstream-auth/lifecycle.ts";
 import { resourceCovers } from "../upstream-auth/oauth.server.ts";
-import { indexNewService, reindexService } from "./indexing.ts";
+import { indexNewService, reindexService, tooManyServices } from "./indexing.ts";
 import {
   findService,
   listServices,
   prepareService,
+  servicesFull,
   slugTaken,
   softDeleteService,
   storedUpstreamTarget,
@@ -61,6 +62,8 @@ serviceRoutes.openapi(
     if (await slugTaken(c.env.DB, ws, body.slug)) {
       throw new ApiError("conflict", { message: `A service with slug '${body.slug}' already exists`, details: { field: "json.slug" } });
     }
+    // Before any upstream is reached; the insert counts again, for connects that race this one.
+    if (await servicesFull(c.env.DB, ws)) throw tooManyServices();
     const pending = await prepareService(c.env, ws, {
       slug: body.slug,
       url: body.url,

@@ -171,13 +171,30 @@ export interface IndexedServer {
   discover: DiscoverResult | null;
 }
 
+/**
+ * Live services a workspace holds. Every call reads its workspace's catalog (every live service's tools, targets
+ * and OAuth settings), so how many a workspace connects is a cost every call in the isolate shares.
+ */
+export const MAX_SERVICES_PER_WORKSPACE = 50;
+
+/** Inserts a service only while its workspace holds fewer than MAX_SERVICES_PER_WORKSPACE live ones, in the same statement. */
+const UNDER_SERVICE_LIMIT = `WHERE (SELECT COUNT(*) FROM services WHERE workspace_id = ?2 AND deleted_at IS NULL) < ${MAX_SERVICES_PER_WORKSPACE}`;
+
+export async function servicesFull(db: D1Database, workspaceId: string): Promise<boolean> {
+  const live = await db
+    .prepare("SELECT COUNT(*) AS live FROM services WHERE workspace_id = ? AND deleted_at IS NULL")
+    .bind(workspaceId)
+    .first<number>("live");
+  return (live ?? 0) >= MAX_SERVICES_PER_WORKSPACE;
+}
+
 export function insertServiceStatement(db: D1Database, service: PendingService, server: IndexedServer): D1PreparedStatement {
   const now = nowIso();
   return db
     .prepare(
       `INSERT INTO services (id, workspace_id, slug, url, secret_query, secret_query_names, secret_headers, secret_header_names,
          requires_authorization, payload_capture, review_initial_tools, server_info, instructions, discover, indexed_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9, ?10, ?11, ?12, ?13, ?14, ?15 ${UNDER_SERVICE_LIMIT}`,
     )
     .bind(
       service.id,
@@ -201,18 +218,19 @@ export function insertServiceStatement(db: D1Database, service: PendingService, 
 /**
  * Stores a service whose upstream asked for OAuth: pending, with nothing
  * indexed, until an admin authorizes it. The client secret is sealed to the service.
+ * False, storing nothing, when the workspace already holds MAX_SERVICES_PER_WORKSPACE.
  */
 export async function insertOAuthService(
   db: D1Database,
   service: PendingService,
   oauth: { mode: "shared" | "per_user"; server: unknown; sealedClientSecret: string | null },
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const inserted = await db
     .prepare(
       `INSERT INTO services (id, workspace_id, slug, url, secret_query, secret_query_names, secret_headers, secret_header_names,
          requires_authorization, payload_capture, review_initial_tools, authorization_kind, oauth_mode, oauth_status,
          oauth_pending_reason, oauth_server, oauth_client_secret, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, 'oauth', ?, 'pending', ?, ?, ?, ?)`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9, ?10, 'oauth', ?11, 'pending', ?12, ?13, ?14, ?15 ${UNDER_SERVICE_LIMIT}`,
     )
     .bind(
       service.id,
@@ -232,6 +250,8 @@ export async function insertOAuthService(
       nowIso(),
     )
     .run();
+  // Nothing inserted: the workspace reached MAX_SERVICES_PER_WORKSPACE meanwhile.
+  return inserted.meta.changes === 1;
 }
 
 export async function slugTaken(db: D1Database, workspaceId: string, slug: string): Promise<boolean> {

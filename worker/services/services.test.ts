@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { addService, api, connectMcp, createKey, createWorkspace, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
+import { MAX_WORKSPACE_TOOL_CHARS } from "./indexing.ts";
+import { MAX_SERVICES_PER_WORKSPACE } from "./services.store.ts";
 import { checkUpstreamUrl } from "./url-guard.ts";
 import type { IndexSummary } from "../tools/tools.store.ts";
 
@@ -486,4 +488,95 @@ describe("a key in the service URL's query", () => {
     await api(`${path}/refresh`, { method: "POST", key: workspace.adminKey });
     expect((await pathsReceived(tag)).at(-1)).toEqual(["tools/list", `/t/${tag}/mcp?token=${SECRET}`]);
   });
+});
+
+describe("what one workspace may connect", () => {
+  /** `count` live services written straight to D1: only their number matters to the bound. */
+  async function fillServices(workspace: string, count: number): Promise<void> {
+    await env.DB.prepare(
+      `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?2)
+       INSERT INTO services (id, workspace_id, slug, url, created_at)
+       SELECT 'svc_fill_' || ?1 || '_' || i, ?1, 'fill-' || i, 'https://fill.example/mcp', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM s`,
+    )
+      .bind(workspace, count)
+      .run();
+  }
+
+  const connect = (workspace: { ws: string; adminKey: string }, slug: string, url: string) =>
+    api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body: { slug, url } });
+
+  it("refuses a service past MAX_SERVICES_PER_WORKSPACE with 413 too_many_services, before reaching its upstream", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    await fillServices(workspace.ws, MAX_SERVICES_PER_WORKSPACE - 1);
+    expect((await connect(workspace, "last", `${upstreamOrigin()}/t/${newTag()}/mcp`)).status).toBe(201);
+
+    const tag = newTag();
+    const refused = await connect(workspace, "over", `${upstreamOrigin()}/t/${tag}/mcp`);
+    expect(refused.status).toBe(413);
+    expect(refused.body.error).toEqual({
+      code: "too_many_services",
+      message: `A workspace holds at most ${MAX_SERVICES_PER_WORKSPACE} services; delete one first`,
+      details: { limit: MAX_SERVICES_PER_WORKSPACE },
+    });
+    expect((await upstreamReceived(tag)).methods).toEqual([]);
+
+    // A deleted service frees its place.
+    const deleted = await api(`/v1/workspaces/${workspace.ws}/services/svc_fill_${workspace.ws}_1`, {
+      method: "DELETE",
+      key: workspace.adminKey,
+    });
+    expect(deleted.status).toBe(204);
+    expect((await connect(workspace, "over", `${upstreamOrigin()}/t/${tag}/mcp`)).status).toBe(201);
+  });
+
+  it("lets only one of two connects racing for the last place in", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    await fillServices(workspace.ws, MAX_SERVICES_PER_WORKSPACE - 1);
+    const raced = await Promise.all(["one", "two"].map((slug) => connect(workspace, slug, `${upstreamOrigin()}/t/${newTag()}/mcp`)));
+    expect(raced.map((res) => res.status).sort()).toEqual([201, 413]);
+    expect(raced.find((res) => res.status === 413)!.body.error.code).toBe("too_many_services");
+    const live = await env.DB.prepare("SELECT COUNT(*) AS live FROM services WHERE workspace_id = ? AND deleted_at IS NULL")
+      .bind(workspace.ws)
+      .first("live");
+    expect(live).toBe(MAX_SERVICES_PER_WORKSPACE);
+    // The loser left no tools behind without a service.
+    const orphans = await env.DB.prepare(
+      "SELECT COUNT(*) AS orphans FROM tools t LEFT JOIN services s ON s.id = t.service_id WHERE t.workspace_id = ? AND s.id IS NULL",
+    )
+      .bind(workspace.ws)
+      .first("orphans");
+    expect(orphans).toBe(0);
+  });
+
+  it("refuses a listing that takes the workspace's tool definitions past MAX_WORKSPACE_TOOL_CHARS, connecting or refreshing", async ({
+    expect,
+  }) => {
+    const workspace = await createWorkspace();
+    // Each fat tool carries a 100 KiB description: 35 of them are about 3.5 MiB, under the 4 MiB per service.
+    const fat = (count: number) => `${upstreamOrigin()}/fixtures/fat-tools/${count}/mcp`;
+    const first = await connect(workspace, "fat-a", fat(35));
+    expect(first.status).toBe(201);
+    expect((await connect(workspace, "fat-b", fat(35))).status).toBe(201);
+
+    const refused = await connect(workspace, "fat-c", fat(35));
+    expect(refused.status).toBe(413);
+    expect(refused.body.error).toMatchObject({
+      code: "workspace_tools_too_large",
+      details: { limit: MAX_WORKSPACE_TOOL_CHARS, otherServices: expect.any(Number), thisService: expect.any(Number) },
+    });
+    const { otherServices, thisService } = refused.body.error.details;
+    expect(otherServices + thisService).toBeGreaterThan(MAX_WORKSPACE_TOOL_CHARS);
+    expect(otherServices).toBeGreaterThan(2 * 35 * 100 * 1024);
+
+    // What is left still takes a smaller service, and a refresh counts the service's new listing in place of its own.
+    expect((await connect(workspace, "fat-d", fat(10))).status).toBe(201);
+    const refreshed = await api(`/v1/workspaces/${workspace.ws}/services/${first.body.service.id}/refresh`, {
+      method: "POST",
+      key: workspace.adminKey,
+    });
+    expect(refreshed.status).toBe(200);
+    expect((await connect(workspace, "fat-e", fat(5))).body.error.code).toBe("workspace_tools_too_large");
+    const services = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey });
+    expect(services.body.services.map((service: { slug: string }) => service.slug)).toEqual(["fat-a", "fat-b", "fat-d"]);
+  }, 60_000);
 });

@@ -1,5 +1,5 @@
 import { ApiError } from "../http/errors.ts";
-import { reindexService } from "../services/indexing.ts";
+import { reindexService, tooManyServices } from "../services/indexing.ts";
 import { insertOAuthService, storedUpstreamTarget, type PendingService } from "../services/services.store.ts";
 import { listUpstreamTools, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
 import { parseAllowList } from "../services/url-guard.ts";
@@ -99,7 +99,9 @@ export async function connectOAuthService(
 ) {
   try {
     const { server, sealedClientSecret } = await registeredServer(env, service, challenge, options);
-    await insertOAuthService(env.DB, service, { mode: options?.mode ?? "shared", server, sealedClientSecret });
+    if (!(await insertOAuthService(env.DB, service, { mode: options?.mode ?? "shared", server, sealedClientSecret }))) {
+      throw tooManyServices();
+    }
   } catch (error) {
     throw oauthApiError(error);
   }

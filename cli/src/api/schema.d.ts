@@ -1040,7 +1040,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1481,7 +1481,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1728,7 +1728,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1838,7 +1838,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3198,7 +3198,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3582,7 +3582,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3871,7 +3871,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3998,7 +3998,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -4197,7 +4197,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -4399,7 +4399,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `tool_list_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -5881,7 +5881,9 @@ export interface components {
           | "payload_too_large"
           | "too_many_tools"
           | "too_many_profiles"
+          | "too_many_services"
           | "tool_list_too_large"
+          | "workspace_tools_too_large"
           | "source_too_large"
           | "config_too_large"
           | "compiled_too_large"
