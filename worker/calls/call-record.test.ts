@@ -17,6 +17,7 @@ describe("a finished call's record", () => {
       shadow: null,
       captureDetails: false,
       timing: { startedAt: Date.UTC(2026, 11, 7), durationMs: 12, hooksMs: 0, upstreamMs: 9, upstreamOffsetMs: 2 },
+      hookPolls: 0,
       revisionId: null,
       approved: true,
     };
@@ -49,6 +50,7 @@ describe("a finished call's record", () => {
       shadow: null,
       captureDetails: false,
       timing: { startedAt: 0, durationMs: 1, hooksMs: 0, upstreamMs: 0, upstreamOffsetMs: null },
+      hookPolls: 0,
       revisionId: null,
       approved: false,
     };

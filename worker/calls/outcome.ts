@@ -94,6 +94,8 @@ export interface ToolCallRun {
   /** Whether the rows may keep their details (service payload capture and workspace detail policy). */
   captureDetails: boolean;
   timing: CallTiming;
+  /** Interrupt polls the active stages spent: their work as the isolate counts it (Code Mode charges it, codemode.tools.ts). */
+  hookPolls: number;
   /** The active revision that ran, if any. */
   revisionId: string | null;
   /** Whether the call went through on a claimed human approval. */

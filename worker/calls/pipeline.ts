@@ -77,6 +77,7 @@ interface CallState {
   /** performance.now() when the call started, and where its time went so far. */
   started: number;
   hooksMs: number;
+  hookPolls: number;
   upstreamMs: number;
   upstreamOffsetMs: number | null;
   revisionId: string | null;
@@ -160,6 +161,7 @@ async function runCall(input: ToolCallInput, steps: (state: CallState) => Promis
       shadow: null,
       captureDetails: false,
       timing,
+      hookPolls: 0,
       revisionId: null,
       approved: false,
     };
@@ -172,6 +174,7 @@ async function runCall(input: ToolCallInput, steps: (state: CallState) => Promis
     logs: [],
     started,
     hooksMs: 0,
+    hookPolls: 0,
     upstreamMs: 0,
     upstreamOffsetMs: null,
     revisionId: null,
@@ -199,6 +202,7 @@ async function runCall(input: ToolCallInput, steps: (state: CallState) => Promis
       upstreamMs: state.upstreamMs,
       upstreamOffsetMs: state.upstreamOffsetMs,
     },
+    hookPolls: state.hookPolls,
     revisionId: state.revisionId,
     approved: state.approved,
   };
@@ -217,6 +221,7 @@ async function runActiveStage(
   const offsetMs = elapsed(state);
   const run = await runStage({ bundle: active.bundle, stage, input, context: stageContext(state.stageCall, active.config) });
   state.hooksMs += run.usage.durationMs;
+  state.hookPolls += run.usage.polls;
   state.logs.push(stageRunRow(state.stageCall, stage, active, run, { offsetMs }));
   return run;
 }

@@ -37,6 +37,22 @@ const SANDBOXES = new FairSlots(CODE_MODE_SHARE.parkedRuns, CODE_MODE_SHARE.park
 const ALLOWANCE = new ComputeAllowance(CODE_MODE_SHARE.burstMs, CODE_MODE_SHARE.refillMsPerSecond);
 const runsInProgress = new Map<string, number>();
 
+/** The message of a run or an inner call refused because its workspace spent its allowance. */
+export const busyMessage = (wait: number) =>
+  `This workspace used its share of Code Mode's compute on this server; run the program again in ${wait} s`;
+
+/** 0 when the workspace may compute now, else whole seconds until its allowance is above zero again. */
+export const computeWait = (workspaceId: string): number => ALLOWANCE.retryAfterSeconds(workspaceId);
+
+/**
+ * Charges the hook stages an inner call ran to its workspace's allowance, as the program's own work is: each
+ * stage may spend a whole work budget, so a run's calls (50, two stages each) would otherwise spend a hundred
+ * budgets of the isolate's thread on one allowance of one and a half.
+ */
+export function chargeInnerHooks(workspaceId: string, run: { hookPolls: number; timing: { hooksMs: number } }): void {
+  ALLOWANCE.charge(workspaceId, Math.max(run.hookPolls * CODE_MODE_COST.msPerPoll, run.timing.hooksMs));
+}
+
 /**
  * Runs a program, sharing this Worker isolate fairly (docs/code-mode.md,
  * "Sharing the isolate"):
@@ -114,11 +130,8 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramRun> {
  */
 function computeTurns(workspaceId: string, signal: AbortSignal, limits: CodeModeLimits): ComputeTurn {
   return async (work, costMs) => {
-    const wait = ALLOWANCE.retryAfterSeconds(workspaceId);
-    if (wait > 0) {
-      const message = `This workspace used its share of Code Mode's compute on this server; run the program again in ${wait} s`;
-      return { ok: false, error: busyError(message, wait) };
-    }
+    const wait = computeWait(workspaceId);
+    if (wait > 0) return { ok: false, error: busyError(busyMessage(wait), wait) };
     const release = await LANE.take(workspaceId, signal);
     if (!release) return { ok: false, error: endedError(signal, limits) };
     const startedAt = Date.now();

@@ -5,7 +5,8 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, it } from "vitest";
-import { connectMcp, createKey, gatewayError, upstreamReceived } from "../../test/helpers.ts";
+import { api, connectMcp, createKey, eventually, gatewayError, upstreamReceived } from "../../test/helpers.ts";
+import { hookGateway } from "../hooks/lifecycle/lifecycle.fixtures.ts";
 import { ComputeAllowance } from "./codemode.allowance.ts";
 import { bigProgram } from "./codemode.attacks.fixtures.ts";
 import { codeGateway, run, type Client } from "./codemode.fixtures.ts";
@@ -197,5 +198,59 @@ describe("finding 5 (issue 26): runs waiting on slow tools hold no compute and c
     // The calm run took the first sandbox freed; each hostile tenant's next run waited for the one after.
     expect(finished.indexOf("calm")).toBeLessThan(finished.indexOf("hog 1 again"));
     expect(finished.indexOf("calm")).toBeLessThan(finished.indexOf("hog 2 again"));
+  }, 60_000);
+});
+
+describe("an inner call's hook stages are the workspace's Code Mode compute", () => {
+  /** Spins to its work budget when asked to, else passes the call on (so the stage tests pass). */
+  const SPINNING_HOOK = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args }) {
+    if (args.query === "spin") while (true) {}
+    return { action: "continue", arguments: args };
+  },
+});
+`;
+
+  it("charges each stage's work to the allowance, so a run calling a spinning hook stops at code_mode_busy", async ({ expect }) => {
+    const gateway = await hookGateway();
+    const { revisionId } = await gateway.tested(SPINNING_HOOK);
+    expect((await gateway.deploy("active", revisionId)).status).toBe(200);
+    const patched = await api(`/v1/workspaces/${gateway.ws}/profiles/${gateway.defaultProfileId}`, {
+      method: "PATCH",
+      key: gateway.adminKey,
+      body: { discovery: "code" },
+    });
+    expect(patched.status).toBe(200);
+    const client = await connectMcp(gateway.clientKey);
+
+    // Each call's `before` spends a whole work budget (1,000 polls, charged 1 s): two of them take the 1.5 s allowance
+    // below zero, and the program's next turn is refused. Uncharged, all ten would have run.
+    const result = await run(
+      client,
+      `const codes = [];
+      for (let i = 0; i < 10; i++) {
+        try { await tools.demo__search_release_notes({ query: "spin" }); codes.push("ok"); } catch (error) { codes.push(error.code); }
+      }
+      return codes;`,
+    );
+    const busy = gatewayError(result);
+    expect(busy).toMatchObject({ code: "code_mode_busy", message: expect.stringMatching(BUSY_MESSAGE) });
+    expect(busy.details.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(busy.details.calls.map((call: { index: number; code: string }) => [call.index, call.code])).toEqual([
+      [0, "hook_failed"],
+      [1, "hook_failed"],
+    ]);
+    const stages = await eventually(
+      async () => (await api(`${gateway.base()}/logs`, { key: gateway.adminKey })).body.logs as { stage: string; code: string | null }[],
+      (rows) => rows.length >= 2,
+    );
+    expect(stages.map((row) => [row.stage, row.code])).toEqual([
+      ["before", "timeout"],
+      ["before", "timeout"],
+    ]);
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+    // A run's own inner call is refused the same way while the allowance is spent, before any stage runs.
+    expect(gatewayError(await run(client, "return await tools.demo__search_release_notes({ query: 'sso' });")).code).toBe("code_mode_busy");
   }, 60_000);
 });

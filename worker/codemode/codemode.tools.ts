@@ -15,7 +15,8 @@ import { CODE_DECLARATIONS_MAX_CHARS, generateCodeDeclarations } from "./codemod
 import type { CodeModeError } from "./codemode.errors.ts";
 import { CODE_MODE_LIMITS } from "./codemode.limits.ts";
 import type { ToolAnswer } from "./codemode.run.ts";
-import { runProgram } from "./codemode.sandbox.ts";
+import { busyError } from "./codemode.failures.ts";
+import { busyMessage, chargeInnerHooks, computeWait, runProgram } from "./codemode.sandbox.ts";
 
 export const DESCRIBE_TOOLS = "describe_tools";
 
@@ -292,6 +293,9 @@ async function innerCall(
     return record(hiddenRun(caller, catalog, call.name), unknown);
   }
 
+  // A hook's stages are the workspace's compute too: once they have spent its allowance, no further call runs them.
+  const wait = computeWait(caller.workspaceId);
+  if (wait > 0) return record(null, { ok: false, error: busyError(busyMessage(wait), wait) });
   const run = await runToolCall({
     env: caller.env,
     catalog,
@@ -308,6 +312,7 @@ async function innerCall(
     grantSubject: caller.grantSubject,
     stillAuthorized: caller.stillAuthorized,
   });
+  chargeInnerHooks(caller.workspaceId, run);
   const outcome = run.outcome;
   switch (outcome.kind) {
     case "hidden":
@@ -373,6 +378,7 @@ function hiddenRun(caller: CodeModeCaller, catalog: Catalog, name: string): Tool
     shadow: null,
     captureDetails: false,
     timing: { startedAt: Date.now(), durationMs: 0, hooksMs: 0, upstreamMs: 0, upstreamOffsetMs: null },
+    hookPolls: 0,
     revisionId: null,
     approved: false,
   };
