@@ -1,10 +1,18 @@
 import type { z } from "@hono/zod-openapi";
 import type { RemovedMemberSchema } from "../../schema/api/workspaces.ts";
 import { revokeKeysCreatedBy } from "../auth/keys.store.ts";
-import { deleteMembership, findMember } from "../auth/users.store.ts";
+import { deleteMembership, findMember, startMemberRemoval } from "../auth/users.store.ts";
+import { ApiError } from "../http/errors.ts";
 import { revokeOAuthGrantsApprovedBy } from "../oauth/grants.routes.ts";
 import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
 import { workspaceClient } from "./workspace.client.ts";
+
+/** Refuses a change that would leave the workspace without an admin member (409 `last_admin`). */
+export const lastAdmin = (email: string, userId: string, change: "removed" | "demoted") =>
+  new ApiError("last_admin", {
+    message: `${email} is the workspace's last admin and cannot be ${change}: make another member admin first`,
+    details: { userId },
+  });
 
 /** What a removal took with it, as the API answers it (`effectiveAt` is added once it is in force). */
 export type RemovedMember = Omit<z.infer<typeof RemovedMemberSchema>, "effectiveAt">;
@@ -14,11 +22,16 @@ export type RemovedMember = Omit<z.infer<typeof RemovedMemberSchema>, "effective
  * they created (which call with the member's upstream grants), their upstream grants, the upstream authorization
  * links they made, and the OAuth grants they consented to. Their console session loses the workspace at once (its
  * role is read on every request). Null when the user is no member. Runs inside the route's change window, so the
- * revocations are in force everywhere once the route's `changeInForce` has answered.
+ * revocations are in force everywhere once the route's `changeInForce` has answered. The workspace's last admin
+ * member is refused (`last_admin`) before anything is revoked; the check and the start of the removal are one write.
  */
 export async function removeMember(env: Env, workspaceId: string, userId: string): Promise<RemovedMember | null> {
   const member = await findMember(env.DB, workspaceId, userId);
   if (!member) return null;
+  if (!(await startMemberRemoval(env.DB, workspaceId, userId))) {
+    if (!(await findMember(env.DB, workspaceId, userId))) return null;
+    throw lastAdmin(member.email, userId, "removed");
+  }
   const keys = await revokeKeysCreatedBy(env.DB, workspaceId, userId);
   const oauthGrants = await revokeOAuthGrantsApprovedBy(env, workspaceId, member.email);
   // A key made with one of the member's keys has grants of its own (`key:<id>`); the member's keys use the member's.

@@ -23,7 +23,7 @@ import { changeInForce } from "../leases/change-window.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { timingSafeEqual } from "../lib/crypto.ts";
 import { findProfile } from "../policy/profiles.store.ts";
-import { removeMember } from "./member-removal.ts";
+import { lastAdmin, removeMember } from "./member-removal.ts";
 import { workspaceClient } from "./workspace.client.ts";
 import { createWorkspace, getWorkspace, updateWorkspace } from "./workspaces.store.ts";
 
@@ -191,13 +191,17 @@ workspaceRoutes.openapi(
     path: "/v1/workspaces/{ws}/members",
     tags: ["members"],
     summary: "Add a browser member or change their role",
+    description:
+      "A workspace keeps at least one admin member once it has one: changing the last admin's role to `editor` or `viewer` " +
+      "is refused with 409 `last_admin`.",
     middleware: guard("admin"),
     request: { params: WorkspaceParams, body: jsonBody(PutMemberBody) },
-    responses: { 200: json(MemberSchema.omit({ createdAt: true }), "The member"), ...errorResponses(400, 404) },
+    responses: { 200: json(MemberSchema.omit({ createdAt: true }), "The member"), ...errorResponses(400, 404, 409) },
   }),
   async (c) => {
     const body = c.req.valid("json");
-    const user = await upsertMember(c.env.DB, c.req.valid("param").ws, body.email, body.role);
+    const { user, lastAdmin: refused } = await upsertMember(c.env.DB, c.req.valid("param").ws, body.email, body.role);
+    if (refused) throw lastAdmin(user.email, user.id, "demoted");
     return c.json({ id: user.id, email: user.email, role: body.role }, 200);
   },
 );
@@ -211,10 +215,11 @@ workspaceRoutes.openapi(
     description:
       "Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own " +
       "upstream OAuth grants (revoked at the authorization servers where offered). Answers once none of these can be used " +
-      "anywhere (`effectiveAt`, also `rayrun-effective-at`).",
+      "anywhere (`effectiveAt`, also `rayrun-effective-at`). The workspace's last admin member cannot be removed " +
+      "(409 `last_admin`, nothing revoked).",
     middleware: guard("admin"),
     request: { params: WorkspaceParams.extend({ userId: z.string() }) },
-    responses: { 200: json(RemovedMemberSchema, "The removed member"), ...errorResponses(404) },
+    responses: { 200: json(RemovedMemberSchema, "The removed member"), ...errorResponses(404, 409) },
   }),
   async (c) => {
     const { ws, userId } = c.req.valid("param");

@@ -580,7 +580,10 @@ export interface paths {
         };
       };
     };
-    /** Add a browser member or change their role */
+    /**
+     * Add a browser member or change their role
+     * @description A workspace keeps at least one admin member once it has one: changing the last admin's role to `editor` or `viewer` is refused with 409 `last_admin`.
+     */
     put: {
       parameters: {
         query?: never;
@@ -646,6 +649,15 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
         /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
         503: {
           headers: {
@@ -676,7 +688,7 @@ export interface paths {
     post?: never;
     /**
      * Remove a browser member, with every credential that acts with their standing
-     * @description Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own upstream OAuth grants (revoked at the authorization servers where offered). Answers once none of these can be used anywhere (`effectiveAt`, also `rayrun-effective-at`).
+     * @description Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own upstream OAuth grants (revoked at the authorization servers where offered). Answers once none of these can be used anywhere (`effectiveAt`, also `rayrun-effective-at`). The workspace's last admin member cannot be removed (409 `last_admin`, nothing revoked).
      */
     delete: {
       parameters: {
@@ -719,6 +731,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        409: {
           headers: {
             [name: string]: unknown;
           };
@@ -1031,7 +1052,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1126,7 +1147,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1213,7 +1234,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1472,7 +1493,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1632,7 +1653,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1719,7 +1740,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1829,7 +1850,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2028,7 +2049,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2116,7 +2137,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2702,7 +2723,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3180,7 +3201,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3564,7 +3585,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3862,7 +3883,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3989,7 +4010,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4188,7 +4209,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4390,7 +4411,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4963,7 +4984,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -5063,7 +5084,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -5872,6 +5893,7 @@ export interface components {
           | "service_deleted"
           | "hook_reset"
           | "profile_in_use"
+          | "last_admin"
           | "upstream_authorization_required"
           | "service_not_oauth"
           | "oauth_client_required"

@@ -26,7 +26,9 @@ export function Members({ ws }: ScreenProps) {
       members.reload();
       return true;
     } catch (error) {
+      // A refused role change (`last_admin`) is shown; the role select goes back to the role the member still has.
       setActionError(error);
+      members.reload();
       return false;
     }
   }
