@@ -28,6 +28,14 @@ export const ApiKeySchema = z
   })
   .openapi("ApiKey");
 
+export const RevokedApiKeySchema = ApiKeySchema.extend({
+  revokedKeys: z.array(z.string()).openapi({
+    description:
+      "The keys made with this key, and with those however deep, that this request revoked with it (keys revoked before are not listed)",
+  }),
+  effectiveAt: z.string().openapi({ description: "When the revocation was in force everywhere (ISO 8601)" }),
+}).openapi("RevokedApiKey");
+
 export const CreatedApiKeySchema = z
   .object({ key: ApiKeySchema, secret: z.string().openapi({ description: "Shown once; store it now" }) })
   .openapi("CreatedApiKey");

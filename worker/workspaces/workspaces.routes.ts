@@ -10,13 +10,14 @@ import {
   MemberSchema,
   PutMemberBody,
   RemovedMemberSchema,
+  RevokedApiKeySchema,
   UpdateWorkspaceBody,
   WorkspaceSchema,
 } from "../../schema/api/workspaces.ts";
 import { z } from "@hono/zod-openapi";
 import { guard } from "../auth/guard.ts";
 import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
-import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.store.ts";
+import { createApiKey, listApiKeys, revokeApiKey, revokeKeysCreatedBy } from "../auth/keys.store.ts";
 import { listMembers, upsertMember } from "../auth/users.store.ts";
 import { createRouter } from "../http/app.ts";
 import { changeInForce } from "../leases/change-window.ts";
@@ -53,6 +54,7 @@ workspaceRoutes.openapi(
       profileId: null,
       createdBy: "bootstrap",
     });
+    if (!adminKey) throw new Error("the bootstrap admin key was not written");
     if (body.adminEmail) await upsertMember(c.env.DB, workspace.id, body.adminEmail, "admin");
     return c.json({ workspace, adminKey, defaultProfileId }, 201);
   },
@@ -131,6 +133,8 @@ workspaceRoutes.openapi(
       profileId: body.profileId ?? null,
       createdBy: c.get("actor").id,
     });
+    // Its maker was revoked (a key) or began to be removed (a member) after this request was authenticated.
+    if (!created) throw new ApiError("unauthorized", { message: "The credential making this key was revoked" });
     return c.json(created, 201);
   },
 );
@@ -153,22 +157,28 @@ workspaceRoutes.openapi(
     method: "delete",
     path: "/v1/workspaces/{ws}/keys/{keyId}",
     tags: ["keys"],
-    summary: "Revoke an API key",
+    summary: "Revoke an API key, and the keys made with it",
     description:
-      "Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true). The key's own upstream OAuth grants are revoked at their authorization servers and deleted.",
+      "Revokes the key and every key made with it, however deep (a key with `admin` can make keys; they are listed in " +
+      "`revokedKeys`). Answers once no request anywhere can use any of them (`effectiveAt`, also `rayrun-effective-at`). " +
+      "Their own upstream OAuth grants are revoked at their authorization servers and deleted. Revoking a key again " +
+      "revokes any key made with it that is still active.",
     middleware: guard("admin"),
     request: { params: WorkspaceParams.extend({ keyId: z.string() }) },
-    responses: { 200: json(ApiKeySchema, "The revoked key"), ...errorResponses(404) },
+    responses: { 200: json(RevokedApiKeySchema, "The revoked key"), ...errorResponses(404) },
   }),
   async (c) => {
     const { ws, keyId } = c.req.valid("param");
     const key = await revokeApiKey(c.env.DB, ws, keyId);
     if (!key) throw notFound("Key");
-    await changeInForce(c);
-    // An authorization link the key made would still finish, and could replace the workspace's shared grant.
-    await workspaceClient(c.env, ws).dropOAuthFlows({ initiators: [keyId], subjects: [`key:${keyId}`] });
-    await revokeSubjectGrants(c.env, ws, [`key:${keyId}`], `Grant revoked with its key ${keyId}`);
-    return c.json(key, 200);
+    const made = await revokeKeysCreatedBy(c.env.DB, ws, keyId);
+    const effectiveAt = await changeInForce(c);
+    // An authorization link one of the keys made would still finish, and could replace the workspace's shared grant.
+    const keys = [keyId, ...made.made];
+    const subjects = keys.map((id) => `key:${id}`);
+    await workspaceClient(c.env, ws).dropOAuthFlows({ initiators: keys, subjects });
+    await revokeSubjectGrants(c.env, ws, subjects, `Grant revoked with the key ${keyId} and the keys made with it`);
+    return c.json({ ...key, revokedKeys: made.revoked, effectiveAt }, 200);
   },
 );
 

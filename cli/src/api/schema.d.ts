@@ -445,8 +445,8 @@ export interface paths {
     put?: never;
     post?: never;
     /**
-     * Revoke an API key
-     * @description Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true). The key's own upstream OAuth grants are revoked at their authorization servers and deleted.
+     * Revoke an API key, and the keys made with it
+     * @description Revokes the key and every key made with it, however deep (a key with `admin` can make keys; they are listed in `revokedKeys`). Answers once no request anywhere can use any of them (`effectiveAt`, also `rayrun-effective-at`). Their own upstream OAuth grants are revoked at their authorization servers and deleted. Revoking a key again revokes any key made with it that is still active.
      */
     delete: {
       parameters: {
@@ -466,7 +466,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            "application/json": components["schemas"]["ApiKey"];
+            "application/json": components["schemas"]["RevokedApiKey"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -5978,6 +5978,12 @@ export interface components {
       scopes: ("hooks:read" | "hooks:write" | "tools:call" | "admin")[];
       /** @description Required with tools:call: the access profile the client belongs to */
       profileId?: string;
+    };
+    RevokedApiKey: components["schemas"]["ApiKey"] & {
+      /** @description The keys made with this key, and with those however deep, that this request revoked with it (keys revoked before are not listed) */
+      revokedKeys: string[];
+      /** @description When the revocation was in force everywhere (ISO 8601) */
+      effectiveAt: string;
     };
     Member: {
       id: string;
