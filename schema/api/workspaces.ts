@@ -28,11 +28,19 @@ export const ApiKeySchema = z
   })
   .openapi("ApiKey");
 
+const CancelledApprovals = (whose: string) =>
+  z.array(z.string()).openapi({
+    description:
+      `The approvals ${whose} asked for that could still be decided or used, by id: a pending one is denied ` +
+      "(`decidedBy`: who made this request, `decisionNote` says why), an approved one not yet used expires",
+  });
+
 export const RevokedApiKeySchema = ApiKeySchema.extend({
   revokedKeys: z.array(z.string()).openapi({
     description:
       "The keys made with this key, and with those however deep, that this request revoked with it (keys revoked before are not listed)",
   }),
+  cancelledApprovals: CancelledApprovals("the revoked keys"),
   effectiveAt: z.string().openapi({ description: "When the revocation was in force everywhere (ISO 8601)" }),
 }).openapi("RevokedApiKey");
 
@@ -76,6 +84,7 @@ export const RemovedMemberSchema = z
         "The member's own upstream OAuth grants (`user:<id>`) and those of the revoked keys (`key:<id>`), revoked at their authorization servers and deleted",
     }),
     oauthGrants: z.number().int().openapi({ description: "The OAuth apps' grants the member had consented to, now revoked" }),
+    cancelledApprovals: CancelledApprovals("the revoked keys and those apps"),
     effectiveAt: z.string().openapi({ description: "When the removal was in force everywhere (ISO 8601)" }),
   })
   .openapi("RemovedMember");

@@ -20,12 +20,12 @@ export type RemovedMember = Omit<z.infer<typeof RemovedMemberSchema>, "effective
 /**
  * Removes a member from a workspace, and with them every credential that acts with their standing there: the keys
  * they created (which call with the member's upstream grants), their upstream grants, the upstream authorization
- * links they made, and the OAuth grants they consented to. Their console session loses the workspace at once (its
+ * links they made, and the OAuth grants they consented to; the approvals their keys and those apps wait for are denied. Their console session loses the workspace at once (its
  * role is read on every request). Null when the user is no member. Runs inside the route's change window, so the
  * revocations are in force everywhere once the route's `changeInForce` has answered. The workspace's last admin
  * member is refused (`last_admin`) before anything is revoked; the check and the start of the removal are one write.
  */
-export async function removeMember(env: Env, workspaceId: string, userId: string): Promise<RemovedMember | null> {
+export async function removeMember(env: Env, workspaceId: string, userId: string, removedBy: string): Promise<RemovedMember | null> {
   const member = await findMember(env.DB, workspaceId, userId);
   if (!member) return null;
   if (!(await startMemberRemoval(env.DB, workspaceId, userId))) {
@@ -33,7 +33,13 @@ export async function removeMember(env: Env, workspaceId: string, userId: string
     throw lastAdmin(member.email, userId, "removed");
   }
   const keys = await revokeKeysCreatedBy(env.DB, workspaceId, userId);
-  const oauthGrants = await revokeOAuthGrantsApprovedBy(env, workspaceId, member.email);
+  const oauthClients = await revokeOAuthGrantsApprovedBy(env, workspaceId, member.email);
+  // Calls waiting for approval that the member's keys or apps asked for: none is approved and run for someone gone.
+  const cancelledApprovals = await workspaceClient(env, workspaceId).cancelApprovals(
+    [...keys.made, ...oauthClients.map((clientId) => `oauth:${clientId}`)],
+    removedBy,
+    `Denied when ${member.email} was removed from the workspace`,
+  );
   // A key made with one of the member's keys has grants of its own (`key:<id>`); the member's keys use the member's.
   // Every key of the tree, revoked now or by a removal that failed part-way: a retry leaves nothing of theirs.
   const subjects = [`user:${userId}`, ...keys.made.map((keyId) => `key:${keyId}`)];
@@ -44,5 +50,11 @@ export async function removeMember(env: Env, workspaceId: string, userId: string
   await deleteMembership(env.DB, workspaceId, userId);
   // A key the member made while this ran, with the standing they still had.
   const late = await revokeKeysCreatedBy(env.DB, workspaceId, userId);
-  return { ...member, revokedKeys: [...keys.revoked, ...late.revoked].sort(), upstreamGrants, oauthGrants };
+  return {
+    ...member,
+    revokedKeys: [...keys.revoked, ...late.revoked].sort(),
+    upstreamGrants,
+    oauthGrants: oauthClients.length,
+    cancelledApprovals,
+  };
 }

@@ -57,6 +57,7 @@ describe("removing a member", () => {
       revokedKeys: [made.body.key.id],
       upstreamGrants: 1,
       oauthGrants: 1,
+      cancelledApprovals: [],
       effectiveAt: expect.any(String),
     });
     expect(removed.headers.get("rayrun-effective-at")).toBe(removed.body.effectiveAt);

@@ -161,7 +161,8 @@ workspaceRoutes.openapi(
     description:
       "Revokes the key and every key made with it, however deep (a key with `admin` can make keys; they are listed in " +
       "`revokedKeys`). Answers once no request anywhere can use any of them (`effectiveAt`, also `rayrun-effective-at`). " +
-      "Their own upstream OAuth grants are revoked at their authorization servers and deleted. Revoking a key again " +
+      "Their own upstream OAuth grants are revoked at their authorization servers and deleted, and the approvals they wait " +
+      "for are denied (`cancelledApprovals`). Revoking a key again " +
       "revokes any key made with it that is still active.",
     middleware: guard("admin"),
     request: { params: WorkspaceParams.extend({ keyId: z.string() }) },
@@ -178,7 +179,12 @@ workspaceRoutes.openapi(
     const subjects = keys.map((id) => `key:${id}`);
     await workspaceClient(c.env, ws).dropOAuthFlows({ initiators: keys, subjects });
     await revokeSubjectGrants(c.env, ws, subjects, `Grant revoked with the key ${keyId} and the keys made with it`);
-    return c.json({ ...key, revokedKeys: made.revoked, effectiveAt }, 200);
+    const cancelledApprovals = await workspaceClient(c.env, ws).cancelApprovals(
+      keys,
+      c.get("actor").id,
+      `Denied when the key ${keyId} was revoked`,
+    );
+    return c.json({ ...key, revokedKeys: made.revoked, cancelledApprovals, effectiveAt }, 200);
   },
 );
 
@@ -224,7 +230,8 @@ workspaceRoutes.openapi(
     summary: "Remove a browser member, with every credential that acts with their standing",
     description:
       "Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own " +
-      "upstream OAuth grants (revoked at the authorization servers where offered). Answers once none of these can be used " +
+      "upstream OAuth grants (revoked at the authorization servers where offered), and denies the approvals those keys " +
+      "and apps wait for (`cancelledApprovals`). Answers once none of these can be used " +
       "anywhere (`effectiveAt`, also `rayrun-effective-at`). The workspace's last admin member cannot be removed " +
       "(409 `last_admin`, nothing revoked).",
     middleware: guard("admin"),
@@ -233,7 +240,7 @@ workspaceRoutes.openapi(
   }),
   async (c) => {
     const { ws, userId } = c.req.valid("param");
-    const removed = await removeMember(c.env, ws, userId);
+    const removed = await removeMember(c.env, ws, userId, c.get("actor").id);
     if (!removed) throw notFound("Member");
     return c.json({ ...removed, effectiveAt: await changeInForce(c) }, 200);
   },

@@ -446,7 +446,7 @@ export interface paths {
     post?: never;
     /**
      * Revoke an API key, and the keys made with it
-     * @description Revokes the key and every key made with it, however deep (a key with `admin` can make keys; they are listed in `revokedKeys`). Answers once no request anywhere can use any of them (`effectiveAt`, also `rayrun-effective-at`). Their own upstream OAuth grants are revoked at their authorization servers and deleted. Revoking a key again revokes any key made with it that is still active.
+     * @description Revokes the key and every key made with it, however deep (a key with `admin` can make keys; they are listed in `revokedKeys`). Answers once no request anywhere can use any of them (`effectiveAt`, also `rayrun-effective-at`). Their own upstream OAuth grants are revoked at their authorization servers and deleted, and the approvals they wait for are denied (`cancelledApprovals`). Revoking a key again revokes any key made with it that is still active.
      */
     delete: {
       parameters: {
@@ -688,7 +688,7 @@ export interface paths {
     post?: never;
     /**
      * Remove a browser member, with every credential that acts with their standing
-     * @description Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own upstream OAuth grants (revoked at the authorization servers where offered). Answers once none of these can be used anywhere (`effectiveAt`, also `rayrun-effective-at`). The workspace's last admin member cannot be removed (409 `last_admin`, nothing revoked).
+     * @description Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own upstream OAuth grants (revoked at the authorization servers where offered), and denies the approvals those keys and apps wait for (`cancelledApprovals`). Answers once none of these can be used anywhere (`effectiveAt`, also `rayrun-effective-at`). The workspace's last admin member cannot be removed (409 `last_admin`, nothing revoked).
      */
     delete: {
       parameters: {
@@ -5982,6 +5982,8 @@ export interface components {
     RevokedApiKey: components["schemas"]["ApiKey"] & {
       /** @description The keys made with this key, and with those however deep, that this request revoked with it (keys revoked before are not listed) */
       revokedKeys: string[];
+      /** @description The approvals the revoked keys asked for that could still be decided or used, by id: a pending one is denied (`decidedBy`: who made this request, `decisionNote` says why), an approved one not yet used expires */
+      cancelledApprovals: string[];
       /** @description When the revocation was in force everywhere (ISO 8601) */
       effectiveAt: string;
     };
@@ -6009,6 +6011,8 @@ export interface components {
       upstreamGrants: number;
       /** @description The OAuth apps' grants the member had consented to, now revoked */
       oauthGrants: number;
+      /** @description The approvals the revoked keys and those apps asked for that could still be decided or used, by id: a pending one is denied (`decidedBy`: who made this request, `decisionNote` says why), an approved one not yet used expires */
+      cancelledApprovals: string[];
       /** @description When the removal was in force everywhere (ISO 8601) */
       effectiveAt: string;
     };

@@ -147,7 +147,10 @@ function RemovedNote({ removed }: { removed: Schemas["RemovedMember"] }) {
     <p class="panel highlight" role="status">
       Removed {removed.email}. Revoked {keys} {keys === 1 ? "key" : "keys"}, {removed.oauthGrants} app{" "}
       {removed.oauthGrants === 1 ? "grant" : "grants"} and {removed.upstreamGrants} upstream{" "}
-      {removed.upstreamGrants === 1 ? "authorization" : "authorizations"}.
+      {removed.upstreamGrants === 1 ? "authorization" : "authorizations"}
+      {removed.cancelledApprovals.length > 0 &&
+        `, and ended ${removed.cancelledApprovals.length} ${removed.cancelledApprovals.length === 1 ? "approval" : "approvals"} they were waiting for`}
+      .
     </p>
   );
 }
