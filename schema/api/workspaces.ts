@@ -71,6 +71,30 @@ export const ActorSchema = z
   })
   .openapi("Actor");
 
+export const AuthorizedSharedGrantSchema = z
+  .object({
+    grantId: z.string(),
+    serviceId: z.string(),
+    service: z.string().nullable().openapi({ description: "The service's slug; null for a service deleted meanwhile" }),
+    authorizedBy: z.string().openapi({ description: "Who made the authorization link: the member's id, or one of their keys'" }),
+    revoked: z.boolean().openapi({
+      description:
+        "Revoked at its authorization server and deleted (`revokeSharedGrants=true`); its service is pending until authorized again",
+    }),
+  })
+  .openapi("AuthorizedSharedGrant");
+
+export const RemoveMemberQuery = z.object({
+  revokeSharedGrants: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({
+      description:
+        "`true`: also revoke the workspace's shared upstream grants the member (or a key of theirs) authorized, which " +
+        "otherwise keep acting as the upstream account they signed in with. Their services go back to pending",
+    }),
+});
+
 export const RemovedMemberSchema = z
   .object({
     id: z.string(),
@@ -85,6 +109,11 @@ export const RemovedMemberSchema = z
     }),
     oauthGrants: z.number().int().openapi({ description: "The OAuth apps' grants the member had consented to, now revoked" }),
     cancelledApprovals: CancelledApprovals("the revoked keys and those apps"),
+    sharedGrantsAuthorized: z.array(AuthorizedSharedGrantSchema).openapi({
+      description:
+        "The workspace's shared upstream OAuth grants (used by every caller of their service) that the member authorized, " +
+        "or a key of theirs made the link for. They stay unless `revokeSharedGrants=true` was given (`revoked`)",
+    }),
     effectiveAt: z.string().openapi({ description: "When the removal was in force everywhere (ISO 8601)" }),
   })
   .openapi("RemovedMember");

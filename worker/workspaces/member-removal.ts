@@ -4,7 +4,8 @@ import { revokeKeysCreatedBy } from "../auth/keys.store.ts";
 import { deleteMembership, findMember, startMemberRemoval } from "../auth/users.store.ts";
 import { ApiError } from "../http/errors.ts";
 import { revokeOAuthGrantsApprovedBy } from "../oauth/grants.routes.ts";
-import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
+import { SHARED_SUBJECT } from "../upstream-auth/grants.do.ts";
+import { revokeGrant, revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
 import { workspaceClient } from "./workspace.client.ts";
 
 /** Refuses a change that would leave the workspace without an admin member (409 `last_admin`). */
@@ -25,7 +26,13 @@ export type RemovedMember = Omit<z.infer<typeof RemovedMemberSchema>, "effective
  * revocations are in force everywhere once the route's `changeInForce` has answered. The workspace's last admin
  * member is refused (`last_admin`) before anything is revoked; the check and the start of the removal are one write.
  */
-export async function removeMember(env: Env, workspaceId: string, userId: string, removedBy: string): Promise<RemovedMember | null> {
+export async function removeMember(
+  env: Env,
+  workspaceId: string,
+  userId: string,
+  removedBy: string,
+  options: { revokeSharedGrants: boolean } = { revokeSharedGrants: false },
+): Promise<RemovedMember | null> {
   const member = await findMember(env.DB, workspaceId, userId);
   if (!member) return null;
   if (!(await startMemberRemoval(env.DB, workspaceId, userId))) {
@@ -46,6 +53,10 @@ export async function removeMember(env: Env, workspaceId: string, userId: string
   // Before the grants go: an authorization link the member or their keys made could otherwise still finish.
   await workspaceClient(env, workspaceId).dropOAuthFlows({ initiators: [userId, ...keys.made], subjects });
   const upstreamGrants = await revokeSubjectGrants(env, workspaceId, subjects, `Grant revoked: ${member.email} left the workspace`);
+  const sharedGrantsAuthorized = await sharedGrantsOf(env, workspaceId, [userId, ...keys.made], {
+    revoke: options.revokeSharedGrants,
+    reason: `Grant revoked: ${member.email}, who authorized it, left the workspace`,
+  });
   // The membership ends last: a removal that failed part-way is still one to retry, not a 404 with credentials left.
   await deleteMembership(env.DB, workspaceId, userId);
   // A key the member made while this ran, with the standing they still had.
@@ -56,5 +67,43 @@ export async function removeMember(env: Env, workspaceId: string, userId: string
     upstreamGrants,
     oauthGrants: oauthClients.length,
     cancelledApprovals,
+    sharedGrantsAuthorized,
   };
+}
+
+/**
+ * The workspace's shared upstream grants (`workspace`: every caller of the service uses them) that the member
+ * authorized, or a key of theirs did (`authorizedBy`: who made the authorization link). Such a grant acts as an
+ * upstream account the member signed in with (or whoever opened their key's link), not as the member in Rayrun, so by
+ * default it stays: revoking it would stop the service for everyone until an admin authorizes it again. With
+ * `revoke`, each is revoked at its authorization server and deleted, and a service it indexed goes back to pending.
+ */
+async function sharedGrantsOf(
+  env: Env,
+  workspaceId: string,
+  authorizers: string[],
+  options: { revoke: boolean; reason: string },
+): Promise<RemovedMember["sharedGrantsAuthorized"]> {
+  const grants = (await workspaceClient(env, workspaceId).listUpstreamGrants()).filter(
+    (grant) => grant.subject === SHARED_SUBJECT && authorizers.includes(grant.authorizedBy),
+  );
+  if (grants.length === 0) return [];
+  const { results } = await env.DB.prepare(
+    "SELECT id, slug FROM services WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))",
+  )
+    .bind(workspaceId, JSON.stringify(grants.map((grant) => grant.serviceId)))
+    .all<{ id: string; slug: string }>();
+  const slugs = new Map(results.map((row) => [row.id, row.slug]));
+  const answered: RemovedMember["sharedGrantsAuthorized"] = [];
+  for (const grant of grants) {
+    if (options.revoke) await revokeGrant(env, workspaceId, grant, options.reason);
+    answered.push({
+      grantId: grant.id,
+      serviceId: grant.serviceId,
+      service: slugs.get(grant.serviceId) ?? null,
+      authorizedBy: grant.authorizedBy,
+      revoked: options.revoke,
+    });
+  }
+  return answered.sort((a, b) => a.serviceId.localeCompare(b.serviceId));
 }

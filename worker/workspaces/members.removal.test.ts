@@ -58,6 +58,7 @@ describe("removing a member", () => {
       upstreamGrants: 1,
       oauthGrants: 1,
       cancelledApprovals: [],
+      sharedGrantsAuthorized: [],
       effectiveAt: expect.any(String),
     });
     expect(removed.headers.get("rayrun-effective-at")).toBe(removed.body.effectiveAt);

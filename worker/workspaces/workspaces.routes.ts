@@ -10,6 +10,7 @@ import {
   MemberSchema,
   PutMemberBody,
   RemovedMemberSchema,
+  RemoveMemberQuery,
   RevokedApiKeySchema,
   UpdateWorkspaceBody,
   WorkspaceSchema,
@@ -231,16 +232,18 @@ workspaceRoutes.openapi(
     description:
       "Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own " +
       "upstream OAuth grants (revoked at the authorization servers where offered), and denies the approvals those keys " +
-      "and apps wait for (`cancelledApprovals`). Answers once none of these can be used " +
+      "and apps wait for (`cancelledApprovals`). The workspace's shared upstream grants the member authorized are listed " +
+      "(`sharedGrantsAuthorized`) and kept, or revoked too with `revokeSharedGrants=true`. Answers once none of these can be used " +
       "anywhere (`effectiveAt`, also `rayrun-effective-at`). The workspace's last admin member cannot be removed " +
       "(409 `last_admin`, nothing revoked).",
     middleware: guard("admin"),
-    request: { params: WorkspaceParams.extend({ userId: z.string() }) },
-    responses: { 200: json(RemovedMemberSchema, "The removed member"), ...errorResponses(404, 409) },
+    request: { params: WorkspaceParams.extend({ userId: z.string() }), query: RemoveMemberQuery },
+    responses: { 200: json(RemovedMemberSchema, "The removed member"), ...errorResponses(400, 404, 409) },
   }),
   async (c) => {
     const { ws, userId } = c.req.valid("param");
-    const removed = await removeMember(c.env, ws, userId, c.get("actor").id);
+    const revokeSharedGrants = c.req.valid("query").revokeSharedGrants === "true";
+    const removed = await removeMember(c.env, ws, userId, c.get("actor").id, { revokeSharedGrants });
     if (!removed) throw notFound("Member");
     return c.json({ ...removed, effectiveAt: await changeInForce(c) }, 200);
   },

@@ -688,11 +688,14 @@ export interface paths {
     post?: never;
     /**
      * Remove a browser member, with every credential that acts with their standing
-     * @description Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own upstream OAuth grants (revoked at the authorization servers where offered), and denies the approvals those keys and apps wait for (`cancelledApprovals`). Answers once none of these can be used anywhere (`effectiveAt`, also `rayrun-effective-at`). The workspace's last admin member cannot be removed (409 `last_admin`, nothing revoked).
+     * @description Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own upstream OAuth grants (revoked at the authorization servers where offered), and denies the approvals those keys and apps wait for (`cancelledApprovals`). The workspace's shared upstream grants the member authorized are listed (`sharedGrantsAuthorized`) and kept, or revoked too with `revokeSharedGrants=true`. Answers once none of these can be used anywhere (`effectiveAt`, also `rayrun-effective-at`). The workspace's last admin member cannot be removed (409 `last_admin`, nothing revoked).
      */
     delete: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description `true`: also revoke the workspace's shared upstream grants the member (or a key of theirs) authorized, which otherwise keep acting as the upstream account they signed in with. Their services go back to pending */
+          revokeSharedGrants?: "true" | "false";
+        };
         header?: never;
         path: {
           ws: string;
@@ -709,6 +712,15 @@ export interface paths {
           };
           content: {
             "application/json": components["schemas"]["RemovedMember"];
+          };
+        };
+        /** @description Malformed JSON or a request that fails the schema or a rule: `invalid_json`, `invalid_request`, `url_not_allowed`, `oauth_state_invalid`, `oauth_callback_error`, `projection_requires_output_schema` */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -6013,8 +6025,20 @@ export interface components {
       oauthGrants: number;
       /** @description The approvals the revoked keys and those apps asked for that could still be decided or used, by id: a pending one is denied (`decidedBy`: who made this request, `decisionNote` says why), an approved one not yet used expires */
       cancelledApprovals: string[];
+      /** @description The workspace's shared upstream OAuth grants (used by every caller of their service) that the member authorized, or a key of theirs made the link for. They stay unless `revokeSharedGrants=true` was given (`revoked`) */
+      sharedGrantsAuthorized: components["schemas"]["AuthorizedSharedGrant"][];
       /** @description When the removal was in force everywhere (ISO 8601) */
       effectiveAt: string;
+    };
+    AuthorizedSharedGrant: {
+      grantId: string;
+      serviceId: string;
+      /** @description The service's slug; null for a service deleted meanwhile */
+      service: string | null;
+      /** @description Who made the authorization link: the member's id, or one of their keys' */
+      authorizedBy: string;
+      /** @description Revoked at its authorization server and deleted (`revokeSharedGrants=true`); its service is pending until authorized again */
+      revoked: boolean;
     };
     Actor: {
       /** @description As history, approvals and deployments record it: `usr_…` or `key_…` */
