@@ -59,17 +59,20 @@ export interface NewApiKey {
  * revokes the keys made with it in one statement too, so a key made while its maker is revoked is either revoked
  * with it or never written.
  */
-function makerStillActive(createdBy: string): { sql: string; binds: string[] } {
+function makerStillActive(workspaceId: string, createdBy: string): { sql: string; binds: string[] } {
   if (createdBy.startsWith("key_")) {
-    return { sql: "EXISTS (SELECT 1 FROM api_keys WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL)", binds: [createdBy] };
+    return {
+      sql: "EXISTS (SELECT 1 FROM api_keys WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL)",
+      binds: [workspaceId, createdBy],
+    };
   }
   if (createdBy.startsWith("usr_")) {
     return {
       sql: "EXISTS (SELECT 1 FROM memberships WHERE workspace_id = ? AND user_id = ? AND removal_started_at IS NULL)",
-      binds: [createdBy],
+      binds: [workspaceId, createdBy],
     };
   }
-  return { sql: "? IS NOT NULL", binds: [] };
+  return { sql: "1", binds: [] };
 }
 
 /** Creates a key; null when its maker lost its standing meanwhile (a revoked key, a member being removed). */
@@ -86,7 +89,7 @@ export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ 
     created_at: nowIso(),
     revoked_at: null,
   };
-  const maker = makerStillActive(input.createdBy);
+  const maker = makerStillActive(input.workspaceId, input.createdBy);
   const written = await db
     .prepare(
       `INSERT INTO api_keys (id, workspace_id, name, key_hash, prefix, scopes, profile_id, created_by, created_at)
@@ -102,7 +105,6 @@ export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ 
       row.profile_id,
       row.created_by,
       row.created_at,
-      input.workspaceId,
       ...maker.binds,
     )
     .run();
