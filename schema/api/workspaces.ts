@@ -28,6 +28,22 @@ export const ApiKeySchema = z
   })
   .openapi("ApiKey");
 
+const CancelledApprovals = (whose: string) =>
+  z.array(z.string()).openapi({
+    description:
+      `The approvals ${whose} asked for that could still be decided or used, by id: a pending one is denied ` +
+      "(`decidedBy`: who made this request, `decisionNote` says why), an approved one not yet used expires",
+  });
+
+export const RevokedApiKeySchema = ApiKeySchema.extend({
+  revokedKeys: z.array(z.string()).openapi({
+    description:
+      "The keys made with this key, and with those however deep, that this request revoked with it (keys revoked before are not listed)",
+  }),
+  cancelledApprovals: CancelledApprovals("the revoked keys"),
+  effectiveAt: z.string().openapi({ description: "When the revocation was in force everywhere (ISO 8601)" }),
+}).openapi("RevokedApiKey");
+
 export const CreatedApiKeySchema = z
   .object({ key: ApiKeySchema, secret: z.string().openapi({ description: "Shown once; store it now" }) })
   .openapi("CreatedApiKey");
@@ -55,6 +71,30 @@ export const ActorSchema = z
   })
   .openapi("Actor");
 
+export const AuthorizedSharedGrantSchema = z
+  .object({
+    grantId: z.string(),
+    serviceId: z.string(),
+    service: z.string().nullable().openapi({ description: "The service's slug; null for a service deleted meanwhile" }),
+    authorizedBy: z.string().openapi({ description: "Who made the authorization link: the member's id, or one of their keys'" }),
+    revoked: z.boolean().openapi({
+      description:
+        "Revoked at its authorization server and deleted (`revokeSharedGrants=true`); its service is pending until authorized again",
+    }),
+  })
+  .openapi("AuthorizedSharedGrant");
+
+export const RemoveMemberQuery = z.object({
+  revokeSharedGrants: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({
+      description:
+        "`true`: also revoke the workspace's shared upstream grants the member (or a key of theirs) authorized, which " +
+        "otherwise keep acting as the upstream account they signed in with. Their services go back to pending",
+    }),
+});
+
 export const RemovedMemberSchema = z
   .object({
     id: z.string(),
@@ -68,6 +108,12 @@ export const RemovedMemberSchema = z
         "The member's own upstream OAuth grants (`user:<id>`) and those of the revoked keys (`key:<id>`), revoked at their authorization servers and deleted",
     }),
     oauthGrants: z.number().int().openapi({ description: "The OAuth apps' grants the member had consented to, now revoked" }),
+    cancelledApprovals: CancelledApprovals("the revoked keys and those apps"),
+    sharedGrantsAuthorized: z.array(AuthorizedSharedGrantSchema).openapi({
+      description:
+        "The workspace's shared upstream OAuth grants (used by every caller of their service) that the member authorized, " +
+        "or a key of theirs made the link for. They stay unless `revokeSharedGrants=true` was given (`revoked`)",
+    }),
     effectiveAt: z.string().openapi({ description: "When the removal was in force everywhere (ISO 8601)" }),
   })
   .openapi("RemovedMember");

@@ -229,6 +229,36 @@ export class ApprovalStore {
     };
   }
 
+  /**
+   * Ends the approvals of callers that lost their standing (`keyIds`: key ids, and `oauth:<client id>` for an OAuth
+   * client whose grant was revoked): a pending request is denied (by `actorId`, with `note`), so no one approves a
+   * call for a credential that is gone; an approved one not yet used expires now. Answers their ids.
+   */
+  cancelFor(keyIds: readonly string[], actorId: string, note: string, now = Date.now()): string[] {
+    const callers = JSON.stringify(keyIds);
+    const denied = this.#sql
+      .exec<{ id: string }>(
+        `UPDATE approvals SET status = 'denied', decided_by = ?, decided_at = ?, decision_note = ?
+         WHERE status = 'pending' AND expires_at > ? AND key_id IN (SELECT value FROM json_each(?)) RETURNING id`,
+        actorId,
+        now,
+        note,
+        now,
+        callers,
+      )
+      .toArray();
+    const expired = this.#sql
+      .exec<{ id: string }>(
+        `UPDATE approvals SET expires_at = ? WHERE status = 'approved' AND expires_at > ? AND key_id IN (SELECT value FROM json_each(?))
+         RETURNING id`,
+        now,
+        now,
+        callers,
+      )
+      .toArray();
+    return [...denied, ...expired].map((row) => row.id).sort();
+  }
+
   /** Approve or deny a pending, unexpired request, with the approver's note. Returns the approval, or why it cannot be decided. */
   decide(
     id: string,

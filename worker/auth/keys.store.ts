@@ -53,7 +53,30 @@ export interface NewApiKey {
   createdBy: string;
 }
 
-export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ key: ApiKeyRecord; secret: string }> {
+/**
+ * The condition a new key's maker must still meet when the key is written, in the same statement: a key that makes a
+ * key is not revoked, a member is not being removed (a key made by `bootstrap` has no maker to check). Revoking a key
+ * revokes the keys made with it in one statement too, so a key made while its maker is revoked is either revoked
+ * with it or never written.
+ */
+function makerStillActive(workspaceId: string, createdBy: string): { sql: string; binds: string[] } {
+  if (createdBy.startsWith("key_")) {
+    return {
+      sql: "EXISTS (SELECT 1 FROM api_keys WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL)",
+      binds: [workspaceId, createdBy],
+    };
+  }
+  if (createdBy.startsWith("usr_")) {
+    return {
+      sql: "EXISTS (SELECT 1 FROM memberships WHERE workspace_id = ? AND user_id = ? AND removal_started_at IS NULL)",
+      binds: [workspaceId, createdBy],
+    };
+  }
+  return { sql: "1", binds: [] };
+}
+
+/** Creates a key; null when its maker lost its standing meanwhile (a revoked key, a member being removed). */
+export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ key: ApiKeyRecord; secret: string } | null> {
   const secret = generateKeySecret();
   const row: ApiKeyRow = {
     id: newId("key"),
@@ -66,10 +89,11 @@ export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ 
     created_at: nowIso(),
     revoked_at: null,
   };
-  await db
+  const maker = makerStillActive(input.workspaceId, input.createdBy);
+  const written = await db
     .prepare(
       `INSERT INTO api_keys (id, workspace_id, name, key_hash, prefix, scopes, profile_id, created_by, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${maker.sql}`,
     )
     .bind(
       row.id,
@@ -81,9 +105,10 @@ export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ 
       row.profile_id,
       row.created_by,
       row.created_at,
+      ...maker.binds,
     )
     .run();
-  return { key: toRecord(row), secret };
+  return written.meta.changes === 1 ? { key: toRecord(row), secret } : null;
 }
 
 export async function listApiKeys(db: D1Database, workspaceId: string): Promise<ApiKeyRecord[]> {
@@ -103,33 +128,31 @@ export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: s
 }
 
 /**
- * Revokes every active key `userId` created in the workspace, and every key made with one of those, however deep
- * (an admin key makes keys whose `created_by` is the key, not the user): all of them act with the user's standing.
- * A revoked key's keys are followed too. Answers the keys it revoked, and every key of that tree (revoked before
- * too), whose grants and links go with them.
+ * Revokes every active key `maker` created in the workspace, and every key made with one of those, however deep.
+ * `maker` is a user (an admin key makes keys whose `created_by` is the key, not the user: all of them act with the
+ * user's standing) or a key (the keys made with it, when it is revoked). A revoked key's keys are followed too.
+ * Finding the keys and revoking them is one statement, so no key made meanwhile with one of them escapes: it is in
+ * the tree, or its maker was already revoked and it was never written (`createApiKey`). Answers the keys it revoked,
+ * and every key of that tree (revoked before too), whose grants, links and approvals go with them.
  */
 export async function revokeKeysCreatedBy(
   db: D1Database,
   workspaceId: string,
-  userId: string,
+  maker: string,
 ): Promise<{ revoked: string[]; made: string[] }> {
-  const { results } = await db
-    .prepare(
-      `WITH RECURSIVE made(id) AS (
-         SELECT id FROM api_keys WHERE workspace_id = ? AND created_by = ?
-         UNION SELECT k.id FROM api_keys k JOIN made ON k.created_by = made.id WHERE k.workspace_id = ?
-       ) SELECT id FROM made`,
-    )
-    .bind(workspaceId, userId, workspaceId)
-    .all<{ id: string }>();
-  const made = results.map((row) => row.id).sort();
-  const revoked = await db
-    .prepare(
-      `UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND revoked_at IS NULL AND id IN (SELECT value FROM json_each(?)) RETURNING id`,
-    )
-    .bind(nowIso(), workspaceId, JSON.stringify(made))
-    .all<{ id: string }>();
-  return { revoked: revoked.results.map((row) => row.id).sort(), made };
+  const tree = `WITH RECURSIVE made(id) AS (
+      SELECT id FROM api_keys WHERE workspace_id = ?1 AND created_by = ?2
+      UNION SELECT k.id FROM api_keys k JOIN made ON k.created_by = made.id WHERE k.workspace_id = ?1
+    )`;
+  const [revoked, made] = await db.batch<{ id: string }>([
+    db
+      .prepare(
+        `${tree} UPDATE api_keys SET revoked_at = ?3 WHERE workspace_id = ?1 AND revoked_at IS NULL AND id IN (SELECT id FROM made) RETURNING id`,
+      )
+      .bind(workspaceId, maker, nowIso()),
+    db.prepare(`${tree} SELECT id FROM made`).bind(workspaceId, maker),
+  ]);
+  return { revoked: revoked!.results.map((row) => row.id).sort(), made: made!.results.map((row) => row.id).sort() };
 }
 
 /** How long an unknown secret is remembered as unknown: no lease covers it, and only a new key could change it. */

@@ -18,8 +18,27 @@ export async function membershipRole(db: D1Database, workspaceId: string, userId
   return row?.role ?? null;
 }
 
-/** Adds (or re-roles) a member, creating the user on first sight of the email. */
-export async function upsertMember(db: D1Database, workspaceId: string, email: string, role: Role): Promise<UserRecord> {
+/**
+ * SQL true when the member `m` is not the workspace's last admin: they are no admin, an admin already being removed
+ * (who no longer counts), or another admin who is not being removed remains. Checked inside the write it guards, so
+ * two concurrent changes cannot both find the other admin and both go ahead.
+ */
+const NOT_LAST_ADMIN = (m: string) =>
+  `(${m}.role != 'admin' OR ${m}.removal_started_at IS NOT NULL OR EXISTS (
+     SELECT 1 FROM memberships peer WHERE peer.workspace_id = ${m}.workspace_id AND peer.user_id != ${m}.user_id
+       AND peer.role = 'admin' AND peer.removal_started_at IS NULL))`;
+
+/**
+ * Adds (or re-roles) a member, creating the user on first sight of the email. `lastAdmin` when the change would demote
+ * the workspace's last admin: refused in the same statement (the upsert's `WHERE`), the membership unchanged. Adding a member
+ * whose removal failed part-way keeps them (their removal is no longer in progress).
+ */
+export async function upsertMember(
+  db: D1Database,
+  workspaceId: string,
+  email: string,
+  role: Role,
+): Promise<{ user: UserRecord; lastAdmin: boolean }> {
   const now = nowIso();
   const user = await db
     .prepare(
@@ -29,14 +48,32 @@ export async function upsertMember(db: D1Database, workspaceId: string, email: s
     .bind(newId("usr"), email.toLowerCase(), now)
     .first<UserRecord>();
   if (!user) throw new Error("user upsert returned no row");
-  await db
+  const written = await db
     .prepare(
       `INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role`,
+       ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role, removal_started_at = NULL
+         WHERE excluded.role = 'admin' OR ${NOT_LAST_ADMIN("memberships")}
+       RETURNING role`,
     )
     .bind(workspaceId, user.id, role, now)
-    .run();
-  return user;
+    .first<{ role: Role }>();
+  return { user, lastAdmin: written === null };
+}
+
+/**
+ * Starts a member's removal: marks the membership as being removed, unless they are the workspace's last admin
+ * (checked in the same statement). A removal already started (one that failed part-way) may go on. Answers whether
+ * it may; false also when the user is no member.
+ */
+export async function startMemberRemoval(db: D1Database, workspaceId: string, userId: string): Promise<boolean> {
+  const row = await db
+    .prepare(
+      `UPDATE memberships SET removal_started_at = COALESCE(removal_started_at, ?)
+       WHERE workspace_id = ? AND user_id = ? AND ${NOT_LAST_ADMIN("memberships")} RETURNING user_id`,
+    )
+    .bind(nowIso(), workspaceId, userId)
+    .first<{ user_id: string }>();
+  return row !== null;
 }
 
 /** One member of a workspace, or null when the user is none. */
@@ -51,9 +88,15 @@ export async function findMember(
     .first<{ id: string; email: string; role: Role }>();
 }
 
-/** Ends a user's membership (nothing when they were none). */
+/**
+ * Ends a membership whose removal started (nothing when they are none, or were added again meanwhile: that member
+ * stays, with none of the credentials the removal revoked).
+ */
 export async function deleteMembership(db: D1Database, workspaceId: string, userId: string): Promise<void> {
-  await db.prepare("DELETE FROM memberships WHERE workspace_id = ? AND user_id = ?").bind(workspaceId, userId).run();
+  await db
+    .prepare("DELETE FROM memberships WHERE workspace_id = ? AND user_id = ? AND removal_started_at IS NOT NULL")
+    .bind(workspaceId, userId)
+    .run();
 }
 
 export async function listMembers(db: D1Database, workspaceId: string) {

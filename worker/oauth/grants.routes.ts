@@ -64,16 +64,17 @@ async function revokeOAuthGrant(env: Env, oauth: OAuthHelpers, workspaceId: stri
 
 /**
  * Revokes the workspace's OAuth grants a member consented to (`approvedBy`, their email): the app acts with the
- * member's standing, which ends with the membership. Answers how many; none where OAuth is not configured.
+ * member's standing, which ends with the membership. Answers the client id of each grant revoked; none where OAuth is
+ * not configured.
  */
-export async function revokeOAuthGrantsApprovedBy(env: Env, workspaceId: string, email: string): Promise<number> {
-  if (!authorizationServer(env)) return 0;
+export async function revokeOAuthGrantsApprovedBy(env: Env, workspaceId: string, email: string): Promise<string[]> {
+  if (!authorizationServer(env)) return [];
   const oauth = oauthApi(env);
   const approved = (await workspaceGrants(oauth, workspaceId)).filter(
     (grant) => (grant.metadata as { approvedBy?: unknown } | undefined)?.approvedBy === email,
   );
   for (const grant of approved) await revokeOAuthGrant(env, oauth, workspaceId, grant);
-  return approved.length;
+  return approved.map((grant) => grant.clientId);
 }
 
 oauthGrantRoutes.openapi(

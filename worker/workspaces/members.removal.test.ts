@@ -4,6 +4,9 @@ import { api, CONSOLE_HEADERS, connectMcp, createKey, createWorkspace, devLogin,
 import { exchange } from "../oauth/oauth.fixtures.ts";
 import { authorizeInBrowser, connectOAuthService, grantsOf, newLab, startAuthorize } from "../upstream-auth/upstream-oauth.fixtures.ts";
 
+/** A workspace whose admin member stays: the member a test removes is never its last admin. */
+const withOwner = () => createWorkspace("Test workspace", `owner-${crypto.randomUUID().slice(0, 8)}@rayrun.test`);
+
 async function whoami(key: string) {
   const client = await connectMcp(key);
   try {
@@ -16,7 +19,7 @@ async function whoami(key: string) {
 describe("removing a member", () => {
   it("ends their access, and revokes their keys, their upstream grants and the OAuth grants they consented to", async ({ expect }) => {
     const lab = await newLab();
-    const workspace = await createWorkspace();
+    const workspace = await withOwner();
     const serviceId = (await connectOAuthService(workspace, lab, { oauth: { mode: "per_user" } })).body.service.id as string;
     const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
     expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "admin-upstream" })).callback!.status).toBe(200);
@@ -54,6 +57,8 @@ describe("removing a member", () => {
       revokedKeys: [made.body.key.id],
       upstreamGrants: 1,
       oauthGrants: 1,
+      cancelledApprovals: [],
+      sharedGrantsAuthorized: [],
       effectiveAt: expect.any(String),
     });
     expect(removed.headers.get("rayrun-effective-at")).toBe(removed.body.effectiveAt);
@@ -86,7 +91,7 @@ describe("removing a member", () => {
 
   it("revokes the keys made with the member's keys too, however deep, and their upstream grants", async ({ expect }) => {
     const lab = await newLab();
-    const workspace = await createWorkspace();
+    const workspace = await withOwner();
     const serviceId = (await connectOAuthService(workspace, lab, { oauth: { mode: "per_user" } })).body.service.id as string;
     const link = await startAuthorize(workspace, serviceId, { key: workspace.adminKey });
     expect((await authorizeInBrowser(link.body.authorizationUrl, { user: "admin-upstream" })).callback!.status).toBe(200);
@@ -129,7 +134,7 @@ describe("removing a member", () => {
     expect,
   }) => {
     const [lab, otherLab] = [await newLab(), await newLab()];
-    const workspace = await createWorkspace();
+    const workspace = await withOwner();
     const clientKey = await createKey(workspace, ["tools:call"], workspace.defaultProfileId);
     const services: string[] = [];
     for (const [upstream, slug] of [
@@ -183,7 +188,7 @@ describe("removing a member", () => {
   });
 
   it("can be retried when it fails part-way: the member stays until everything they hold is revoked", async ({ expect }) => {
-    const workspace = await createWorkspace();
+    const workspace = await withOwner();
     const email = `peggy-${crypto.randomUUID().slice(0, 8)}@rayrun.test`;
     const added = await api(`/v1/workspaces/${workspace.ws}/members`, {
       method: "PUT",
@@ -210,7 +215,7 @@ describe("removing a member", () => {
   });
 
   it("answers 404 for someone who is no member, and needs the admin scope", async ({ expect }) => {
-    const workspace = await createWorkspace();
+    const workspace = await withOwner();
     const missing = await api(`/v1/workspaces/${workspace.ws}/members/usr_nobody`, { method: "DELETE", key: workspace.adminKey });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toEqual({ code: "not_found", message: "Member not found" });

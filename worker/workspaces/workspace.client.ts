@@ -84,6 +84,9 @@ export function workspaceClient(env: Env, workspaceId: string) {
       note: string | null,
     ): Promise<{ ok: true; approval: Approval } | { ok: false; reason: "not_found" | "not_pending"; approval?: Approval }> =>
       serialisable(stub.decideApproval(id, decision, actorId, note)),
+    /** Denies the pending approvals of these callers (key ids, `oauth:<client id>`) and expires their unused ones. */
+    cancelApprovals: (keyIds: string[], actorId: string, note: string): Promise<string[]> =>
+      serialisable(stub.cancelApprovals(keyIds, actorId, note)),
 
     /** Upstream OAuth (worker/upstream-auth/grants.do.ts): flows in progress and grants, tokens sealed. */
     reusableOAuthFlow: (serviceId: string, subject: GrantSubject): Promise<{ flowId: string; expiresAt: string } | null> =>

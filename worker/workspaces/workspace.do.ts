@@ -129,6 +129,10 @@ export class WorkspaceDO extends DurableObject<Env> {
     return this.#approvals.decide(id, decision, actorId, note);
   }
 
+  cancelApprovals(keyIds: string[], actorId: string, note: string) {
+    return this.#approvals.cancelFor(keyIds, actorId, note);
+  }
+
   reusableOAuthFlow(serviceId: string, subject: GrantSubject) {
     return this.#grants.reusableFlow(serviceId, subject);
   }

@@ -10,20 +10,22 @@ import {
   MemberSchema,
   PutMemberBody,
   RemovedMemberSchema,
+  RemoveMemberQuery,
+  RevokedApiKeySchema,
   UpdateWorkspaceBody,
   WorkspaceSchema,
 } from "../../schema/api/workspaces.ts";
 import { z } from "@hono/zod-openapi";
 import { guard } from "../auth/guard.ts";
 import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
-import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.store.ts";
+import { createApiKey, listApiKeys, revokeApiKey, revokeKeysCreatedBy } from "../auth/keys.store.ts";
 import { listMembers, upsertMember } from "../auth/users.store.ts";
 import { createRouter } from "../http/app.ts";
 import { changeInForce } from "../leases/change-window.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { timingSafeEqual } from "../lib/crypto.ts";
 import { findProfile } from "../policy/profiles.store.ts";
-import { removeMember } from "./member-removal.ts";
+import { lastAdmin, removeMember } from "./member-removal.ts";
 import { workspaceClient } from "./workspace.client.ts";
 import { createWorkspace, getWorkspace, updateWorkspace } from "./workspaces.store.ts";
 
@@ -53,6 +55,7 @@ workspaceRoutes.openapi(
       profileId: null,
       createdBy: "bootstrap",
     });
+    if (!adminKey) throw new Error("the bootstrap admin key was not written");
     if (body.adminEmail) await upsertMember(c.env.DB, workspace.id, body.adminEmail, "admin");
     return c.json({ workspace, adminKey, defaultProfileId }, 201);
   },
@@ -131,6 +134,8 @@ workspaceRoutes.openapi(
       profileId: body.profileId ?? null,
       createdBy: c.get("actor").id,
     });
+    // Its maker was revoked (a key) or began to be removed (a member) after this request was authenticated.
+    if (!created) throw new ApiError("unauthorized", { message: "The credential making this key was revoked" });
     return c.json(created, 201);
   },
 );
@@ -153,22 +158,34 @@ workspaceRoutes.openapi(
     method: "delete",
     path: "/v1/workspaces/{ws}/keys/{keyId}",
     tags: ["keys"],
-    summary: "Revoke an API key",
+    summary: "Revoke an API key, and the keys made with it",
     description:
-      "Answers once no request anywhere can still use the key (`rayrun-effective-at`: when that became true). The key's own upstream OAuth grants are revoked at their authorization servers and deleted.",
+      "Revokes the key and every key made with it, however deep (a key with `admin` can make keys; they are listed in " +
+      "`revokedKeys`). Answers once no request anywhere can use any of them (`effectiveAt`, also `rayrun-effective-at`). " +
+      "Their own upstream OAuth grants are revoked at their authorization servers and deleted, and the approvals they wait " +
+      "for are denied (`cancelledApprovals`). Revoking a key again " +
+      "revokes any key made with it that is still active.",
     middleware: guard("admin"),
     request: { params: WorkspaceParams.extend({ keyId: z.string() }) },
-    responses: { 200: json(ApiKeySchema, "The revoked key"), ...errorResponses(404) },
+    responses: { 200: json(RevokedApiKeySchema, "The revoked key"), ...errorResponses(404) },
   }),
   async (c) => {
     const { ws, keyId } = c.req.valid("param");
     const key = await revokeApiKey(c.env.DB, ws, keyId);
     if (!key) throw notFound("Key");
-    await changeInForce(c);
-    // An authorization link the key made would still finish, and could replace the workspace's shared grant.
-    await workspaceClient(c.env, ws).dropOAuthFlows({ initiators: [keyId], subjects: [`key:${keyId}`] });
-    await revokeSubjectGrants(c.env, ws, [`key:${keyId}`], `Grant revoked with its key ${keyId}`);
-    return c.json(key, 200);
+    const made = await revokeKeysCreatedBy(c.env.DB, ws, keyId);
+    const effectiveAt = await changeInForce(c);
+    // An authorization link one of the keys made would still finish, and could replace the workspace's shared grant.
+    const keys = [keyId, ...made.made];
+    const subjects = keys.map((id) => `key:${id}`);
+    await workspaceClient(c.env, ws).dropOAuthFlows({ initiators: keys, subjects });
+    await revokeSubjectGrants(c.env, ws, subjects, `Grant revoked with the key ${keyId} and the keys made with it`);
+    const cancelledApprovals = await workspaceClient(c.env, ws).cancelApprovals(
+      keys,
+      c.get("actor").id,
+      `Denied when the key ${keyId} was revoked`,
+    );
+    return c.json({ ...key, revokedKeys: made.revoked, cancelledApprovals, effectiveAt }, 200);
   },
 );
 
@@ -191,13 +208,17 @@ workspaceRoutes.openapi(
     path: "/v1/workspaces/{ws}/members",
     tags: ["members"],
     summary: "Add a browser member or change their role",
+    description:
+      "A workspace keeps at least one admin member once it has one: changing the last admin's role to `editor` or `viewer` " +
+      "is refused with 409 `last_admin`.",
     middleware: guard("admin"),
     request: { params: WorkspaceParams, body: jsonBody(PutMemberBody) },
-    responses: { 200: json(MemberSchema.omit({ createdAt: true }), "The member"), ...errorResponses(400, 404) },
+    responses: { 200: json(MemberSchema.omit({ createdAt: true }), "The member"), ...errorResponses(400, 404, 409) },
   }),
   async (c) => {
     const body = c.req.valid("json");
-    const user = await upsertMember(c.env.DB, c.req.valid("param").ws, body.email, body.role);
+    const { user, lastAdmin: refused } = await upsertMember(c.env.DB, c.req.valid("param").ws, body.email, body.role);
+    if (refused) throw lastAdmin(user.email, user.id, "demoted");
     return c.json({ id: user.id, email: user.email, role: body.role }, 200);
   },
 );
@@ -210,15 +231,19 @@ workspaceRoutes.openapi(
     summary: "Remove a browser member, with every credential that acts with their standing",
     description:
       "Ends the membership, revokes the keys the member created, the OAuth apps' grants they consented to, and their own " +
-      "upstream OAuth grants (revoked at the authorization servers where offered). Answers once none of these can be used " +
-      "anywhere (`effectiveAt`, also `rayrun-effective-at`).",
+      "upstream OAuth grants (revoked at the authorization servers where offered), and denies the approvals those keys " +
+      "and apps wait for (`cancelledApprovals`). The workspace's shared upstream grants the member authorized are listed " +
+      "(`sharedGrantsAuthorized`) and kept, or revoked too with `revokeSharedGrants=true`. Answers once none of these can be used " +
+      "anywhere (`effectiveAt`, also `rayrun-effective-at`). The workspace's last admin member cannot be removed " +
+      "(409 `last_admin`, nothing revoked).",
     middleware: guard("admin"),
-    request: { params: WorkspaceParams.extend({ userId: z.string() }) },
-    responses: { 200: json(RemovedMemberSchema, "The removed member"), ...errorResponses(404) },
+    request: { params: WorkspaceParams.extend({ userId: z.string() }), query: RemoveMemberQuery },
+    responses: { 200: json(RemovedMemberSchema, "The removed member"), ...errorResponses(400, 404, 409) },
   }),
   async (c) => {
     const { ws, userId } = c.req.valid("param");
-    const removed = await removeMember(c.env, ws, userId);
+    const revokeSharedGrants = c.req.valid("query").revokeSharedGrants === "true";
+    const removed = await removeMember(c.env, ws, userId, c.get("actor").id, { revokeSharedGrants });
     if (!removed) throw notFound("Member");
     return c.json({ ...removed, effectiveAt: await changeInForce(c) }, 200);
   },

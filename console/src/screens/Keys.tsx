@@ -24,7 +24,7 @@ export function Keys({ ws }: ScreenProps) {
   const name = useActorNames(ws);
 
   async function revoke(key: Schemas["ApiKey"]) {
-    if (!confirm(`Revoke key "${key.name}" (${key.prefix}…)? Calls with it are refused from now on.`)) return;
+    if (!confirm(`Revoke key "${key.name}" (${key.prefix}…) and the keys made with it? Calls with them are refused from now on.`)) return;
     setActionError(undefined);
     try {
       await call(api.DELETE("/v1/workspaces/{ws}/keys/{keyId}", { params: { path: { ws, keyId: key.id } } }));

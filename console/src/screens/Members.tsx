@@ -26,7 +26,9 @@ export function Members({ ws }: ScreenProps) {
       members.reload();
       return true;
     } catch (error) {
+      // A refused role change (`last_admin`) is shown; the role select goes back to the role the member still has.
       setActionError(error);
+      members.reload();
       return false;
     }
   }
@@ -141,11 +143,17 @@ function AddMember({ onAdd }: { onAdd: (email: string, role: Role) => Promise<bo
 /** What a removal took with it, as the API answered. */
 function RemovedNote({ removed }: { removed: Schemas["RemovedMember"] }) {
   const keys = removed.revokedKeys.length;
+  const kept = removed.sharedGrantsAuthorized.filter((grant) => !grant.revoked).map((grant) => grant.service ?? grant.serviceId);
   return (
     <p class="panel highlight" role="status">
       Removed {removed.email}. Revoked {keys} {keys === 1 ? "key" : "keys"}, {removed.oauthGrants} app{" "}
       {removed.oauthGrants === 1 ? "grant" : "grants"} and {removed.upstreamGrants} upstream{" "}
-      {removed.upstreamGrants === 1 ? "authorization" : "authorizations"}.
+      {removed.upstreamGrants === 1 ? "authorization" : "authorizations"}
+      {removed.cancelledApprovals.length > 0 &&
+        `, and ended ${removed.cancelledApprovals.length} ${removed.cancelledApprovals.length === 1 ? "approval" : "approvals"} they were waiting for`}
+      .
+      {kept.length > 0 &&
+        ` Kept the shared upstream ${kept.length === 1 ? "authorization" : "authorizations"} they made (${kept.join(", ")}): authorize ${kept.length === 1 ? "it" : "them"} again with a team account.`}
     </p>
   );
 }

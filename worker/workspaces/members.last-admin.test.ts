@@ -1,0 +1,135 @@
+import { describe, it } from "vitest";
+import { api, CONSOLE_HEADERS, createWorkspace, devLogin, newTag, type TestWorkspace } from "../../test/helpers.ts";
+
+const emailOf = (name: string) => `${name}-${newTag()}@rayrun.test`;
+
+async function addMember(workspace: TestWorkspace, email: string, role: "admin" | "editor" | "viewer") {
+  const added = await api(`/v1/workspaces/${workspace.ws}/members`, { method: "PUT", key: workspace.adminKey, body: { email, role } });
+  if (added.status !== 200) throw new Error(`member: ${added.status} ${JSON.stringify(added.body)}`);
+  return { id: added.body.id as string, email, session: { cookie: await devLogin(email), ...CONSOLE_HEADERS } };
+}
+
+async function rolesOf(workspace: TestWorkspace): Promise<Record<string, string>> {
+  const listed = await api(`/v1/workspaces/${workspace.ws}/members`, { key: workspace.adminKey });
+  return Object.fromEntries(listed.body.members.map((member: { id: string; role: string }) => [member.id, member.role]));
+}
+
+const lastAdminError = (email: string, userId: string, change: "removed" | "demoted") => ({
+  code: "last_admin",
+  message: `${email} is the workspace's last admin and cannot be ${change}: make another member admin first`,
+  details: { userId },
+});
+
+describe("the last admin member", () => {
+  it("cannot be removed or demoted, and a refused removal revokes nothing", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const owner = await addMember(workspace, emailOf("owner"), "admin");
+    const ownKey = await api(`/v1/workspaces/${workspace.ws}/keys`, { headers: owner.session, body: { name: "own", scopes: ["admin"] } });
+    expect(ownKey.status).toBe(201);
+
+    const removal = await api(`/v1/workspaces/${workspace.ws}/members/${owner.id}`, { method: "DELETE", key: workspace.adminKey });
+    expect(removal.status).toBe(409);
+    expect(removal.body).toEqual({ error: lastAdminError(owner.email, owner.id, "removed") });
+    // Removing oneself is no way around it.
+    const ownRemoval = await api(`/v1/workspaces/${workspace.ws}/members/${owner.id}`, { method: "DELETE", headers: owner.session });
+    expect(ownRemoval.status).toBe(409);
+    expect(ownRemoval.body.error.code).toBe("last_admin");
+
+    for (const role of ["editor", "viewer"]) {
+      const demotion = await api(`/v1/workspaces/${workspace.ws}/members`, {
+        method: "PUT",
+        headers: owner.session,
+        body: { email: owner.email.toUpperCase(), role },
+      });
+      expect(demotion.status).toBe(409);
+      expect(demotion.body).toEqual({ error: lastAdminError(owner.email, owner.id, "demoted") });
+    }
+    // Saying again that they are admin is no change, and allowed.
+    const same = await api(`/v1/workspaces/${workspace.ws}/members`, {
+      method: "PUT",
+      key: workspace.adminKey,
+      body: { email: owner.email, role: "admin" },
+    });
+    expect(same.status).toBe(200);
+
+    // Still an admin member, with the console and the key they made.
+    expect(await rolesOf(workspace)).toEqual({ [owner.id]: "admin" });
+    expect((await api(`/v1/workspaces/${workspace.ws}/members`, { headers: owner.session })).status).toBe(200);
+    expect((await api(`/v1/workspaces/${workspace.ws}/members`, { key: ownKey.body.secret })).status).toBe(200);
+  });
+
+  it("can go once another admin remains; editors and viewers go whatever the admins", async ({ expect }) => {
+    // No admin member at all (keys only): other members can be removed.
+    const workspace = await createWorkspace();
+    const viewer = await addMember(workspace, emailOf("viewer"), "viewer");
+    const removedViewer = await api(`/v1/workspaces/${workspace.ws}/members/${viewer.id}`, { method: "DELETE", key: workspace.adminKey });
+    expect(removedViewer.status).toBe(200);
+
+    const [first, second] = [await addMember(workspace, emailOf("first"), "admin"), await addMember(workspace, emailOf("second"), "admin")];
+    const editor = await addMember(workspace, emailOf("editor"), "editor");
+    // Two admins: one can step down (the other remains), and then the other is the last.
+    const demoted = await api(`/v1/workspaces/${workspace.ws}/members`, {
+      method: "PUT",
+      headers: second.session,
+      body: { email: first.email, role: "editor" },
+    });
+    expect(demoted.status).toBe(200);
+    expect(demoted.body).toEqual({ id: first.id, email: first.email, role: "editor" });
+    const lastOne = await api(`/v1/workspaces/${workspace.ws}/members/${second.id}`, { method: "DELETE", key: workspace.adminKey });
+    expect(lastOne.status).toBe(409);
+    expect(lastOne.body.error).toEqual(lastAdminError(second.email, second.id, "removed"));
+
+    // Promoted again, the first admin can remove the second.
+    await addMember(workspace, first.email, "admin");
+    const removed = await api(`/v1/workspaces/${workspace.ws}/members/${second.id}`, { method: "DELETE", headers: first.session });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ id: second.id, role: "admin" });
+    const removedEditor = await api(`/v1/workspaces/${workspace.ws}/members/${editor.id}`, { method: "DELETE", headers: first.session });
+    expect(removedEditor.status).toBe(200);
+    expect(await rolesOf(workspace)).toEqual({ [first.id]: "admin" });
+  });
+
+  it("holds when two admins remove each other at once: one goes, the other stays admin", async ({ expect }) => {
+    for (let round = 0; round < 4; round++) {
+      const workspace = await createWorkspace();
+      const [a, b] = [await addMember(workspace, emailOf("a"), "admin"), await addMember(workspace, emailOf("b"), "admin")];
+      const answers = await Promise.all([
+        api(`/v1/workspaces/${workspace.ws}/members/${b.id}`, { method: "DELETE", headers: a.session }),
+        api(`/v1/workspaces/${workspace.ws}/members/${a.id}`, { method: "DELETE", headers: b.session }),
+      ]);
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+      // The other was refused as the last admin, or (when the first removal had already ended) its session has no
+      // workspace any more.
+      const refused = answers.find((answer) => answer.status !== 200)!;
+      expect([
+        { status: 409, code: "last_admin" },
+        { status: 404, code: "not_found" },
+      ]).toContainEqual({ status: refused.status, code: refused.body.error.code });
+      const roles = Object.values(await rolesOf(workspace));
+      expect(roles).toEqual(["admin"]);
+    }
+  });
+
+  it("holds when two admins demote each other at once, and when one is demoted while the other is removed", async ({ expect }) => {
+    for (let round = 0; round < 4; round++) {
+      const workspace = await createWorkspace();
+      const [a, b] = [await addMember(workspace, emailOf("a"), "admin"), await addMember(workspace, emailOf("b"), "admin")];
+      const answers = await Promise.all([
+        api(`/v1/workspaces/${workspace.ws}/members`, { method: "PUT", key: workspace.adminKey, body: { email: a.email, role: "viewer" } }),
+        api(`/v1/workspaces/${workspace.ws}/members`, { method: "PUT", key: workspace.adminKey, body: { email: b.email, role: "viewer" } }),
+      ]);
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+      expect(Object.values(await rolesOf(workspace)).sort()).toEqual(["admin", "viewer"]);
+
+      const other = await createWorkspace();
+      const [c, d] = [await addMember(other, emailOf("c"), "admin"), await addMember(other, emailOf("d"), "admin")];
+      const mixed = await Promise.all([
+        api(`/v1/workspaces/${other.ws}/members/${c.id}`, { method: "DELETE", key: other.adminKey }),
+        api(`/v1/workspaces/${other.ws}/members`, { method: "PUT", key: other.adminKey, body: { email: d.email, role: "editor" } }),
+      ]);
+      expect(mixed.map((answer) => answer.status).sort()).toEqual([200, 409]);
+      expect(Object.values(await rolesOf(other))).toContain("admin");
+    }
+  });
+});
