@@ -38,6 +38,8 @@ export const ERROR_STATUS = {
   too_many_tools: 413,
   too_many_profiles: 413,
   too_many_services: 413,
+  too_many_keys: 413,
+  too_many_members: 413,
   tool_list_too_large: 413,
   workspace_tools_too_large: 413,
   source_too_large: 413,

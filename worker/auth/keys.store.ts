@@ -75,8 +75,21 @@ function makerStillActive(workspaceId: string, createdBy: string): { sql: string
   return { sql: "1", binds: [] };
 }
 
-/** Creates a key; null when its maker lost its standing meanwhile (a revoked key, a member being removed). */
-export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ key: ApiKeyRecord; secret: string } | null> {
+/**
+ * Unrevoked keys one workspace holds. Every isolate may keep each of them in its key cache, and the keys list returns
+ * them all, so their number is bounded like a workspace's services and profiles.
+ */
+export const MAX_ACTIVE_KEYS = 1_000;
+
+/**
+ * Creates a key: `maker_revoked` when its maker lost its standing meanwhile (a revoked key, a member being removed),
+ * `full` when the workspace holds MAX_ACTIVE_KEYS. Both are checked in the insert itself, so concurrent creates
+ * cannot pass the bound together.
+ */
+export async function createApiKey(
+  db: D1Database,
+  input: NewApiKey,
+): Promise<{ key: ApiKeyRecord; secret: string } | "maker_revoked" | "full"> {
   const secret = generateKeySecret();
   const row: ApiKeyRow = {
     id: newId("key"),
@@ -93,7 +106,8 @@ export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ 
   const written = await db
     .prepare(
       `INSERT INTO api_keys (id, workspace_id, name, key_hash, prefix, scopes, profile_id, created_by, created_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${maker.sql}`,
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${maker.sql}
+         AND (SELECT COUNT(*) FROM api_keys WHERE workspace_id = ? AND revoked_at IS NULL) < ${MAX_ACTIVE_KEYS}`,
     )
     .bind(
       row.id,
@@ -106,9 +120,20 @@ export async function createApiKey(db: D1Database, input: NewApiKey): Promise<{ 
       row.created_by,
       row.created_at,
       ...maker.binds,
+      row.workspace_id,
     )
     .run();
-  return written.meta.changes === 1 ? { key: toRecord(row), secret } : null;
+  if (written.meta.changes === 1) return { key: toRecord(row), secret };
+  return (await activeKeyCount(db, input.workspaceId)) >= MAX_ACTIVE_KEYS ? "full" : "maker_revoked";
+}
+
+async function activeKeyCount(db: D1Database, workspaceId: string): Promise<number> {
+  return (
+    (await db
+      .prepare("SELECT COUNT(*) AS active FROM api_keys WHERE workspace_id = ? AND revoked_at IS NULL")
+      .bind(workspaceId)
+      .first<number>("active")) ?? 0
+  );
 }
 
 export async function listApiKeys(db: D1Database, workspaceId: string): Promise<ApiKeyRecord[]> {

@@ -38,8 +38,10 @@ export async function upsertMember(
   workspaceId: string,
   email: string,
   role: Role,
-): Promise<{ user: UserRecord; lastAdmin: boolean }> {
+): Promise<{ user: UserRecord; refused: "last_admin" | null } | "full"> {
   const now = nowIso();
+  // A full workspace takes no new member, and no user row is made for one it would refuse.
+  if (await membersFull(db, workspaceId, email)) return "full";
   const user = await db
     .prepare(
       `INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)
@@ -50,14 +52,36 @@ export async function upsertMember(
   if (!user) throw new Error("user upsert returned no row");
   const written = await db
     .prepare(
-      `INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
+      `INSERT INTO memberships (workspace_id, user_id, role, created_at)
+       SELECT ?1, ?2, ?3, ?4 WHERE (SELECT COUNT(*) FROM memberships WHERE workspace_id = ?1) < ${MAX_MEMBERS}
+         OR EXISTS (SELECT 1 FROM memberships WHERE workspace_id = ?1 AND user_id = ?2)
        ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role, removal_started_at = NULL
          WHERE excluded.role = 'admin' OR ${NOT_LAST_ADMIN("memberships")}
        RETURNING role`,
     )
     .bind(workspaceId, user.id, role, now)
     .first<{ role: Role }>();
-  return { user, lastAdmin: written === null };
+  if (written) return { user, refused: null };
+  // Nothing written: an existing member the last-admin rule kept, or a new one a concurrent add left no room for.
+  return (await membershipRole(db, workspaceId, user.id)) === null ? "full" : { user, refused: "last_admin" };
+}
+
+/**
+ * Members one workspace holds. Its members list, and the actors list that names history by email, return them all;
+ * every added email also makes a user row that outlives the membership.
+ */
+export const MAX_MEMBERS = 1_000;
+
+/** Whether adding `email` would take the workspace past MAX_MEMBERS (an existing member is never refused). */
+async function membersFull(db: D1Database, workspaceId: string, email: string): Promise<boolean> {
+  const row = await db
+    .prepare(
+      `SELECT (SELECT COUNT(*) FROM memberships WHERE workspace_id = ?1) AS members,
+         EXISTS (SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ?1 AND u.email = ?2) AS member`,
+    )
+    .bind(workspaceId, email.toLowerCase())
+    .first<{ members: number; member: number }>();
+  return !!row && row.members >= MAX_MEMBERS && row.member === 0;
 }
 
 /**

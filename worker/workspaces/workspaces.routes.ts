@@ -18,8 +18,8 @@ import {
 import { z } from "@hono/zod-openapi";
 import { guard } from "../auth/guard.ts";
 import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
-import { createApiKey, listApiKeys, revokeApiKey, revokeKeysCreatedBy } from "../auth/keys.store.ts";
-import { listMembers, upsertMember } from "../auth/users.store.ts";
+import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, revokeKeysCreatedBy } from "../auth/keys.store.ts";
+import { listMembers, MAX_MEMBERS, upsertMember } from "../auth/users.store.ts";
 import { createRouter } from "../http/app.ts";
 import { changeInForce } from "../leases/change-window.ts";
 import { ApiError, notFound } from "../http/errors.ts";
@@ -55,7 +55,7 @@ workspaceRoutes.openapi(
       profileId: null,
       createdBy: "bootstrap",
     });
-    if (!adminKey) throw new Error("the bootstrap admin key was not written");
+    if (typeof adminKey === "string") throw new Error(`the bootstrap admin key was not written (${adminKey})`);
     if (body.adminEmail) await upsertMember(c.env.DB, workspace.id, body.adminEmail, "admin");
     return c.json({ workspace, adminKey, defaultProfileId }, 201);
   },
@@ -103,9 +103,10 @@ workspaceRoutes.openapi(
     path: "/v1/workspaces/{ws}/keys",
     tags: ["keys"],
     summary: "Create an API key (the secret is returned once)",
+    description: "A workspace holds at most 1,000 unrevoked keys (413 `too_many_keys`).",
     middleware: guard("admin"),
     request: { params: WorkspaceParams, body: jsonBody(CreateApiKeyBody) },
-    responses: { 201: json(CreatedApiKeySchema, "Created"), ...errorResponses(400, 404) },
+    responses: { 201: json(CreatedApiKeySchema, "Created"), ...errorResponses(400, 404, 413) },
   }),
   async (c) => {
     const { ws } = c.req.valid("param");
@@ -134,8 +135,14 @@ workspaceRoutes.openapi(
       profileId: body.profileId ?? null,
       createdBy: c.get("actor").id,
     });
+    if (created === "full") {
+      throw new ApiError("too_many_keys", {
+        message: `A workspace holds at most ${MAX_ACTIVE_KEYS} unrevoked API keys; revoke one first`,
+        details: { limit: MAX_ACTIVE_KEYS },
+      });
+    }
     // Its maker was revoked (a key) or began to be removed (a member) after this request was authenticated.
-    if (!created) throw new ApiError("unauthorized", { message: "The credential making this key was revoked" });
+    if (created === "maker_revoked") throw new ApiError("unauthorized", { message: "The credential making this key was revoked" });
     return c.json(created, 201);
   },
 );
@@ -210,15 +217,22 @@ workspaceRoutes.openapi(
     summary: "Add a browser member or change their role",
     description:
       "A workspace keeps at least one admin member once it has one: changing the last admin's role to `editor` or `viewer` " +
-      "is refused with 409 `last_admin`.",
+      "is refused with 409 `last_admin`. A workspace holds at most 1,000 members (413 `too_many_members`).",
     middleware: guard("admin"),
     request: { params: WorkspaceParams, body: jsonBody(PutMemberBody) },
-    responses: { 200: json(MemberSchema.omit({ createdAt: true }), "The member"), ...errorResponses(400, 404, 409) },
+    responses: { 200: json(MemberSchema.omit({ createdAt: true }), "The member"), ...errorResponses(400, 404, 409, 413) },
   }),
   async (c) => {
     const body = c.req.valid("json");
-    const { user, lastAdmin: refused } = await upsertMember(c.env.DB, c.req.valid("param").ws, body.email, body.role);
-    if (refused) throw lastAdmin(user.email, user.id, "demoted");
+    const upserted = await upsertMember(c.env.DB, c.req.valid("param").ws, body.email, body.role);
+    if (upserted === "full") {
+      throw new ApiError("too_many_members", {
+        message: `A workspace holds at most ${MAX_MEMBERS} members; remove one first`,
+        details: { limit: MAX_MEMBERS },
+      });
+    }
+    const { user, refused } = upserted;
+    if (refused === "last_admin") throw lastAdmin(user.email, user.id, "demoted");
     return c.json({ id: user.id, email: user.email, role: body.role }, 200);
   },
 );

@@ -356,7 +356,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create an API key (the secret is returned once) */
+    /**
+     * Create an API key (the secret is returned once)
+     * @description A workspace holds at most 1,000 unrevoked keys (413 `too_many_keys`).
+     */
     post: {
       parameters: {
         query?: never;
@@ -410,6 +413,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        413: {
           headers: {
             [name: string]: unknown;
           };
@@ -582,7 +594,7 @@ export interface paths {
     };
     /**
      * Add a browser member or change their role
-     * @description A workspace keeps at least one admin member once it has one: changing the last admin's role to `editor` or `viewer` is refused with 409 `last_admin`.
+     * @description A workspace keeps at least one admin member once it has one: changing the last admin's role to `editor` or `viewer` is refused with 409 `last_admin`. A workspace holds at most 1,000 members (413 `too_many_members`).
      */
     put: {
       parameters: {
@@ -651,6 +663,15 @@ export interface paths {
         };
         /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        413: {
           headers: {
             [name: string]: unknown;
           };
@@ -1073,7 +1094,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1514,7 +1535,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1761,7 +1782,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1871,7 +1892,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3231,7 +3252,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3615,7 +3636,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3904,7 +3925,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -4031,7 +4052,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -4230,7 +4251,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -4432,7 +4453,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -5916,6 +5937,8 @@ export interface components {
           | "too_many_tools"
           | "too_many_profiles"
           | "too_many_services"
+          | "too_many_keys"
+          | "too_many_members"
           | "tool_list_too_large"
           | "workspace_tools_too_large"
           | "source_too_large"
