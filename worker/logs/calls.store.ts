@@ -1,5 +1,5 @@
 import type { CallKind, CallRowOutcome, ShadowVerdict } from "./call-log.ts";
-import { logWhere } from "./log-filter.ts";
+import { readScannedPage, type ScanQuery } from "./scan-window.ts";
 
 /** A call row as the logs API shows it. `item` only to readers who see details (see logs.routes.ts). */
 export interface StoredCall {
@@ -108,37 +108,49 @@ function storedCall(row: CallTableRow, withItem: boolean): StoredCall {
 }
 
 /**
- * The statement behind `queryCalls`. The time filters compare `+created_at`: the unary plus keeps SQLite from reading
- * them through `calls_by_time`, an index over every workspace's rows (retention's). With planner statistics
- * (ANALYZE, or the `PRAGMA optimize` D1 recommends) SQLite chose it for a small workspace's `since`/`until`,
- * and one page then read every other workspace's rows in that window: cost set by other tenants' volume, on the
- * database they share. Read through the workspace's own index, a page reads at most the workspace's rows.
+ * One page of `queryCalls`, read through the workspace's own index (its tool's, or its request's): the time filters
+ * compare `+created_at`, so SQLite never reads them through `calls_by_time`, an index over every workspace's rows
+ * (retention's). With planner statistics (ANALYZE, or the `PRAGMA optimize` D1 recommends) it once chose that index
+ * for a small workspace's `since`/`until`, and one page read every other workspace's rows in that window. The other
+ * filters are read row by row, within LOG_SCAN_ROWS rows (scan-window.ts).
  */
-export function callsStatement(db: D1Database, workspaceId: string, query: CallQuery): D1PreparedStatement {
-  const { where, params } = logWhere(
-    [["workspace_id = ?", workspaceId]],
-    [
+export function callsScan(workspaceId: string, query: CallQuery): ScanQuery {
+  return {
+    table: "calls",
+    scope: [
+      ["workspace_id = ?", workspaceId],
+      ["tool_uid = ?", query.tool],
+      ["request_id = ?", query.requestId],
+    ],
+    filters: [
       ["+created_at >= ?", query.since],
       ["+created_at < ?", query.until],
       ["kind = ?", query.kind],
       [`kind IN (${(query.kinds ?? []).map(() => "?").join(", ")})`, query.kind || !query.kinds?.length ? undefined : query.kinds],
-      ["tool_uid = ?", query.tool],
       ["service_id = ?", query.service],
       ["actor = ?", query.actor],
       ["profile_id = ?", query.profile],
       ["outcome = ?", query.outcome],
       ["code = ?", query.code],
-      ["request_id = ?", query.requestId],
-      ["workspace_seq < ?", query.before],
     ],
-  );
-  return db.prepare(`SELECT * FROM calls WHERE ${where} ORDER BY workspace_seq DESC LIMIT ?`).bind(...params, query.limit);
+    before: query.before,
+    since: query.since,
+    limit: query.limit,
+  };
 }
 
-/** A workspace's call rows, newest first. `withItem` is decided by the caller's role, never by the query. */
-export async function queryCalls(db: D1Database, workspaceId: string, query: CallQuery, withItem: boolean): Promise<StoredCall[]> {
-  const { results } = await callsStatement(db, workspaceId, query).all<CallTableRow>();
-  return results.map((row) => storedCall(row, withItem));
+/**
+ * A workspace's call rows, newest first, and where the next page starts when the scan ended before this one filled
+ * (`resumeBelow`). `withItem` is decided by the caller's role, never by the query.
+ */
+export async function queryCalls(
+  db: D1Database,
+  workspaceId: string,
+  query: CallQuery,
+  withItem: boolean,
+): Promise<{ calls: StoredCall[]; resumeBelow: number | null }> {
+  const { rows, resumeBelow } = await readScannedPage<CallTableRow>(db, callsScan(workspaceId, query));
+  return { calls: rows.map((row) => storedCall(row, withItem)), resumeBelow };
 }
 
 /** The rows of one request: a call, or a run_code with its inner calls (at most 1,000), in index order. */

@@ -62,14 +62,14 @@ logRoutes.openapi(
     const withDetails = seesDetails(c.get("actor"));
     // With details, a page's rows are bounded further, so its bytes are too (LOG_DETAIL_PAGE_ROWS).
     const limit = stagePageRows(query.limit, withDetails);
-    const logs = await queryLogs(
+    const { logs, resumeBelow } = await queryLogs(
       logDatabase(c.env, ws),
       ws,
       toolUid,
       { ...query, limit, before: await positionOf(c, "call_logs", query.cursor) },
       withDetails,
     );
-    const nextCursor = await cursorAfter(c, "call_logs", logs, limit);
+    const nextCursor = await cursorAfter(c, "call_logs", logs, limit, resumeBelow);
     // Declared above as application/x-ndjson; Hono's typed responses only model the JSON variant.
     if (query.format === "jsonl") return c.body(...jsonLines(logs, nextCursor)) as never;
     return c.json({ logs, nextCursor }, 200);
@@ -101,7 +101,7 @@ logRoutes.openapi(
     if (!(await findService(c.env.DB, ws, svc))) throw notFound("Service");
     // The item (a URI may be a template filled with the client's values) follows the same rule as call log details.
     const withItem = seesDetails(c.get("actor"));
-    const calls = await queryCalls(
+    const { calls, resumeBelow } = await queryCalls(
       logDatabase(c.env, ws),
       ws,
       {
@@ -115,7 +115,7 @@ logRoutes.openapi(
       withItem,
     );
     const logs = calls.map((call) => contentLog(call, withItem));
-    const nextCursor = await cursorAfter(c, "calls", logs, query.limit);
+    const nextCursor = await cursorAfter(c, "calls", logs, query.limit, resumeBelow);
     if (query.format === "jsonl") return c.body(...jsonLines(logs, nextCursor)) as never;
     return c.json({ logs, nextCursor }, 200);
   },
@@ -143,14 +143,14 @@ logRoutes.openapi(
   async (c) => {
     const { ws } = c.req.valid("param");
     const query = c.req.valid("query");
-    const calls = await queryCalls(
+    const { calls, resumeBelow } = await queryCalls(
       logDatabase(c.env, ws),
       ws,
       { ...query, kind: "run_code", before: await positionOf(c, "calls", query.cursor) },
       false,
     );
     const runs = calls.map(codeRun);
-    const nextCursor = await cursorAfter(c, "calls", runs, query.limit);
+    const nextCursor = await cursorAfter(c, "calls", runs, query.limit, resumeBelow);
     if (query.format === "jsonl") return c.body(...jsonLines(runs, nextCursor)) as never;
     return c.json({ runs, nextCursor }, 200);
   },
@@ -178,13 +178,13 @@ logRoutes.openapi(
   async (c) => {
     const { ws } = c.req.valid("param");
     const query = c.req.valid("query");
-    const calls = await queryCalls(
+    const { calls, resumeBelow } = await queryCalls(
       logDatabase(c.env, ws),
       ws,
       { ...query, before: await positionOf(c, "calls", query.cursor) },
       seesDetails(c.get("actor")),
     );
-    const nextCursor = await cursorAfter(c, "calls", calls, query.limit);
+    const nextCursor = await cursorAfter(c, "calls", calls, query.limit, resumeBelow);
     if (query.format === "jsonl") return c.body(...jsonLines(calls, nextCursor)) as never;
     return c.json({ calls, nextCursor }, 200);
   },
@@ -292,10 +292,20 @@ async function positionOf(c: Context<AppEnv>, rows: PagedRows, cursor: string | 
   return cursor === undefined ? undefined : openCursor(c.env.SECRETS_KEY, c.req.param("ws")!, rows, cursor);
 }
 
-/** A full page has a next one, starting below its last row's number. */
-async function cursorAfter(c: Context<AppEnv>, rows: PagedRows, page: { id: number }[], limit: number): Promise<string | null> {
+/**
+ * A full page has a next one, starting below its last row's number; so does a page whose scan of the workspace's rows
+ * ended before it filled (`resumeBelow`, scan-window.ts), starting below the last row it read.
+ */
+async function cursorAfter(
+  c: Context<AppEnv>,
+  rows: PagedRows,
+  page: { id: number }[],
+  limit: number,
+  resumeBelow: number | null,
+): Promise<string | null> {
   const last = page.at(-1);
-  return page.length === limit && last ? sealCursor(c.env.SECRETS_KEY, c.req.param("ws")!, rows, last.id) : null;
+  const position = page.length === limit && last ? last.id : resumeBelow;
+  return position === null ? null : sealCursor(c.env.SECRETS_KEY, c.req.param("ws")!, rows, position);
 }
 
 function jsonLines(logs: unknown[], nextCursor: string | null): [string, 200, Record<string, string>] {

@@ -5,10 +5,11 @@
  */
 import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
-import { api, createKey, demoGateway, newTag } from "../../test/helpers.ts";
-import { callsStatement } from "./calls.store.ts";
+import { api, createKey, createWorkspace, demoGateway, newTag } from "../../test/helpers.ts";
+import { callsScan } from "./calls.store.ts";
 import { LOG_DETAIL_PAGE_ROWS, LOG_DETAIL_ROW_BYTES } from "./log-details.ts";
-import { stageRowsStatement } from "./logs.store.ts";
+import { stageRowsScan } from "./logs.store.ts";
+import { LOG_SCAN_ROWS, readScannedPage, ROW_LANDING_SLACK_MS, scanStatements } from "./scan-window.ts";
 
 const DAY_START = Date.parse("2026-03-01T00:00:00.000Z") / 1000;
 const BUSY_ROWS = 50_000;
@@ -39,12 +40,12 @@ describe("a log page's reads", () => {
     await env.DB.prepare("ANALYZE").run();
 
     const window = { since: "2026-03-01T00:00:00.000Z", until: "2026-03-02T00:00:00.000Z", limit: 100 };
-    const calls = await callsStatement(env.DB, small, window).all();
+    const calls = await scanStatements(env.DB, callsScan(small, window)).page.all();
     expect(calls.results).toHaveLength(10);
     // Before: SQLite chose calls_by_time and read all 50,000 of the busy workspace's rows for this page.
     expect(calls.meta.rows_read).toBeLessThan(100);
 
-    const stages = await stageRowsStatement(env.DB, small, "tool_small", window).all();
+    const stages = await scanStatements(env.DB, stageRowsScan(small, "tool_small", window)).page.all();
     expect(stages.results).toHaveLength(10);
     expect(stages.meta.rows_read).toBeLessThan(100);
   }, 60_000);
@@ -90,4 +91,70 @@ describe("a log page's reads", () => {
     expect(page.body.logs).toHaveLength(1000);
     expect(page.body.logs[0].details).toBeUndefined();
   }, 60_000);
+});
+
+describe("a page whose filter the index cannot serve", () => {
+  /** Pages through `path` (a list answering `key` with rows and `nextCursor`) to the end; the rows of every page. */
+  async function everyPage(path: string, key: string, rowsOf: (body: any) => unknown[]) {
+    const pages: unknown[][] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { status: number; body: any } = await api(
+        `${path}${path.includes("?") ? "&" : "?"}limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+        { key },
+      );
+      if (page.status !== 200) throw new Error(`${path}: ${page.status} ${JSON.stringify(page.body)}`);
+      pages.push(rowsOf(page.body));
+      cursor = page.body.nextCursor;
+    } while (cursor && pages.length < 20);
+    return pages;
+  }
+
+  it(`reads at most ${LOG_SCAN_ROWS} of the workspace's rows, and the cursor goes on from where it stopped`, async ({ expect }) => {
+    const workspace = await createWorkspace();
+    await rows(workspace.ws, "tool_scanned", 25_000);
+    // One row deep in the history matches: the only `refused` call, 20,000 rows below the newest.
+    await env.DB.prepare("UPDATE calls SET outcome = 'refused' WHERE workspace_id = ? AND workspace_seq = 5000").bind(workspace.ws).run();
+
+    // Before: one page read all 25,000 rows to answer it; now each page reads at most one window of them.
+    const first = await scanStatements(env.DB, callsScan(workspace.ws, { outcome: "refused", limit: 100 })).page.all();
+    expect(first.results).toEqual([]);
+    expect(first.meta.rows_read).toBeLessThanOrEqual(2 * LOG_SCAN_ROWS + 10);
+
+    const pages = await everyPage(`/v1/workspaces/${workspace.ws}/logs?outcome=refused`, workspace.adminKey, (body) => body.calls);
+    // Windows of 10,000 rows, 25,000 to 15,001, 15,000 to 5,001, then the rest: the match is on the third page.
+    expect(pages.map((page) => page.length)).toEqual([0, 0, 1]);
+    expect(pages[2]).toMatchObject([{ id: 5000, outcome: "refused" }]);
+
+    // A kind no row has (Code Mode runs) pages the same way, to the end.
+    const runs = await everyPage(`/v1/workspaces/${workspace.ws}/code-runs`, workspace.adminKey, (body) => body.runs);
+    expect(runs).toEqual([[], [], []]);
+
+    // A filter the index serves (the tool) reads the page's rows and no more, as before.
+    const tool = await scanStatements(env.DB, callsScan(workspace.ws, { tool: "tool_scanned", limit: 100 })).page.all();
+    expect(tool.results).toHaveLength(100);
+    expect(tool.meta.rows_read).toBeLessThan(200);
+  }, 120_000);
+
+  it("ends a `since` listing once its scan reaches rows that landed before `since` could start", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    // 25,000 rows over 2026-03-01; the listing asks for calls since 03-03, more than the landing slack later.
+    await rows(workspace.ws, "tool_scanned", 25_000);
+    const since = new Date(Date.parse("2026-03-02T00:00:00.000Z") + ROW_LANDING_SLACK_MS).toISOString();
+    const pages = await everyPage(`/v1/workspaces/${workspace.ws}/logs?since=${since}`, workspace.adminKey, (body) => body.calls);
+    expect(pages).toEqual([[]]);
+
+    // Within the slack the listing goes on: a row landing late may still have started after `since`.
+    const close = await everyPage(
+      `/v1/workspaces/${workspace.ws}/logs?since=2026-03-01T23:00:00.000Z`,
+      workspace.adminKey,
+      (body) => body.calls,
+    );
+    expect(close.flat().length).toBeGreaterThan(0);
+    expect(close.length).toBeGreaterThan(1);
+
+    // Stage rows too: their pages are read the same way.
+    const stages = await readScannedPage(env.DB, stageRowsScan(workspace.ws, "tool_scanned", { outcome: "nothing", limit: 100 }));
+    expect(stages).toEqual({ rows: [], resumeBelow: 25_000 - LOG_SCAN_ROWS + 1 });
+  }, 120_000);
 });

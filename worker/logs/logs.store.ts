@@ -1,6 +1,6 @@
 import type { StageRow } from "./call-log.ts";
 import { LOG_DETAIL_WINDOW_HOURS, usageHour } from "./log-details.ts";
-import { logWhere } from "./log-filter.ts";
+import { readScannedPage, type ScanQuery } from "./scan-window.ts";
 
 export interface StoredCallLog extends Omit<StageRow, "details" | "callIndex" | "offsetMs"> {
   callIndex: number | null;
@@ -45,39 +45,38 @@ interface LogRow {
   created_at: string;
 }
 
-/**
- * The statement behind `queryLogs`. `+created_at`, as in `callsStatement` (calls.store.ts): the time filters must
- * never pick `call_logs_by_time`, an index over every workspace's stage rows, over the workspace's own index.
- */
-export function stageRowsStatement(db: D1Database, workspaceId: string, toolUid: string, query: LogQuery): D1PreparedStatement {
-  const { where, params } = logWhere(
-    [
+/** One page of `queryLogs`: the tool's (or request's) index, time filters as in `callsScan` (calls.store.ts). */
+export function stageRowsScan(workspaceId: string, toolUid: string, query: LogQuery): ScanQuery {
+  return {
+    table: "call_logs",
+    scope: [
       ["workspace_id = ?", workspaceId],
       ["tool_uid = ?", toolUid],
+      ["request_id = ?", query.requestId],
     ],
-    [
+    filters: [
       ["+created_at >= ?", query.since],
       ["+created_at < ?", query.until],
       ["stage = ?", query.stage],
       ["channel = ?", query.channel],
       ["outcome = ?", query.outcome],
-      ["request_id = ?", query.requestId],
-      ["workspace_seq < ?", query.before],
     ],
-  );
-  return db.prepare(`SELECT * FROM call_logs WHERE ${where} ORDER BY workspace_seq DESC LIMIT ?`).bind(...params, query.limit);
+    before: query.before,
+    since: query.since,
+    limit: query.limit,
+  };
 }
 
-/** Newest first. `withDetails` is decided by the caller's role, never by the query. */
+/** Newest first, and where the next page starts when the scan ended first. `withDetails` is decided by the caller's role. */
 export async function queryLogs(
   db: D1Database,
   workspaceId: string,
   toolUid: string,
   query: LogQuery,
   withDetails: boolean,
-): Promise<StoredCallLog[]> {
-  const { results } = await stageRowsStatement(db, workspaceId, toolUid, query).all<LogRow>();
-  return results.map((row) => storedStageRow(row, withDetails));
+): Promise<{ logs: StoredCallLog[]; resumeBelow: number | null }> {
+  const { rows, resumeBelow } = await readScannedPage<LogRow>(db, stageRowsScan(workspaceId, toolUid, query));
+  return { logs: rows.map((row) => storedStageRow(row, withDetails)), resumeBelow };
 }
 
 /** Every stage row of one call (a run_code's inner calls included), in the order they happened. */

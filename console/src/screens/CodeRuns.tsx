@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, call } from "../api.ts";
+import { api, call, type Schemas } from "../api.ts";
 import { useActorNames } from "../ui/actors.ts";
 import { when } from "../ui/format.ts";
 import { useLoad } from "../ui/load.ts";
@@ -8,6 +8,11 @@ import { CallDetail } from "./CallDetail.tsx";
 import type { ScreenProps } from "./screen.ts";
 
 const POLL_MS = 3000;
+/** Runs shown, and pages read at most to find them. */
+const SHOWN = 100;
+const MAX_PAGES = 3;
+
+type RunRow = Schemas["CodeRun"];
 
 /** The workspace's run_code runs: who ran which program (its digest, never its text), how it ended, its inner calls. */
 export function CodeRuns({ ws }: ScreenProps) {
@@ -15,11 +20,20 @@ export function CodeRuns({ ws }: ScreenProps) {
   const [open, setOpen] = useState<string | null>(null);
   const name = useActorNames(ws);
   const runs = useLoad(async () => {
-    const page = await call(
-      api.GET("/v1/workspaces/{ws}/code-runs", { params: { path: { ws }, query: { limit: 100, ...(outcome ? { outcome } : {}) } } }),
-    );
-    if (typeof page === "string") throw new Error("The code runs route answered JSON lines instead of JSON");
-    return page.runs;
+    // A page reads at most the newest 10,000 calls below its cursor (docs/logs.md), so runs among many direct calls
+    // may need a few pages to show.
+    const found: RunRow[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const query = { limit: SHOWN, ...(cursor ? { cursor } : {}), ...(outcome ? { outcome } : {}) };
+      const page = await call(api.GET("/v1/workspaces/{ws}/code-runs", { params: { path: { ws }, query } }));
+      if (typeof page === "string") throw new Error("The code runs route answered JSON lines instead of JSON");
+      found.push(...page.runs);
+      cursor = page.nextCursor ?? undefined;
+      pages++;
+    } while (cursor && found.length < SHOWN && pages < MAX_PAGES);
+    return { runs: found.slice(0, SHOWN), searchedAll: cursor === undefined };
   }, [ws, outcome]);
   useEffect(() => {
     const timer = setInterval(runs.reload, POLL_MS);
@@ -40,8 +54,10 @@ export function CodeRuns({ ws }: ScreenProps) {
       </form>
       <ErrorNote error={runs.error} />
       {runs.loading && !runs.data && <Loading what="runs" />}
-      {runs.data?.length === 0 && <Empty>No run_code runs yet.</Empty>}
-      {runs.data && runs.data.length > 0 && (
+      {runs.data?.runs.length === 0 && (
+        <Empty>{runs.data.searchedAll ? "No run_code runs yet." : "No run_code runs among the newest calls searched."}</Empty>
+      )}
+      {runs.data && runs.data.runs.length > 0 && (
         <div class="table-wrap">
           <table aria-label="Code Mode runs">
             <thead>
@@ -56,7 +72,7 @@ export function CodeRuns({ ws }: ScreenProps) {
               </tr>
             </thead>
             <tbody>
-              {runs.data.map((run) => (
+              {runs.data.runs.map((run) => (
                 <tr key={run.id}>
                   <td>{when(run.createdAt)}</td>
                   <td>{name(run.actor)}</td>

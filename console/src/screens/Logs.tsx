@@ -162,7 +162,10 @@ export function Logs({ ws }: ScreenProps) {
       </form>
       <ErrorNote error={tools.error ?? latest.error} />
       {latest.loading && !latest.data && <Loading what="calls" />}
-      {latest.data && calls.length === 0 && <Empty>No calls match.</Empty>}
+      {latest.data && calls.length === 0 && (
+        // A page reads at most the newest 10,000 calls below it (docs/logs.md): with a cursor left, older calls may match.
+        <Empty>{nextCursor ? "None of the newest calls searched match; load older calls to search further." : "No calls match."}</Empty>
+      )}
       {calls.length > 0 && (
         <div class="table-wrap">
           <table aria-label="Calls">
