@@ -40,6 +40,7 @@ export const ERROR_STATUS = {
   too_many_services: 413,
   too_many_keys: 413,
   too_many_members: 413,
+  too_many_tool_policies: 413,
   tool_list_too_large: 413,
   workspace_tools_too_large: 413,
   source_too_large: 413,

@@ -9,20 +9,33 @@ export interface ToolPolicy {
   updatedAt: string;
 }
 
+/**
+ * Per-tool overrides one workspace holds, over all its profiles. Every call reads its workspace's catalog, overrides
+ * included, so their number is bounded as its services and tool definitions are (50 profiles over a workspace's
+ * tools would otherwise allow millions).
+ */
+export const MAX_TOOL_POLICIES = 25_000;
+
+/**
+ * Sets a tool's override under a profile; `full` when that would be a new override past MAX_TOOL_POLICIES (checked
+ * in the insert; changing an existing override is never refused).
+ */
 export async function setToolPolicy(
   db: D1Database,
   workspaceId: string,
   input: { profileId: string; toolUid: string; mode: PolicyMode; updatedBy: string },
-): Promise<ToolPolicy> {
+): Promise<ToolPolicy | "full"> {
   const updatedAt = nowIso();
-  await db
+  const written = await db
     .prepare(
-      `INSERT INTO tool_policies (profile_id, tool_uid, workspace_id, mode, updated_by, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+      `INSERT INTO tool_policies (profile_id, tool_uid, workspace_id, mode, updated_by, updated_at)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE (SELECT COUNT(*) FROM tool_policies WHERE workspace_id = ?3) < ${MAX_TOOL_POLICIES}
+         OR EXISTS (SELECT 1 FROM tool_policies WHERE profile_id = ?1 AND tool_uid = ?2)
        ON CONFLICT (profile_id, tool_uid) DO UPDATE SET mode = excluded.mode, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
     )
     .bind(input.profileId, input.toolUid, workspaceId, input.mode, input.updatedBy, updatedAt)
     .run();
-  return { ...input, updatedAt };
+  return written.meta.changes === 1 ? { ...input, updatedAt } : "full";
 }
 
 export async function listToolPolicies(db: D1Database, workspaceId: string, toolUid: string): Promise<ToolPolicy[]> {

@@ -1,5 +1,7 @@
+import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { api, connectMcp, createKey, createWorkspace, demoGateway, demoUpstreamUrl, newTag, upstreamReceived } from "../../test/helpers.ts";
+import { MAX_TOOL_POLICIES } from "./policy.store.ts";
 import { MAX_PROFILES } from "./profiles.store.ts";
 
 type Gateway = Awaited<ReturnType<typeof demoGateway>>;
@@ -311,4 +313,49 @@ describe("actors", () => {
     const other = await createWorkspace();
     expect((await api(`/v1/workspaces/${workspace.ws}/actors`, { key: other.adminKey })).status).toBe(404);
   });
+});
+
+describe("a workspace's per-tool overrides", () => {
+  it(`are at most ${MAX_TOOL_POLICIES}: a new one past that is refused 413 too_many_tool_policies, a change of one is not`, async ({
+    expect,
+  }) => {
+    const gateway = await demoGateway();
+    expect((await setMode(gateway, "search_release_notes", gateway.defaultProfileId, "approval")).status).toBe(200);
+    // The rest, written straight to D1 on tools the upstream no longer lists: every override counts, live tool or not.
+    const series = "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?3)";
+    const now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+    const serviceId = (await api(`/v1/workspaces/${gateway.ws}/tools`, { key: gateway.adminKey })).body.tools[0].serviceId as string;
+    await env.DB.batch([
+      env.DB.prepare(
+        `${series} INSERT INTO tools (uid, workspace_id, service_id, name, definition, definition_hash, status, first_seen_at, updated_at)
+         SELECT 'tool_fill_' || ?2 || '_' || i, ?2, ?1, 'fill_' || i, '{}', 'hash', 'removed', ${now}, ${now} FROM s`,
+      ).bind(serviceId, gateway.ws, MAX_TOOL_POLICIES - 1),
+      env.DB.prepare(
+        `${series} INSERT INTO tool_policies (profile_id, tool_uid, workspace_id, mode, updated_by, updated_at)
+         SELECT ?1, 'tool_fill_' || ?2 || '_' || i, ?2, 'block', 'bootstrap', ${now} FROM s`,
+      ).bind(gateway.defaultProfileId, gateway.ws, MAX_TOOL_POLICIES - 1),
+    ]);
+
+    const refused = await setMode(gateway, "lookup_customer", gateway.defaultProfileId, "block");
+    expect(refused.status).toBe(413);
+    expect(refused.body.error).toEqual({
+      code: "too_many_tool_policies",
+      message: `A workspace holds at most ${MAX_TOOL_POLICIES} per-tool overrides over all its profiles; remove some first`,
+      details: { limit: MAX_TOOL_POLICIES },
+    });
+    const changed = await setMode(gateway, "search_release_notes", gateway.defaultProfileId, "allow");
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({ mode: "allow" });
+
+    // Removing one makes room.
+    const removed = await api(
+      `/v1/workspaces/${gateway.ws}/tools/${gateway.toolUid("search_release_notes")}/policy/${gateway.defaultProfileId}`,
+      {
+        method: "DELETE",
+        key: gateway.adminKey,
+      },
+    );
+    expect(removed.status).toBe(204);
+    expect((await setMode(gateway, "lookup_customer", gateway.defaultProfileId, "block")).status).toBe(200);
+  }, 60_000);
 });

@@ -13,7 +13,7 @@ import { guard } from "../auth/guard.ts";
 import { createRouter } from "../http/app.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { changeInForce } from "../leases/change-window.ts";
-import { listToolPolicies, removeToolPolicy, setToolPolicy } from "../policy/policy.store.ts";
+import { listToolPolicies, MAX_TOOL_POLICIES, removeToolPolicy, setToolPolicy } from "../policy/policy.store.ts";
 import { ToolProfileParams } from "../../schema/api/policy.ts";
 import { findProfile } from "../policy/profiles.store.ts";
 import { approveDefinition, findTool, listTools, setProjection } from "./tools.store.ts";
@@ -108,9 +108,10 @@ toolRoutes.openapi(
     path: "/v1/workspaces/{ws}/tools/{toolUid}/policy",
     tags: ["policy"],
     summary: "Set a tool's mode (allow, block, approval) for one access profile",
+    description: "A workspace holds at most 25,000 per-tool overrides over all its profiles (413 `too_many_tool_policies`).",
     middleware: guard("admin"),
     request: { params: ToolParams, body: jsonBody(PutPolicyBody) },
-    responses: { 200: json(ToolPolicySchema, "The policy"), ...errorResponses(400, 404) },
+    responses: { 200: json(ToolPolicySchema, "The policy"), ...errorResponses(400, 404, 413) },
   }),
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
@@ -118,6 +119,12 @@ toolRoutes.openapi(
     if (!(await findTool(c.env.DB, ws, toolUid))) throw notFound("Tool");
     if (!(await findProfile(c.env.DB, ws, body.profileId))) throw notFound("Access profile");
     const policy = await setToolPolicy(c.env.DB, ws, { ...body, toolUid, updatedBy: c.get("actor").id });
+    if (policy === "full") {
+      throw new ApiError("too_many_tool_policies", {
+        message: `A workspace holds at most ${MAX_TOOL_POLICIES} per-tool overrides over all its profiles; remove some first`,
+        details: { limit: MAX_TOOL_POLICIES },
+      });
+    }
     await changeInForce(c);
     return c.json(policy, 200);
   },

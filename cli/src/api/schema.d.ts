@@ -420,7 +420,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -670,7 +670,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1094,7 +1094,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1535,7 +1535,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1782,7 +1782,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1892,7 +1892,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -2851,7 +2851,10 @@ export interface paths {
         };
       };
     };
-    /** Set a tool's mode (allow, block, approval) for one access profile */
+    /**
+     * Set a tool's mode (allow, block, approval) for one access profile
+     * @description A workspace holds at most 25,000 per-tool overrides over all its profiles (413 `too_many_tool_policies`).
+     */
     put: {
       parameters: {
         query?: never;
@@ -2906,6 +2909,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        413: {
           headers: {
             [name: string]: unknown;
           };
@@ -3252,7 +3264,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3636,7 +3648,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -3925,7 +3937,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -4052,7 +4064,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -4251,7 +4263,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -4453,7 +4465,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
+        /** @description Over a documented limit: `payload_too_large`, `too_many_tools`, `too_many_profiles`, `too_many_services`, `too_many_keys`, `too_many_members`, `too_many_tool_policies`, `tool_list_too_large`, `workspace_tools_too_large`, `source_too_large`, `config_too_large`, `compiled_too_large`, `history_full`, `deployed_code_full` */
         413: {
           headers: {
             [name: string]: unknown;
@@ -5939,6 +5951,7 @@ export interface components {
           | "too_many_services"
           | "too_many_keys"
           | "too_many_members"
+          | "too_many_tool_policies"
           | "tool_list_too_large"
           | "workspace_tools_too_large"
           | "source_too_large"
