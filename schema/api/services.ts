@@ -88,9 +88,10 @@ export const ServiceSchema = z
     id: z.string(),
     slug: z.string(),
     url: z.string().openapi({ description: "Without its query string, whose values are secret" }),
-    secretQueryNames: z
-      .array(z.string())
-      .openapi({ description: "The names of the URL's query parameters, whose values are never returned" }),
+    secretQueryNames: z.array(z.string()).openapi({
+      description:
+        "The names of the URL's query parameters (a part without `=` is all value and not named), whose values are never returned",
+    }),
     secretHeaderNames: z.array(z.string()),
     requiresAuthorization: z.boolean().openapi({
       description:

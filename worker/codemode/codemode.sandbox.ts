@@ -1,4 +1,5 @@
 import type { LimitOverrides } from "../hooks/isolate/isolate.limits.ts";
+import type { ShadowMeter } from "../calls/shadow.ts";
 import { utf8Length } from "../hooks/isolate/isolate.text.ts";
 import { ComputeAllowance } from "./codemode.allowance.ts";
 import type { CodeModeError } from "./codemode.errors.ts";
@@ -52,6 +53,16 @@ export const computeWait = (workspaceId: string): number => ALLOWANCE.retryAfter
 export function chargeInnerHooks(workspaceId: string, run: { hookPolls: number; timing: { hooksMs: number } }): void {
   ALLOWANCE.charge(workspaceId, Math.max(run.hookPolls * CODE_MODE_COST.msPerPoll, run.timing.hooksMs));
 }
+
+/**
+ * The shadow stages of a run's inner calls, which run after the response: charged the same way, and not run while the
+ * allowance is spent. Uncharged, a run's 50 calls would spend a hundred budgets of the thread through a shadow revision
+ * whatever the live path cost.
+ */
+export const shadowMeter = (workspaceId: string): ShadowMeter => ({
+  spent: () => computeWait(workspaceId) > 0,
+  charge: (run) => chargeInnerHooks(workspaceId, { hookPolls: run.usage.polls, timing: { hooksMs: run.usage.durationMs } }),
+});
 
 /**
  * Runs a program, sharing this Worker isolate fairly (docs/code-mode.md,

@@ -254,3 +254,60 @@ describe("an inner call's hook stages are the workspace's Code Mode compute", ()
     expect(gatewayError(await run(client, "return await tools.demo__search_release_notes({ query: 'sso' });")).code).toBe("code_mode_busy");
   }, 60_000);
 });
+
+describe("an inner call's shadow stages are the workspace's Code Mode compute too", () => {
+  /** A shadow that spins to its work budget in both stages when asked to, else passes the call through. */
+  const SPINNING_SHADOW = `export default defineToolAdapter({
+  apiVersion: "rayrun.hooks/v1",
+  before({ arguments: args }) {
+    if (args.query === "spin") while (true) {}
+    return { action: "continue", arguments: args };
+  },
+  after({ arguments: args, result }) {
+    if (args.query === "spin") while (true) {}
+    return { action: "return", result };
+  },
+});
+`;
+
+  it("charges the shadow's stages after the response, and runs none once the allowance is spent", async ({ expect }) => {
+    const gateway = await hookGateway();
+    const { revisionId } = await gateway.tested(SPINNING_SHADOW);
+    expect((await gateway.deploy("shadow", revisionId)).status).toBe(200);
+    const patched = await api(`/v1/workspaces/${gateway.ws}/profiles/${gateway.defaultProfileId}`, {
+      method: "PATCH",
+      key: gateway.adminKey,
+      body: { discovery: "code" },
+    });
+    expect(patched.status).toBe(200);
+    const client = await connectMcp(gateway.clientKey);
+
+    // No active hook: the live calls cost the allowance nothing. Each shadow stage spins to its work budget (1 s) after
+    // the response; uncharged, six calls would spend twelve budgets of the isolate's thread and the next run go ahead.
+    const first = await run(
+      client,
+      `for (let i = 0; i < 6; i++) await tools.demo__search_release_notes({ query: "spin" }); return "done";`,
+    );
+    expect(first.isError).toBeFalsy();
+    const shadowRows = await eventually(
+      async () =>
+        (
+          (await api(`${gateway.base()}/logs`, { key: gateway.adminKey })).body.logs as {
+            channel: string;
+            stage: string;
+            code: string | null;
+          }[]
+        ).filter((row) => row.channel === "shadow"),
+      (rows) => rows.length >= 7,
+      45_000,
+    );
+    // The first call's stages (a budget each, or the time they took if more) take the 1.5 s allowance below zero: its
+    // `after` at most runs too. Each later call's shadow is one refused row, run no further.
+    const codes = shadowRows.map((row) => row.code);
+    expect(shadowRows).toHaveLength(7);
+    const ran = codes.filter((code) => code === "timeout").length;
+    expect(ran === 1 || ran === 2).toBe(true);
+    expect(codes.filter((code) => code === "code_mode_busy")).toHaveLength(7 - ran);
+    expect(gatewayError(await run(client, "return 1;")).code).toBe("code_mode_busy");
+  }, 90_000);
+});

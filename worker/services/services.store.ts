@@ -103,7 +103,12 @@ export function splitServiceUrl(url: string): { publicUrl: string; query: string
   return { publicUrl: url.slice(0, url.indexOf("?")), query: parsed.search.slice(1) };
 }
 
-const queryNames = (query: string | null) => (query ? [...new Set(new URLSearchParams(query).keys())].sort() : []);
+/**
+ * The names of the query's `name=value` parameters. A part without `=` (`?sk-…`, `?a&b`) is all value, its text the
+ * secret itself: it is not named.
+ */
+const queryNames = (query: string | null) =>
+  query ? [...new Set(query.split("&").flatMap((part) => (part.includes("=") ? [...new URLSearchParams(part).keys()] : [])))].sort() : [];
 
 /** The query's envelope is bound to its service and to being a query, so no other sealed value opens in its place. */
 const queryBinding = (serviceId: string) => `${serviceId}:query`;

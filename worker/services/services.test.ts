@@ -449,6 +449,21 @@ describe("a key in the service URL's query", () => {
     await client.close();
   });
 
+  it("names no part of the query that is all value: a key sent as the bare query (`?sk-…`) is not its name", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const tag = newTag();
+    const base = `${upstreamOrigin()}/t/${tag}/mcp`;
+    const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: { slug: "bare", url: `${base}?${SECRET}&region=eu` },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.service).toMatchObject({ url: base, secretQueryNames: ["region"] });
+    const listed = await api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey });
+    expect(JSON.stringify([created.body, listed.body])).not.toContain(SECRET);
+    expect((await pathsReceived(tag)).at(-1)).toEqual(["tools/list", `/t/${tag}/mcp?${SECRET}&region=eu`]);
+  });
+
   it("keeps the query through a change that leaves the URL alone, and drops it with a URL sent without one", async ({ expect }) => {
     const { workspace, tag, base, service } = await queryService();
     const path = `/v1/workspaces/${workspace.ws}/services/${service.id}`;

@@ -126,9 +126,10 @@ export async function discoverOAuthServer(
     );
   }
   if (!resource || !resourceCovers(resource, service)) {
+    // The service's URL without its query, which is as secret as its headers (services.store.ts): never in an answer.
     throw new OAuthMetadataInvalid(
       "resource",
-      `The protected resource metadata names resource ${resource ?? "(none)"}, which is not ${service.href}`,
+      `The protected resource metadata names resource ${resource ?? "(none)"}, which is not ${service.origin}${service.pathname}`,
     );
   }
   const resourceMetadata = await processResourceDiscoveryResponse(new URL(resource), response).catch(asMetadataError("resource"));

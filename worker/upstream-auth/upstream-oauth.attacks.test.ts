@@ -477,3 +477,30 @@ describe("a grant authorized again while its refresh is in flight", () => {
     expect(await whoami(clientKey)).toBe("upstream user: bob");
   }, 60_000);
 });
+
+describe("a service URL's secret query in OAuth discovery", () => {
+  it("is not echoed when the protected resource metadata names another resource", async ({ expect }) => {
+    const SECRET = "sk-query-secret-oauth-91c2";
+    const lab = await newLab({ lie: "resource_mismatch" });
+    const workspace = await createWorkspace();
+    // Connected with a personal token, the upstream's 401 only comes once PATCH drops the header for OAuth.
+    const created = await api(`/v1/workspaces/${workspace.ws}/services`, {
+      key: workspace.adminKey,
+      body: {
+        slug: "lab",
+        url: `${lab.mcpUrl}?api_key=${SECRET}`,
+        headers: { authorization: `Bearer ${await lab.personalToken("alice")}` },
+      },
+    });
+    expect(created.status).toBe(201);
+    const res = await api(`/v1/workspaces/${workspace.ws}/services/${created.body.service.id}`, {
+      method: "PATCH",
+      key: workspace.adminKey,
+      body: { headers: {}, oauth: {} },
+    });
+    expect(res.status).toBe(502);
+    expect(errorOf(res.body)).toMatchObject({ code: "oauth_metadata_invalid", details: { field: "resource" } });
+    expect(errorOf(res.body).message).toContain(lab.mcpUrl);
+    expect(JSON.stringify(res.body)).not.toContain(SECRET);
+  });
+});

@@ -6207,7 +6207,7 @@ export interface components {
       slug: string;
       /** @description Without its query string, whose values are secret */
       url: string;
-      /** @description The names of the URL's query parameters, whose values are never returned */
+      /** @description The names of the URL's query parameters (a part without `=` is all value and not named), whose values are never returned */
       secretQueryNames: string[];
       secretHeaderNames: string[];
       /** @description Calls are refused `upstream_authorization_required`: an OAuth service is pending (or a hold from before upstream OAuth) */
