@@ -88,6 +88,35 @@ async function assertWorkspaceRoom(env: Env, workspaceId: string, serviceId: str
 }
 
 /**
+ * The last statement of a batch that writes a service's tools: it fails (and D1 rolls the batch back) when the
+ * workspace's live tool definitions are past MAX_WORKSPACE_TOOL_CHARS once the batch's own writes are in. The check
+ * before listing answers with the figures; this one holds against connects and refreshes that raced it.
+ */
+export function workspaceToolsGuard(db: D1Database, workspaceId: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO bound_guards (bound) SELECT 'workspace_tools' WHERE (
+         SELECT COALESCE(SUM(LENGTH(t.definition)), 0) FROM tools t JOIN services s ON s.id = t.service_id
+         WHERE t.workspace_id = ? AND t.status != 'removed' AND s.deleted_at IS NULL) > ?`,
+    )
+    .bind(workspaceId, MAX_WORKSPACE_TOOL_CHARS);
+}
+
+/** A batch ended by `workspaceToolsGuard` failed on it: answered as the check before listing would have. */
+async function guardedWrite<T>(env: Env, workspaceId: string, serviceId: string, tools: Tool[], write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!String(error).includes("bound_broken")) throw error;
+    await assertWorkspaceRoom(env, workspaceId, serviceId, tools);
+    throw new ApiError("workspace_tools_too_large", {
+      message: `The workspace's services would hold more than ${MAX_WORKSPACE_TOOL_CHARS} characters of tool definitions`,
+      details: { limit: MAX_WORKSPACE_TOOL_CHARS },
+    });
+  }
+}
+
+/**
  * Characters of one service's instructions the gateway keeps. Each visible
  * service's text goes into every client's `initialize`, so a longer text is cut
  * here (and the index summary says `instructionsTruncated: true`).
@@ -169,8 +198,11 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   const { server, truncated } = indexedServer(listing);
   let inserted: D1Result[];
   try {
-    inserted = await env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements]);
+    inserted = await guardedWrite(env, service.workspaceId, service.id, listing.tools, () =>
+      env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements, workspaceToolsGuard(env.DB, service.workspaceId)]),
+    );
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     // The service insert counts the workspace's services itself; when another connect filled the last place since
     // the route's check, it inserts nothing and the tools, whose service is then missing, fail the whole batch.
     if (await servicesFull(env.DB, service.workspaceId)) throw tooManyServices();
@@ -200,7 +232,11 @@ export async function reindexService(env: Env, workspaceId: string, serviceId: s
     newTools: firstIndexing && !service.reviewInitialTools ? "active" : "review_required",
     serviceSlug: service?.slug ?? "",
   });
-  if (statements.length) await env.DB.batch(statements);
+  if (statements.length) {
+    await guardedWrite(env, workspaceId, serviceId, listing.tools, () =>
+      env.DB.batch([...statements, workspaceToolsGuard(env.DB, workspaceId)]),
+    );
+  }
   const { server, truncated } = indexedServer(listing);
   await markServiceIndexed(env.DB, serviceId, server);
   return withTruncation(summary, truncated);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { addService, api, connectMcp, createKey, createWorkspace, newTag, upstreamOrigin, upstreamReceived } from "../../test/helpers.ts";
-import { MAX_WORKSPACE_TOOL_CHARS } from "./indexing.ts";
+import { MAX_WORKSPACE_TOOL_CHARS, workspaceToolsGuard } from "./indexing.ts";
 import { MAX_SERVICES_PER_WORKSPACE } from "./services.store.ts";
 import { checkUpstreamUrl } from "./url-guard.ts";
 import type { IndexSummary } from "../tools/tools.store.ts";
@@ -519,6 +519,29 @@ describe("what one workspace may connect", () => {
 
   const connect = (workspace: { ws: string; adminKey: string }, slug: string, url: string) =>
     api(`/v1/workspaces/${workspace.ws}/services`, { key: workspace.adminKey, body: { slug, url } });
+
+  it("is held by the write itself: a batch that leaves the tool definitions past the bound is rolled back whole", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const created = await connect(workspace, "demo", `${upstreamOrigin()}/t/${newTag()}/mcp`);
+    expect(created.status).toBe(201);
+    const serviceId = created.body.service.id as string;
+    // What a connect or refresh racing another's check would write: five more tools of 1.8 M characters (a D1 row holds
+    // at most 2 MB), past the bound together.
+    const now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+    const big = env.DB.prepare(
+      `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 5)
+       INSERT INTO tools (uid, workspace_id, service_id, name, definition, definition_hash, status, first_seen_at, updated_at)
+       SELECT ?1 || i, ?2, ?3, 'big_' || i, replace(hex(zeroblob(900000)), '0', 'd'), 'hash', 'active', ${now}, ${now} FROM s`,
+    ).bind(`tool_big_${newTag()}_`, workspace.ws, serviceId);
+    await expect(env.DB.batch([big, workspaceToolsGuard(env.DB, workspace.ws)])).rejects.toThrow(/CHECK constraint failed: bound_broken/);
+    const tools = await env.DB.prepare("SELECT name FROM tools WHERE workspace_id = ? ORDER BY name")
+      .bind(workspace.ws)
+      .all<{ name: string }>();
+    expect(tools.results.map((tool) => tool.name)).toEqual(["delete_record", "export_report", "lookup_customer", "search_release_notes"]);
+    // Under the bound the guard writes nothing and the batch goes through.
+    await env.DB.batch([workspaceToolsGuard(env.DB, workspace.ws)]);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM bound_guards").first("n")).toBe(0);
+  });
 
   it("refuses a service past MAX_SERVICES_PER_WORKSPACE with 413 too_many_services, before reaching its upstream", async ({ expect }) => {
     const workspace = await createWorkspace();
