@@ -97,7 +97,7 @@ interface ServiceRow extends OAuthColumns {
  * (`?api_key=…`), so a query is kept like secret headers: sealed at rest, its names shown, its values never. The
  * fragment goes too; no request carries it.
  */
-export function splitServiceUrl(url: string): { publicUrl: string; query: string | null } {
+function splitServiceUrl(url: string): { publicUrl: string; query: string | null } {
   const parsed = new URL(url);
   if (!parsed.search) return { publicUrl: url.split("#")[0]!, query: null };
   return { publicUrl: url.slice(0, url.indexOf("?")), query: parsed.search.slice(1) };
