@@ -58,12 +58,12 @@ export async function removeMember(
     reason: `Grant revoked: ${member.email}, who authorized it, left the workspace`,
   });
   // The membership ends last: a removal that failed part-way is still one to retry, not a 404 with credentials left.
+  // No key escaped the revocation above: a key is written only while its maker is an unrevoked key or a member whose
+  // removal has not started (`createApiKey`), and the tree was revoked in one statement after the removal started.
   await deleteMembership(env.DB, workspaceId, userId);
-  // A key the member made while this ran, with the standing they still had.
-  const late = await revokeKeysCreatedBy(env.DB, workspaceId, userId);
   return {
     ...member,
-    revokedKeys: [...keys.revoked, ...late.revoked].sort(),
+    revokedKeys: keys.revoked,
     upstreamGrants,
     oauthGrants: oauthClients.length,
     cancelledApprovals,
