@@ -70,11 +70,11 @@ export function scanStatements(db: D1Database, query: ScanQuery): ScanStatements
  */
 export async function readScannedPage<Row>(db: D1Database, query: ScanQuery): Promise<{ rows: Row[]; resumeBelow: number | null }> {
   const statements = scanStatements(db, query);
-  if (!statements.floor) return { rows: (await statements.page.all<Row>()).results, resumeBelow: null };
-  const [page, floor] = await db.batch([statements.page, statements.floor]);
-  const rows = page!.results as Row[];
-  const last = (floor!.results as { seq: number; created_at: string }[])[0];
-  if (rows.length === query.limit || !last) return { rows, resumeBelow: null };
+  const rows = (await statements.page.all<Row>()).results;
+  // A full page goes on below its last row; only a short one asks where its scan ended (a read of the whole window).
+  if (!statements.floor || rows.length === query.limit) return { rows, resumeBelow: null };
+  const last = await statements.floor.first<{ seq: number; created_at: string }>();
+  if (!last) return { rows, resumeBelow: null };
   if (query.since !== undefined && Date.parse(last.created_at) < Date.parse(query.since) - ROW_LANDING_SLACK_MS) {
     return { rows, resumeBelow: null };
   }
