@@ -67,9 +67,10 @@ export const MAX_WORKSPACE_TOOL_CHARS = 2 * MAX_TOOL_LIST_BYTES;
 /**
  * Refuses a listing that would take the workspace's tool definitions past MAX_WORKSPACE_TOOL_CHARS, counting
  * every other live service's stored definitions and this listing in place of the service's own. Checked before
- * anything is written, so a refused refresh keeps the service's index as it was.
+ * anything is written, so a refused refresh keeps the service's index as it was. `listing`: the characters of this
+ * service's new definitions, as `listForEveryClient` counted them.
  */
-async function assertWorkspaceRoom(env: Env, workspaceId: string, serviceId: string, tools: Tool[]): Promise<void> {
+async function assertWorkspaceRoom(env: Env, workspaceId: string, serviceId: string, listing: number): Promise<void> {
   const others =
     (await env.DB.prepare(
       `SELECT COALESCE(SUM(LENGTH(t.definition)), 0) AS chars FROM tools t JOIN services s ON s.id = t.service_id
@@ -77,7 +78,6 @@ async function assertWorkspaceRoom(env: Env, workspaceId: string, serviceId: str
     )
       .bind(workspaceId, serviceId)
       .first<number>("chars")) ?? 0;
-  const listing = tools.reduce((sum, tool) => sum + JSON.stringify(tool).length, 0);
   if (others + listing <= MAX_WORKSPACE_TOOL_CHARS) return;
   throw new ApiError("workspace_tools_too_large", {
     message:
@@ -103,12 +103,12 @@ export function workspaceToolsGuard(db: D1Database, workspaceId: string): D1Prep
 }
 
 /** A batch ended by `workspaceToolsGuard` failed on it: answered as the check before listing would have. */
-async function guardedWrite<T>(env: Env, workspaceId: string, serviceId: string, tools: Tool[], write: () => Promise<T>): Promise<T> {
+async function guardedWrite<T>(env: Env, workspaceId: string, serviceId: string, listing: number, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
     if (!String(error).includes("bound_broken")) throw error;
-    await assertWorkspaceRoom(env, workspaceId, serviceId, tools);
+    await assertWorkspaceRoom(env, workspaceId, serviceId, listing);
     throw new ApiError("workspace_tools_too_large", {
       message: `The workspace's services would hold more than ${MAX_WORKSPACE_TOOL_CHARS} characters of tool definitions`,
       details: { limit: MAX_WORKSPACE_TOOL_CHARS },
@@ -177,10 +177,12 @@ async function listForEveryClient(stored: UpstreamTarget) {
   if (tools.length > MAX_TOOLS_PER_SERVICE) {
     throw new UpstreamFailure("too_many_tools", `The upstream lists more than ${MAX_TOOLS_PER_SERVICE} tools`);
   }
-  if (tools.reduce((sum, tool) => sum + JSON.stringify(tool).length, 0) > MAX_TOOL_LIST_BYTES) {
+  // Characters of the listing's definitions: bounded per service here, and per workspace by assertWorkspaceRoom.
+  const chars = tools.reduce((sum, tool) => sum + JSON.stringify(tool).length, 0);
+  if (chars > MAX_TOOL_LIST_BYTES) {
     throw new UpstreamFailure("tool_list_too_large", `The upstream's tool definitions exceed ${MAX_TOOL_LIST_BYTES} bytes`);
   }
-  return { tools, requirements, serverInfo: plain.serverInfo, instructions: plain.instructions, discover };
+  return { tools, chars, requirements, serverInfo: plain.serverInfo, instructions: plain.instructions, discover };
 }
 
 /** Indexes a new service and stores it with its tools in one batch: nothing is kept if indexing fails. */
@@ -189,7 +191,7 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
-  await assertWorkspaceRoom(env, service.workspaceId, service.id, listing.tools);
+  await assertWorkspaceRoom(env, service.workspaceId, service.id, listing.chars);
   const { statements, summary } = await indexStatements(env.DB, service.workspaceId, service.id, listing.tools, [], {
     requirements: listing.requirements,
     newTools: service.reviewInitialTools ? "review_required" : "active",
@@ -198,7 +200,7 @@ export async function indexNewService(env: Env, service: PendingService): Promis
   const { server, truncated } = indexedServer(listing);
   let inserted: D1Result[];
   try {
-    inserted = await guardedWrite(env, service.workspaceId, service.id, listing.tools, () =>
+    inserted = await guardedWrite(env, service.workspaceId, service.id, listing.chars, () =>
       env.DB.batch([insertServiceStatement(env.DB, service, server), ...statements, workspaceToolsGuard(env.DB, service.workspaceId)]),
     );
   } catch (error) {
@@ -221,7 +223,7 @@ export async function reindexService(env: Env, workspaceId: string, serviceId: s
   const listing = await listForEveryClient(target).catch((error: unknown) => {
     throw indexingError(error);
   });
-  await assertWorkspaceRoom(env, workspaceId, serviceId, listing.tools);
+  await assertWorkspaceRoom(env, workspaceId, serviceId, listing.chars);
   const [existing, service] = await Promise.all([
     listTools(env.DB, workspaceId, { serviceId }),
     findService(env.DB, workspaceId, serviceId),
@@ -233,7 +235,7 @@ export async function reindexService(env: Env, workspaceId: string, serviceId: s
     serviceSlug: service?.slug ?? "",
   });
   if (statements.length) {
-    await guardedWrite(env, workspaceId, serviceId, listing.tools, () =>
+    await guardedWrite(env, workspaceId, serviceId, listing.chars, () =>
       env.DB.batch([...statements, workspaceToolsGuard(env.DB, workspaceId)]),
     );
   }
