@@ -201,6 +201,21 @@ describe("finding 5 (issue 26): runs waiting on slow tools hold no compute and c
   }, 60_000);
 });
 
+/** A demo gateway in Code Mode with `source` deployed to `slot` on search_release_notes, and a tools:call client. */
+async function codeModeWithHook(source: string, slot: "active" | "shadow") {
+  const gateway = await hookGateway();
+  const { revisionId } = await gateway.tested(source);
+  const deployed = await gateway.deploy(slot, revisionId);
+  if (deployed.status !== 200) throw new Error(`deploy: ${deployed.status}`);
+  const patched = await api(`/v1/workspaces/${gateway.ws}/profiles/${gateway.defaultProfileId}`, {
+    method: "PATCH",
+    key: gateway.adminKey,
+    body: { discovery: "code" },
+  });
+  if (patched.status !== 200) throw new Error(`profile: ${patched.status}`);
+  return { gateway, client: await connectMcp(gateway.clientKey) };
+}
+
 describe("an inner call's hook stages are the workspace's Code Mode compute", () => {
   /** Spins to its work budget when asked to, else passes the call on (so the stage tests pass). */
   const SPINNING_HOOK = `export default defineToolAdapter({
@@ -213,16 +228,7 @@ describe("an inner call's hook stages are the workspace's Code Mode compute", ()
 `;
 
   it("charges each stage's work to the allowance, so a run calling a spinning hook stops at code_mode_busy", async ({ expect }) => {
-    const gateway = await hookGateway();
-    const { revisionId } = await gateway.tested(SPINNING_HOOK);
-    expect((await gateway.deploy("active", revisionId)).status).toBe(200);
-    const patched = await api(`/v1/workspaces/${gateway.ws}/profiles/${gateway.defaultProfileId}`, {
-      method: "PATCH",
-      key: gateway.adminKey,
-      body: { discovery: "code" },
-    });
-    expect(patched.status).toBe(200);
-    const client = await connectMcp(gateway.clientKey);
+    const { gateway, client } = await codeModeWithHook(SPINNING_HOOK, "active");
 
     // Each call's `before` spends a whole work budget (1,000 polls, charged 1 s): two of them take the 1.5 s allowance
     // below zero, and the program's next turn is refused. Uncharged, all ten would have run.
@@ -271,16 +277,7 @@ describe("an inner call's shadow stages are the workspace's Code Mode compute to
 `;
 
   it("charges the shadow's stages after the response, and runs none once the allowance is spent", async ({ expect }) => {
-    const gateway = await hookGateway();
-    const { revisionId } = await gateway.tested(SPINNING_SHADOW);
-    expect((await gateway.deploy("shadow", revisionId)).status).toBe(200);
-    const patched = await api(`/v1/workspaces/${gateway.ws}/profiles/${gateway.defaultProfileId}`, {
-      method: "PATCH",
-      key: gateway.adminKey,
-      body: { discovery: "code" },
-    });
-    expect(patched.status).toBe(200);
-    const client = await connectMcp(gateway.clientKey);
+    const { gateway, client } = await codeModeWithHook(SPINNING_SHADOW, "shadow");
 
     // No active hook: the live calls cost the allowance nothing. Each shadow stage spins to its work budget (1 s) after
     // the response; uncharged, six calls would spend twelve budgets of the isolate's thread and the next run go ahead.
