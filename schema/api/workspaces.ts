@@ -44,6 +44,15 @@ export const RevokedApiKeySchema = ApiKeySchema.extend({
   effectiveAt: z.string().openapi({ description: "When the revocation was in force everywhere (ISO 8601)" }),
 }).openapi("RevokedApiKey");
 
+export const ApiKeyListSchema = z
+  .object({
+    keys: z.array(ApiKeySchema),
+    olderRevokedKeysOmitted: z.boolean().openapi({
+      description: "True when keys revoked before the 1,000 most recently revoked ones are left out (unrevoked keys are always listed)",
+    }),
+  })
+  .openapi("ApiKeyList");
+
 export const CreatedApiKeySchema = z
   .object({ key: ApiKeySchema, secret: z.string().openapi({ description: "Shown once; store it now" }) })
   .openapi("CreatedApiKey");

@@ -136,20 +136,82 @@ async function activeKeyCount(db: D1Database, workspaceId: string): Promise<numb
   );
 }
 
-export async function listApiKeys(db: D1Database, workspaceId: string): Promise<ApiKeyRecord[]> {
-  const { results } = await db
-    .prepare("SELECT * FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id")
-    .bind(workspaceId)
-    .all<ApiKeyRow>();
-  return results.map(toRecord);
+/**
+ * Revoked keys a key list names, the most recently revoked first. Every unrevoked key (at most MAX_ACTIVE_KEYS) is
+ * listed; revoked keys are kept for the records that name them and grow with every rotation, while the lists are
+ * read whole, so the older ones are left out.
+ */
+export const MAX_LISTED_REVOKED_KEYS = 1_000;
+
+/** A workspace's keys, oldest first: every unrevoked key and the newest MAX_LISTED_REVOKED_KEYS revoked ones. */
+export async function listApiKeys(
+  db: D1Database,
+  workspaceId: string,
+): Promise<{ keys: ApiKeyRecord[]; olderRevokedKeysOmitted: boolean }> {
+  const [live, revoked] = await db.batch<ApiKeyRow>([
+    db.prepare("SELECT * FROM api_keys WHERE workspace_id = ? AND revoked_at IS NULL").bind(workspaceId),
+    db
+      .prepare("SELECT * FROM api_keys WHERE workspace_id = ? AND revoked_at IS NOT NULL ORDER BY revoked_at DESC, id LIMIT ?")
+      .bind(workspaceId, MAX_LISTED_REVOKED_KEYS + 1),
+  ]);
+  const rows = [...live!.results, ...revoked!.results.slice(0, MAX_LISTED_REVOKED_KEYS)];
+  rows.sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1));
+  return { keys: rows.map(toRecord), olderRevokedKeysOmitted: revoked!.results.length > MAX_LISTED_REVOKED_KEYS };
 }
 
-export async function revokeApiKey(db: D1Database, workspaceId: string, keyId: string): Promise<ApiKeyRecord | null> {
-  const row = await db
-    .prepare(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE workspace_id = ? AND id = ? RETURNING *`)
-    .bind(nowIso(), workspaceId, keyId)
-    .first<ApiKeyRow>();
-  return row ? toRecord(row) : null;
+/**
+ * Revokes a key and every key made with it, however deep, in one batch (see revokeKeysCreatedBy), unless that would
+ * leave the workspace with no way to administer it: no admin member (one not being removed) and no unrevoked key
+ * with `admin`. A workspace made without an admin email has only keys; revoking its last admin key would lock
+ * everyone out for good, so it is refused (`last_admin`) and nothing is revoked. The guard is the batch's last
+ * statement (bound_guards, migration 0023), so two admin keys revoking each other at once cannot both succeed.
+ * Null when the workspace has no such key.
+ */
+export async function revokeKeyTree(
+  db: D1Database,
+  workspaceId: string,
+  keyId: string,
+): Promise<{ key: ApiKeyRecord; revoked: string[]; made: string[] } | null | "last_admin"> {
+  const now = nowIso();
+  const tree = `WITH RECURSIVE made(id) AS (
+      SELECT id FROM api_keys WHERE workspace_id = ?1 AND created_by = ?2
+      UNION SELECT k.id FROM api_keys k JOIN made ON k.created_by = made.id WHERE k.workspace_id = ?1
+    )`;
+  try {
+    const [key, revoked, made] = await db.batch<ApiKeyRow>([
+      db
+        .prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?3) WHERE workspace_id = ?1 AND id = ?2 RETURNING *")
+        .bind(workspaceId, keyId, now),
+      db
+        .prepare(
+          `${tree} UPDATE api_keys SET revoked_at = ?3 WHERE workspace_id = ?1 AND revoked_at IS NULL AND id IN (SELECT id FROM made) RETURNING id`,
+        )
+        .bind(workspaceId, keyId, now),
+      db.prepare(`${tree} SELECT id FROM made`).bind(workspaceId, keyId),
+      // Only a batch that revoked an admin key just now can be the one that left the workspace without an admin.
+      db
+        .prepare(
+          `${tree} INSERT INTO bound_guards (bound) SELECT 'workspace_admin'
+           WHERE NOT EXISTS (SELECT 1 FROM memberships WHERE workspace_id = ?1 AND role = 'admin' AND removal_started_at IS NULL)
+             AND NOT EXISTS (SELECT 1 FROM api_keys AS k, json_each(k.scopes) AS scope
+                             WHERE k.workspace_id = ?1 AND k.revoked_at IS NULL AND scope.value = 'admin')
+             AND EXISTS (SELECT 1 FROM api_keys AS k, json_each(k.scopes) AS scope
+                         WHERE k.workspace_id = ?1 AND k.revoked_at = ?3 AND scope.value = 'admin'
+                           AND (k.id = ?2 OR k.id IN (SELECT made.id FROM made)))`,
+        )
+        .bind(workspaceId, keyId, now),
+    ]);
+    const row = key!.results[0];
+    if (!row) return null;
+    return {
+      key: toRecord(row),
+      revoked: revoked!.results.map((made) => made.id).sort(),
+      made: made!.results.map((made) => made.id).sort(),
+    };
+  } catch (error) {
+    if (String(error).includes("bound_broken")) return "last_admin";
+    throw error;
+  }
 }
 
 /**

@@ -15,6 +15,16 @@ export const lastAdmin = (email: string, userId: string, change: "removed" | "de
     details: { userId },
   });
 
+/**
+ * Refuses revoking a key when the workspace would be left with no admin member and no other admin key (409
+ * `last_admin`): nobody could administer it again.
+ */
+export const lastAdminKey = (keyId: string) =>
+  new ApiError("last_admin", {
+    message: `${keyId} (or a key made with it) is the workspace's last admin key and the workspace has no admin member: make another admin key, or add an admin member, first`,
+    details: { keyId },
+  });
+
 /** What a removal took with it, as the API answers it (`effectiveAt` is added once it is in force). */
 export type RemovedMember = Omit<z.infer<typeof RemovedMemberSchema>, "effectiveAt">;
 

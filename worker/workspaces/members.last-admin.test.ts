@@ -133,3 +133,69 @@ describe("the last admin member", () => {
     }
   });
 });
+
+/** The id of the admin key the workspace was made with (its only key at first). */
+async function rootKeyId(workspace: TestWorkspace): Promise<string> {
+  const listed = await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey });
+  return listed.body.keys[0].id as string;
+}
+
+async function makeKey(workspace: TestWorkspace, maker: string, name: string, scopes: string[]) {
+  const made = await api(`/v1/workspaces/${workspace.ws}/keys`, {
+    key: maker,
+    body: { name, scopes, ...(scopes.includes("tools:call") ? { profileId: workspace.defaultProfileId } : {}) },
+  });
+  if (made.status !== 201) throw new Error(`key: ${made.status} ${JSON.stringify(made.body)}`);
+  return { id: made.body.key.id as string, secret: made.body.secret as string };
+}
+
+const lastAdminKeyError = (keyId: string) => ({
+  code: "last_admin",
+  message: `${keyId} (or a key made with it) is the workspace's last admin key and the workspace has no admin member: make another admin key, or add an admin member, first`,
+  details: { keyId },
+});
+
+describe("the last admin key of a workspace without an admin member", () => {
+  it("cannot be revoked, with or without the keys made with it, and the refusal revokes nothing", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const root = await rootKeyId(workspace);
+    const caller = await makeKey(workspace, workspace.adminKey, "caller", ["tools:call"]);
+    const second = await makeKey(workspace, workspace.adminKey, "second admin", ["admin"]);
+
+    // Revoking the root key would revoke the second admin key too (it was made with it): nobody could administer.
+    const refused = await api(`/v1/workspaces/${workspace.ws}/keys/${root}`, { method: "DELETE", key: workspace.adminKey });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toEqual(lastAdminKeyError(root));
+    const listed = await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey });
+    expect(listed.status).toBe(200);
+    expect(listed.body.keys.map((key: { revokedAt: string | null }) => key.revokedAt)).toEqual([null, null, null]);
+    // 403 for want of hooks:read, not 401: the key is still good.
+    expect((await api(`/v1/workspaces/${workspace.ws}/tools`, { key: caller.secret })).status).toBe(403);
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys`, { key: second.secret })).status).toBe(200);
+    // Whoever asks: the second admin key is refused the same.
+    const bySecond = await api(`/v1/workspaces/${workspace.ws}/keys/${root}`, { method: "DELETE", key: second.secret });
+    expect(bySecond.status).toBe(409);
+    expect(bySecond.body.error).toEqual(lastAdminKeyError(root));
+
+    // Another admin key that stays (the root key) lets a key with admin go, even by its own hand; a key without admin
+    // never counted.
+    const gone = await api(`/v1/workspaces/${workspace.ws}/keys/${second.id}`, { method: "DELETE", key: second.secret });
+    expect(gone.status).toBe(200);
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys/${caller.id}`, { method: "DELETE", key: workspace.adminKey })).status).toBe(200);
+    const alone = await api(`/v1/workspaces/${workspace.ws}/keys/${root}`, { method: "DELETE", key: workspace.adminKey });
+    expect(alone.status).toBe(409);
+    expect(alone.body.error).toEqual(lastAdminKeyError(root));
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey })).status).toBe(200);
+  });
+
+  it("can be revoked once the workspace has an admin member, who keeps it administrable", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const root = await rootKeyId(workspace);
+    const owner = await addMember(workspace, emailOf("owner"), "admin");
+    const revoked = await api(`/v1/workspaces/${workspace.ws}/keys/${root}`, { method: "DELETE", key: workspace.adminKey });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ id: root, revokedAt: expect.any(String) });
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey })).status).toBe(401);
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys`, { headers: owner.session })).status).toBe(200);
+  });
+});

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { api, createWorkspace, newTag } from "../../test/helpers.ts";
-import { MAX_ACTIVE_KEYS } from "../auth/keys.store.ts";
+import { MAX_ACTIVE_KEYS, MAX_LISTED_REVOKED_KEYS } from "../auth/keys.store.ts";
 import { MAX_MEMBERS } from "../auth/users.store.ts";
 
 const STAMP = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
@@ -16,6 +16,17 @@ async function fillKeys(workspace: string, count: number, tag: string): Promise<
   await env.DB.prepare(
     `${SERIES} INSERT INTO api_keys (id, workspace_id, name, key_hash, prefix, scopes, created_by, created_at)
      SELECT 'key_fill_' || ?3 || '_' || i, ?1, 'fill ' || i, 'hash_' || ?3 || '_' || i, 'rr_fill', '["hooks:read"]', 'bootstrap', ${STAMP} FROM s`,
+  )
+    .bind(workspace, count, tag)
+    .run();
+}
+
+/** `count` revoked keys, key `key_gone_<tag>_<i>` revoked i seconds ago (so 1 is the newest revocation). */
+async function fillRevokedKeys(workspace: string, count: number, tag: string): Promise<void> {
+  await env.DB.prepare(
+    `${SERIES} INSERT INTO api_keys (id, workspace_id, name, key_hash, prefix, scopes, created_by, created_at, revoked_at)
+     SELECT 'key_gone_' || ?3 || '_' || i, ?1, 'gone ' || i, 'hash_gone_' || ?3 || '_' || i, 'rr_gone', '["hooks:read"]', 'bootstrap',
+            strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 day'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || i || ' seconds') FROM s`,
   )
     .bind(workspace, count, tag)
     .run();
@@ -55,6 +66,39 @@ describe("a workspace's keys and members", () => {
     expect(revoked.status).toBe(200);
     expect((await create()).status).toBe(201);
     expect((await create()).body.error.code).toBe("too_many_keys");
+  });
+
+  it(`lists every unrevoked key and the ${MAX_LISTED_REVOKED_KEYS} most recently revoked, saying when older ones are left out`, async ({
+    expect,
+  }) => {
+    const workspace = await createWorkspace();
+    const tag = newTag();
+    const list = async () => (await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey })).body;
+    await fillRevokedKeys(workspace.ws, MAX_LISTED_REVOKED_KEYS, tag);
+    expect((await list()).olderRevokedKeysOmitted).toBe(false);
+
+    await fillRevokedKeys(workspace.ws, MAX_LISTED_REVOKED_KEYS + 500, `${tag}b`);
+    const caller = await api(`/v1/workspaces/${workspace.ws}/keys`, {
+      key: workspace.adminKey,
+      body: { name: "new", scopes: ["hooks:read"] },
+    });
+    expect(caller.status).toBe(201);
+    const listed = await list();
+    expect(listed.olderRevokedKeysOmitted).toBe(true);
+    const ids: string[] = listed.keys.map((key: { id: string }) => key.id);
+    expect(ids).toHaveLength(2 + MAX_LISTED_REVOKED_KEYS);
+    // Both unrevoked keys, oldest first as ever (the fill keys were made a day ago), then the newest revocations:
+    // of each fill the first 500, revoked in the same seconds.
+    expect(ids.slice(-2)).toEqual([expect.stringMatching(/^key_/), caller.body.key.id]);
+    const revoked = listed.keys.filter((key: { revokedAt: string | null }) => key.revokedAt !== null);
+    expect(revoked).toHaveLength(MAX_LISTED_REVOKED_KEYS);
+    expect(Math.min(...revoked.map((key: { revokedAt: string }) => Date.parse(key.revokedAt)))).toBeGreaterThan(Date.now() - 505_000);
+    expect(ids).toContain(`key_gone_${tag}_1`);
+    expect(ids).not.toContain(`key_gone_${tag}b_${MAX_LISTED_REVOKED_KEYS + 500}`);
+
+    // The actors list names the same keys.
+    const actors = await api(`/v1/workspaces/${workspace.ws}/actors`, { key: workspace.adminKey });
+    expect(actors.body.actors.filter((actor: { kind: string }) => actor.kind === "key")).toHaveLength(2 + MAX_LISTED_REVOKED_KEYS);
   });
 
   it("lets only one of two key creations racing for the last place in", async ({ expect }) => {

@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { errorResponses, json, jsonBody, WorkspaceParams } from "../../schema/api/common.ts";
 import {
   ActorSchema,
-  ApiKeySchema,
+  ApiKeyListSchema,
   CreateApiKeyBody,
   CreatedApiKeySchema,
   CreateWorkspaceBody,
@@ -18,14 +18,14 @@ import {
 import { z } from "@hono/zod-openapi";
 import { guard } from "../auth/guard.ts";
 import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
-import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, revokeKeysCreatedBy } from "../auth/keys.store.ts";
+import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeKeyTree } from "../auth/keys.store.ts";
 import { listMembers, MAX_MEMBERS, upsertMember } from "../auth/users.store.ts";
 import { createRouter } from "../http/app.ts";
 import { changeInForce } from "../leases/change-window.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { timingSafeEqual } from "../lib/crypto.ts";
 import { findProfile } from "../policy/profiles.store.ts";
-import { lastAdmin, removeMember } from "./member-removal.ts";
+import { lastAdmin, lastAdminKey, removeMember } from "./member-removal.ts";
 import { workspaceClient } from "./workspace.client.ts";
 import { createWorkspace, getWorkspace, updateWorkspace } from "./workspaces.store.ts";
 
@@ -153,11 +153,14 @@ workspaceRoutes.openapi(
     path: "/v1/workspaces/{ws}/keys",
     tags: ["keys"],
     summary: "List API keys (never their secrets)",
+    description:
+      "Every unrevoked key and the 1,000 most recently revoked ones, oldest first; `olderRevokedKeysOmitted` is true " +
+      "when earlier revocations are left out.",
     middleware: guard("admin"),
     request: { params: WorkspaceParams },
-    responses: { 200: json(z.object({ keys: z.array(ApiKeySchema) }), "Keys"), ...errorResponses(404) },
+    responses: { 200: json(ApiKeyListSchema, "Keys"), ...errorResponses(404) },
   }),
-  async (c) => c.json({ keys: await listApiKeys(c.env.DB, c.req.valid("param").ws) }, 200),
+  async (c) => c.json(await listApiKeys(c.env.DB, c.req.valid("param").ws), 200),
 );
 
 workspaceRoutes.openapi(
@@ -171,16 +174,18 @@ workspaceRoutes.openapi(
       "`revokedKeys`). Answers once no request anywhere can use any of them (`effectiveAt`, also `rayrun-effective-at`). " +
       "Their own upstream OAuth grants are revoked at their authorization servers and deleted, and the approvals they wait " +
       "for are denied (`cancelledApprovals`). Revoking a key again " +
-      "revokes any key made with it that is still active.",
+      "revokes any key made with it that is still active. A revocation that would leave the workspace with no admin " +
+      "member and no other unrevoked `admin` key is refused with 409 `last_admin` and revokes nothing.",
     middleware: guard("admin"),
     request: { params: WorkspaceParams.extend({ keyId: z.string() }) },
-    responses: { 200: json(RevokedApiKeySchema, "The revoked key"), ...errorResponses(404) },
+    responses: { 200: json(RevokedApiKeySchema, "The revoked key"), ...errorResponses(404, 409) },
   }),
   async (c) => {
     const { ws, keyId } = c.req.valid("param");
-    const key = await revokeApiKey(c.env.DB, ws, keyId);
-    if (!key) throw notFound("Key");
-    const made = await revokeKeysCreatedBy(c.env.DB, ws, keyId);
+    const revocation = await revokeKeyTree(c.env.DB, ws, keyId);
+    if (!revocation) throw notFound("Key");
+    if (revocation === "last_admin") throw lastAdminKey(keyId);
+    const { key, ...made } = revocation;
     const effectiveAt = await changeInForce(c);
     // An authorization link one of the keys made would still finish, and could replace the workspace's shared grant.
     const keys = [keyId, ...made.made];
@@ -270,15 +275,16 @@ workspaceRoutes.openapi(
     tags: ["members"],
     summary: "Names for the ids that history, approvals and deployments record: members by email, keys by name",
     description:
-      "Every current member and every key of the workspace, revoked ones included, so records read by name. An id that " +
-      "is not listed (a former member, `bootstrap`) is shown as recorded.",
+      "Every current member and every key of the workspace, revoked ones included (the 1,000 most recently revoked, as " +
+      "the keys list), so records read by name. An id that is not listed (a former member, `bootstrap`, a key revoked " +
+      "long ago) is shown as recorded.",
     middleware: guard("hooks:read"),
     request: { params: WorkspaceParams },
     responses: { 200: json(z.object({ actors: z.array(ActorSchema) }), "Actors"), ...errorResponses(404) },
   }),
   async (c) => {
     const { ws } = c.req.valid("param");
-    const [members, keys] = await Promise.all([listMembers(c.env.DB, ws), listApiKeys(c.env.DB, ws)]);
+    const [members, { keys }] = await Promise.all([listMembers(c.env.DB, ws), listApiKeys(c.env.DB, ws)]);
     const actors = [
       ...members.map((member) => ({ id: member.id, kind: "user" as const, name: member.email, revoked: false })),
       ...keys.map((key) => ({ id: key.id, kind: "key" as const, name: key.name, revoked: key.revokedAt !== null })),

@@ -294,7 +294,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List API keys (never their secrets) */
+    /**
+     * List API keys (never their secrets)
+     * @description Every unrevoked key and the 1,000 most recently revoked ones, oldest first; `olderRevokedKeysOmitted` is true when earlier revocations are left out.
+     */
     get: {
       parameters: {
         query?: never;
@@ -312,9 +315,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            "application/json": {
-              keys: components["schemas"]["ApiKey"][];
-            };
+            "application/json": components["schemas"]["ApiKeyList"];
           };
         };
         /** @description Missing or invalid credentials: `unauthorized` */
@@ -458,7 +459,7 @@ export interface paths {
     post?: never;
     /**
      * Revoke an API key, and the keys made with it
-     * @description Revokes the key and every key made with it, however deep (a key with `admin` can make keys; they are listed in `revokedKeys`). Answers once no request anywhere can use any of them (`effectiveAt`, also `rayrun-effective-at`). Their own upstream OAuth grants are revoked at their authorization servers and deleted, and the approvals they wait for are denied (`cancelledApprovals`). Revoking a key again revokes any key made with it that is still active.
+     * @description Revokes the key and every key made with it, however deep (a key with `admin` can make keys; they are listed in `revokedKeys`). Answers once no request anywhere can use any of them (`effectiveAt`, also `rayrun-effective-at`). Their own upstream OAuth grants are revoked at their authorization servers and deleted, and the approvals they wait for are denied (`cancelledApprovals`). Revoking a key again revokes any key made with it that is still active. A revocation that would leave the workspace with no admin member and no other unrevoked `admin` key is refused with 409 `last_admin` and revokes nothing.
      */
     delete: {
       parameters: {
@@ -501,6 +502,15 @@ export interface paths {
         };
         /** @description Not found in this workspace: `not_found` */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        409: {
           headers: {
             [name: string]: unknown;
           };
@@ -805,7 +815,7 @@ export interface paths {
     };
     /**
      * Names for the ids that history, approvals and deployments record: members by email, keys by name
-     * @description Every current member and every key of the workspace, revoked ones included, so records read by name. An id that is not listed (a former member, `bootstrap`) is shown as recorded.
+     * @description Every current member and every key of the workspace, revoked ones included (the 1,000 most recently revoked, as the keys list), so records read by name. An id that is not listed (a former member, `bootstrap`, a key revoked long ago) is shown as recorded.
      */
     get: {
       parameters: {
@@ -6028,6 +6038,11 @@ export interface components {
       scopes: ("hooks:read" | "hooks:write" | "tools:call" | "admin")[];
       /** @description Required with tools:call: the access profile the client belongs to */
       profileId?: string;
+    };
+    ApiKeyList: {
+      keys: components["schemas"]["ApiKey"][];
+      /** @description True when keys revoked before the 1,000 most recently revoked ones are left out (unrevoked keys are always listed) */
+      olderRevokedKeysOmitted: boolean;
     };
     RevokedApiKey: components["schemas"]["ApiKey"] & {
       /** @description The keys made with this key, and with those however deep, that this request revoked with it (keys revoked before are not listed) */

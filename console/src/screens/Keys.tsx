@@ -16,7 +16,8 @@ const SCOPES: { scope: Scope; hint: string }[] = [
 ];
 
 export function Keys({ ws }: ScreenProps) {
-  const keys = useLoad(async () => (await call(api.GET("/v1/workspaces/{ws}/keys", { params: { path: { ws } } }))).keys, [ws]);
+  const listed = useLoad(async () => await call(api.GET("/v1/workspaces/{ws}/keys", { params: { path: { ws } } })), [ws]);
+  const keys = { ...listed, data: listed.data?.keys };
   const profiles = useProfiles(ws);
   const [created, setCreated] = useState<Schemas["CreatedApiKey"] | null>(null);
   const [actionError, setActionError] = useState<unknown>(undefined);
@@ -90,6 +91,7 @@ export function Keys({ ws }: ScreenProps) {
           </table>
         </div>
       )}
+      {listed.data?.olderRevokedKeysOmitted && <p class="muted">Keys revoked before the 1,000 most recent revocations are not listed.</p>}
     </section>
   );
 }
