@@ -10,6 +10,20 @@ export async function findUserByEmail(db: D1Database, email: string): Promise<Us
   return db.prepare("SELECT id, email FROM users WHERE email = ?").bind(email).first<UserRecord>();
 }
 
+/**
+ * The role a member acts with: none once their removal has started. The removal revokes their credentials step by
+ * step and ends the membership last; meanwhile they could otherwise still deploy, approve or connect apps from the
+ * console. A removal that failed part-way keeps it so until it is retried or the member is added again.
+ */
+export async function roleInForce(db: D1Database, workspaceId: string, userId: string): Promise<Role | null> {
+  const row = await db
+    .prepare("SELECT role FROM memberships WHERE workspace_id = ? AND user_id = ? AND removal_started_at IS NULL")
+    .bind(workspaceId, userId)
+    .first<{ role: Role }>();
+  return row?.role ?? null;
+}
+
+/** The member's role, or null when the user is no member (a member being removed still is one). */
 export async function membershipRole(db: D1Database, workspaceId: string, userId: string): Promise<Role | null> {
   const row = await db
     .prepare("SELECT role FROM memberships WHERE workspace_id = ? AND user_id = ?")
@@ -134,12 +148,12 @@ export async function listMembers(db: D1Database, workspaceId: string) {
   return results;
 }
 
-/** The workspaces a user is a member of, with the role in each. */
+/** The workspaces a user is a member of, with the role in each (not those they are being removed from: roleInForce). */
 export async function workspacesOfUser(db: D1Database, userId: string) {
   const { results } = await db
     .prepare(
       `SELECT w.id, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
-       WHERE m.user_id = ? ORDER BY w.name, w.id`,
+       WHERE m.user_id = ? AND m.removal_started_at IS NULL ORDER BY w.name, w.id`,
     )
     .bind(userId)
     .all<{ id: string; name: string; role: Role }>();

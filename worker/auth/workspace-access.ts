@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app.ts";
 import { ApiError } from "../http/errors.ts";
 import { scopesForRole, type Actor, type Scope } from "./principal.ts";
-import { membershipRole } from "./users.store.ts";
+import { roleInForce } from "./users.store.ts";
 
 /**
  * Resolves what the caller may do in the workspace named by the `{ws}` path
@@ -15,7 +15,7 @@ async function actorFor(c: Context<AppEnv>, workspaceId: string): Promise<Actor>
     if (principal.workspaceId !== workspaceId) throw new ApiError("not_found", { message: "Workspace not found" });
     return { id: principal.id, kind: "key", channel: principal.channel, workspaceId, scopes: principal.scopes, role: null };
   }
-  const role = await membershipRole(c.env.DB, workspaceId, principal.id);
+  const role = await roleInForce(c.env.DB, workspaceId, principal.id);
   if (!role) throw new ApiError("not_found", { message: "Workspace not found" });
   return { id: principal.id, kind: "user", channel: "browser", workspaceId, scopes: scopesForRole(role), role };
 }

@@ -8,13 +8,13 @@ export interface GrantChoice {
   profileName: string;
 }
 
-/** Every profile in every workspace where the user is an admin: what a grant may be bound to. */
+/** Every profile in every workspace where the user is an admin (not one being removed): what a grant may be bound to. */
 export async function grantChoices(db: D1Database, userId: string): Promise<GrantChoice[]> {
   const { results } = await db
     .prepare(
       `SELECT w.id AS workspaceId, w.name AS workspaceName, p.id AS profileId, p.name AS profileName
        FROM memberships m JOIN workspaces w ON w.id = m.workspace_id JOIN access_profiles p ON p.workspace_id = w.id
-       WHERE m.user_id = ? AND m.role = 'admin' ORDER BY w.name, w.id, p.name`,
+       WHERE m.user_id = ? AND m.role = 'admin' AND m.removal_started_at IS NULL ORDER BY w.name, w.id, p.name`,
     )
     .bind(userId)
     .all<GrantChoice>();

@@ -63,6 +63,19 @@ async function revokeOAuthGrant(env: Env, oauth: OAuthHelpers, workspaceId: stri
 }
 
 /**
+ * Revokes the one grant a consent wrote (its `consentId`, kept in the grant's metadata too), when the admin who gave it
+ * turned out, once it was written, no longer to stand in the workspace. Answers whether it found it.
+ */
+export async function withdrawConsent(env: Env, workspaceId: string, consentId: string): Promise<boolean> {
+  const oauth = oauthApi(env);
+  const grant = (await workspaceGrants(oauth, workspaceId)).find(
+    (candidate) => (candidate.metadata as { consentId?: unknown } | undefined)?.consentId === consentId,
+  );
+  if (grant) await revokeOAuthGrant(env, oauth, workspaceId, grant);
+  return grant !== undefined;
+}
+
+/**
  * Revokes the workspace's OAuth grants a member consented to (`approvedBy`, their email): the app acts with the
  * member's standing, which ends with the membership. Answers the client id of each grant revoked; none where OAuth is
  * not configured.

@@ -1,9 +1,11 @@
 import { AuthorizationError, type OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { Hono, type Context } from "hono";
 import { resolvePrincipal } from "../auth/authenticate.ts";
+import { roleInForce } from "../auth/users.store.ts";
 import type { AppEnv } from "../http/app.ts";
 import { ApiError } from "../http/errors.ts";
 import { choiceValue, consentPage, devSignInPage, grantChoices, messagePage } from "./consent-page.ts";
+import { withdrawConsent } from "./grants.routes.ts";
 import { handleRegistration, oauthRegistry } from "./registration.ts";
 import { REGISTRATION_LIMITS } from "./registry.do.ts";
 import {
@@ -105,19 +107,21 @@ oauthRoutes.post(AUTHORIZE_PATH, async (c) => {
     const approved = await oauth.approveConsent(c.req.raw, handle, { scope: [OAUTH_SCOPE] });
     const registry = oauthRegistry(c.env);
     if (!(await registry.isLive(approved.request.clientId))) return expiredClient();
+    const consentId = crypto.randomUUID();
     const { redirectTo } = await oauth.completeAuthorization({
       request: approved.request,
       // Grants are listed and revoked per workspace, so the workspace is the grant's subject.
       userId: choice.workspaceId,
-      metadata: { profileId: choice.profileId, approvedBy: user.email },
+      metadata: { profileId: choice.profileId, approvedBy: user.email, consentId },
       scope: [OAUTH_SCOPE],
-      props: {
-        workspaceId: choice.workspaceId,
-        profileId: choice.profileId,
-        userId: user.id,
-        consentId: crypto.randomUUID(),
-      } satisfies GrantProps,
+      props: { workspaceId: choice.workspaceId, profileId: choice.profileId, userId: user.id, consentId } satisfies GrantProps,
     });
+    // The admin's removal may have started after the check above, and listed the grants they approved before this one
+    // was written: asked again now that it exists, so a removal either finds it or it is withdrawn here.
+    if ((await roleInForce(c.env.DB, choice.workspaceId, user.id)) !== "admin") {
+      await withdrawConsent(c.env, choice.workspaceId, consentId);
+      return html(messagePage("Not allowed", "You are no longer an admin of that workspace."), 403);
+    }
     // Consented to: the client is no longer one that expires unused.
     await registry.markUsed(approved.request.clientId);
     approved.headers.set("location", redirectTo);
