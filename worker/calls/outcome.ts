@@ -35,6 +35,7 @@ export const GATEWAY_REFUSAL_CODES = [
   "upstream_protocol_error",
   "upstream_response_too_large",
   "cancelled",
+  "code_mode_busy",
 ] as const;
 export type GatewayRefusalCode = (typeof GATEWAY_REFUSAL_CODES)[number];
 

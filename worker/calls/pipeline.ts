@@ -8,7 +8,7 @@ import {
 import type { AfterReturn, BeforeReturn, JsonObject } from "../../schema/hooks/contract.ts";
 import { linksFor, type ApprovalLinks } from "../approvals/approval-links.ts";
 import { MAX_APPROVAL_ARGUMENTS_BYTES, MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_KEY } from "../approvals/approvals.do.ts";
-import { runStage, type StageRun } from "../hooks/isolate/index.ts";
+import { runStage, type StageMeter, type StageRun } from "../hooks/isolate/index.ts";
 import { afterInput, afterResult, beforeInput, stageContext, type StageCall } from "../hooks/stage-call.ts";
 import { canonicalJson, sha256Hex } from "../lib/crypto.ts";
 import { checkAgainstSchema } from "../lib/json-schema.ts";
@@ -59,6 +59,8 @@ export interface ToolCallInput {
    * calls without I/O), so the lease is confirmed with a round trip first.
    */
   confirmLeaseBeforeDispatch?: boolean;
+  /** What the live hook stages are charged to (a Code Mode inner call's: its workspace's compute allowance). */
+  stageMeter?: StageMeter;
   /**
    * A task-augmented call (2025-11-25 experimental tasks): steps 1–4 as for any call, then the upstream is asked to
    * create the task, and step 5 waits for its result (`finishTaskResult`).
@@ -219,7 +221,12 @@ async function runActiveStage(
   input: Parameters<typeof runStage>[0]["input"],
 ): Promise<StageRun> {
   const offsetMs = elapsed(state);
-  const run = await runStage({ bundle: active.bundle, stage, input, context: stageContext(state.stageCall, active.config) });
+  const context = stageContext(state.stageCall, active.config);
+  const run = await runStage({ bundle: active.bundle, stage, input, context, meter: state.input.stageMeter });
+  if (run.busy) {
+    state.logs.push(refusalLog(state, "code_mode_busy", run.busy.message, active.revisionId, stage));
+    return run;
+  }
   state.hooksMs += run.usage.durationMs;
   state.hookPolls += run.usage.polls;
   state.logs.push(stageRunRow(state.stageCall, stage, active, run, { offsetMs }));
@@ -724,6 +731,7 @@ function hookRefused(state: CallState, reason: string, message: string): CallOut
 }
 
 function hookFailed(state: CallState, run: StageRun): CallOutcome {
+  if (run.busy) return refused(state, "code_mode_busy", run.busy.message, { retryAfterSeconds: run.busy.retryAfterSeconds });
   if (run.unavailable)
     return refused(state, "hook_unavailable", "The tool's hook could not be run (no isolate was free for it), so the call was stopped");
   const code = run.error?.code ?? "invalid_return";

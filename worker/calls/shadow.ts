@@ -1,5 +1,5 @@
 import type { JsonValue } from "../../schema/hooks/contract.ts";
-import { runStage, type StageRun } from "../hooks/isolate/index.ts";
+import { runStage, type StageMeter, type StageRun } from "../hooks/isolate/index.ts";
 import { stageContext } from "../hooks/stage-call.ts";
 import { canonicalJson } from "../lib/crypto.ts";
 import type { StageRow } from "../logs/call-log.ts";
@@ -20,16 +20,6 @@ function verdict(run: StageRun | null, passThrough: { action: "continue" | "retu
 }
 
 /**
- * What a shadow's stages are charged to, when the work is someone's to pay: a Code Mode run's inner calls charge
- * their shadow stages to the workspace's compute allowance like their live ones (codemode.sandbox.ts), as a run's
- * calls are many on one allowance. While it is spent a stage does not run: its row is `refused`, `code_mode_busy`.
- */
-export interface ShadowMeter {
-  spent(): boolean;
-  charge(run: StageRun): void;
-}
-
-/**
  * Runs the shadow revision's stages on the inputs the active path saw and
  * returns one log row per stage, saying whether it differed from active (and,
  * for the row's captured details, both verdicts, so an admin can diff them). It
@@ -37,7 +27,12 @@ export interface ShadowMeter {
  * only a row. A shadow compiled against an earlier upstream definition does not
  * run: its row says `hook_outdated`, as an active one would refuse the call.
  */
-export async function runShadow(work: ShadowWork, meter?: ShadowMeter): Promise<StageRow[]> {
+/**
+ * A Code Mode run's inner calls charge their shadow stages to the workspace's compute allowance like their live ones
+ * (`meter`, codemode.sandbox.ts), as a run's calls are many on one allowance. While it is spent a stage does not run:
+ * its row is `refused`, `code_mode_busy`.
+ */
+export async function runShadow(work: ShadowWork, meter?: StageMeter): Promise<StageRow[]> {
   const { call, revision } = work;
   if (revision.definitionHash !== work.definitionHash) {
     return [
@@ -68,15 +63,12 @@ export async function runShadow(work: ShadowWork, meter?: ShadowMeter): Promise<
       { toolUid: call.tool.uid, requestId: call.requestId },
       { stage, channel: "shadow", outcome: "refused", code: "code_mode_busy", revisionId: revision.revisionId },
     );
-  const metered = async (stage: "before" | "after", input: Parameters<typeof runStage>[0]["input"]) => {
-    const run = await runStage({ bundle: revision.bundle, stage, input, context });
-    meter?.charge(run);
-    return run;
-  };
+  const metered = (stage: "before" | "after", input: Parameters<typeof runStage>[0]["input"]) =>
+    runStage({ bundle: revision.bundle, stage, input, context, meter });
   if (work.before && revision.stages.includes("before")) {
     const { input, active } = work.before;
-    if (meter?.spent()) return [busy("before")];
     const run = await metered("before", input);
+    if (run.busy) return [busy("before")];
     if (run.unavailable) return notRun();
     entries.push(
       stageRunRow(call, "before", revision, run, compared(run, verdict(active, { action: "continue", arguments: input.arguments }))),
@@ -84,8 +76,8 @@ export async function runShadow(work: ShadowWork, meter?: ShadowMeter): Promise<
   }
   if (work.after && revision.stages.includes("after")) {
     const { input, active } = work.after;
-    if (meter?.spent()) return [...entries, busy("after")];
     const run = await metered("after", input);
+    if (run.busy) return [...entries, busy("after")];
     if (run.unavailable) return notRun();
     entries.push(
       stageRunRow(call, "after", revision, run, compared(run, verdict(active, { action: "return", result: input.result as JsonValue }))),

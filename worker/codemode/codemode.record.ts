@@ -6,7 +6,7 @@ import { utf8Length } from "../hooks/isolate/isolate.text.ts";
 import { sha256Hex } from "../lib/crypto.ts";
 import type { CallLogMessage } from "../logs/call-log.ts";
 import { refusalCode } from "../mcp/mcp.results.ts";
-import { shadowMeter } from "./codemode.sandbox.ts";
+import { allowanceMeter } from "./codemode.sandbox.ts";
 import type { InnerCall } from "./codemode.tools.ts";
 
 /**
@@ -23,7 +23,7 @@ export async function codeRunMessages(
 ): Promise<CallLogMessage[]> {
   const messages: CallLogMessage[] = [];
   // The calls' shadow stages are the workspace's Code Mode compute, as their live ones are.
-  const meter = shadowMeter(caller.workspaceId);
+  const meter = allowanceMeter(caller.workspaceId);
   for (const call of inner) {
     const { recorded } = call;
     if ("run" in recorded) messages.push(await toolCallMessage(caller, recorded, meter));

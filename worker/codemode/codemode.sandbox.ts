@@ -1,5 +1,5 @@
 import type { LimitOverrides } from "../hooks/isolate/isolate.limits.ts";
-import type { ShadowMeter } from "../calls/shadow.ts";
+import type { StageMeter } from "../hooks/isolate/index.ts";
 import { utf8Length } from "../hooks/isolate/isolate.text.ts";
 import { ComputeAllowance } from "./codemode.allowance.ts";
 import type { CodeModeError } from "./codemode.errors.ts";
@@ -46,22 +46,18 @@ export const busyMessage = (wait: number) =>
 export const computeWait = (workspaceId: string): number => ALLOWANCE.retryAfterSeconds(workspaceId);
 
 /**
- * Charges the hook stages an inner call ran to its workspace's allowance, as the program's own work is: each
- * stage may spend a whole work budget, so a run's calls (50, two stages each) would otherwise spend a hundred
- * budgets of the isolate's thread on one allowance of one and a half.
+ * The hook stages of a run's inner calls, live and shadow, charged to the workspace's allowance as the program's own
+ * work is: each stage may spend a whole work budget, so a run's calls (50, two stages each, and a shadow's two) would
+ * otherwise spend a hundred budgets or more of the isolate's thread on one allowance of one and a half. Checked and
+ * charged stage by stage (isolate.run.ts), so calls in flight together cannot all pass one check first; a stage the
+ * allowance has no room for does not run, and its call is refused `code_mode_busy`.
  */
-export function chargeInnerHooks(workspaceId: string, run: { hookPolls: number; timing: { hooksMs: number } }): void {
-  ALLOWANCE.charge(workspaceId, Math.max(run.hookPolls * CODE_MODE_COST.msPerPoll, run.timing.hooksMs));
-}
-
-/**
- * The shadow stages of a run's inner calls, which run after the response: charged the same way, and not run while the
- * allowance is spent. Uncharged, a run's 50 calls would spend a hundred budgets of the thread through a shadow revision
- * whatever the live path cost.
- */
-export const shadowMeter = (workspaceId: string): ShadowMeter => ({
-  spent: () => computeWait(workspaceId) > 0,
-  charge: (run) => chargeInnerHooks(workspaceId, { hookPolls: run.usage.polls, timing: { hooksMs: run.usage.durationMs } }),
+export const allowanceMeter = (workspaceId: string): StageMeter => ({
+  refusal: () => {
+    const wait = computeWait(workspaceId);
+    return wait > 0 ? { message: busyMessage(wait), retryAfterSeconds: wait } : null;
+  },
+  charge: (usage) => ALLOWANCE.charge(workspaceId, Math.max(usage.polls * CODE_MODE_COST.msPerPoll, usage.durationMs)),
 });
 
 /**

@@ -259,6 +259,30 @@ describe("an inner call's hook stages are the workspace's Code Mode compute", ()
     // A run's own inner call is refused the same way while the allowance is spent, before any stage runs.
     expect(gatewayError(await run(client, "return await tools.demo__search_release_notes({ query: 'sso' });")).code).toBe("code_mode_busy");
   }, 60_000);
+  it("checks each stage as it runs, so calls in flight together cannot all pass one check before any is charged", async ({ expect }) => {
+    const { gateway, client } = await codeModeWithHook(SPINNING_HOOK, "active");
+
+    // Eight calls at once, each past the run's check while the allowance was full. Their stages run one after another
+    // on the isolate's thread: the first two take the 1.5 s allowance below zero, and the other six do not run.
+    const result = await run(
+      client,
+      `return await Promise.allSettled(Array.from({ length: 8 }, () => tools.demo__search_release_notes({ query: "spin" })));`,
+    );
+    const busy = gatewayError(result);
+    expect(busy.code).toBe("code_mode_busy");
+    const calls = busy.details.calls as { index: number; code: string }[];
+    expect(calls.map((call) => call.code).sort()).toEqual([...Array(6).fill("code_mode_busy"), "hook_failed", "hook_failed"]);
+    const stages = await eventually(
+      async () => (await api(`${gateway.base()}/logs`, { key: gateway.adminKey })).body.logs as { stage: string; code: string | null }[],
+      (rows) => rows.length >= 8,
+    );
+    expect(stages.map((row) => `${row.stage} ${row.code}`).sort()).toEqual([
+      ...Array(6).fill("before code_mode_busy"),
+      "before timeout",
+      "before timeout",
+    ]);
+    expect((await upstreamReceived(gateway.tag)).calls).toEqual([]);
+  }, 60_000);
 });
 
 describe("an inner call's shadow stages are the workspace's Code Mode compute too", () => {

@@ -16,7 +16,7 @@ import type { CodeModeError } from "./codemode.errors.ts";
 import { CODE_MODE_LIMITS } from "./codemode.limits.ts";
 import type { ToolAnswer } from "./codemode.run.ts";
 import { busyError } from "./codemode.failures.ts";
-import { busyMessage, chargeInnerHooks, computeWait, runProgram } from "./codemode.sandbox.ts";
+import { allowanceMeter, busyMessage, computeWait, runProgram } from "./codemode.sandbox.ts";
 
 export const DESCRIBE_TOOLS = "describe_tools";
 
@@ -311,8 +311,8 @@ async function innerCall(
     confirmLeaseBeforeDispatch: true,
     grantSubject: caller.grantSubject,
     stillAuthorized: caller.stillAuthorized,
+    stageMeter: allowanceMeter(caller.workspaceId),
   });
-  chargeInnerHooks(caller.workspaceId, run);
   const outcome = run.outcome;
   switch (outcome.kind) {
     case "hidden":

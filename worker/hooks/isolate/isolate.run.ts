@@ -15,6 +15,22 @@ import type { HookLog, IsolateError, IsolateUsage, StageContextInput, StageName 
 /** `after` also gets the arguments sent upstream and the result; see worker/hooks/stage-call.ts. */
 export type StageInput = { arguments: JsonObject; upstreamArguments?: JsonObject; result?: JsonValue };
 
+/**
+ * Whose compute a stage is charged to (a Code Mode run's workspace allowance). `runStage` asks it right before the
+ * stage runs and charges it right after, in the same synchronous turn (QuickJS runs a stage to its end without
+ * yielding), so stages started together cannot all pass one check before any of them is charged.
+ */
+export interface StageMeter {
+  /** Null while a stage may run, else why not and in how many whole seconds one may. */
+  refusal(): StageRefusal | null;
+  charge(usage: IsolateUsage): void;
+}
+
+export interface StageRefusal {
+  message: string;
+  retryAfterSeconds: number;
+}
+
 export interface StageRequest {
   /** A "rayrun bundle v1": classic script leaving the adapter at `globalThis.__rayrun.default`. */
   bundle: string;
@@ -23,6 +39,7 @@ export interface StageRequest {
   context: StageContextInput;
   /** Per-run overrides; they can only lower the defaults. */
   limits?: LimitOverrides;
+  meter?: StageMeter;
 }
 
 export type StageOutcome = "continue" | "reject" | "require_approval" | "return" | "fail" | "error";
@@ -31,6 +48,8 @@ export interface StageRun {
   outcome: StageOutcome;
   /** The isolate could not be had (it failed to start, or this isolate's wasm budget had no room): nothing ran. */
   unavailable?: true;
+  /** The request's meter had nothing left for it: nothing ran. */
+  busy?: StageRefusal;
   value?: BeforeReturn | AfterReturn;
   error?: IsolateError;
   logs: HookLog[];
@@ -101,6 +120,11 @@ export async function runStage(request: StageRequest): Promise<StageRun> {
   if ("unavailable" in session) {
     return { outcome: "error", error: { code: "exception", message: session.message }, logs: [], usage: NO_USAGE, unavailable: true };
   }
+  const busy = request.meter?.refusal();
+  if (busy) {
+    session.close();
+    return { outcome: "error", error: { code: "exception", message: busy.message }, logs: [], usage: NO_USAGE, busy };
+  }
   let value: BeforeReturn | AfterReturn | undefined;
   try {
     value = runInSession(session, request, context.json, context.calledAtMs);
@@ -109,6 +133,7 @@ export async function runStage(request: StageRequest): Promise<StageRun> {
   }
   session.readLogs();
   const usage = session.close();
+  request.meter?.charge(usage);
   const fault = session.fault;
   if (fault || !value) {
     return { outcome: "error", error: fault ?? { code: "exception", message: "the stage produced no value" }, logs: session.logs, usage };
