@@ -211,6 +211,9 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
         await readJson(req),
       );
     }
+    // A tool whose definition's `_meta` or input schema (or, called, whose structured result) nests `levels` objects deep.
+    const deep = /^\/fixtures\/deep\/(meta|schema|result)\/(\d+)\/mcp$/.exec(path);
+    if (deep) return serveMcp(deepServer(deep[1] as "meta" | "schema" | "result", Number(deep[2])), req, res, await readJson(req));
     if (path === "/fixtures/hostile-schemas/mcp") {
       return serveMcp(hostileSchemaServer(), req, res, await readJson(req));
     }
@@ -931,6 +934,22 @@ const MALFORMED_RESULTS = {
   // Past the long-string threshold, so the pass-through checks the reduction, where the value is "".
   long_image_not_base64: `{"content":[{"type":"image","mimeType":"image/png","data":"${"forged!".repeat(300)}"}]}`,
 };
+
+/** One tool, `deep`: its `_meta`, its input schema or its structured result (`where`) nests `levels` objects. */
+function deepServer(where: "meta" | "schema" | "result", levels: number): Server {
+  let nested: Record<string, unknown> = { leaf: 1 };
+  for (let level = 1; level < levels; level++) nested = { a: nested };
+  let schema: Record<string, unknown> = { type: "string" };
+  for (let level = 1; level < levels; level++) schema = { type: "object", properties: { a: schema } };
+  const tool = generatedTool("deep");
+  const listed = where === "meta" ? { ...tool, _meta: nested } : where === "schema" ? { ...tool, inputSchema: schema } : tool;
+  const server = listingServer([listed as Tool], 10);
+  server.setRequestHandler(CallToolRequestSchema, () => ({
+    content: [{ type: "text", text: "deep" }],
+    ...(where === "result" ? { structuredContent: nested } : {}),
+  }));
+  return server;
+}
 
 /** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */
 function hostileSchemaServer(): Server {

@@ -88,3 +88,25 @@ describe("upstream JSON Schemas are validated with bounded work", () => {
     expect(fine.isError).toBeFalsy();
   });
 });
+
+describe("upstream tool definitions of any nesting", () => {
+  // 3,000 levels: within what JSON reads and writes, past what a recursive walk of the definition survives.
+  it("indexes and refreshes a tool whose _meta nests 3,000 levels, instead of answering 500", async ({ expect }) => {
+    const gateway = await fixtureGateway("deep", "deep/meta/3000");
+    expect(gateway.created.index).toMatchObject({ added: ["deep"] });
+    const refresh = await api(`/v1/workspaces/${gateway.ws}/services/${gateway.created.service.id}/refresh`, {
+      method: "POST",
+      key: gateway.adminKey,
+    });
+    expect(refresh.status).toBe(200);
+    expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toEqual(["deep__deep"]);
+    expect((await gateway.client.callTool({ name: "deep__deep", arguments: {} })).content).toEqual([{ type: "text", text: "deep" }]);
+  });
+
+  it("indexes a tool whose input schema nests 1,500 levels as past the depth bound, and refuses its calls", async ({ expect }) => {
+    const gateway = await fixtureGateway("deep", "deep/schema/1500");
+    expect(gateway.created.index).toMatchObject({ added: ["deep"], schemaTooComplex: [{ name: "deep", bound: "depth" }] });
+    const result = await gateway.client.callTool({ name: "deep__deep", arguments: {} });
+    expect(gatewayError(result)).toMatchObject({ code: "schema_too_complex", details: { bound: "depth" } });
+  });
+});

@@ -34,15 +34,39 @@ export function timingSafeEqual(a: string, b: string): boolean {
 
 /**
  * Canonical JSON: object keys sorted at every depth, so equal values hash equal
- * however an upstream orders its fields.
+ * however an upstream orders its fields. Written out with a stack, not recursion:
+ * an upstream's tool definitions and results nest as deep as it likes (3,000
+ * levels overflowed a recursive walk, and indexing answered 500), and JSON.parse
+ * reads any depth.
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  const out: string[] = [];
+  // Each entry is text to write as it is, or a value to write out.
+  const pending: ({ text: string } | { value: unknown })[] = [{ value }];
+  while (pending.length) {
+    const next = pending.pop()!;
+    if ("text" in next) {
+      out.push(next.text);
+      continue;
+    }
+    const current = next.value;
+    const parts: ({ text: string } | { value: unknown })[] = [];
+    if (Array.isArray(current)) {
+      current.forEach((item: unknown, index) => parts.push({ text: index ? "," : "" }, { value: item }));
+      parts.unshift({ text: "[" });
+      parts.push({ text: "]" });
+    } else if (current && typeof current === "object") {
+      const entries = Object.entries(current as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      entries.forEach(([k, v], index) => parts.push({ text: `${index ? "," : ""}${JSON.stringify(k)}:` }, { value: v }));
+      parts.unshift({ text: "{" });
+      parts.push({ text: "}" });
+    } else {
+      out.push(JSON.stringify(current) ?? "null");
+      continue;
+    }
+    for (let index = parts.length - 1; index >= 0; index--) pending.push(parts[index]!);
   }
-  return JSON.stringify(value) ?? "null";
+  return out.join("");
 }
