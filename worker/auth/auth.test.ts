@@ -137,6 +137,16 @@ describe("browser users", () => {
     const write = await api(`/v1/workspaces/${workspace.ws}/profiles`, { headers: { cookie, ...CONSOLE_HEADERS }, body: { name: "p" } });
     expect(write.status).toBe(403);
 
+    // Emails are kept lower-cased; a sign-in (or an Access JWT) naming the member in other letters is the same member.
+    await api(`/v1/workspaces/${workspace.ws}/members`, {
+      method: "PUT",
+      key: workspace.adminKey,
+      body: { email: "Mixed.Case@Example.com", role: "viewer" },
+    });
+    const mixed = await api("/dev/login", { body: { email: "MIXED.case@example.COM" }, headers: CONSOLE_HEADERS });
+    expect(mixed.status).toBe(200);
+    expect(mixed.body.user.email).toBe("mixed.case@example.com");
+
     const forged = await api(`/v1/workspaces/${workspace.ws}/tools`, { headers: { cookie: `${cookie.slice(0, -3)}abc` } });
     expect(forged.status).toBe(401);
     const other = await createWorkspace();
