@@ -214,6 +214,9 @@ export async function startDemoUpstream(options: DemoUpstreamOptions = {}): Prom
     // A tool whose definition's `_meta` or input schema (or, called, whose structured result) nests `levels` objects deep.
     const deep = /^\/fixtures\/deep\/(meta|schema|result)\/(\d+)\/mcp$/.exec(path);
     if (deep) return serveMcp(deepServer(deep[1] as "meta" | "schema" | "result", Number(deep[2])), req, res, await readJson(req));
+    // The same, written as text: past the depth Node's own JSON.stringify (or the SDK) could send.
+    const deepText = /^\/fixtures\/deep-text\/(meta|result)\/(\d+)\/mcp$/.exec(path);
+    if (deepText) return serveDeepText(deepText[1] as "meta" | "result", Number(deepText[2]), req, res);
     if (path === "/fixtures/hostile-schemas/mcp") {
       return serveMcp(hostileSchemaServer(), req, res, await readJson(req));
     }
@@ -949,6 +952,34 @@ function deepServer(where: "meta" | "schema" | "result", levels: number): Server
     ...(where === "result" ? { structuredContent: nested } : {}),
   }));
   return server;
+}
+
+/**
+ * A stateless 2025-era upstream answering as hand-written JSON text, one tool `deep` whose `_meta` (or, called, whose
+ * structured result) nests `levels` objects: `{"a":{"a":…{"leaf":1}…}}`.
+ */
+async function serveDeepText(where: "meta" | "result", levels: number, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const message = (await readJson(req)) as { id?: number | string; method?: string; params?: { protocolVersion?: string } } | undefined;
+  if (!message || message.id === undefined) return void res.writeHead(202).end();
+  const nested = `${'{"a":'.repeat(levels - 1)}{"leaf":1}${"}".repeat(levels - 1)}`;
+  const reply = (result: string) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${result}}`);
+  };
+  if (message.method === "initialize") {
+    const version = message.params?.protocolVersion ?? "2025-06-18";
+    return reply(
+      JSON.stringify({ protocolVersion: version, capabilities: { tools: {} }, serverInfo: { name: "deep-text", version: "1.0.0" } }),
+    );
+  }
+  if (message.method === "tools/list") {
+    const tool = JSON.stringify(generatedTool("deep")).slice(0, -1);
+    return reply(`{"tools":[${tool}${where === "meta" ? `,"_meta":${nested}` : ""}}]}`);
+  }
+  if (message.method === "tools/call") {
+    return reply(`{"content":[{"type":"text","text":"deep"}]${where === "result" ? `,"structuredContent":${nested}` : ""}}`);
+  }
+  sendJson(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } });
 }
 
 /** An upstream whose tool schemas make validation unbounded; each tool echoes its arguments as its structured result. */

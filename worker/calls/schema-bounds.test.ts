@@ -103,6 +103,19 @@ describe("upstream tool definitions of any nesting", () => {
     expect((await gateway.client.callTool({ name: "deep__deep", arguments: {} })).content).toEqual([{ type: "text", text: "deep" }]);
   });
 
+  // 100,000 levels, sent as text: past what Node's JSON.stringify or the SDK could write, still JSON the gateway reads.
+  it("indexes a tool whose _meta nests 100,000 levels, and passes on a result nested as deep", async ({ expect }) => {
+    const meta = await fixtureGateway("deep", "deep-text/meta/100000");
+    expect(meta.created.index).toMatchObject({ added: ["deep"] });
+    expect((await meta.client.callTool({ name: "deep__deep", arguments: {} })).content).toEqual([{ type: "text", text: "deep" }]);
+
+    const result = await fixtureGateway("deep", "deep-text/result/100000");
+    const called = await result.client.callTool({ name: "deep__deep", arguments: {} });
+    let depth = 0;
+    for (let level: unknown = called.structuredContent; level && typeof level === "object"; level = (level as { a?: unknown }).a) depth++;
+    expect(depth).toBe(100_000);
+  });
+
   it("indexes a tool whose input schema nests 1,500 levels as past the depth bound, and refuses its calls", async ({ expect }) => {
     const gateway = await fixtureGateway("deep", "deep/schema/1500");
     expect(gateway.created.index).toMatchObject({ added: ["deep"], schemaTooComplex: [{ name: "deep", bound: "depth" }] });
