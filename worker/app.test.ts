@@ -58,6 +58,7 @@ const V1_ROUTES = [
   "POST /v1/workspaces/{ws}/approvals/{id}/approve",
   "POST /v1/workspaces/{ws}/approvals/{id}/deny",
   "POST /v1/workspaces/{ws}/keys",
+  "POST /v1/workspaces/{ws}/keys/{keyId}/rotate",
   "POST /v1/workspaces/{ws}/profiles",
   "POST /v1/workspaces/{ws}/services",
   "POST /v1/workspaces/{ws}/services/{svc}/authorize",

@@ -28,6 +28,7 @@ export const ERROR_STATUS = {
   hook_reset: 409,
   profile_in_use: 409,
   last_admin: 409,
+  key_revoked: 409,
   upstream_authorization_required: 409,
   service_not_oauth: 409,
   oauth_client_required: 409,

@@ -57,6 +57,10 @@ export const CreatedApiKeySchema = z
   .object({ key: ApiKeySchema, secret: z.string().openapi({ description: "Shown once; store it now" }) })
   .openapi("CreatedApiKey");
 
+export const RotatedApiKeySchema = CreatedApiKeySchema.extend({
+  effectiveAt: z.string().openapi({ description: "When the old secret was refused everywhere (ISO 8601)" }),
+}).openapi("RotatedApiKey");
+
 export const CreateWorkspaceResponse = z
   .object({ workspace: WorkspaceSchema, adminKey: CreatedApiKeySchema, defaultProfileId: z.string() })
   .openapi("CreatedWorkspace");

@@ -285,7 +285,7 @@ describe("the console", () => {
     await screenshot(page, "logs-chart");
   });
 
-  it("creates a key with the default profile preselected, shows it once with a copy button, then revokes it, and /mcp refuses it", async ({
+  it("creates a key with the default profile preselected, shows it once with a copy button, rotates it, then revokes it, and /mcp refuses it", async ({
     expect,
   }) => {
     await openScreen(page, "Keys");
@@ -308,13 +308,25 @@ describe("the console", () => {
     expect((await agent.listTools()).tools.map((t) => t.name)).toContain(TOOL);
     await agent.close();
 
+    // A new secret, shown once the same way; the old one is refused from then on.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Rotate browser-made" }).click();
+    await expect.poll(() => secretBox.count()).toBe(1);
+    const rotated = await secretBox.inputValue();
+    expect(rotated).toMatch(/^rr_/);
+    expect(rotated).not.toBe(secret);
+    await page.getByRole("button", { name: "I have stored it" }).click();
+    await expect(connectAgent(fixture.origin, secret)).rejects.toMatchObject({ code: 401 });
+    const rotatedAgent = await connectAgent(fixture.origin, rotated);
+    await rotatedAgent.close();
+
     page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Revoke browser-made" }).click();
     await page
       .getByRole("row", { name: /browser-made/ })
       .getByText(/^Revoked/)
       .waitFor();
-    await expect(connectAgent(fixture.origin, secret)).rejects.toMatchObject({ code: 401 });
+    await expect(connectAgent(fixture.origin, rotated)).rejects.toMatchObject({ code: 401 });
   });
 
   it("adds a member with a role, changes the role, and removes them, saying what the removal revoked", async ({ expect }) => {

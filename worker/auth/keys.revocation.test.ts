@@ -139,3 +139,71 @@ describe("revoking a key", () => {
     expect(await grantsOf(workspace)).toHaveLength(1);
   });
 });
+
+describe("rotating a key", () => {
+  it("gives it a new secret and keeps the rest: the old secret is refused once the answer comes, the keys made with it still work", async ({
+    expect,
+  }) => {
+    const workspace = await createWorkspace();
+    const a = await makeKey(workspace, workspace.adminKey, "a", ["admin", "tools:call"]);
+    const b = await makeKey(workspace, a.secret, "b", ["tools:call"]);
+    const before = (await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey })).body.keys.find(
+      (key: { id: string }) => key.id === a.id,
+    );
+
+    const rotated = await api(`/v1/workspaces/${workspace.ws}/keys/${a.id}/rotate`, { method: "POST", key: a.secret });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).toMatch(/^rr_/);
+    expect(rotated.body.secret).not.toBe(a.secret);
+    expect(rotated.body.key).toEqual({ ...before, prefix: rotated.body.secret.slice(0, 10) });
+    expect(rotated.body.effectiveAt).toBe(rotated.headers.get(EFFECTIVE_AT_HEADER));
+
+    const old = await refusalsOf(workspace, a.secret);
+    expect(old.rest.status).toBe(401);
+    expect(old.rest.body.error.code).toBe("unauthorized");
+    expect(old.mcp.status).toBe(401);
+    expect((await listTools(rotated.body.secret)).status).toBe(200);
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys`, { key: rotated.body.secret })).status).toBe(200);
+    expect((await listTools(b.secret)).status).toBe(200);
+  });
+
+  it("lets a workspace without an admin member replace the secret of the key it was created with", async ({ expect }) => {
+    const workspace = await createWorkspace();
+    const root = (await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey })).body.keys[0].id as string;
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys/${root}`, { method: "DELETE", key: workspace.adminKey })).status).toBe(409);
+    const rotated = await api(`/v1/workspaces/${workspace.ws}/keys/${root}/rotate`, { method: "POST", key: workspace.adminKey });
+    expect(rotated.status).toBe(200);
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey })).status).toBe(401);
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys`, { key: rotated.body.secret })).status).toBe(200);
+  });
+
+  it("refuses a revoked key (409 key_revoked), an unknown or another workspace's key (404) and a key without admin (403)", async ({
+    expect,
+  }) => {
+    const workspace = await createWorkspace();
+    const other = await createWorkspace();
+    const gone = await makeKey(workspace, workspace.adminKey, "gone", ["hooks:read"]);
+    const reader = await makeKey(workspace, workspace.adminKey, "reader", ["hooks:read"]);
+    expect((await api(`/v1/workspaces/${workspace.ws}/keys/${gone.id}`, { method: "DELETE", key: workspace.adminKey })).status).toBe(200);
+    const rotate = (keyId: string, key = workspace.adminKey, ws = workspace.ws) =>
+      api(`/v1/workspaces/${ws}/keys/${keyId}/rotate`, { method: "POST", key });
+
+    const revoked = await rotate(gone.id);
+    expect(revoked.status).toBe(409);
+    expect(revoked.body.error).toEqual({
+      code: "key_revoked",
+      message: `${gone.id} is revoked: make a new key instead`,
+      details: { keyId: gone.id },
+    });
+    const unknown = await rotate("key_nope");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe("not_found");
+    const across = await rotate(reader.id, other.adminKey, other.ws);
+    expect(across.status).toBe(404);
+    const forbidden = await rotate(reader.id, reader.secret);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.error).toMatchObject({ code: "forbidden", details: { required: "admin" } });
+    // Nothing changed: the reader's secret still works.
+    expect((await api(`/v1/workspaces/${workspace.ws}/tools`, { key: reader.secret })).status).toBe(200);
+  });
+});

@@ -127,6 +127,27 @@ export async function createApiKey(
   return (await activeKeyCount(db, input.workspaceId)) >= MAX_ACTIVE_KEYS ? "full" : "maker_revoked";
 }
 
+/**
+ * A new secret for an unrevoked key: the same key (id, name, scopes, profile, maker), so the keys made with it, its
+ * upstream grants and its approvals stay as they are, while the old secret matches nothing. Answers `revoked` for a
+ * revoked key, null when the workspace has no such key. The caller puts the change in force (the key caches of every
+ * isolate are read under leases whose version it moves).
+ */
+export async function rotateApiKey(
+  db: D1Database,
+  workspaceId: string,
+  keyId: string,
+): Promise<{ key: ApiKeyRecord; secret: string } | "revoked" | null> {
+  const secret = generateKeySecret();
+  const row = await db
+    .prepare("UPDATE api_keys SET key_hash = ?, prefix = ? WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL RETURNING *")
+    .bind(await sha256Hex(secret), secret.slice(0, 10), workspaceId, keyId)
+    .first<ApiKeyRow>();
+  if (row) return { key: toRecord(row), secret };
+  const exists = await db.prepare("SELECT 1 FROM api_keys WHERE workspace_id = ? AND id = ?").bind(workspaceId, keyId).first();
+  return exists ? "revoked" : null;
+}
+
 async function activeKeyCount(db: D1Database, workspaceId: string): Promise<number> {
   return (
     (await db

@@ -12,13 +12,14 @@ import {
   RemovedMemberSchema,
   RemoveMemberQuery,
   RevokedApiKeySchema,
+  RotatedApiKeySchema,
   UpdateWorkspaceBody,
   WorkspaceSchema,
 } from "../../schema/api/workspaces.ts";
 import { z } from "@hono/zod-openapi";
 import { guard } from "../auth/guard.ts";
 import { revokeSubjectGrants } from "../upstream-auth/lifecycle.ts";
-import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeKeyTree } from "../auth/keys.store.ts";
+import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeKeyTree, rotateApiKey } from "../auth/keys.store.ts";
 import { listMembers, MAX_MEMBERS, upsertMember } from "../auth/users.store.ts";
 import { createRouter } from "../http/app.ts";
 import { changeInForce } from "../leases/change-window.ts";
@@ -198,6 +199,31 @@ workspaceRoutes.openapi(
       `Denied when the key ${keyId} was revoked`,
     );
     return c.json({ ...key, revokedKeys: made.revoked, cancelledApprovals, effectiveAt }, 200);
+  },
+);
+
+workspaceRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/workspaces/{ws}/keys/{keyId}/rotate",
+    tags: ["keys"],
+    summary: "Give an API key a new secret (returned once)",
+    description:
+      "The key keeps its id, name, scopes and profile, and the keys made with it, its upstream grants and the approvals " +
+      "it waits for stay as they are; only the secret changes. Answers once the old secret is refused everywhere " +
+      "(`effectiveAt`, also `rayrun-effective-at`). A revoked key answers 409 `key_revoked`. This is how a workspace " +
+      "without an admin member replaces the secret of the key it was created with, which cannot be revoked (`last_admin`).",
+    middleware: guard("admin"),
+    request: { params: WorkspaceParams.extend({ keyId: z.string() }) },
+    responses: { 200: json(RotatedApiKeySchema, "The key and its new secret"), ...errorResponses(404, 409) },
+  }),
+  async (c) => {
+    const { ws, keyId } = c.req.valid("param");
+    const rotated = await rotateApiKey(c.env.DB, ws, keyId);
+    if (!rotated) throw notFound("Key");
+    if (rotated === "revoked")
+      throw new ApiError("key_revoked", { message: `${keyId} is revoked: make a new key instead`, details: { keyId } });
+    return c.json({ ...rotated, effectiveAt: await changeInForce(c) }, 200);
   },
 );
 

@@ -509,7 +509,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -529,6 +529,93 @@ export interface paths {
         };
       };
     };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/workspaces/{ws}/keys/{keyId}/rotate": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Give an API key a new secret (returned once)
+     * @description The key keeps its id, name, scopes and profile, and the keys made with it, its upstream grants and the approvals it waits for stay as they are; only the secret changes. Answers once the old secret is refused everywhere (`effectiveAt`, also `rayrun-effective-at`). A revoked key answers 409 `key_revoked`. This is how a workspace without an admin member replaces the secret of the key it was created with, which cannot be revoked (`last_admin`).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          ws: string;
+          keyId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The key and its new secret */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["RotatedApiKey"];
+          };
+        };
+        /** @description Missing or invalid credentials: `unauthorized` */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The credential lacks the required scope: `forbidden`, `csrf_refused` */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Not found in this workspace: `not_found` */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description The compiler failed and is being restarted, or the workspace's Durable Object did not answer; retry: `compiler_unavailable`, `workspace_unavailable` */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -671,7 +758,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -781,7 +868,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1095,7 +1182,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1190,7 +1277,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1277,7 +1364,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1536,7 +1623,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1696,7 +1783,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1783,7 +1870,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1893,7 +1980,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2092,7 +2179,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2180,7 +2267,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2766,7 +2853,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3256,7 +3343,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3640,7 +3727,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3938,7 +4025,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4065,7 +4152,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4264,7 +4351,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4466,7 +4553,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -5039,7 +5126,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -5139,7 +5226,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
+        /** @description Conflicts with current state: `conflict`, `no_review_pending`, `definition_changed`, `approval_not_pending`, `hook_history_exists`, `not_tested`, `incompatible_revision`, `service_deleted`, `hook_reset`, `profile_in_use`, `last_admin`, `key_revoked`, `upstream_authorization_required`, `service_not_oauth`, `oauth_client_required`, `oauth_still_required`, `oauth_not_configured` */
         409: {
           headers: {
             [name: string]: unknown;
@@ -5949,6 +6036,7 @@ export interface components {
           | "hook_reset"
           | "profile_in_use"
           | "last_admin"
+          | "key_revoked"
           | "upstream_authorization_required"
           | "service_not_oauth"
           | "oauth_client_required"
@@ -6050,6 +6138,10 @@ export interface components {
       /** @description The approvals the revoked keys asked for that could still be decided or used, by id: a pending one is denied (`decidedBy`: who made this request, `decisionNote` says why), an approved one not yet used expires */
       cancelledApprovals: string[];
       /** @description When the revocation was in force everywhere (ISO 8601) */
+      effectiveAt: string;
+    };
+    RotatedApiKey: components["schemas"]["CreatedApiKey"] & {
+      /** @description When the old secret was refused everywhere (ISO 8601) */
       effectiveAt: string;
     };
     Member: {

@@ -35,6 +35,17 @@ export function Keys({ ws }: ScreenProps) {
     }
   }
 
+  async function rotate(key: Schemas["ApiKey"]) {
+    if (!confirm(`Give key "${key.name}" (${key.prefix}…) a new secret? Its current secret is refused from now on.`)) return;
+    setActionError(undefined);
+    try {
+      setCreated(await call(api.POST("/v1/workspaces/{ws}/keys/{keyId}/rotate", { params: { path: { ws, keyId: key.id } } })));
+      keys.reload();
+    } catch (error) {
+      setActionError(error);
+    }
+  }
+
   return (
     <section aria-labelledby="screen-title">
       <h1 id="screen-title">Keys</h1>
@@ -80,9 +91,14 @@ export function Keys({ ws }: ScreenProps) {
                     {key.revokedAt ? (
                       `Revoked ${when(key.revokedAt)}`
                     ) : (
-                      <button type="button" class="danger" aria-label={`Revoke ${key.name}`} onClick={() => revoke(key)}>
-                        Revoke
-                      </button>
+                      <>
+                        <button type="button" class="secondary" aria-label={`Rotate ${key.name}`} onClick={() => rotate(key)}>
+                          Rotate
+                        </button>{" "}
+                        <button type="button" class="danger" aria-label={`Revoke ${key.name}`} onClick={() => revoke(key)}>
+                          Revoke
+                        </button>
+                      </>
                     )}
                   </td>
                 </tr>
