@@ -157,6 +157,12 @@ async function activeKeyCount(db: D1Database, workspaceId: string): Promise<numb
   );
 }
 
+/** `made`: the keys made by ?2 in workspace ?1, and the keys made with those, however deep (revoked ones too). */
+const MADE_BY = `WITH RECURSIVE made(id) AS (
+  SELECT id FROM api_keys WHERE workspace_id = ?1 AND created_by = ?2
+  UNION SELECT k.id FROM api_keys k JOIN made ON k.created_by = made.id WHERE k.workspace_id = ?1
+)`;
+
 /**
  * Revoked keys a key list names, the most recently revoked first. Every unrevoked key (at most MAX_ACTIVE_KEYS) is
  * listed; revoked keys are kept for the records that name them and grow with every rotation, while the lists are
@@ -194,25 +200,16 @@ export async function revokeKeyTree(
   keyId: string,
 ): Promise<{ key: ApiKeyRecord; revoked: string[]; made: string[] } | null | "last_admin"> {
   const now = nowIso();
-  const tree = `WITH RECURSIVE made(id) AS (
-      SELECT id FROM api_keys WHERE workspace_id = ?1 AND created_by = ?2
-      UNION SELECT k.id FROM api_keys k JOIN made ON k.created_by = made.id WHERE k.workspace_id = ?1
-    )`;
   try {
     const [key, revoked, made] = await db.batch<ApiKeyRow>([
       db
         .prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?3) WHERE workspace_id = ?1 AND id = ?2 RETURNING *")
         .bind(workspaceId, keyId, now),
-      db
-        .prepare(
-          `${tree} UPDATE api_keys SET revoked_at = ?3 WHERE workspace_id = ?1 AND revoked_at IS NULL AND id IN (SELECT id FROM made) RETURNING id`,
-        )
-        .bind(workspaceId, keyId, now),
-      db.prepare(`${tree} SELECT id FROM made`).bind(workspaceId, keyId),
+      ...madeRevocation(db, workspaceId, keyId, now),
       // Only a batch that revoked an admin key just now can be the one that left the workspace without an admin.
       db
         .prepare(
-          `${tree} INSERT INTO bound_guards (bound) SELECT 'workspace_admin'
+          `${MADE_BY} INSERT INTO bound_guards (bound) SELECT 'workspace_admin'
            WHERE NOT EXISTS (SELECT 1 FROM memberships WHERE workspace_id = ?1 AND role = 'admin' AND removal_started_at IS NULL)
              AND NOT EXISTS (SELECT 1 FROM api_keys AS k, json_each(k.scopes) AS scope
                              WHERE k.workspace_id = ?1 AND k.revoked_at IS NULL AND scope.value = 'admin')
@@ -248,19 +245,20 @@ export async function revokeKeysCreatedBy(
   workspaceId: string,
   maker: string,
 ): Promise<{ revoked: string[]; made: string[] }> {
-  const tree = `WITH RECURSIVE made(id) AS (
-      SELECT id FROM api_keys WHERE workspace_id = ?1 AND created_by = ?2
-      UNION SELECT k.id FROM api_keys k JOIN made ON k.created_by = made.id WHERE k.workspace_id = ?1
-    )`;
-  const [revoked, made] = await db.batch<{ id: string }>([
+  const [revoked, made] = await db.batch<{ id: string }>(madeRevocation(db, workspaceId, maker, nowIso()));
+  return { revoked: revoked!.results.map((row) => row.id).sort(), made: made!.results.map((row) => row.id).sort() };
+}
+
+/** Revokes the keys `maker` made (MADE_BY) that are active, answering their ids; then lists every key of the tree. */
+function madeRevocation(db: D1Database, workspaceId: string, maker: string, now: string): [D1PreparedStatement, D1PreparedStatement] {
+  return [
     db
       .prepare(
-        `${tree} UPDATE api_keys SET revoked_at = ?3 WHERE workspace_id = ?1 AND revoked_at IS NULL AND id IN (SELECT id FROM made) RETURNING id`,
+        `${MADE_BY} UPDATE api_keys SET revoked_at = ?3 WHERE workspace_id = ?1 AND revoked_at IS NULL AND id IN (SELECT id FROM made) RETURNING id`,
       )
-      .bind(workspaceId, maker, nowIso()),
-    db.prepare(`${tree} SELECT id FROM made`).bind(workspaceId, maker),
-  ]);
-  return { revoked: revoked!.results.map((row) => row.id).sort(), made: made!.results.map((row) => row.id).sort() };
+      .bind(workspaceId, maker, now),
+    db.prepare(`${MADE_BY} SELECT id FROM made`).bind(workspaceId, maker),
+  ];
 }
 
 /** How long an unknown secret is remembered as unknown: no lease covers it, and only a new key could change it. */
