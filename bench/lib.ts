@@ -1,8 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../test/node/gateway.ts";
+import { freePort, migratedState } from "../test/node/gateway.ts";
 import type { HostOptions } from "./miniflare-host.ts";
 
 export const quietEnv = {
@@ -114,8 +114,8 @@ export interface HostedWorker {
 }
 
 /**
- * Starts one Worker under Miniflare with the bindings of its wrangler config, in a fresh state folder (D1
- * migrations applied first when `migrate`), on the given ports, and waits until the host says it is serving.
+ * Starts one Worker under Miniflare with the bindings of its wrangler config, in a fresh state folder (with the
+ * gateway's D1 migrations applied when `migrate`), on the given ports, and waits until the host says it is serving.
  */
 export async function startUnderMiniflare(options: {
   config: string;
@@ -126,14 +126,8 @@ export async function startUnderMiniflare(options: {
 }): Promise<HostedWorker> {
   const root = join(import.meta.dirname, "..");
   const persist = mkdtempSync(join(tmpdir(), "rayrun-bench-miniflare-"));
-  if (options.migrate) {
-    const migrate = spawnSync(
-      "npx",
-      ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--config", options.config, "--persist-to", persist],
-      { cwd: root, env: quietEnv, encoding: "utf8" },
-    );
-    if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
-  }
+  // The gateway's D1 migrations: the migrated state the tests' gateways copy (test/node/gateway.ts).
+  if (options.migrate) cpSync(migratedState(), persist, { recursive: true });
   const host: HostOptions = {
     config: options.config,
     port: options.port,

@@ -70,7 +70,7 @@ export interface WorkerOptions {
  * migrations, wrangler.toml's D1 binding, the wrangler version) and lives under node_modules/.cache, so a fresh
  * clone builds it again.
  */
-function migratedState(): string {
+export function migratedState(): string {
   const migrations = join(root, "schema/migrations");
   const hash = createHash("sha256");
   hash.update(readFileSync(join(root, "wrangler.toml")));
