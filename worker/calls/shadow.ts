@@ -26,11 +26,10 @@ function verdict(run: StageRun | null, passThrough: { action: "continue" | "retu
  * never touches the live call and never calls the upstream; a failing shadow is
  * only a row. A shadow compiled against an earlier upstream definition does not
  * run: its row says `hook_outdated`, as an active one would refuse the call.
- */
-/**
- * A Code Mode run's inner calls charge their shadow stages to the workspace's compute allowance like their live ones
- * (`meter`, codemode.sandbox.ts), as a run's calls are many on one allowance. While it is spent a stage does not run:
- * its row is `refused`, `code_mode_busy`.
+ * A Code Mode run's inner calls charge their shadow stages to the workspace's
+ * compute allowance like their live ones (`meter`, codemode.sandbox.ts), as a
+ * run's calls are many on one allowance. While it is spent a stage does not
+ * run: its row is `refused`, `code_mode_busy`.
  */
 export async function runShadow(work: ShadowWork, meter?: StageMeter): Promise<StageRow[]> {
   const { call, revision } = work;
