@@ -1,4 +1,12 @@
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { MAX_VALUE_NESTING } from "../lib/json-schema.ts";
 import { isRequestShaped, methodOf } from "./mcp.body.ts";
 import { jsonRpcError } from "./mcp.errors.ts";
@@ -19,6 +27,39 @@ const TARGET_MEMBERS: Record<string, { key: string; arguments?: "object"; requir
   // 2026-07-28's SDK lifts `inputResponses` off the params and reads any non-object as none: checked here, raw.
   "tasks/update": { key: "taskId", required: "inputResponses" },
 };
+
+/**
+ * The rest of the params of the requests both revisions serve off the call path, checked with the SDK's own schema:
+ * a prompt argument or a completion value that is not a string, a cursor that is a number, a completion without its
+ * `argument` were answered -32603 with the schema report as the message. `_meta` is left to each revision's SDK,
+ * whose envelope differs; tools/call (the hot path) has only its target members and `arguments` checked above.
+ */
+const PARAMS_SCHEMAS: Record<string, { safeParse: (value: unknown) => { success: true } | { success: false; error: SchemaError } }> = {
+  "prompts/get": GetPromptRequestSchema,
+  "completion/complete": CompleteRequestSchema,
+  "tools/list": ListToolsRequestSchema,
+  "prompts/list": ListPromptsRequestSchema,
+  "resources/list": ListResourcesRequestSchema,
+  "resources/templates/list": ListResourceTemplatesRequestSchema,
+};
+
+/** The part of a schema library's report the one line needs: each issue's path and message. */
+interface SchemaError {
+  issues: { path: PropertyKey[]; message: string }[];
+}
+
+/** What is wrong with a request's params by its method's schema, as one line naming the first issue; null when nothing is. */
+function shapeProblem(method: string, params: unknown): string | null {
+  const schema = PARAMS_SCHEMAS[method];
+  if (!schema) return null;
+  const { _meta: _envelope, ...rest } = isObject(params) ? (params as Record<string, unknown>) : {};
+  const checked = schema.safeParse({ method, ...(params === undefined ? {} : { params: isObject(params) ? rest : params }) });
+  if (checked.success) return null;
+  const issue = checked.error.issues[0];
+  if (!issue) return `${method} has params of the wrong shape`;
+  // One line: the path is where the client looks, and a report's message may span lines.
+  return `${issue.path.map(String).join(".") || "params"}: ${issue.message.replaceAll("\n", " ")}`;
+}
 
 const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -53,8 +94,11 @@ export function paramsRefusal(parsedBody: unknown): Response | null {
     return jsonRpcError(200, ErrorCode.InvalidParams, message, {}, isRequestShaped(parsedBody) ? parsedBody.id : null);
   }
   if (!isRequestShaped(parsedBody)) return null;
-  const members = TARGET_MEMBERS[parsedBody.method];
-  if (!members) return null;
+  const members = Object.hasOwn(TARGET_MEMBERS, parsedBody.method) ? TARGET_MEMBERS[parsedBody.method] : undefined;
+  if (!members) {
+    const shape = Object.hasOwn(PARAMS_SCHEMAS, parsedBody.method) ? shapeProblem(parsedBody.method, params) : null;
+    return shape ? jsonRpcError(200, ErrorCode.InvalidParams, `Invalid params: ${shape}`, {}, parsedBody.id) : null;
+  }
   const problem = !isObject(params)
     ? `${parsedBody.method} needs params, an object`
     : typeof (params as Record<string, unknown>)[members.key] !== "string"
@@ -65,7 +109,7 @@ export function paramsRefusal(parsedBody: unknown): Response | null {
         ? `${parsedBody.method} takes params.arguments as an object`
         : members.required && !isObject((params as Record<string, unknown>)[members.required])
           ? `${parsedBody.method} needs params.${members.required}, an object`
-          : null;
+          : shapeProblem(parsedBody.method, params);
   if (!problem) return null;
   return jsonRpcError(200, ErrorCode.InvalidParams, `Invalid params: ${problem}`, {}, parsedBody.id);
 }
