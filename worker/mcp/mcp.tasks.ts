@@ -14,6 +14,7 @@ import {
 import type { JsonObject } from "../../schema/hooks/contract.ts";
 import type { Catalog } from "../calls/catalog.ts";
 import type { CallOutcome } from "../calls/outcome.ts";
+import { GATEWAY_META_PREFIX } from "../lib/gateway-meta.ts";
 import { newId, nowIso } from "../lib/ids.ts";
 import { endTaskSession, upstreamTaskRequest, UpstreamFailure, type UpstreamTarget } from "../services/upstream.ts";
 import { MAX_CALL_DURATION_MS, type UpstreamCallOptions } from "../services/upstream.call.ts";
@@ -151,7 +152,20 @@ export async function recordTask(
       new Date(createdAt + ttl).toISOString(),
     )
     .run();
-  return { ...outcome.created, task: { ...upstreamTask, taskId: id } };
+  return { ...asGatewayTask(outcome.created), task: { ...upstreamTask, taskId: id } };
+}
+
+/**
+ * An upstream's task answer (creation, status, cancellation) as the gateway passes it on under its own task id: its
+ * `_meta` may neither speak for the gateway (`dev.rayrun/…`, such as a forged refusal) nor name the upstream's own
+ * task (`related-task`), whose id never leaves the gateway. The rest of its `_meta` is the upstream's to send.
+ */
+function asGatewayTask<T extends { _meta?: Record<string, unknown> }>(answer: T): T {
+  const meta = answer._meta;
+  if (!meta) return answer;
+  const kept = Object.entries(meta).filter(([key]) => key !== RELATED_TASK_META_KEY && !key.startsWith(GATEWAY_META_PREFIX));
+  const { _meta: _upstreamMeta, ...rest } = answer;
+  return (kept.length ? { ...rest, _meta: Object.fromEntries(kept) } : rest) as T;
 }
 
 const taskNotFound = () => new ProtocolError(ErrorCode.InvalidParams, "Task not found");
@@ -260,9 +274,9 @@ export async function getTask(
 ): Promise<GetTaskResult> {
   const task = await findTask(core, taskId);
   const status = await upstreamTaskStatus(core, catalog, task);
-  if (status.status !== "input_required" || !relayInput) return { ...status, taskId: task.id };
+  if (status.status !== "input_required" || !relayInput) return { ...asGatewayTask(status), taskId: task.id };
   await relayInput(task);
-  return { ...(await upstreamTaskStatus(core, catalog, task)), taskId: task.id };
+  return { ...asGatewayTask(await upstreamTaskStatus(core, catalog, task)), taskId: task.id };
 }
 
 /** The upstream task's own status (its id, not the gateway's). */
@@ -381,7 +395,7 @@ export async function cancelTask(core: GatewayCore, catalog: Catalog, taskId: st
     const cancelled = await toUpstream(core, catalog, task, TASK_REQUEST_TIMEOUT_MS, (client, options) =>
       client.request({ method: "tasks/cancel", params: { taskId: task.upstreamTaskId } }, CancelTaskResultSchema, options),
     );
-    return { ...cancelled, taskId: task.id };
+    return { ...asGatewayTask(cancelled), taskId: task.id };
   } finally {
     forgetTask(core, catalog, task);
   }
