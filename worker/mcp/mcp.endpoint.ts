@@ -8,7 +8,7 @@ import { jsonRpcError } from "./mcp.errors.ts";
 import { BATCH_REFUSAL_CODE, batchRefusal, withWildcardAcceptSpelledOut } from "./mcp.hygiene.ts";
 import { serveLegacy } from "./mcp.legacy.ts";
 import { isModernRequest, serveModern } from "./mcp.modern.ts";
-import { paramsRefusal } from "./mcp.params.ts";
+import { legacyParamsRefusal, paramsRefusal } from "./mcp.params.ts";
 
 /**
  * The client endpoint, `/mcp`. Each POST is authenticated, read, checked, and
@@ -62,5 +62,5 @@ async function serveMcp(env: Env, request: Request, ctx: ExecutionContext): Prom
   const refusedParams = paramsRefusal(body.parsedBody);
   if (refusedParams) return refusedParams;
   if (isModernRequest(body.request, body.parsedBody)) return serveModern(core, body.request, body.parsedBody);
-  return serveLegacy(core, request, body);
+  return legacyParamsRefusal(body.parsedBody) ?? serveLegacy(core, request, body);
 }

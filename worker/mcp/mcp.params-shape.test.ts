@@ -70,3 +70,19 @@ describe("params of the wrong shape", () => {
     }
   });
 });
+
+describe("logging/setLevel with a level that is none", () => {
+  it("is answered -32602 in one line at 2025-11-25, and a good level is kept; 2026-07-28 serves no logging/setLevel (-32601)", async ({
+    expect,
+  }) => {
+    const gateway = await demoGateway();
+    const bad = await post(gateway.clientKey, "legacy", "logging/setLevel", { level: "nope" });
+    expect(bad.status).toBe(200);
+    expect(bad.body).toMatchObject({ id: 7, error: { code: -32602, message: expect.stringMatching(/^Invalid params: params\.level: /) } });
+    expect(bad.body.error.message).not.toContain("\n");
+    const good = await post(gateway.clientKey, "legacy", "logging/setLevel", { level: "warning" });
+    expect(good.body).toEqual({ jsonrpc: "2.0", id: 7, result: {} });
+    const modern = await post(gateway.clientKey, "modern", "logging/setLevel", { level: "nope" });
+    expect(modern.body).toMatchObject({ id: 7, error: { code: -32601 } });
+  });
+});

@@ -6,6 +6,7 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_VALUE_NESTING } from "../lib/json-schema.ts";
 import { isRequestShaped, methodOf } from "./mcp.body.ts";
@@ -34,7 +35,9 @@ const TARGET_MEMBERS: Record<string, { key: string; arguments?: "object"; requir
  * `argument` were answered -32603 with the schema report as the message. `_meta` is left to each revision's SDK,
  * whose envelope differs; tools/call (the hot path) has only its target members and `arguments` checked above.
  */
-const PARAMS_SCHEMAS: Record<string, { safeParse: (value: unknown) => { success: true } | { success: false; error: SchemaError } }> = {
+type ParamsSchemas = Record<string, { safeParse: (value: unknown) => { success: true } | { success: false; error: SchemaError } }>;
+
+const PARAMS_SCHEMAS: ParamsSchemas = {
   "prompts/get": GetPromptRequestSchema,
   "completion/complete": CompleteRequestSchema,
   "tools/list": ListToolsRequestSchema,
@@ -43,14 +46,22 @@ const PARAMS_SCHEMAS: Record<string, { safeParse: (value: unknown) => { success:
   "resources/templates/list": ListResourceTemplatesRequestSchema,
 };
 
+/**
+ * Requests only the 2025-era revisions serve, checked the same way before their SDK server parses them (and answers
+ * a bad level -32603, with its report): 2026-07-28 does not serve `logging/setLevel` and answers it -32601.
+ */
+const LEGACY_PARAMS_SCHEMAS: ParamsSchemas = {
+  "logging/setLevel": SetLevelRequestSchema,
+};
+
 /** The part of a schema library's report the one line needs: each issue's path and message. */
 interface SchemaError {
   issues: { path: PropertyKey[]; message: string }[];
 }
 
 /** What is wrong with a request's params by its method's schema, as one line naming the first issue; null when nothing is. */
-function shapeProblem(method: string, params: unknown): string | null {
-  const schema = PARAMS_SCHEMAS[method];
+function shapeProblem(method: string, params: unknown, schemas: ParamsSchemas = PARAMS_SCHEMAS): string | null {
+  const schema = Object.hasOwn(schemas, method) ? schemas[method] : undefined;
   if (!schema) return null;
   const { _meta: _envelope, ...rest } = isObject(params) ? (params as Record<string, unknown>) : {};
   const checked = schema.safeParse({ method, ...(params === undefined ? {} : { params: isObject(params) ? rest : params }) });
@@ -96,7 +107,7 @@ export function paramsRefusal(parsedBody: unknown): Response | null {
   if (!isRequestShaped(parsedBody)) return null;
   const members = Object.hasOwn(TARGET_MEMBERS, parsedBody.method) ? TARGET_MEMBERS[parsedBody.method] : undefined;
   if (!members) {
-    const shape = Object.hasOwn(PARAMS_SCHEMAS, parsedBody.method) ? shapeProblem(parsedBody.method, params) : null;
+    const shape = shapeProblem(parsedBody.method, params);
     return shape ? jsonRpcError(200, ErrorCode.InvalidParams, `Invalid params: ${shape}`, {}, parsedBody.id) : null;
   }
   const problem = !isObject(params)
@@ -112,4 +123,11 @@ export function paramsRefusal(parsedBody: unknown): Response | null {
           : shapeProblem(parsedBody.method, params);
   if (!problem) return null;
   return jsonRpcError(200, ErrorCode.InvalidParams, `Invalid params: ${problem}`, {}, parsedBody.id);
+}
+
+/** The -32602 answer for a 2025-era request whose params its SDK server would refuse as an internal error, or null. */
+export function legacyParamsRefusal(parsedBody: unknown): Response | null {
+  if (!isRequestShaped(parsedBody)) return null;
+  const shape = shapeProblem(parsedBody.method, parsedBody.params, LEGACY_PARAMS_SCHEMAS);
+  return shape ? jsonRpcError(200, ErrorCode.InvalidParams, `Invalid params: ${shape}`, {}, parsedBody.id) : null;
 }
