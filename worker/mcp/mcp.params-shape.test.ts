@@ -86,3 +86,28 @@ describe("logging/setLevel with a level that is none", () => {
     expect(modern.body).toMatchObject({ id: 7, error: { code: -32601 } });
   });
 });
+
+describe("a progress token that is neither a string nor a number", () => {
+  for (const revision of ["modern", "legacy"] as const) {
+    it(`is a param of the wrong type (-32602), not a parse error (${revision})`, async ({ expect }) => {
+      const gateway = await demoGateway();
+      for (const progressToken of [{ a: 1 }, [1], true, null]) {
+        const answer = await post(gateway.clientKey, revision, "tools/call", {
+          name: "demo__search_release_notes",
+          arguments: { query: "sso" },
+          _meta: {
+            ...(revision === "modern"
+              ? { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} }
+              : {}),
+            progressToken,
+          },
+        });
+        expect(answer.status, JSON.stringify(progressToken)).toBe(200);
+        expect(answer.body).toMatchObject({
+          id: 7,
+          error: { code: -32602, message: "Invalid params: params._meta.progressToken must be a string or a number" },
+        });
+      }
+    });
+  }
+});

@@ -105,6 +105,14 @@ export function paramsRefusal(parsedBody: unknown): Response | null {
     return jsonRpcError(200, ErrorCode.InvalidParams, message, {}, isRequestShaped(parsedBody) ? parsedBody.id : null);
   }
   if (!isRequestShaped(parsedBody)) return null;
+  // The SDKs take a request whose progress token is neither a string nor a number for no JSON-RPC message at all, and
+  // answer HTTP 400 -32700 (a parse error) although the body parsed: it is a param of the wrong type.
+  const token = isObject(params) ? (params as { _meta?: unknown })._meta : undefined;
+  const progressToken = isObject(token) ? (token as { progressToken?: unknown }).progressToken : undefined;
+  if (progressToken !== undefined && typeof progressToken !== "string" && typeof progressToken !== "number") {
+    const message = "Invalid params: params._meta.progressToken must be a string or a number";
+    return jsonRpcError(200, ErrorCode.InvalidParams, message, {}, parsedBody.id);
+  }
   const members = Object.hasOwn(TARGET_MEMBERS, parsedBody.method) ? TARGET_MEMBERS[parsedBody.method] : undefined;
   if (!members) {
     const shape = shapeProblem(parsedBody.method, params);
