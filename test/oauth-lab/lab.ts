@@ -27,6 +27,8 @@ export interface LabOptions {
   refreshedAccessTokenTtl?: number;
   /** A refresh waits this long before answering, so racing refreshes overlap. */
   refreshDelayMs?: number;
+  /** An authorization code exchange waits this long before answering, so a change can land while a callback finishes. */
+  codeDelayMs?: number;
   /** How clients register: RFC 7591 (default), not at all, or client ID metadata documents. */
   registration?: "dynamic" | "none" | "cimd";
   /** The server's metadata lies: another issuer, a token endpoint elsewhere, another resource, no S256, or private URLs. */
@@ -149,6 +151,7 @@ ${hidden("code_challenge", params.codeChallenge)}${hidden("resource", params.res
       codes.delete(code);
       if (!grant || grant.clientId !== client.client_id || grant.redirectUri !== redirectUri) throw new InvalidGrantError("bad code");
       state.tokenRequests.push({ grantType: "authorization_code", resource: resource?.href ?? null, clientId: client.client_id });
+      if (options.codeDelayMs) await new Promise((resolve) => setTimeout(resolve, options.codeDelayMs));
       const held = options.sameRefreshToken
         ? [...refreshTokens].find(([, issued]) => issued.clientId === client.client_id && issued.user === grant.user)?.[0]
         : undefined;

@@ -48,6 +48,8 @@ export interface NewFlow {
 }
 
 export interface ConsumedFlow {
+  /** Names the flow to `saveGrant`, which saves only while the flow is still finishing (not dropped meanwhile). */
+  flowId: string;
   serviceId: string;
   subject: GrantSubject;
   purpose: FlowPurpose;
@@ -56,7 +58,22 @@ export interface ConsumedFlow {
   returnTo: string | null;
 }
 
-export type FlowRefusal = "unknown" | "expired" | "wrong_user" | "other_browser";
+export type FlowRefusal = "unknown" | "expired" | "wrong_user" | "other_browser" | "cancelled";
+
+/** A flow whose callback used it up and is exchanging its code: who it is for, as `dropFlows` and `takeGrants` match it. */
+interface FinishingFlow {
+  serviceId: string;
+  subject: GrantSubject;
+  initiator: string;
+  initiatorUser: string | null;
+  consumedAt: number;
+}
+
+/**
+ * How long a callback may take between using up its flow and saving its grant: its code exchange is bounded by
+ * OAUTH_REQUEST_TIMEOUT_MS (10 s), so a flow still finishing after a minute is one whose callback failed.
+ */
+const FINISHING_FLOW_MS = 60_000;
 
 /** What the page that asks to go on with a link bound to no user says: whose grant it makes, for what, and where. */
 export interface FlowToConfirm {
@@ -178,6 +195,12 @@ export class UpstreamGrantStore {
    * Keyed by version, not grant id: a grant authorized again keeps its id, and must not join the old tokens' refresh.
    */
   readonly #refreshing = new Map<TokenVersion, Promise<TokenAnswer>>();
+  /**
+   * Flows used up by their callback, which is exchanging the code, by flow id. A flow dropped meanwhile (its maker's
+   * key revoked, the member removed, the service's grants taken) is dropped here too, so its grant is not saved:
+   * kept in memory only, as a restarted object answers the callback `cancelled`, and the user starts again.
+   */
+  readonly #finishing = new Map<string, FinishingFlow>();
 
   constructor(sql: SqlStorage, env: Env) {
     this.#sql = sql;
@@ -274,14 +297,25 @@ export class UpstreamGrantStore {
    * otherwise still finish, and replace a grant (the workspace's shared one too) with the account of someone gone.
    */
   dropFlows(filter: { initiators: string[]; subjects: string[] }): number {
+    let finishing = 0;
+    for (const [flowId, flow] of this.#finishing) {
+      const gone =
+        filter.initiators.includes(flow.initiator) ||
+        (flow.initiatorUser !== null && filter.initiators.includes(flow.initiatorUser)) ||
+        filter.subjects.includes(flow.subject);
+      if (gone && this.#finishing.delete(flowId)) finishing++;
+    }
     const initiators = JSON.stringify(filter.initiators);
-    return this.#sql.exec(
-      `DELETE FROM upstream_oauth_flows WHERE initiator IN (SELECT value FROM json_each(?))
+    return (
+      finishing +
+      this.#sql.exec(
+        `DELETE FROM upstream_oauth_flows WHERE initiator IN (SELECT value FROM json_each(?))
          OR initiator_user IN (SELECT value FROM json_each(?)) OR subject IN (SELECT value FROM json_each(?))`,
-      initiators,
-      initiators,
-      JSON.stringify(filter.subjects),
-    ).rowsWritten;
+        initiators,
+        initiators,
+        JSON.stringify(filter.subjects),
+      ).rowsWritten
+    );
   }
 
   /** The callback: the flow of this `state` is used up, whatever happens next (a state works once). */
@@ -291,12 +325,22 @@ export class UpstreamGrantStore {
   ): Promise<{ ok: true; flow: ConsumedFlow } | { ok: false; reason: FlowRefusal }> {
     const row = this.#sql.exec<FlowRow>("DELETE FROM upstream_oauth_flows WHERE state = ? RETURNING *", state).toArray()[0];
     if (!row) return { ok: false, reason: "unknown" };
-    if (row.expires_at <= Date.now()) return { ok: false, reason: "expired" };
+    const now = Date.now();
+    if (row.expires_at <= now) return { ok: false, reason: "expired" };
     if (!row.browser_hash || row.browser_hash !== browserHash) return { ok: false, reason: "other_browser" };
+    for (const [flowId, flow] of this.#finishing) if (flow.consumedAt <= now - FINISHING_FLOW_MS) this.#finishing.delete(flowId);
+    this.#finishing.set(row.flow_id, {
+      serviceId: row.service_id,
+      subject: row.subject,
+      initiator: row.initiator,
+      initiatorUser: row.initiator_user,
+      consumedAt: now,
+    });
     const codeVerifier = await openSecret(row.code_verifier, `upstream-flow\n${row.flow_id}`, this.#env.SECRETS_KEY);
     return {
       ok: true,
       flow: {
+        flowId: row.flow_id,
         serviceId: row.service_id,
         subject: row.subject,
         purpose: row.purpose,
@@ -313,14 +357,18 @@ export class UpstreamGrantStore {
    * may not be the new one.
    */
   async saveGrant(input: {
+    /** The flow the callback used up: the grant is saved only if it was not dropped while the code was exchanged. */
+    flowId: string;
     serviceId: string;
     subject: GrantSubject;
     mode: "shared" | "per_user";
     tokens: GrantTokens;
     authorizedBy: string;
-  }): Promise<{ replacedTokens: string | null }> {
+  }): Promise<{ saved: true; replacedTokens: string | null } | { saved: false }> {
     const sealed = await sealTokens(input.tokens, input.serviceId, input.subject, this.#env.SECRETS_KEY);
     const now = Date.now();
+    // After the last await: a drop is either seen here, or comes after the grant exists and finds it.
+    if (!this.#finishing.delete(input.flowId)) return { saved: false };
     // Read and replaced with no await between: no other write to the row can come in between.
     const replaced = this.#sql
       .exec<{ tokens: string }>("SELECT tokens FROM upstream_grants WHERE service_id = ? AND subject = ?", input.serviceId, input.subject)
@@ -341,7 +389,7 @@ export class UpstreamGrantStore {
       input.authorizedBy,
       now,
     );
-    return { replacedTokens: replaced?.tokens ?? null };
+    return { saved: true, replacedTokens: replaced?.tokens ?? null };
   }
 
   listGrants(serviceId?: string): GrantSummary[] {
@@ -372,7 +420,10 @@ export class UpstreamGrantStore {
         )
       : this.#sql.exec<GrantRow>("DELETE FROM upstream_grants WHERE service_id = ? RETURNING *", filter.serviceId);
     const taken = rows.toArray().map((row) => ({ id: row.id, serviceId: row.service_id, subject: row.subject, sealedTokens: row.tokens }));
-    if (!filter.grantId) this.#sql.exec("DELETE FROM upstream_oauth_flows WHERE service_id = ?", filter.serviceId);
+    if (!filter.grantId) {
+      this.#sql.exec("DELETE FROM upstream_oauth_flows WHERE service_id = ?", filter.serviceId);
+      for (const [flowId, flow] of this.#finishing) if (flow.serviceId === filter.serviceId) this.#finishing.delete(flowId);
+    }
     return taken;
   }
 

@@ -206,6 +206,8 @@ const FLOW_REFUSALS: Record<FlowRefusal, string> = {
   expired: "This authorization link expired; start again",
   wrong_user: "This authorization link belongs to another user: sign in as the user it was made for",
   other_browser: "This authorization was started in another browser",
+  cancelled:
+    "This authorization was cancelled while it finished (its link's maker lost access, or the service's grants were revoked); nothing was saved",
 };
 
 const stateInvalid = (reason: FlowRefusal) => new ApiError("oauth_state_invalid", { message: FLOW_REFUSALS[reason], details: { reason } });
@@ -343,12 +345,14 @@ upstreamOAuthRoutes.get(CALLBACK_PATH, async (c) => {
     return flowError(c, answered);
   }
   const saved = await workspaceClient(c.env, workspaceId).saveUpstreamGrant({
+    flowId: flow.flowId,
     serviceId: flow.serviceId,
     subject: flow.subject,
     mode: oauth.mode,
     tokens,
     authorizedBy: flow.initiator,
   });
+  if (!saved.saved) return flowError(c, stateInvalid("cancelled"));
   if (saved.replacedTokens) {
     const replaced = { sealedTokens: saved.replacedTokens, serviceId: flow.serviceId, subject: flow.subject };
     c.executionCtx.waitUntil(revokeReplacedTokens(c.env, oauth, replaced, tokens));

@@ -106,12 +106,13 @@ export function workspaceClient(env: Env, workspaceId: string) {
     ): Promise<{ ok: true; flow: ConsumedFlow } | { ok: false; reason: FlowRefusal }> =>
       serialisable(stub.consumeOAuthFlow(state, browserHash)),
     saveUpstreamGrant: (input: {
+      flowId: string;
       serviceId: string;
       subject: GrantSubject;
       mode: "shared" | "per_user";
       tokens: GrantTokens;
       authorizedBy: string;
-    }): Promise<{ replacedTokens: string | null }> => serialisable(stub.saveUpstreamGrant(input)),
+    }): Promise<{ saved: true; replacedTokens: string | null } | { saved: false }> => serialisable(stub.saveUpstreamGrant(input)),
     listUpstreamGrants: (serviceId?: string): Promise<GrantSummary[]> => serialisable(stub.listUpstreamGrants(serviceId)),
     takeUpstreamGrants: (filter: { serviceId: string; grantId?: string }): Promise<TakenGrant[]> =>
       serialisable(stub.takeUpstreamGrants(filter)),
