@@ -4742,7 +4742,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The tool's reset events, newest first */
+    /** The tool's latest 100 reset events, newest first */
     get: {
       parameters: {
         query?: never;

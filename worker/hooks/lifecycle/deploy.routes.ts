@@ -124,7 +124,7 @@ deployRoutes.openapi(
     method: "get",
     path: `${HOOK}/resets`,
     tags,
-    summary: "The tool's reset events, newest first",
+    summary: "The tool's latest 100 reset events, newest first",
     middleware: guard("hooks:read"),
     request: { params: HookParams },
     responses: { 200: json(z.object({ resets: z.array(ResetEventSchema) }), "Reset events"), ...errorResponses(404) },
@@ -132,7 +132,7 @@ deployRoutes.openapi(
   async (c) => {
     const { ws, toolUid } = c.req.valid("param");
     await requireTool(c.env, ws, toolUid);
-    return c.json({ resets: await listResetEvents(c.env.DB, ws, toolUid) }, 200);
+    return c.json({ resets: await listResetEvents(c.env.DB, ws, toolUid, 100) }, 200);
   },
 );
 

@@ -67,14 +67,18 @@ export async function listDeploymentEvents(
   return results;
 }
 
-export async function listResetEvents(db: D1Database, workspaceId: string, toolUid: string): Promise<ResetEvent[]> {
+/**
+ * The tool's latest `limit` reset events, newest first. Bounded: resets are not rate limited and each keeps its
+ * event for good, so a key resetting a tool in a loop would otherwise make this one unbounded response.
+ */
+export async function listResetEvents(db: D1Database, workspaceId: string, toolUid: string, limit: number): Promise<ResetEvent[]> {
   const { results } = await db
     .prepare(
       `SELECT id AS resetId, tool_uid AS toolUid, actor_id AS actorId, actor_kind AS actorKind, channel,
          versions_removed AS versionsRemoved, revisions_removed AS revisionsRemoved, bundles_removed AS bundlesRemoved, created_at AS createdAt
-       FROM hook_reset_events WHERE workspace_id = ? AND tool_uid = ? ORDER BY created_at DESC, id`,
+       FROM hook_reset_events WHERE workspace_id = ? AND tool_uid = ? ORDER BY created_at DESC, id LIMIT ?`,
     )
-    .bind(workspaceId, toolUid)
+    .bind(workspaceId, toolUid, limit)
     .all<ResetEvent>();
   return results;
 }
