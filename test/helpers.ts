@@ -75,6 +75,16 @@ export async function createKey(workspace: TestWorkspace, scopes: string[], prof
   return res.body.secret;
 }
 
+/** A key named `name` made with the `maker` key (tools:call keys in the default profile): its id and secret. */
+export async function makeKey(workspace: TestWorkspace, maker: string, name: string, scopes: string[]) {
+  const made = await api(`/v1/workspaces/${workspace.ws}/keys`, {
+    key: maker,
+    body: { name, scopes, ...(scopes.includes("tools:call") ? { profileId: workspace.defaultProfileId } : {}) },
+  });
+  if (made.status !== 201) throw new Error(`key: ${made.status} ${JSON.stringify(made.body)}`);
+  return { id: made.body.key.id as string, secret: made.body.secret as string };
+}
+
 /** A unique tag per test, so the shared demo upstream shows each test only its own calls. */
 export const newTag = () => crypto.randomUUID().slice(0, 8);
 

@@ -1,16 +1,7 @@
 import { describe, it } from "vitest";
-import { api, connectMcp, createWorkspace, gatewayError, type TestWorkspace } from "../../test/helpers.ts";
+import { api, connectMcp, createWorkspace, gatewayError, makeKey, type TestWorkspace } from "../../test/helpers.ts";
 import { EFFECTIVE_AT_HEADER } from "../leases/change-window.ts";
 import { authorizeInBrowser, connectOAuthService, grantsOf, newLab, startAuthorize } from "../upstream-auth/upstream-oauth.fixtures.ts";
-
-async function makeKey(workspace: TestWorkspace, maker: string, name: string, scopes: string[]) {
-  const made = await api(`/v1/workspaces/${workspace.ws}/keys`, {
-    key: maker,
-    body: { name, scopes, ...(scopes.includes("tools:call") ? { profileId: workspace.defaultProfileId } : {}) },
-  });
-  if (made.status !== 201) throw new Error(`key: ${made.status} ${JSON.stringify(made.body)}`);
-  return { id: made.body.key.id as string, secret: made.body.secret as string };
-}
 
 const listTools = (secret: string) =>
   api("/mcp", {

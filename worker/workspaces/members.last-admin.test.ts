@@ -1,5 +1,5 @@
 import { describe, it } from "vitest";
-import { api, CONSOLE_HEADERS, createWorkspace, devLogin, newTag, type TestWorkspace } from "../../test/helpers.ts";
+import { api, CONSOLE_HEADERS, createWorkspace, devLogin, makeKey, newTag, type TestWorkspace } from "../../test/helpers.ts";
 
 const emailOf = (name: string) => `${name}-${newTag()}@rayrun.test`;
 
@@ -138,15 +138,6 @@ describe("the last admin member", () => {
 async function rootKeyId(workspace: TestWorkspace): Promise<string> {
   const listed = await api(`/v1/workspaces/${workspace.ws}/keys`, { key: workspace.adminKey });
   return listed.body.keys[0].id as string;
-}
-
-async function makeKey(workspace: TestWorkspace, maker: string, name: string, scopes: string[]) {
-  const made = await api(`/v1/workspaces/${workspace.ws}/keys`, {
-    key: maker,
-    body: { name, scopes, ...(scopes.includes("tools:call") ? { profileId: workspace.defaultProfileId } : {}) },
-  });
-  if (made.status !== 201) throw new Error(`key: ${made.status} ${JSON.stringify(made.body)}`);
-  return { id: made.body.key.id as string, secret: made.body.secret as string };
 }
 
 const lastAdminKeyError = (keyId: string) => ({
